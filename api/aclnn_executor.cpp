@@ -1,0 +1,199 @@
+// Executor registry, phase-2 dispatch and the executor functions of aclnn_base.h.
+#include <atomic>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "api/executor.h"
+#include "api/objects.h"
+#include "api/stream.h"
+#include "core/error.h"
+
+namespace mlaops::api {
+namespace {
+
+struct Entry {
+  std::shared_ptr<ExecutorState> state;
+  bool repeatable = false;
+};
+
+std::mutex g_mu;
+std::map<uintptr_t, Entry>& registry() {
+  static auto* m = new std::map<uintptr_t, Entry>();
+  return *m;
+}
+std::atomic<uintptr_t> g_next{1};
+
+uintptr_t key(const aclOpExecutor* e) { return reinterpret_cast<uintptr_t>(e); }
+
+const char* kNotLive = "not a live executor (consumed by an earlier execute call, destroyed, or never created)";
+
+}  // namespace
+
+aclOpExecutor* register_executor(std::shared_ptr<ExecutorState> state) {
+  const uintptr_t id = g_next.fetch_add(1) * 64 + 0xE000;
+  std::lock_guard<std::mutex> lock(g_mu);
+  registry()[id] = Entry{std::move(state), false};
+  return reinterpret_cast<aclOpExecutor*>(id);
+}
+
+size_t live_executor_count() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return registry().size();
+}
+
+aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
+                    aclrtStream stream) {
+  if (executor == nullptr) return fail(kParamNullptr, "%s: executor is null", op);
+  std::shared_ptr<ExecutorState> state;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = registry().find(key(executor));
+    if (it == registry().end()) return fail(kParamInvalid, "%s: executor: %s", op, kNotLive);
+    if (it->second.state->op != op)
+      return fail(kParamInvalid, "%s: executor: created by %s, not by %sGetWorkspaceSize", op,
+                  it->second.state->op.c_str(), op);
+    state = it->second.state;
+    if (!it->second.repeatable) registry().erase(it);  // consumed by this call, whatever its outcome
+  }
+  if (state->workspace_bytes > 0 && workspace == nullptr)
+    return fail(kParamNullptr, "%s: workspace: null, but the executor needs %llu bytes", op,
+                (unsigned long long)state->workspace_bytes);
+  if (workspace_size < state->workspace_bytes)
+    return fail(kParamInvalid, "%s: workspaceSize: allowed >= %llu (from GetWorkspaceSize), got %llu", op,
+                (unsigned long long)state->workspace_bytes, (unsigned long long)workspace_size);
+  if (stream != nullptr && !find_stream(stream))
+    return fail(kParamInvalid, "%s: stream: not a live stream (destroyed, or never created)", op);
+  Work work = [state, workspace, workspace_size]() -> int { return state->run(*state, workspace, workspace_size); };
+  return run_on_stream(stream, std::move(work), op);
+}
+
+Status bind_slot(const aclTensor* t, const char* op, const char* name, bool required, TensorSlot* slot) {
+  *slot = TensorSlot();
+  bool present = false;
+  MLAOPS_TRY(to_view(t, op, name, required, &slot->view, &present));
+  slot->present = present;
+  if (present) slot->offset_bytes = view_offset_bytes(t);
+  return kSuccess;
+}
+
+Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, bool required, TensorSlot* slot) {
+  *slot = TensorSlot();
+  slot->is_list = true;
+  if (l == nullptr) {
+    if (required) return fail(kParamNullptr, "%s: %s: required tensor list is null", op, name);
+    return kSuccess;
+  }
+  MLAOPS_CHECK(is_live(l, ObjKind::kTensorList), kParamInvalid, "%s: %s: not a live aclTensorList", op, name);
+  for (size_t i = 0; i < l->tensors.size(); ++i) {
+    TensorView v;
+    bool present = false;
+    char elem[96];
+    std::snprintf(elem, sizeof elem, "%s[%zu]", name, i);
+    MLAOPS_TRY(to_view(l->tensors[i], op, elem, true, &v, &present));
+    slot->list.push_back(v);
+    slot->list_offset_bytes.push_back(view_offset_bytes(l->tensors[i]));
+  }
+  slot->present = true;
+  return kSuccess;
+}
+
+}  // namespace mlaops::api
+
+using namespace mlaops::api;  // NOLINT
+
+namespace {
+
+// Looks up a live executor for the address-rebinding calls; kSuccess or an error with message.
+mlaops::Status find_state(aclOpExecutor* executor, const char* fn, std::shared_ptr<ExecutorState>* out) {
+  if (executor == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: executor is null", fn);
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = registry().find(key(executor));
+  if (it == registry().end()) return mlaops::fail(mlaops::kParamInvalid, "%s: executor: %s", fn, kNotLive);
+  *out = it->second.state;
+  return mlaops::kSuccess;
+}
+
+aclnnStatus set_addr(std::vector<TensorSlot>& slots, size_t index, aclTensor* tensor, void* addr, const char* fn,
+                     const char* what) {
+  if (index >= slots.size())
+    return mlaops::fail(mlaops::kParamInvalid, "%s: index: allowed < %zu (%s of this operator), got %zu", fn,
+                        slots.size(), what, index);
+  TensorSlot& s = slots[index];
+  if (s.is_list)
+    return mlaops::fail(mlaops::kParamInvalid, "%s: index %zu is a tensor list; use aclSetDynamicInputTensorAddr", fn,
+                        index);
+  if (!s.present)
+    return mlaops::fail(mlaops::kParamInvalid, "%s: index %zu is an optional tensor that was not passed", fn, index);
+  if (addr == nullptr && s.view.numel() > 0)
+    return mlaops::fail(mlaops::kParamNullptr, "%s: addr is null for a tensor with %lld elements", fn,
+                        (long long)s.view.numel());
+  s.view.data = addr ? static_cast<char*>(addr) + s.offset_bytes : nullptr;
+  if (tensor != nullptr && is_live(tensor, ObjKind::kTensor)) tensor->data = addr;
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+aclnnStatus aclnnInit(const char* /*configPath*/) { return ACLNN_SUCCESS; }
+aclnnStatus aclnnFinalize(void) { return ACLNN_SUCCESS; }
+
+aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
+  if (executor == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclSetAclOpExecutorRepeatable: executor is null");
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = registry().find(key(executor));
+  if (it == registry().end())
+    return mlaops::fail(mlaops::kParamInvalid, "aclSetAclOpExecutorRepeatable: executor: %s", kNotLive);
+  it->second.repeatable = true;
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {
+  if (executor == nullptr) return mlaops::fail(mlaops::kInnerNullptr, "aclDestroyAclOpExecutor: executor is null");
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = registry().find(key(executor));
+  if (it == registry().end())
+    return mlaops::fail(mlaops::kParamInvalid, "aclDestroyAclOpExecutor: executor: %s", kNotLive);
+  registry().erase(it);  // queued work holds its own reference
+  return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr) {
+  std::shared_ptr<ExecutorState> st;
+  const char* fn = "aclSetInputTensorAddr";
+  if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+  return set_addr(st->inputs, index, tensor, addr, fn, "tensor inputs");
+}
+
+aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr) {
+  std::shared_ptr<ExecutorState> st;
+  const char* fn = "aclSetOutputTensorAddr";
+  if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+  return set_addr(st->outputs, index, tensor, addr, fn, "tensor outputs");
+}
+
+aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor* executor, size_t irIndex, const size_t relativeIndex,
+                                         aclTensorList* tensors, void* addr) {
+  std::shared_ptr<ExecutorState> st;
+  const char* fn = "aclSetDynamicInputTensorAddr";
+  if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+  if (irIndex >= st->inputs.size())
+    return mlaops::fail(mlaops::kParamInvalid, "%s: irIndex: allowed < %zu, got %zu", fn, st->inputs.size(), irIndex);
+  TensorSlot& s = st->inputs[irIndex];
+  if (!s.is_list || !s.present)
+    return mlaops::fail(mlaops::kParamInvalid, "%s: input %zu is not a tensor list that was passed", fn, irIndex);
+  if (relativeIndex >= s.list.size())
+    return mlaops::fail(mlaops::kParamInvalid, "%s: relativeIndex: allowed < %zu, got %zu", fn, s.list.size(),
+                        relativeIndex);
+  if (addr == nullptr && s.list[relativeIndex].numel() > 0)
+    return mlaops::fail(mlaops::kParamNullptr, "%s: addr is null for a non-empty tensor", fn);
+  s.list[relativeIndex].data = addr ? static_cast<char*>(addr) + s.list_offset_bytes[relativeIndex] : nullptr;
+  if (tensors != nullptr && is_live(tensors, ObjKind::kTensorList) && relativeIndex < tensors->tensors.size() &&
+      is_live(tensors->tensors[relativeIndex], ObjKind::kTensor))
+    tensors->tensors[relativeIndex]->data = addr;
+  return ACLNN_SUCCESS;
+}
+
+}  // extern "C"

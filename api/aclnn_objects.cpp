@@ -1,0 +1,362 @@
+// The aclnn object API (acl_meta.h): creation, destruction, getters.
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <unordered_map>
+
+#include "api/objects.h"
+#include "core/checked_math.h"
+#include "core/error.h"
+#include "mlaops/dtype.h"
+
+namespace mlaops::api {
+namespace {
+
+std::mutex g_mu;
+std::unordered_map<const void*, ObjKind>& live() {
+  static auto* m = new std::unordered_map<const void*, ObjKind>();  // never destroyed: usable at exit
+  return *m;
+}
+
+}  // namespace
+
+void register_object(const void* p, ObjKind kind) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  live()[p] = kind;
+}
+
+bool unregister_object(const void* p, ObjKind kind) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = live().find(p);
+  if (it == live().end() || it->second != kind) return false;
+  live().erase(it);
+  return true;
+}
+
+bool is_live(const void* p, ObjKind kind) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = live().find(p);
+  return it != live().end() && it->second == kind;
+}
+
+int64_t view_offset_bytes(const aclTensor* t) { return t->offset * dtype_size(static_cast<DType>(t->dtype)); }
+
+Status to_view(const aclTensor* t, const char* op, const char* name, bool required, TensorView* out, bool* present) {
+  if (present) *present = false;
+  if (t == nullptr) {
+    if (required) return fail(kParamNullptr, "%s: %s: required tensor is null", op, name);
+    return kSuccess;
+  }
+  MLAOPS_CHECK(is_live(t, ObjKind::kTensor), kParamInvalid,
+               "%s: %s: not a live aclTensor (destroyed, or never created by aclCreateTensor)", op, name);
+  TensorView v;
+  v.dtype = static_cast<DType>(t->dtype);
+  v.format = static_cast<Format>(t->format);
+  v.rank = static_cast<int>(t->view_dims.size());
+  for (int i = 0; i < v.rank; ++i) {
+    v.dims[i] = t->view_dims[i];
+    v.strides[i] = t->strides[i];
+  }
+  v.storage_rank = static_cast<int>(t->storage_dims.size());
+  for (int i = 0; i < v.storage_rank; ++i) v.storage_dims[i] = t->storage_dims[i];
+  int64_t n;
+  checked_numel(v, &n);  // validated by aclCreateTensor
+  if (n > 0) {
+    MLAOPS_CHECK(t->data != nullptr, kParamInvalid, "%s: %s: tensor data is null but the tensor has %lld elements",
+                 op, name, (long long)n);
+    v.data = static_cast<char*>(t->data) + view_offset_bytes(t);
+  } else {
+    v.data = t->data ? static_cast<char*>(t->data) + view_offset_bytes(t) : nullptr;
+  }
+  *out = v;
+  if (present) *present = true;
+  return kSuccess;
+}
+
+}  // namespace mlaops::api
+
+using mlaops::api::ObjKind;
+using mlaops::api::register_object;
+using mlaops::api::unregister_object;
+
+namespace {
+
+// max linear element index + 1 reached by the view; false on overflow.
+bool view_extent(const std::vector<int64_t>& dims, const std::vector<int64_t>& strides, int64_t offset,
+                 int64_t* extent) {
+  int64_t last = offset;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 0) {
+      *extent = 0;
+      return true;
+    }
+    int64_t step;
+    if (!mlaops::mul_ok(dims[i] - 1, strides[i], &step) || !mlaops::add_ok(last, step, &last)) return false;
+  }
+  return mlaops::add_ok(last, 1, extent);
+}
+
+template <class T>
+aclnnStatus destroy_obj(const T* p, ObjKind kind, const char* fn) {
+  if (p == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: argument is null", fn);
+  if (!unregister_object(p, kind))
+    return mlaops::fail(mlaops::kParamInvalid, "%s: not a live object (already destroyed, or never created)", fn);
+  delete p;
+  return ACLNN_SUCCESS;
+}
+
+template <class T>
+aclnnStatus get_array(const std::vector<int64_t>& src, int64_t** out, uint64_t* num) {
+  *num = src.size();
+  *out = new (std::nothrow) int64_t[src.empty() ? 1 : src.size()];
+  if (*out == nullptr) return mlaops::fail(mlaops::kRuntimeError, "out of memory");
+  std::copy(src.begin(), src.end(), *out);
+  return ACLNN_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
+                           int64_t offset, aclFormat format, const int64_t* storageDims, uint64_t storageDimsNum,
+                           void* tensorData) {
+  using mlaops::fail;
+  const char* fn = "aclCreateTensor";
+  if (viewDimsNum > static_cast<uint64_t>(mlaops::kMaxRank) || storageDimsNum > static_cast<uint64_t>(mlaops::kMaxRank)) {
+    fail(mlaops::kParamInvalid, "%s: viewDimsNum/storageDimsNum: allowed <= %d, got %llu/%llu", fn, mlaops::kMaxRank,
+         (unsigned long long)viewDimsNum, (unsigned long long)storageDimsNum);
+    return nullptr;
+  }
+  if ((viewDims == nullptr && viewDimsNum > 0) || (storageDims == nullptr && storageDimsNum > 0)) {
+    fail(mlaops::kParamNullptr, "%s: viewDims/storageDims is null with a non-zero count", fn);
+    return nullptr;
+  }
+  if (!mlaops::dtype_is_known(dataType) || dataType == ACL_DT_UNDEFINED) {
+    fail(mlaops::kParamInvalid, "%s: dataType: not a known aclDataType; got %d", fn, (int)dataType);
+    return nullptr;
+  }
+  if (!mlaops::format_is_known(format)) {
+    fail(mlaops::kParamInvalid, "%s: format: not a known aclFormat; got %d", fn, (int)format);
+    return nullptr;
+  }
+  if (offset < 0) {
+    fail(mlaops::kParamInvalid, "%s: offset: allowed >= 0, got %lld", fn, (long long)offset);
+    return nullptr;
+  }
+  auto* t = new (std::nothrow) aclTensor();
+  if (t == nullptr) return nullptr;
+  t->view_dims.assign(viewDims, viewDims + viewDimsNum);
+  t->dtype = dataType;
+  t->format = format;
+  t->offset = offset;
+  t->data = tensorData;
+  int64_t numel = 1;
+  for (int64_t d : t->view_dims) {
+    if (d < 0 || !mlaops::mul_ok(numel, d, &numel)) {
+      fail(mlaops::kParamInvalid, "%s: viewDims: each dim must be >= 0 and the product must fit int64", fn);
+      delete t;
+      return nullptr;
+    }
+  }
+  if (stride != nullptr) {
+    t->strides.assign(stride, stride + viewDimsNum);
+    for (int64_t s : t->strides) {
+      if (s < 0) {
+        fail(mlaops::kParamInvalid, "%s: stride: allowed >= 0, got %lld", fn, (long long)s);
+        delete t;
+        return nullptr;
+      }
+    }
+  } else {
+    t->strides.assign(viewDimsNum, 1);
+    int64_t s = 1;
+    for (int64_t i = static_cast<int64_t>(viewDimsNum) - 1; i >= 0; --i) {
+      t->strides[i] = s;
+      s *= std::max<int64_t>(1, t->view_dims[i]);
+    }
+  }
+  int64_t extent;
+  const int64_t es = mlaops::dtype_size(static_cast<mlaops::DType>(dataType));
+  int64_t bytes;
+  if (!view_extent(t->view_dims, t->strides, offset, &extent) || !mlaops::mul_ok(extent, es > 0 ? es : 1, &bytes)) {
+    fail(mlaops::kParamInvalid, "%s: view extent overflows int64", fn);
+    delete t;
+    return nullptr;
+  }
+  if (storageDimsNum > 0) {
+    t->storage_dims.assign(storageDims, storageDims + storageDimsNum);
+    int64_t storage = 1;
+    for (int64_t d : t->storage_dims) {
+      if (d < 0 || !mlaops::mul_ok(storage, d, &storage)) {
+        fail(mlaops::kParamInvalid, "%s: storageDims: each dim must be >= 0 and the product must fit int64", fn);
+        delete t;
+        return nullptr;
+      }
+    }
+    if (extent > storage) {
+      fail(mlaops::kParamInvalid,
+           "%s: the view (offset %lld, extent %lld elements) reaches past the storage (%lld elements)", fn,
+           (long long)offset, (long long)extent, (long long)storage);
+      delete t;
+      return nullptr;
+    }
+  } else if (stride == nullptr && offset == 0) {
+    t->storage_dims = t->view_dims;
+  } else {
+    t->storage_dims.assign(1, extent);
+  }
+  register_object(t, ObjKind::kTensor);
+  return t;
+}
+
+aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
+  const int64_t es = mlaops::dtype_size(static_cast<mlaops::DType>(dataType));
+  if (value == nullptr || es <= 0 || es > 16) {
+    mlaops::fail(mlaops::kParamInvalid, "aclCreateScalar: value must be non-null and dataType a whole-byte type");
+    return nullptr;
+  }
+  auto* s = new (std::nothrow) aclScalar();
+  if (s == nullptr) return nullptr;
+  s->dtype = dataType;
+  std::memcpy(s->value, value, static_cast<size_t>(es));
+  register_object(s, ObjKind::kScalar);
+  return s;
+}
+
+aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
+  if (value == nullptr && size > 0) {
+    mlaops::fail(mlaops::kParamNullptr, "aclCreateIntArray: value is null with size %llu", (unsigned long long)size);
+    return nullptr;
+  }
+  auto* a = new (std::nothrow) aclIntArray();
+  if (a == nullptr) return nullptr;
+  if (size > 0) a->values.assign(value, value + size);
+  register_object(a, ObjKind::kIntArray);
+  return a;
+}
+
+aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) {
+  if (value == nullptr && size > 0) {
+    mlaops::fail(mlaops::kParamNullptr, "aclCreateFloatArray: value is null with size %llu", (unsigned long long)size);
+    return nullptr;
+  }
+  auto* a = new (std::nothrow) aclFloatArray();
+  if (a == nullptr) return nullptr;
+  if (size > 0) a->values.assign(value, value + size);
+  register_object(a, ObjKind::kFloatArray);
+  return a;
+}
+
+aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) {
+  if (value == nullptr && size > 0) {
+    mlaops::fail(mlaops::kParamNullptr, "aclCreateBoolArray: value is null with size %llu", (unsigned long long)size);
+    return nullptr;
+  }
+  auto* a = new (std::nothrow) aclBoolArray();
+  if (a == nullptr) return nullptr;
+  if (size > 0) a->values.assign(value, value + size);
+  register_object(a, ObjKind::kBoolArray);
+  return a;
+}
+
+aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
+  if (value == nullptr && size > 0) {
+    mlaops::fail(mlaops::kParamNullptr, "aclCreateTensorList: value is null with size %llu", (unsigned long long)size);
+    return nullptr;
+  }
+  for (uint64_t i = 0; i < size; ++i) {
+    if (value[i] == nullptr || !mlaops::api::is_live(value[i], ObjKind::kTensor)) {
+      mlaops::fail(mlaops::kParamInvalid, "aclCreateTensorList: value[%llu] is not a live aclTensor",
+                   (unsigned long long)i);
+      return nullptr;
+    }
+  }
+  auto* l = new (std::nothrow) aclTensorList();
+  if (l == nullptr) return nullptr;
+  for (uint64_t i = 0; i < size; ++i) l->tensors.push_back(const_cast<aclTensor*>(value[i]));
+  register_object(l, ObjKind::kTensorList);
+  return l;
+}
+
+aclnnStatus aclDestroyTensor(const aclTensor* tensor) { return destroy_obj(tensor, ObjKind::kTensor, "aclDestroyTensor"); }
+aclnnStatus aclDestroyScalar(const aclScalar* scalar) { return destroy_obj(scalar, ObjKind::kScalar, "aclDestroyScalar"); }
+aclnnStatus aclDestroyIntArray(const aclIntArray* array) {
+  return destroy_obj(array, ObjKind::kIntArray, "aclDestroyIntArray");
+}
+aclnnStatus aclDestroyFloatArray(const aclFloatArray* array) {
+  return destroy_obj(array, ObjKind::kFloatArray, "aclDestroyFloatArray");
+}
+aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
+  return destroy_obj(array, ObjKind::kBoolArray, "aclDestroyBoolArray");
+}
+aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
+  if (array == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclDestroyTensorList: argument is null");
+  if (!unregister_object(array, ObjKind::kTensorList))
+    return mlaops::fail(mlaops::kParamInvalid, "aclDestroyTensorList: not a live object (already destroyed, or never created)");
+  for (aclTensor* t : array->tensors)
+    if (unregister_object(t, ObjKind::kTensor)) delete t;  // tensors destroyed by the caller already are skipped
+  delete array;
+  return ACLNN_SUCCESS;
+}
+
+#define MLAOPS_CHECK_GETTER(obj, kind, out, fn)                                                        \
+  do {                                                                                                 \
+    if ((obj) == nullptr || (out) == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: null argument", fn); \
+    if (!mlaops::api::is_live((obj), (kind)))                                                          \
+      return mlaops::fail(mlaops::kParamInvalid, "%s: not a live object", fn);                         \
+  } while (0)
+
+aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_t* viewDimsNum) {
+  MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, viewDims, "aclGetViewShape");
+  if (viewDimsNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetViewShape: viewDimsNum is null");
+  return get_array<int64_t>(tensor->view_dims, viewDims, viewDimsNum);
+}
+aclnnStatus aclGetStorageShape(const aclTensor* tensor, int64_t** storageDims, uint64_t* storageDimsNum) {
+  MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, storageDims, "aclGetStorageShape");
+  if (storageDimsNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetStorageShape: storageDimsNum is null");
+  return get_array<int64_t>(tensor->storage_dims, storageDims, storageDimsNum);
+}
+aclnnStatus aclGetViewStrides(const aclTensor* tensor, int64_t** stridesValue, uint64_t* stridesNum) {
+  MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, stridesValue, "aclGetViewStrides");
+  if (stridesNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetViewStrides: stridesNum is null");
+  return get_array<int64_t>(tensor->strides, stridesValue, stridesNum);
+}
+aclnnStatus aclGetViewOffset(const aclTensor* tensor, int64_t* offset) {
+  MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, offset, "aclGetViewOffset");
+  *offset = tensor->offset;
+  return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetFormat(const aclTensor* tensor, aclFormat* format) {
+  MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, format, "aclGetFormat");
+  *format = tensor->format;
+  return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetDataType(const aclTensor* tensor, aclDataType* dataType) {
+  MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, dataType, "aclGetDataType");
+  *dataType = tensor->dtype;
+  return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetIntArraySize(const aclIntArray* array, uint64_t* size) {
+  MLAOPS_CHECK_GETTER(array, ObjKind::kIntArray, size, "aclGetIntArraySize");
+  *size = array->values.size();
+  return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetFloatArraySize(const aclFloatArray* array, uint64_t* size) {
+  MLAOPS_CHECK_GETTER(array, ObjKind::kFloatArray, size, "aclGetFloatArraySize");
+  *size = array->values.size();
+  return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetBoolArraySize(const aclBoolArray* array, uint64_t* size) {
+  MLAOPS_CHECK_GETTER(array, ObjKind::kBoolArray, size, "aclGetBoolArraySize");
+  *size = array->values.size();
+  return ACLNN_SUCCESS;
+}
+aclnnStatus aclGetTensorListSize(const aclTensorList* tensorList, uint64_t* size) {
+  MLAOPS_CHECK_GETTER(tensorList, ObjKind::kTensorList, size, "aclGetTensorListSize");
+  *size = tensorList->tensors.size();
+  return ACLNN_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,55 @@
+// The aclOpExecutor behind every two-phase aclnn call: phase 1 (GetWorkspaceSize) builds an
+// ExecutorState holding the validated, bound arguments and a run function and registers it;
+// phase 2 (execute) checks the handle and the workspace and runs it, now or on a stream.
+//
+// Handles are never-reused ids (never dereferenced), so a consumed, destroyed or forged
+// executor is detected by lookup and answered with an error code, never a use-after-free.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "aclnn/aclnn_base.h"
+#include "mlaops/status.h"
+#include "mlaops/tensor_view.h"
+
+namespace mlaops::api {
+
+// One tensor-typed argument of the operator prototype (an "IR" input or output).
+struct TensorSlot {
+  bool present = false;
+  bool is_list = false;
+  TensorView view;                    // single tensor
+  int64_t offset_bytes = 0;           // re-applied when the address is re-bound
+  std::vector<TensorView> list;       // tensor-list elements
+  std::vector<int64_t> list_offset_bytes;
+};
+
+struct ExecutorState {
+  std::string op;                     // the aclnn entry point, e.g. "aclnnMlaPrologV2WeightNz"
+  uint64_t workspace_bytes = 0;
+  std::vector<TensorSlot> inputs;     // prototype order, optional ones included
+  std::vector<TensorSlot> outputs;
+  // Runs the operator on the bound slots: validates tensor contents (read-only pre-pass)
+  // before its first write, returns a Status with the message set.
+  std::function<Status(const ExecutorState&, void* workspace, uint64_t workspace_size)> run;
+};
+
+// Registers a state built by phase 1; the handle goes to the caller.
+aclOpExecutor* register_executor(std::shared_ptr<ExecutorState> state);
+
+// Phase 2, shared by every operator: `op` must match the executor's operator.
+aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
+                    aclrtStream stream);
+
+// Fills a slot from a tensor / tensor-list argument (nullptr = absent optional).
+Status bind_slot(const aclTensor* t, const char* op, const char* name, bool required, TensorSlot* slot);
+Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, bool required, TensorSlot* slot);
+
+// Number of live executors (tests: consumed executors are released, nothing leaks).
+size_t live_executor_count();
+
+}  // namespace mlaops::api

@@ -1,0 +1,75 @@
+#include "core/parallel.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+
+#include "mlaops/runtime.h"
+
+namespace mlaops {
+namespace {
+
+std::atomic<int> g_threads_override{0};
+
+int env_threads() {
+  static const int value = [] {
+    const char* env = std::getenv("MLAOPS_NUM_THREADS");
+    if (env == nullptr) return 0;
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (end == env || *end != '\0' || v <= 0 || v > 4096) return 0;
+    return static_cast<int>(v);
+  }();
+  return value;
+}
+
+}  // namespace
+
+int num_threads() {
+  const int o = g_threads_override.load(std::memory_order_relaxed);
+  if (o > 0) return o;
+  const int e = env_threads();
+  if (e > 0) return e;
+  return std::max(1, omp_get_max_threads());
+}
+
+void set_num_threads(int n) { g_threads_override.store(n > 0 ? n : 0, std::memory_order_relaxed); }
+
+void parallel_for(int64_t n, int64_t min_chunk, RangeFn fn) {
+  if (n <= 0) return;
+  min_chunk = std::max<int64_t>(1, min_chunk);
+  int64_t chunks = std::min<int64_t>(num_threads(), (n + min_chunk - 1) / min_chunk);
+  if (chunks <= 1 || omp_in_parallel()) {
+    fn(0, n);
+    return;
+  }
+  const int t = static_cast<int>(chunks);
+#pragma omp parallel num_threads(t)
+  {
+    const int64_t i = omp_get_thread_num();
+    const int64_t nt = omp_get_num_threads();
+    const int64_t b = n * i / nt;
+    const int64_t e = n * (i + 1) / nt;
+    if (b < e) fn(b, e);
+  }
+}
+
+void parallel_items(int64_t n, int threads, void (*fn)(void*, int64_t, int), void* ctx) {
+  if (n <= 0) return;
+  const int t = static_cast<int>(std::min<int64_t>({static_cast<int64_t>(std::max(1, threads)),
+                                                     static_cast<int64_t>(num_threads()), n}));
+  if (t <= 1 || omp_in_parallel()) {
+    for (int64_t i = 0; i < n; ++i) fn(ctx, i, 0);
+    return;
+  }
+  std::atomic<int64_t> next{0};
+#pragma omp parallel num_threads(t)
+  {
+    const int tid = omp_get_thread_num();
+    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(ctx, i, tid);
+  }
+}
+
+}  // namespace mlaops

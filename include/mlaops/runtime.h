@@ -1,0 +1,42 @@
+// Run-time facts and settings of the mlaops C++ API: version, CPU features, the active ISA,
+// and the thread count. See docs/runtime.md.
+#pragma once
+
+#include "mlaops/export.h"
+
+namespace mlaops {
+
+MLAOPS_API const char* version();
+
+enum class Isa : int { kScalar = 0, kAvx2 = 1, kAvx512 = 2 };
+
+struct CpuFeatures {
+  bool avx2 = false, fma = false, f16c = false, bmi2 = false;
+  bool avx512f = false, avx512bw = false, avx512vl = false, avx512dq = false;
+  bool avx512_bf16 = false, avx512_vnni = false, avx_vnni = false;
+  bool amx_tile = false, amx_bf16 = false, amx_int8 = false;
+};
+
+// What the CPU and the OS support (CPUID + XGETBV), detected once.
+MLAOPS_API const CpuFeatures& cpu_features();
+// The best ISA level the machine supports: kAvx512 needs AVX-512 F/BW/VL/DQ with OS support
+// for the zmm state; kAvx2 needs AVX2 + FMA + F16C.
+MLAOPS_API Isa detected_isa();
+// The ISA the kernels use: the MLAOPS_ISA environment variable (scalar|avx2|avx512, read once)
+// or set_isa(), capped at detected_isa().
+MLAOPS_API Isa active_isa();
+// Forces an ISA level for this process; false (nothing changed) if the machine lacks it.
+MLAOPS_API bool set_isa(Isa isa);
+// Back to MLAOPS_ISA / the detected level.
+MLAOPS_API void reset_isa();
+MLAOPS_API const char* isa_name(Isa isa);
+// Parses "scalar", "avx2", "avx512"; false on anything else.
+MLAOPS_API bool parse_isa(const char* text, Isa* out);
+
+// Threads used by one operator call: set_num_threads(n) if n > 0 was called, else the
+// MLAOPS_NUM_THREADS environment variable, else OpenMP's default (OMP_NUM_THREADS or the
+// number of CPUs).
+MLAOPS_API int num_threads();
+MLAOPS_API void set_num_threads(int n);  // n <= 0: back to the default
+
+}  // namespace mlaops

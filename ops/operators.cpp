@@ -1,0 +1,20 @@
+#include "ops/operators.h"
+
+namespace mlaops {
+
+const OperatorInfo* operator_table() {
+  static const OperatorInfo kRows[] = {
+      {"MlaPrologV2WeightNz", "aclnnMlaPrologV2WeightNzGetWorkspaceSize, aclnnMlaPrologV2WeightNz",
+       "aclnnop/aclnn_mla_prolog_v2_weight_nz.h", false},
+      {"MlaProlog", "aclnnMlaPrologGetWorkspaceSize, aclnnMlaProlog", "aclnnop/aclnn_mla_prolog.h", false},
+      {"MlaPreprocess", "aclnnMlaPreprocessGetWorkspaceSize, aclnnMlaPreprocess", "aclnnop/aclnn_mla_preprocess.h",
+       false},
+      {"FusedInferAttentionScoreV4",
+       "aclnnFusedInferAttentionScoreV4GetWorkspaceSize, aclnnFusedInferAttentionScoreV4",
+       "aclnnop/aclnn_fused_infer_attention_score_v4.h", false},
+      {nullptr, nullptr, nullptr, false},
+  };
+  return kRows;
+}
+
+}  // namespace mlaops
