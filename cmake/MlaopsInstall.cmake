@@ -3,7 +3,7 @@
 # package (find_package(mlaops CONFIG), target mlaops::mlaops) and mlaops.pc.
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN ".keep" EXCLUDE)
 install(TARGETS mlaops mlaops_static EXPORT mlaopsTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
@@ -19,5 +19,6 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/mlaopsConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/mlaopsConfigVersion.cmake COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/mlaopsConfig.cmake ${PROJECT_BINARY_DIR}/mlaopsConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mlaops)
+file(RELATIVE_PATH MLAOPS_PC_PREFIX_REL /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/mlaops.pc.in ${PROJECT_BINARY_DIR}/mlaops.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/mlaops.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
