@@ -14,7 +14,7 @@ prefix=$work/prefix
 cmake --install "$build_dir" --prefix "$prefix" >/dev/null
 for f in include/acl/acl.h include/acl/acl_base.h include/acl/acl_rt.h include/aclnn/acl_meta.h \
          include/aclnn/aclnn_base.h include/mlaops/tensor_view.h lib/libmlaops.so lib/libmlaops.a \
-         lib/libascendcl.so lib/libnnopbase.so lib/libopapi.so lib/cmake/mlaops/mlaopsConfig.cmake \
+         lib/libascendcl.so lib/libnnopbase.so lib/libopapi.so lib/libc_sec.so include/securec.h include/aclnn/opdev/fp16_t.h lib/cmake/mlaops/mlaopsConfig.cmake \
          lib/pkgconfig/mlaops.pc bin/mlaops; do
   [ -e "$prefix/$f" ] || { echo "missing in the install tree: $f"; exit 1; }
 done

@@ -1,0 +1,134 @@
+// Public C++ parameters of MlaProlog V1 / V2WeightNz (spec mla-prolog.md §A).
+//
+// MlaPrologParams mirrors the aclnnMlaPrologGetWorkspaceSize / aclnnMlaPrologV2WeightNz-
+// GetWorkspaceSize prototype field by field, in prototype order: required tensors as TensorView,
+// optional tensors as pointers (nullptr = absent), attributes with the aclnn defaults.
+// V1 is V2 without the dequantScaleQNope output (dequant_scale_q_nope_out stays null).
+//
+// Shape symbols (spec notation): B batch, S query seq len, T tokens (= B*S, or the token count
+// of a TND/"(T, He)" token_x), He hidden size, Hcq q LoRA rank, N query heads, D q nope head
+// dim, Dr rope dim, Hckv kv LoRA rank, BlockNum / BlockSize paged-cache geometry (Nkv = 1).
+//
+// Weights (weight_dq, weight_uq_qr, weight_dkv_kr) are logical (K, N) matrices. They may be
+// FRACTAL_NZ (format kFractalNZ: a 4-D storage view [C1, R1, 16, c0], or a 2-D logical view
+// [K, N] whose storage_dims are the 4-D shape; spec §B, core/fractal_nz.h) or plain ND 2-D
+// [K, N] (any strides). weight_uk is ND.
+#pragma once
+
+#include <cstdint>
+
+#include "mlaops/dtype.h"
+#include "mlaops/export.h"
+#include "mlaops/status.h"
+#include "mlaops/tensor_view.h"
+
+namespace mlaops {
+
+// cacheModeOptional: "PA_BSND" (default) or "PA_NZ" (spec §A.6).
+enum class MlaPrologCacheMode : int32_t {
+  kPaBsnd = 0,  // cache (BlockNum, BlockSize, 1, H) dense: elem(p, j) at p*H + j
+  kPaNz = 1,    // per block [H/c0][BlockSize][c0], c0 = 32 bytes / element size
+};
+
+// "PA_BSND" / "PA_NZ"; "?" for an unknown value.
+inline const char* mla_prolog_cache_mode_name(MlaPrologCacheMode mode) {
+  switch (mode) {
+    case MlaPrologCacheMode::kPaBsnd: return "PA_BSND";
+    case MlaPrologCacheMode::kPaNz: return "PA_NZ";
+  }
+  return "?";
+}
+
+// The quantization scenario, implied by dtypes only (spec §A.3, tiling GetQuantizationMode).
+enum class MlaPrologScenario : int32_t {
+  kNoQuant = 0,                // everything bf16
+  kPartialQuantKvNoQuant = 1,  // weight_uq_qr int8 (per-channel), Cq dynamically quantized per token
+  kPartialQuantKvQuant = 2,    // + kv_cache / kr_cache int8 with per-channel static scales
+  kFullQuantKvNoQuant = 3,     // token_x int8 (per token), the three NZ weights int8 (per channel)
+  kFullQuantKvQuant = 4,       // + kv_cache int8 per-tensor, query int8 per (token, head)
+};
+
+// tokenX INT8 -> full quant; else weightUqQr INT8 -> partial quant; else no quant. The KV-quant
+// variants of full / partial are chosen by kvCache INT8 (no-quant ignores the kvCache dtype).
+inline MlaPrologScenario mla_prolog_scenario(DType token_x, DType weight_uq_qr, DType kv_cache) {
+  const bool kv_quant = kv_cache == DType::kInt8;
+  if (token_x == DType::kInt8)
+    return kv_quant ? MlaPrologScenario::kFullQuantKvQuant : MlaPrologScenario::kFullQuantKvNoQuant;
+  if (weight_uq_qr == DType::kInt8)
+    return kv_quant ? MlaPrologScenario::kPartialQuantKvQuant : MlaPrologScenario::kPartialQuantKvNoQuant;
+  return MlaPrologScenario::kNoQuant;
+}
+inline bool mla_prolog_is_full_quant(MlaPrologScenario s) {
+  return s == MlaPrologScenario::kFullQuantKvNoQuant || s == MlaPrologScenario::kFullQuantKvQuant;
+}
+inline bool mla_prolog_is_partial_quant(MlaPrologScenario s) {
+  return s == MlaPrologScenario::kPartialQuantKvNoQuant || s == MlaPrologScenario::kPartialQuantKvQuant;
+}
+inline bool mla_prolog_is_kv_quant(MlaPrologScenario s) {
+  return s == MlaPrologScenario::kPartialQuantKvQuant || s == MlaPrologScenario::kFullQuantKvQuant;
+}
+// "NO_QUANT", "PARTIAL_QUANT_KV_NO_QUANT", ...; "?" for an unknown value.
+inline const char* mla_prolog_scenario_name(MlaPrologScenario s) {
+  switch (s) {
+    case MlaPrologScenario::kNoQuant: return "NO_QUANT";
+    case MlaPrologScenario::kPartialQuantKvNoQuant: return "PARTIAL_QUANT_KV_NO_QUANT";
+    case MlaPrologScenario::kPartialQuantKvQuant: return "PARTIAL_QUANT_KV_QUANT";
+    case MlaPrologScenario::kFullQuantKvNoQuant: return "FULL_QUANT_KV_NO_QUANT";
+    case MlaPrologScenario::kFullQuantKvQuant: return "FULL_QUANT_KV_QUANT";
+  }
+  return "?";
+}
+
+struct MlaPrologParams {
+  // ---- tensors, in aclnn prototype order ----
+  TensorView token_x;          // [T, He] or [B, S, He]; BF16 (no / partial quant), INT8 (full quant)
+  TensorView weight_dq;        // logical [He, Hcq]; NZ or ND; BF16, INT8 (full)
+  TensorView weight_uq_qr;     // logical [Hcq, N*(D+Dr)] (per head [D nope | Dr rope]); BF16, INT8 (partial, full)
+  TensorView weight_uk;        // [N, D, Hckv] ND; BF16
+  TensorView weight_dkv_kr;    // logical [He, Hckv+Dr] (cols [Hckv kv | Dr rope]); BF16, INT8 (full)
+  TensorView rmsnorm_gamma_cq;   // [Hcq] BF16
+  TensorView rmsnorm_gamma_ckv;  // [Hckv] BF16
+  TensorView rope_sin;         // [T, Dr] or [B, S, Dr] BF16 (follows the token layout)
+  TensorView rope_cos;         // [T, Dr] or [B, S, Dr] BF16
+  TensorView cache_index;      // [T] or [B, S] INT64; flat slot p in [0, BlockNum*BlockSize), < 0 = skip
+  TensorView kv_cache;         // in/out [BlockNum, BlockSize, 1, Hckv]; BF16, INT8 (KV quant)
+  TensorView kr_cache;         // in/out [BlockNum, BlockSize, 1, Dr]; BF16, INT8 (partial + KV quant)
+  const TensorView* dequant_scale_x = nullptr;         // [T, 1] or [B*S, 1] FP32; full quant only
+  const TensorView* dequant_scale_w_dq = nullptr;      // [1, Hcq] FP32; full quant only
+  const TensorView* dequant_scale_w_uq_qr = nullptr;   // [1, N*(D+Dr)] FP32; partial and full quant
+  const TensorView* dequant_scale_w_dkv_kr = nullptr;  // [1, Hckv+Dr] FP32; full quant only
+  // [1, Hckv] FP32; KV-quant scenarios (partial: per channel; full: element 0 only, per tensor)
+  const TensorView* quant_scale_ckv = nullptr;
+  const TensorView* quant_scale_ckr = nullptr;         // [1, Dr] FP32; partial + KV quant only
+  const TensorView* smooth_scales_cq = nullptr;        // [1, Hcq] FP32; optional (partial / full)
+
+  // ---- attributes (aclnn defaults) ----
+  double rmsnorm_epsilon_cq = 1e-5;
+  double rmsnorm_epsilon_ckv = 1e-5;
+  MlaPrologCacheMode cache_mode = MlaPrologCacheMode::kPaBsnd;
+
+  // ---- outputs ----
+  TensorView query_out;       // [T, N, Hckv] or [B, S, N, Hckv]; BF16, INT8 (full + KV quant)
+  TensorView query_rope_out;  // [T, N, Dr] or [B, S, N, Dr]; BF16
+  // V2 only (null for V1). FP32 [T, N, 1] or [B*S, N, 1], written in full + KV quant only; in
+  // every other scenario the vendor passes a (1) placeholder (or null), which is left untouched.
+  const TensorView* dequant_scale_q_nope_out = nullptr;
+};
+
+// The shape symbols of one call, derived from the params as the vendor tiling does (§A.7.3).
+struct MlaPrologDims {
+  int64_t B = 0, S = 0, T = 0;  // TND token_x [T, He]: B = T, S = 1 (so that B*S == T always)
+  int64_t He = 0, Hcq = 0, N = 0, D = 0, Dr = 0, Hckv = 0;
+  int64_t block_num = 0, block_size = 0;
+  bool bsh = false;  // token_x is [B, S, He] (true) or [T, He] (false)
+};
+
+// Derives the dims: B, S, He from token_x (3-D) or T, He (2-D); Hcq from weight_dq (dim 1 of
+// a 2-D view; for a 4-D NZ storage view, whose column count is padded to c0, from
+// rmsnorm_gamma_cq); N, D from weight_uk dims 0, 1; Dr from the last dim of rope_cos;
+// BlockNum, BlockSize, Hckv from kv_cache dims 0, 1, 3. Checks only what the derivation needs
+// (ranks, non-negative dims, T = B*S fitting int64): kParamInvalid otherwise, with a message.
+// Defined in reference/mla_prolog_ref.cpp for now (mlaops_reference).
+MLAOPS_API Status mla_prolog_dims(const MlaPrologParams& p, MlaPrologDims* out);
+
+}  // namespace mlaops

@@ -1,0 +1,307 @@
+// MlaProlog V1 / V2WeightNz phase 2 (spec mla-prolog.md §A.4-§A.6): the read-only pre-pass over
+// cacheIndex, then, per chunk of tokens:
+//   1. x @ [W_DQ | W_DKV_KR]          panel GEMM, parallel over weight panels
+//   2. per token: dequant / bf16 rounding, RmsNorm(c_Q) -> bf16 or dynamic int8 (A of step 3);
+//      RmsNorm(c_KV), RoPE(k_r), cache quant -> kv / kr rows staged
+//   3. per head (parallel over heads): c_Q' @ W_UQ_QR[:, head] -> q_nope, q_rope;
+//      q_nope @ W_UK[head] -> query; RoPE -> query_rope; full+KV quant: per (token, head) int8
+//   4. scatter the staged kv / kr rows into the caches in token order (duplicates: last wins)
+// Each weight is streamed once per chunk (one chunk for T <= 256 tokens).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/checked_math.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/workspace.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/mla_rows.h"
+#include "mlaops/numeric.h"
+#include "mlaops/runtime.h"
+#include "ops/mla_prolog.h"
+
+namespace mlaops {
+namespace {
+
+using kernels::GemmArgs;
+
+// Element (slot p, channel j) of a cache row in PA_BSND or PA_NZ layout (spec §A.6).
+inline int64_t cache_offset(MlaPrologCacheMode mode, int64_t block_size, int64_t width, int64_t c0, int64_t p,
+                            int64_t j) {
+  if (mode == MlaPrologCacheMode::kPaBsnd) return p * width + j;
+  const int64_t b = p / block_size, o = p % block_size;
+  return b * block_size * width + (j / c0) * block_size * c0 + o * c0 + (j % c0);
+}
+
+struct RunCtx {
+  const MlaPrologParams* p;
+  const MlaPrologPlan* plan;
+  const kernels::GemmKernels* gk;
+  WorkspaceArena* ws;
+  int64_t t0 = 0, tc = 0;  // chunk start, chunk length
+};
+
+GemmArgs panel_gemm(const PanelMatrix& w, const void* A, int64_t lda, int64_t M, void* C, int64_t ldc) {
+  GemmArgs g;
+  g.M = M;
+  g.N = w.cols;
+  g.K = w.rows;
+  g.A = A;
+  g.lda = lda;
+  g.B = w.data;
+  g.ldb = w.ldb;
+  g.panel_stride = w.panel_stride;
+  g.panel_width = w.panel_width;
+  g.C = C;
+  g.ldc = ldc;
+  return g;
+}
+
+// Step 1: acc1[tc, Hcq + Hckv + Dr] = x[t0:t0+tc] @ [W_DQ | W_DKV_KR] (fp32 or int32).
+void project_x(const RunCtx& c) {
+  const MlaPrologParams& p = *c.p;
+  const MlaPrologPlan& pl = *c.plan;
+  const MlaPrologDims& d = pl.dims;
+  const bool full = mla_prolog_is_full_quant(pl.scenario);
+  const int64_t es = full ? 1 : 2;
+  const char* x = static_cast<const char*>(p.token_x.data) + c.t0 * d.He * es;
+  const int64_t ldc = d.Hcq + d.Hckv + d.Dr;
+  char* acc = c.ws->at<char>(pl.off_acc1);
+  const int64_t p1 = ceil_div(d.Hcq, pl.wdq.panel_width);
+  const int64_t p2 = ceil_div(d.Hckv + d.Dr, pl.wdkvkr.panel_width);
+  const kernels::GemmFn fn = full ? c.gk->s8 : c.gk->bf16;
+  // Enough panels per chunk of work that small T stays on one thread only when cheap.
+  parallel_for(p1 + p2, 1, [&](int64_t b, int64_t e) {
+    if (b < p1) {
+      GemmArgs g = panel_gemm(pl.wdq, x, d.He, c.tc, acc, ldc);
+      g.n_begin = b * pl.wdq.panel_width;
+      g.n_end = std::min(std::min(e, p1) * pl.wdq.panel_width, d.Hcq);
+      fn(g);
+    }
+    if (e > p1) {
+      // the W_DKV_KR columns land after the Hcq columns: offset C by Hcq elements
+      GemmArgs g = panel_gemm(pl.wdkvkr, x, d.He, c.tc, acc + d.Hcq * 4, ldc);
+      g.n_begin = (std::max(b, p1) - p1) * pl.wdkvkr.panel_width;
+      g.n_end = std::min((e - p1) * pl.wdkvkr.panel_width, d.Hckv + d.Dr);
+      fn(g);
+    }
+  });
+}
+
+float load_f32(const TensorView* t, int64_t i) { return t->ptr<const float>()[i]; }
+
+// Step 2 for tokens [b, e) of the chunk.
+void token_rows(const RunCtx& c, int64_t b, int64_t e) {
+  const MlaPrologParams& p = *c.p;
+  const MlaPrologPlan& pl = *c.plan;
+  const MlaPrologDims& d = pl.dims;
+  const MlaPrologScenario sc = pl.scenario;
+  const bool full = mla_prolog_is_full_quant(sc), kvq = mla_prolog_is_kv_quant(sc);
+  const int64_t ldc = d.Hcq + d.Hckv + d.Dr;
+  std::vector<float> tmp(static_cast<size_t>(std::max(d.Hcq, d.Hckv + d.Dr)));
+  std::vector<float> rope(static_cast<size_t>(d.Dr));
+  const uint16_t* gamma_cq = p.rmsnorm_gamma_cq.ptr<const uint16_t>();
+  const uint16_t* gamma_ckv = p.rmsnorm_gamma_ckv.ptr<const uint16_t>();
+  for (int64_t i = b; i < e; ++i) {
+    const int64_t t = c.t0 + i;
+    float* accf = c.ws->at<float>(pl.off_acc1) + i * ldc;
+    const int32_t* acci = c.ws->at<int32_t>(pl.off_acc1) + i * ldc;
+    // c_Q (Q1) and its RmsNorm (Q2)
+    float* cq = accf;  // converted in place
+    if (full) {
+      const float sx = load_f32(p.dequant_scale_x, t);
+      for (int64_t j = 0; j < d.Hcq; ++j) cq[j] = static_cast<float>(acci[j]) * sx * load_f32(p.dequant_scale_w_dq, j);
+    } else {
+      for (int64_t j = 0; j < d.Hcq; ++j) cq[j] = round_bf16(cq[j]);
+    }
+    kernels::rms_norm_row(cq, gamma_cq, d.Hcq, p.rmsnorm_epsilon_cq, tmp.data());
+    if (sc == MlaPrologScenario::kNoQuant) {
+      uint16_t* a2 = c.ws->at<uint16_t>(pl.off_a2) + i * d.Hcq;
+      for (int64_t j = 0; j < d.Hcq; ++j) a2[j] = float_to_bf16(tmp[j]);
+    } else {
+      if (p.smooth_scales_cq != nullptr)
+        for (int64_t j = 0; j < d.Hcq; ++j) tmp[j] *= load_f32(p.smooth_scales_cq, j);
+      int8_t* a2 = c.ws->at<int8_t>(pl.off_a2) + i * d.Hcq;
+      c.ws->at<float>(pl.off_scale)[i] = kernels::dyn_quant_row(tmp.data(), d.Hcq, a2);
+    }
+    // c_KV | k_r (K1), RmsNorm (K2), RoPE (K3), cache rows
+    float* ck = accf + d.Hcq;
+    if (full) {
+      const float sx = load_f32(p.dequant_scale_x, t);
+      for (int64_t j = 0; j < d.Hckv + d.Dr; ++j)
+        ck[j] = static_cast<float>(acci[d.Hcq + j]) * sx * load_f32(p.dequant_scale_w_dkv_kr, j);
+    } else {
+      for (int64_t j = 0; j < d.Hckv + d.Dr; ++j) ck[j] = round_bf16(ck[j]);
+    }
+    kernels::rms_norm_row(ck, gamma_ckv, d.Hckv, p.rmsnorm_epsilon_ckv, tmp.data());
+    if (kvq) {
+      int8_t* kv = c.ws->at<int8_t>(pl.off_kv) + i * d.Hckv;
+      const bool per_channel = sc == MlaPrologScenario::kPartialQuantKvQuant;
+      for (int64_t j = 0; j < d.Hckv; ++j)
+        kv[j] = int8_rint_sat(tmp[j] * load_f32(p.quant_scale_ckv, per_channel ? j : 0));
+    } else {
+      uint16_t* kv = c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv;
+      for (int64_t j = 0; j < d.Hckv; ++j) kv[j] = float_to_bf16(tmp[j]);
+    }
+    kernels::rope_deinterleave_row(ck + d.Hckv, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
+                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
+    if (sc == MlaPrologScenario::kPartialQuantKvQuant) {
+      int8_t* kr = c.ws->at<int8_t>(pl.off_kr) + i * d.Dr;
+      for (int64_t j = 0; j < d.Dr; ++j) kr[j] = int8_rint_sat(round_bf16(rope[j]) * load_f32(p.quant_scale_ckr, j));
+    } else {
+      uint16_t* kr = c.ws->at<uint16_t>(pl.off_kr) + i * d.Dr;
+      for (int64_t j = 0; j < d.Dr; ++j) kr[j] = float_to_bf16(rope[j]);
+    }
+  }
+}
+
+// Step 3 for head n, using the calling thread's buffers.
+void head(const RunCtx& c, int64_t n, int thread) {
+  const MlaPrologParams& p = *c.p;
+  const MlaPrologPlan& pl = *c.plan;
+  const MlaPrologDims& d = pl.dims;
+  const MlaPrologScenario sc = pl.scenario;
+  const bool quant_a = sc != MlaPrologScenario::kNoQuant;
+  const int64_t W = pl.wuqqr.panel_width;
+  const int64_t qcols = d.N * (d.D + d.Dr);
+  const int64_t col0 = n * (d.D + d.Dr);
+  const int64_t lo = col0 / W * W;
+  const int64_t hi = std::min(round_up(col0 + d.D + d.Dr, W), qcols);
+  char* tb = c.ws->at<char>(pl.off_thread + thread * pl.thread_bytes);
+  float* qq = reinterpret_cast<float*>(tb);                                   // [tc, head_cols]
+  uint16_t* qn = reinterpret_cast<uint16_t*>(tb + round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign));  // [tc, D]
+  float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
+  // c_Q' @ W_UQ_QR[:, lo:hi]   (qq holds columns lo..hi-1; the kernel addresses C by absolute column)
+  GemmArgs g = panel_gemm(pl.wuqqr, c.ws->at<char>(pl.off_a2), d.Hcq, c.tc, qq - lo, pl.head_cols);
+  g.n_begin = lo;
+  g.n_end = hi;
+  (quant_a ? c.gk->s8 : c.gk->bf16)(g);
+  std::vector<float> rope(static_cast<size_t>(d.Dr)), qr(static_cast<size_t>(d.Dr));
+  const float* scale = c.ws->at<float>(pl.off_scale);
+  for (int64_t i = 0; i < c.tc; ++i) {
+    float* row = qq + i * pl.head_cols + (col0 - lo);
+    if (quant_a) {
+      const int32_t* rowi = reinterpret_cast<const int32_t*>(row);
+      for (int64_t j = 0; j < d.D + d.Dr; ++j)
+        row[j] = static_cast<float>(rowi[j]) * scale[i] * load_f32(p.dequant_scale_w_uq_qr, col0 + j);
+    } else {
+      for (int64_t j = 0; j < d.D + d.Dr; ++j) row[j] = round_bf16(row[j]);
+    }
+    for (int64_t k = 0; k < d.D; ++k) qn[i * d.D + k] = float_to_bf16(row[k]);
+  }
+  // q_nope @ W_UK[n]   (W_UK[n] is ND [D, Hckv])
+  PanelMatrix wuk;
+  wuk.data = p.weight_uk.ptr<const uint16_t>() + n * d.D * d.Hckv;
+  wuk.rows = d.D;
+  wuk.cols = d.Hckv;
+  wuk.ldb = d.Hckv;
+  wuk.panel_stride = 16;
+  wuk.panel_width = 16;
+  GemmArgs g3 = panel_gemm(wuk, qn, d.D, c.tc, qo, d.Hckv);
+  g3.n_begin = 0;
+  g3.n_end = d.Hckv;
+  c.gk->bf16(g3);
+  const bool q_int8 = sc == MlaPrologScenario::kFullQuantKvQuant;
+  for (int64_t i = 0; i < c.tc; ++i) {
+    const int64_t t = c.t0 + i;
+    const int64_t row_out = t * d.N + n;
+    float* q = qo + i * d.Hckv;
+    const float* row = qq + i * pl.head_cols + (col0 - lo);
+    kernels::rope_deinterleave_row(row + d.D, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
+                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
+    uint16_t* rope_out = p.query_rope_out.ptr<uint16_t>() + row_out * d.Dr;
+    if (q_int8) {
+      float m = 0.0f;
+      for (int64_t k = 0; k < d.Hckv; ++k) {
+        q[k] = round_bf16(q[k]);
+        m = std::fmax(m, std::fabs(q[k]));
+      }
+      const float dqs = m / 127.0f;
+      int8_t* out = p.query_out.ptr<int8_t>() + row_out * d.Hckv;
+      for (int64_t k = 0; k < d.Hckv; ++k) out[k] = dqs == 0.0f ? int8_t{0} : int8_round_sat(q[k] / dqs);
+      p.dequant_scale_q_nope_out->ptr<float>()[row_out] = dqs;
+      const float qs = load_f32(p.quant_scale_ckv, 0);
+      for (int64_t j = 0; j < d.Dr; ++j)
+        rope_out[j] = dqs == 0.0f ? uint16_t{0} : float_to_bf16(round_bf16(rope[j]) * qs / dqs);
+    } else {
+      uint16_t* out = p.query_out.ptr<uint16_t>() + row_out * d.Hckv;
+      for (int64_t k = 0; k < d.Hckv; ++k) out[k] = float_to_bf16(q[k]);
+      for (int64_t j = 0; j < d.Dr; ++j) rope_out[j] = float_to_bf16(rope[j]);
+    }
+  }
+}
+
+// Step 4: staged rows into the caches, tokens in order.
+void scatter(const RunCtx& c) {
+  const MlaPrologParams& p = *c.p;
+  const MlaPrologPlan& pl = *c.plan;
+  const MlaPrologDims& d = pl.dims;
+  if (d.block_num == 0) return;
+  const int64_t* idx = p.cache_index.ptr<const int64_t>();
+  const int64_t kv_es = dtype_size(p.kv_cache.dtype), kr_es = dtype_size(p.kr_cache.dtype);
+  char* kv = static_cast<char*>(p.kv_cache.data);
+  char* kr = static_cast<char*>(p.kr_cache.data);
+  const char* kv_rows = c.ws->at<char>(pl.off_kv);
+  const char* kr_rows = c.ws->at<char>(pl.off_kr);
+  for (int64_t i = 0; i < c.tc; ++i) {
+    const int64_t slot = idx[c.t0 + i];
+    if (slot < 0) continue;
+    if (p.cache_mode == MlaPrologCacheMode::kPaBsnd) {
+      std::memcpy(kv + slot * d.Hckv * kv_es, kv_rows + i * d.Hckv * kv_es, static_cast<size_t>(d.Hckv * kv_es));
+      std::memcpy(kr + slot * d.Dr * kr_es, kr_rows + i * d.Dr * kr_es, static_cast<size_t>(d.Dr * kr_es));
+      continue;
+    }
+    const int64_t c0kv = 32 / kv_es, c0kr = 32 / kr_es;
+    for (int64_t j = 0; j < d.Hckv; j += c0kv)
+      std::memcpy(kv + cache_offset(p.cache_mode, d.block_size, d.Hckv, c0kv, slot, j) * kv_es,
+                  kv_rows + (i * d.Hckv + j) * kv_es, 32);
+    for (int64_t j = 0; j < d.Dr; j += c0kr)
+      std::memcpy(kr + cache_offset(p.cache_mode, d.block_size, d.Dr, c0kr, slot, j) * kr_es,
+                  kr_rows + (i * d.Dr + j) * kr_es, 32);
+  }
+}
+
+}  // namespace
+
+Status mla_prolog_run(const MlaPrologParams& p, const MlaPrologPlan& plan, void* workspace, uint64_t workspace_size,
+                      const char* op) {
+  const MlaPrologDims& d = plan.dims;
+  if (d.T == 0) return kSuccess;  // empty query: nothing computed, caches untouched
+  // MP-17: every cacheIndex value is checked before the first write (contents may change between
+  // the two phases). Negative values skip the row (vendor kernel); with BlockNum == 0 nothing is
+  // written, so the values are not looked at.
+  if (d.block_num > 0) {
+    const int64_t slots = d.block_num * d.block_size;  // fits: the cache tensor's size was checked
+    const int64_t* idx = p.cache_index.ptr<const int64_t>();
+    for (int64_t t = 0; t < d.T; ++t)
+      MLAOPS_CHECK(idx[t] < slots, kParamInvalid,
+                   "%s: cacheIndex: MP-17 cacheIndex[%lld] out of range; allowed [0, %lld) (BlockNum*BlockSize) or "
+                   "negative (skip), got %lld",
+                   op, (long long)t, (long long)slots, (long long)idx[t]);
+  }
+  MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(plan.workspace_bytes), kParamInvalid,
+               "%s: workspaceSize: allowed >= %lld, got %llu", op, (long long)plan.workspace_bytes,
+               (unsigned long long)workspace_size);
+  WorkspaceArena ws(workspace, workspace_size);
+  RunCtx c;
+  c.p = &p;
+  c.plan = &plan;
+  c.gk = &kernels::gemm_kernels(active_isa());
+  c.ws = &ws;
+  for (c.t0 = 0; c.t0 < d.T; c.t0 += plan.chunk) {
+    c.tc = std::min(plan.chunk, d.T - c.t0);
+    project_x(c);
+    parallel_for(c.tc, 8, [&](int64_t b, int64_t e) { token_rows(c, b, e); });
+    struct HeadCtx {
+      const RunCtx* c;
+    } hc{&c};
+    parallel_items(d.N, plan.threads, [](void* ctx, int64_t n, int thread) { head(*static_cast<HeadCtx*>(ctx)->c, n, thread); },
+                   &hc);
+    scatter(c);
+  }
+  return kSuccess;
+}
+
+}  // namespace mlaops

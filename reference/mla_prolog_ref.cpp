@@ -1,0 +1,505 @@
+// Float64 reference of MlaProlog V1 / V2WeightNz; see mla_prolog_ref.h for the conventions and
+// the choices made where the spec is silent.
+//
+// Includes are relative to this file: the mlaops_reference target (CMakeLists.txt) only has
+// include/ on its include path, not the project root.
+#include "mla_prolog_ref.h"
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "../core/element_access.h"
+#include "../core/error.h"
+#include "../core/fractal_nz.h"
+#include "mlaops/dtype.h"
+#include "mlaops/numeric.h"
+
+namespace mlaops {
+namespace {
+
+constexpr const char* kOp = "mla_prolog_ref";
+
+// Checked int64 arithmetic (core/checked_math.h's helpers, which this target cannot include).
+bool mul_ok(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+bool add_ok(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+bool product_ok(std::initializer_list<int64_t> xs, int64_t* out) {
+  int64_t p = 1;
+  for (int64_t x : xs)
+    if (x < 0 || !mul_ok(p, x, &p)) return false;
+  *out = p;
+  return true;
+}
+Status checked_mul(std::initializer_list<int64_t> xs, int64_t* out, const char* what) {
+  if (!product_ok(xs, out)) return fail(kParamInvalid, "%s: %s: size overflows int64", kOp, what);
+  return kSuccess;
+}
+constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool is_float_dtype(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat64;
+}
+
+// Rank in [0, kMaxRank], dims non-negative, numel (and bytes) fit int64, data non-null when
+// the tensor is not empty.
+Status check_view(const TensorView& t, const char* name, int64_t* numel) {
+  MLAOPS_CHECK(t.rank >= 0 && t.rank <= kMaxRank, kParamInvalid, "%s: %s: rank must be in [0, %d]; got %d", kOp,
+               name, kMaxRank, t.rank);
+  int64_t bytes = 0;
+  MLAOPS_CHECK(checked_numel(t, numel) && checked_nbytes(t, &bytes), kParamInvalid,
+               "%s: %s: dims must be non-negative and the size must fit int64", kOp, name);
+  MLAOPS_CHECK(*numel == 0 || t.data != nullptr, kParamNullptr, "%s: %s: data is null for a non-empty tensor", kOp,
+               name);
+  return kSuccess;
+}
+
+// A token-major tensor: its leading dims multiply to T, its trailing dims equal `tail`.
+Status check_token_major(const TensorView& t, const char* name, int64_t T, std::initializer_list<int64_t> tail) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  const int n_tail = static_cast<int>(tail.size());
+  MLAOPS_CHECK(t.rank >= n_tail + 1, kParamInvalid, "%s: %s: needs at least %d dims; got %d", kOp, name, n_tail + 1,
+               t.rank);
+  int i = t.rank - n_tail;
+  for (int64_t want : tail) {
+    MLAOPS_CHECK(t.dims[i] == want, kParamInvalid, "%s: %s: dim %d must be %lld; got %lld", kOp, name, i,
+                 (long long)want, (long long)t.dims[i]);
+    ++i;
+  }
+  int64_t lead = 1;
+  bool lead_ok = true;
+  for (int k = 0; k < t.rank - n_tail; ++k) lead_ok = lead_ok && mul_ok(lead, t.dims[k], &lead);
+  MLAOPS_CHECK(lead_ok && lead == T, kParamInvalid, "%s: %s: leading dims must multiply to T = %lld; got %lld", kOp, name,
+               (long long)T, (long long)lead);
+  return kSuccess;
+}
+
+// A vector read by linear index: exactly n elements ([n], [1, n], ...).
+Status check_vector(const TensorView& t, const char* name, int64_t n) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  MLAOPS_CHECK(numel == n, kParamInvalid, "%s: %s: must hold %lld elements; got %lld", kOp, name, (long long)n,
+               (long long)numel);
+  return kSuccess;
+}
+
+Status require(const TensorView* t, const char* name, MlaPrologScenario sc) {
+  MLAOPS_CHECK(t != nullptr, kParamNullptr, "%s: %s is required in scenario %s", kOp, name,
+               mla_prolog_scenario_name(sc));
+  return kSuccess;
+}
+
+Status check_dtype(const TensorView& t, const char* name, DType want, MlaPrologScenario sc) {
+  MLAOPS_CHECK(t.dtype == want, kParamInvalid, "%s: %s: dtype must be %s in scenario %s; got %s", kOp, name,
+               dtype_name(want), mla_prolog_scenario_name(sc), dtype_name(t.dtype));
+  return kSuccess;
+}
+
+// Reads element (r, c) of a logical [rows, cols] weight given as FRACTAL_NZ (4-D storage view
+// or 2-D logical view over 4-D storage) or as a plain ND 2-D matrix.
+struct Weight {
+  const TensorView* v = nullptr;
+  enum Form { kNd, kNz4d, kNz2d } form = kNd;
+  NzMatrix m;
+
+  double at(int64_t r, int64_t c) const {
+    switch (form) {
+      case kNd: return load_f64(*v, r * v->strides[0] + c * v->strides[1]);
+      case kNz4d: return load_f64(*v, linear_to_offset(*v, m.index(r, c)));
+      case kNz2d: return load_f64(*v, m.index(r, c));
+    }
+    return 0.0;
+  }
+};
+
+Status make_weight(const TensorView& t, const char* name, int64_t rows, int64_t cols, Weight* out) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  out->v = &t;
+  if (t.format == Format::kFractalNZ) {
+    NzMatrix m;
+    MLAOPS_TRY(resolve_nz(t, kOp, name, &m));
+    if (t.rank == 2) {
+      MLAOPS_CHECK(m.rows == rows && m.cols == cols, kParamInvalid,
+                   "%s: %s: logical shape must be [%lld, %lld]; got [%lld, %lld]", kOp, name, (long long)rows,
+                   (long long)cols, (long long)m.rows, (long long)m.cols);
+      // The 2-D view's strides do not describe the NZ storage: it is read as dense storage.
+      out->form = Weight::kNz2d;
+    } else {
+      MLAOPS_CHECK(ceil_div(rows, 16) == m.r1 && ceil_div(cols, m.c0) == m.c1, kParamInvalid,
+                   "%s: %s: FRACTAL_NZ storage must be [%lld, %lld, 16, %lld] for logical [%lld, %lld]; got "
+                   "[%lld, %lld, 16, %lld]",
+                   kOp, name, (long long)ceil_div(cols, m.c0), (long long)ceil_div(rows, 16), (long long)m.c0,
+                   (long long)rows, (long long)cols, (long long)m.c1, (long long)m.r1, (long long)m.c0);
+      out->form = Weight::kNz4d;
+    }
+    m.rows = rows;
+    m.cols = cols;
+    out->m = m;
+    return kSuccess;
+  }
+  MLAOPS_CHECK(t.format == Format::kND || t.format == Format::kNCHW, kParamInvalid,
+               "%s: %s: format must be FRACTAL_NZ or ND; got %s", kOp, name, format_name(t.format));
+  MLAOPS_CHECK(t.rank == 2 && t.dims[0] == rows && t.dims[1] == cols, kParamInvalid,
+               "%s: %s: an ND weight must be [%lld, %lld] (rank 2); got rank %d", kOp, name, (long long)rows,
+               (long long)cols, t.rank);
+  out->form = Weight::kNd;
+  return kSuccess;
+}
+
+Status check_cache(const TensorView& t, const char* name, const MlaPrologDims& d, int64_t width,
+                   MlaPrologCacheMode mode) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  MLAOPS_CHECK(t.rank == 4 && t.dims[0] == d.block_num && t.dims[1] == d.block_size && t.dims[2] == 1 &&
+                   t.dims[3] == width,
+               kParamInvalid, "%s: %s: must be [BlockNum=%lld, BlockSize=%lld, 1, %lld] (Nkv = 1)", kOp, name,
+               (long long)d.block_num, (long long)d.block_size, (long long)width);
+  if (mode == MlaPrologCacheMode::kPaNz) {
+    const int64_t c0 = nz_c0(dtype_size(t.dtype));
+    MLAOPS_CHECK(c0 > 0 && width % c0 == 0, kParamInvalid,
+                 "%s: %s: PA_NZ needs a row width that is a multiple of c0 = %lld (%s); got %lld", kOp, name,
+                 (long long)c0, dtype_name(t.dtype), (long long)width);
+  }
+  return kSuccess;
+}
+
+// Reads n elements of a vector-like tensor (linear order) into a double array.
+std::vector<double> load_vector(const TensorView& t, int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = load_f64(t, linear_to_offset(t, i));
+  return v;
+}
+
+}  // namespace
+
+// ---- the pieces ----
+
+void mla_prolog_rms_norm(const double* v, const double* gamma, int64_t n, double eps, double* out) {
+  if (n <= 0) return;
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += v[i] * v[i];
+  const double rms = std::sqrt(sum / static_cast<double>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) out[i] = v[i] / rms * gamma[i];
+}
+
+void mla_prolog_rope(const double* v, const double* cos, const double* sin, int64_t dr, double* out) {
+  const int64_t h = dr / 2;
+  std::vector<double> u(static_cast<size_t>(dr));
+  for (int64_t i = 0; i < h; ++i) {
+    u[static_cast<size_t>(i)] = v[2 * i];          // even elements first
+    u[static_cast<size_t>(h + i)] = v[2 * i + 1];  // then odd elements
+  }
+  for (int64_t i = 0; i < h; ++i) {
+    const double lo = u[static_cast<size_t>(i)];
+    const double hi = u[static_cast<size_t>(h + i)];
+    out[i] = lo * cos[i] - hi * sin[i];
+    out[h + i] = hi * cos[h + i] + lo * sin[h + i];
+  }
+}
+
+double mla_prolog_dyn_quant_row(const double* v, int64_t n, int8_t* q) {
+  double m = 0.0;
+  for (int64_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(v[i]));
+  if (m == 0.0) {  // all-zero row: scale 0, q = 0 (UNCONFIRMED vendor behaviour)
+    for (int64_t i = 0; i < n; ++i) q[i] = 0;
+    return 0.0;
+  }
+  const double inv = 127.0 / m;  // the kernel computes 127/m once and multiplies
+  for (int64_t i = 0; i < n; ++i) q[i] = int8_rint_sat(v[i] * inv);
+  return m / 127.0;
+}
+
+double mla_prolog_quant_query_row(const double* v, int64_t n, int8_t* q) {
+  double m = 0.0;
+  for (int64_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(v[i]));
+  const double dqs = m / 127.0;
+  for (int64_t i = 0; i < n; ++i) q[i] = dqs == 0.0 ? int8_t{0} : int8_round_sat(v[i] / dqs);
+  return dqs;
+}
+
+int64_t mla_prolog_cache_offset(const TensorView& cache, MlaPrologCacheMode mode, int64_t p, int64_t j) {
+  const int64_t block_size = cache.dims[1];
+  const int64_t b = p / block_size;
+  const int64_t o = p % block_size;
+  if (mode == MlaPrologCacheMode::kPaNz) {
+    const int64_t c0 = nz_c0(dtype_size(cache.dtype));
+    return b * cache.strides[0] + (j / c0) * block_size * c0 + o * c0 + j % c0;
+  }
+  const int64_t idx[4] = {b, o, 0, j};
+  return elem_offset(cache, idx);
+}
+
+// ---- dims ----
+
+Status mla_prolog_dims(const MlaPrologParams& p, MlaPrologDims* out) {
+  MlaPrologDims d;
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(p.token_x, "tokenX", &numel));
+  if (p.token_x.rank == 3) {
+    d.bsh = true;
+    d.B = p.token_x.dims[0];
+    d.S = p.token_x.dims[1];
+    d.He = p.token_x.dims[2];
+    MLAOPS_CHECK(mul_ok(d.B, d.S, &d.T), kParamInvalid, "%s: tokenX: B*S overflows int64", kOp);
+  } else if (p.token_x.rank == 2) {
+    d.bsh = false;
+    d.T = p.token_x.dims[0];
+    d.B = d.T;
+    d.S = 1;
+    d.He = p.token_x.dims[1];
+  } else {
+    return fail(kParamInvalid, "%s: tokenX: must be [B, S, He] or [T, He]; got rank %d", kOp, p.token_x.rank);
+  }
+
+  MLAOPS_TRY(check_view(p.weight_dq, "weightDq", &numel));
+  if (p.weight_dq.format == Format::kFractalNZ && p.weight_dq.rank == 4) {
+    // The storage's column count c0*C1 is padded: take the exact Hcq from rmsnormGammaCq.
+    MLAOPS_TRY(check_view(p.rmsnorm_gamma_cq, "rmsnormGammaCq", &numel));
+    MLAOPS_CHECK(p.rmsnorm_gamma_cq.rank >= 1, kParamInvalid, "%s: rmsnormGammaCq: must be [Hcq]; got rank 0", kOp);
+    d.Hcq = p.rmsnorm_gamma_cq.dims[p.rmsnorm_gamma_cq.rank - 1];
+  } else if (p.weight_dq.rank == 2) {
+    d.Hcq = p.weight_dq.dims[1];
+  } else {
+    return fail(kParamInvalid, "%s: weightDq: must be 2-D [He, Hcq] or a 4-D FRACTAL_NZ storage view; got rank %d",
+                kOp, p.weight_dq.rank);
+  }
+
+  MLAOPS_TRY(check_view(p.weight_uk, "weightUk", &numel));
+  MLAOPS_CHECK(p.weight_uk.rank == 3, kParamInvalid, "%s: weightUk: must be [N, D, Hckv]; got rank %d", kOp,
+               p.weight_uk.rank);
+  d.N = p.weight_uk.dims[0];
+  d.D = p.weight_uk.dims[1];
+
+  MLAOPS_TRY(check_view(p.rope_cos, "ropeCos", &numel));
+  MLAOPS_CHECK(p.rope_cos.rank >= 1, kParamInvalid, "%s: ropeCos: must be [T, Dr] or [B, S, Dr]; got rank 0", kOp);
+  d.Dr = p.rope_cos.dims[p.rope_cos.rank - 1];
+
+  MLAOPS_TRY(check_view(p.kv_cache, "kvCacheRef", &numel));
+  MLAOPS_CHECK(p.kv_cache.rank == 4, kParamInvalid,
+               "%s: kvCacheRef: must be [BlockNum, BlockSize, 1, Hckv]; got rank %d", kOp, p.kv_cache.rank);
+  d.block_num = p.kv_cache.dims[0];
+  d.block_size = p.kv_cache.dims[1];
+  d.Hckv = p.kv_cache.dims[3];
+
+  *out = d;
+  return kSuccess;
+}
+
+// ---- the operator ----
+
+Status mla_prolog_ref(const MlaPrologParams& p) {
+  MlaPrologDims d;
+  MLAOPS_TRY(mla_prolog_dims(p, &d));
+  const MlaPrologScenario sc = mla_prolog_scenario(p.token_x.dtype, p.weight_uq_qr.dtype, p.kv_cache.dtype);
+  const bool full = mla_prolog_is_full_quant(sc);
+  const bool quant_q = full || mla_prolog_is_partial_quant(sc);  // MatmulQcQr in int8
+  const bool kv_quant = mla_prolog_is_kv_quant(sc);
+  const int64_t T = d.T, He = d.He, Hcq = d.Hcq, N = d.N, D = d.D, Dr = d.Dr, Hckv = d.Hckv;
+  int64_t head_cols = 0, kv_cols = 0;  // D + Dr, Hckv + Dr
+  MLAOPS_CHECK(add_ok(D, Dr, &head_cols) && add_ok(Hckv, Dr, &kv_cols), kParamInvalid, "%s: dims overflow int64",
+               kOp);
+
+  // ---- shapes, presence and dtypes: everything is checked before anything is written ----
+  MLAOPS_CHECK(Dr % 2 == 0, kParamInvalid, "%s: ropeCos: Dr must be even; got %lld", kOp, (long long)Dr);
+  int64_t uq_cols = 0;
+  MLAOPS_TRY(checked_mul({N, head_cols}, &uq_cols, "weightUqQr"));
+  Weight w_dq, w_uq_qr, w_dkv_kr;
+  MLAOPS_TRY(make_weight(p.weight_dq, "weightDq", He, Hcq, &w_dq));
+  MLAOPS_TRY(make_weight(p.weight_uq_qr, "weightUqQr", Hcq, uq_cols, &w_uq_qr));
+  MLAOPS_TRY(make_weight(p.weight_dkv_kr, "weightDkvKr", He, kv_cols, &w_dkv_kr));
+  MLAOPS_CHECK(p.weight_uk.dims[2] == Hckv, kParamInvalid, "%s: weightUk: must be [N, D, Hckv=%lld]; got Hckv %lld",
+               kOp, (long long)Hckv, (long long)p.weight_uk.dims[2]);
+  MLAOPS_TRY(check_vector(p.rmsnorm_gamma_cq, "rmsnormGammaCq", Hcq));
+  MLAOPS_TRY(check_vector(p.rmsnorm_gamma_ckv, "rmsnormGammaCkv", Hckv));
+  MLAOPS_TRY(check_token_major(p.rope_sin, "ropeSin", T, {Dr}));
+  MLAOPS_TRY(check_token_major(p.rope_cos, "ropeCos", T, {Dr}));
+  MLAOPS_TRY(check_vector(p.cache_index, "cacheIndex", T));
+  MLAOPS_TRY(check_cache(p.kv_cache, "kvCacheRef", d, Hckv, p.cache_mode));
+  MLAOPS_TRY(check_cache(p.kr_cache, "krCacheRef", d, Dr, p.cache_mode));
+  MLAOPS_TRY(check_token_major(p.query_out, "queryOut", T, {N, Hckv}));
+  MLAOPS_TRY(check_token_major(p.query_rope_out, "queryRopeOut", T, {N, Dr}));
+
+  const bool full_kv_quant = sc == MlaPrologScenario::kFullQuantKvQuant;
+  const bool partial_kv_quant = sc == MlaPrologScenario::kPartialQuantKvQuant;
+  MLAOPS_TRY(check_dtype(p.kv_cache, "kvCacheRef", kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
+  MLAOPS_TRY(check_dtype(p.kr_cache, "krCacheRef", partial_kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
+  MLAOPS_TRY(check_dtype(p.query_out, "queryOut", full_kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
+  MLAOPS_TRY(check_dtype(p.query_rope_out, "queryRopeOut", DType::kBFloat16, sc));
+
+  if (full) {
+    MLAOPS_TRY(require(p.dequant_scale_x, "dequantScaleXOptional", sc));
+    MLAOPS_TRY(require(p.dequant_scale_w_dq, "dequantScaleWDqOptional", sc));
+    MLAOPS_TRY(require(p.dequant_scale_w_dkv_kr, "dequantScaleWDkvKrOptional", sc));
+    MLAOPS_TRY(check_vector(*p.dequant_scale_x, "dequantScaleXOptional", T));
+    MLAOPS_TRY(check_vector(*p.dequant_scale_w_dq, "dequantScaleWDqOptional", Hcq));
+    MLAOPS_TRY(check_vector(*p.dequant_scale_w_dkv_kr, "dequantScaleWDkvKrOptional", kv_cols));
+  }
+  if (quant_q) {
+    MLAOPS_TRY(require(p.dequant_scale_w_uq_qr, "dequantScaleWUqQrOptional", sc));
+    MLAOPS_TRY(check_vector(*p.dequant_scale_w_uq_qr, "dequantScaleWUqQrOptional", uq_cols));
+    if (p.smooth_scales_cq) MLAOPS_TRY(check_vector(*p.smooth_scales_cq, "smoothScalesCqOptional", Hcq));
+  }
+  if (partial_kv_quant) {
+    MLAOPS_TRY(require(p.quant_scale_ckv, "quantScaleCkvOptional", sc));
+    MLAOPS_TRY(require(p.quant_scale_ckr, "quantScaleCkrOptional", sc));
+    MLAOPS_TRY(check_vector(*p.quant_scale_ckv, "quantScaleCkvOptional", Hckv));
+    MLAOPS_TRY(check_vector(*p.quant_scale_ckr, "quantScaleCkrOptional", Dr));
+  }
+  if (full_kv_quant) {
+    MLAOPS_TRY(require(p.quant_scale_ckv, "quantScaleCkvOptional", sc));
+    int64_t numel = 0;
+    MLAOPS_TRY(check_view(*p.quant_scale_ckv, "quantScaleCkvOptional", &numel));
+    MLAOPS_CHECK(numel >= 1, kParamInvalid, "%s: quantScaleCkvOptional: needs at least element 0; got empty", kOp);
+    MLAOPS_TRY(require(p.dequant_scale_q_nope_out, "dequantScaleQNopeOutOptional", sc));
+    MLAOPS_TRY(check_token_major(*p.dequant_scale_q_nope_out, "dequantScaleQNopeOutOptional", T, {N, 1}));
+    MLAOPS_CHECK(is_float_dtype(p.dequant_scale_q_nope_out->dtype), kParamInvalid,
+                 "%s: dequantScaleQNopeOutOptional: dtype must be FLOAT; got %s", kOp,
+                 dtype_name(p.dequant_scale_q_nope_out->dtype));
+  }
+
+  if (T == 0) return kSuccess;  // empty query: nothing to write
+
+  // ---- read-only pre-pass over cacheIndex: an out-of-range slot fails before any write ----
+  int64_t slots = 0;
+  MLAOPS_TRY(checked_mul({d.block_num, d.block_size}, &slots, "kvCacheRef"));
+  const bool write_cache = slots > 0;  // BlockNum == 0: outputs only, caches untouched
+  if (write_cache) {
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t slot = load_i64(p.cache_index, linear_to_offset(p.cache_index, t));
+      MLAOPS_CHECK(slot < slots, kParamInvalid,
+                   "%s: cacheIndex[%lld] = %lld is out of range [0, %lld) (BlockNum*BlockSize); negative skips", kOp,
+                   (long long)t, (long long)slot, (long long)slots);
+    }
+  }
+
+  // ---- small per-call constants ----
+  const std::vector<double> gamma_cq = load_vector(p.rmsnorm_gamma_cq, Hcq);
+  const std::vector<double> gamma_ckv = load_vector(p.rmsnorm_gamma_ckv, Hckv);
+  std::vector<double> ds_w_dq, ds_w_uq_qr, ds_w_dkv_kr, smooth, qs_ckv, qs_ckr;
+  if (full) {
+    ds_w_dq = load_vector(*p.dequant_scale_w_dq, Hcq);
+    ds_w_dkv_kr = load_vector(*p.dequant_scale_w_dkv_kr, kv_cols);
+  }
+  if (quant_q) {
+    ds_w_uq_qr = load_vector(*p.dequant_scale_w_uq_qr, uq_cols);
+    if (p.smooth_scales_cq) smooth = load_vector(*p.smooth_scales_cq, Hcq);
+  }
+  if (partial_kv_quant) {
+    qs_ckv = load_vector(*p.quant_scale_ckv, Hckv);
+    qs_ckr = load_vector(*p.quant_scale_ckr, Dr);
+  }
+  if (full_kv_quant) qs_ckv = load_vector(*p.quant_scale_ckv, 1);  // per tensor: element 0
+
+  const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
+  std::vector<double> x(sz(He)), cq(sz(Hcq)), cn(sz(Hcq)), a(sz(Hcq)), qcqr(sz(uq_cols));
+  std::vector<int8_t> a_i8(sz(Hcq)), q_i8(sz(Hckv));
+  std::vector<double> cos_row(sz(Dr)), sin_row(sz(Dr)), qn(sz(D)), q(sz(Hckv)), rope_out(sz(Dr));
+  std::vector<double> ck(sz(kv_cols)), kvn(sz(Hckv)), kr(sz(Dr));
+
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t k = 0; k < He; ++k) x[sz(k)] = load_f64(p.token_x, linear_to_offset(p.token_x, t * He + k));
+    for (int64_t i = 0; i < Dr; ++i) {
+      cos_row[sz(i)] = load_f64(p.rope_cos, linear_to_offset(p.rope_cos, t * Dr + i));
+      sin_row[sz(i)] = load_f64(p.rope_sin, linear_to_offset(p.rope_sin, t * Dr + i));
+    }
+    const double ds_x = full ? load_f64(*p.dequant_scale_x, linear_to_offset(*p.dequant_scale_x, t)) : 0.0;
+
+    // ---- Q path ----
+    // Q1: cq = Dequant(int32(x_i8 @ Wdq_i8), dsx[t], dsWdq[c])  |  bf16(x @ Wdq)
+    for (int64_t c = 0; c < Hcq; ++c) {
+      double acc = 0.0;
+      for (int64_t k = 0; k < He; ++k) acc += x[sz(k)] * w_dq.at(k, c);
+      cq[sz(c)] = full ? acc * ds_x * ds_w_dq[sz(c)] : round_bf16(acc);
+    }
+    // Q2: cn = RmsNorm(cq, gammaCq, epsCq)
+    mla_prolog_rms_norm(cq.data(), gamma_cq.data(), Hcq, p.rmsnorm_epsilon_cq, cn.data());
+    // Q3: MatmulQcQr
+    if (!quant_q) {
+      for (int64_t c = 0; c < Hcq; ++c) a[sz(c)] = round_bf16(cn[sz(c)]);
+      for (int64_t j = 0; j < uq_cols; ++j) {
+        double acc = 0.0;
+        for (int64_t c = 0; c < Hcq; ++c) acc += a[sz(c)] * w_uq_qr.at(c, j);
+        qcqr[sz(j)] = round_bf16(acc);
+      }
+    } else {
+      if (!smooth.empty())
+        for (int64_t c = 0; c < Hcq; ++c) cn[sz(c)] *= smooth[sz(c)];
+      const double s_cq = mla_prolog_dyn_quant_row(cn.data(), Hcq, a_i8.data());
+      for (int64_t j = 0; j < uq_cols; ++j) {
+        double acc = 0.0;
+        for (int64_t c = 0; c < Hcq; ++c) acc += static_cast<double>(a_i8[sz(c)]) * w_uq_qr.at(c, j);
+        qcqr[sz(j)] = acc * s_cq * ds_w_uq_qr[sz(j)];  // token scale first, then channel
+      }
+    }
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t base = n * head_cols;
+      // Q4: q = bf16(bf16(qcqr nope) @ Wuk[n])
+      for (int64_t i = 0; i < D; ++i) qn[sz(i)] = round_bf16(qcqr[sz(base + i)]);
+      for (int64_t k = 0; k < Hckv; ++k) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < D; ++i) {
+          const int64_t idx[3] = {n, i, k};
+          acc += qn[sz(i)] * load_f64(p.weight_uk, elem_offset(p.weight_uk, idx));
+        }
+        q[sz(k)] = round_bf16(acc);
+      }
+      // Q5: query_rope = bf16(RoPE(qcqr rope))
+      mla_prolog_rope(qcqr.data() + base + D, cos_row.data(), sin_row.data(), Dr, rope_out.data());
+      for (int64_t i = 0; i < Dr; ++i) rope_out[sz(i)] = round_bf16(rope_out[sz(i)]);
+      // Q6 (full + KV quant): int8 query per (token, head), query_rope rescaled by qs_ckv[0] / dqs
+      const int64_t q_base = (t * N + n) * Hckv;
+      const int64_t r_base = (t * N + n) * Dr;
+      if (full_kv_quant) {
+        const double dqs = mla_prolog_quant_query_row(q.data(), Hckv, q_i8.data());
+        for (int64_t k = 0; k < Hckv; ++k)
+          store_f64(p.query_out, linear_to_offset(p.query_out, q_base + k), static_cast<double>(q_i8[sz(k)]));
+        for (int64_t i = 0; i < Dr; ++i) {
+          // dqs == 0 (all-zero query row): the rescaled rope row is written as 0 (choice).
+          const double v = dqs == 0.0 ? 0.0 : round_bf16(rope_out[sz(i)] * qs_ckv[0] / dqs);
+          store_f64(p.query_rope_out, linear_to_offset(p.query_rope_out, r_base + i), v);
+        }
+        store_f64(*p.dequant_scale_q_nope_out, linear_to_offset(*p.dequant_scale_q_nope_out, t * N + n), dqs);
+      } else {
+        for (int64_t k = 0; k < Hckv; ++k) store_f64(p.query_out, linear_to_offset(p.query_out, q_base + k), q[sz(k)]);
+        for (int64_t i = 0; i < Dr; ++i)
+          store_f64(p.query_rope_out, linear_to_offset(p.query_rope_out, r_base + i), rope_out[sz(i)]);
+      }
+    }
+
+    // ---- KV path ----
+    // K1: ck = Dequant(int32(x_i8 @ Wdkvkr_i8), dsx[t], dsWdkvkr[c])  |  bf16(x @ Wdkvkr)
+    for (int64_t c = 0; c < kv_cols; ++c) {
+      double acc = 0.0;
+      for (int64_t k = 0; k < He; ++k) acc += x[sz(k)] * w_dkv_kr.at(k, c);
+      ck[sz(c)] = full ? acc * ds_x * ds_w_dkv_kr[sz(c)] : round_bf16(acc);
+    }
+    // K2: kvn = RmsNorm(ck[:Hckv], gammaCkv, epsCkv); K3: kr = RoPE(ck[Hckv:])
+    mla_prolog_rms_norm(ck.data(), gamma_ckv.data(), Hckv, p.rmsnorm_epsilon_ckv, kvn.data());
+    mla_prolog_rope(ck.data() + Hckv, cos_row.data(), sin_row.data(), Dr, kr.data());
+    // K4: scatter into slot p (p < 0 skips)
+    if (!write_cache) continue;
+    const int64_t slot = load_i64(p.cache_index, linear_to_offset(p.cache_index, t));
+    if (slot < 0) continue;
+    for (int64_t j = 0; j < Hckv; ++j) {
+      double v;
+      if (partial_kv_quant) {
+        v = int8_rint_sat(kvn[sz(j)] * qs_ckv[sz(j)]);  // per channel
+      } else if (full_kv_quant) {
+        v = int8_rint_sat(kvn[sz(j)] * qs_ckv[0]);  // per tensor
+      } else {
+        v = round_bf16(kvn[sz(j)]);
+      }
+      store_f64(p.kv_cache, mla_prolog_cache_offset(p.kv_cache, p.cache_mode, slot, j), v);
+    }
+    for (int64_t j = 0; j < Dr; ++j) {
+      const double r = round_bf16(kr[sz(j)]);
+      const double v = partial_kv_quant ? static_cast<double>(int8_rint_sat(r * qs_ckr[sz(j)])) : r;
+      store_f64(p.kr_cache, mla_prolog_cache_offset(p.kr_cache, p.cache_mode, slot, j), v);
+    }
+  }
+  return kSuccess;
+}
+
+}  // namespace mlaops

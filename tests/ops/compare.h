@@ -1,0 +1,97 @@
+// Comparison of an operator's output with the float64 reference's, with the per-dtype rules the
+// operator tests state (docs/testing.md):
+//  * bf16 / fp16 outputs: every element within atol + rtol*|ref| where rtol is a small number of
+//    ulps of the output type and atol a fraction of the tensor's RMS (absorbs cancellation); plus
+//    the mean relative error bound and cosine similarity.
+//  * int8 outputs: |out - ref| <= 1 everywhere, and at most max_off_frac of the elements differ.
+//  * fp32 outputs: relative error bound.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "core/element_access.h"
+#include "mlaops/tensor_view.h"
+
+namespace mlaops::testing {
+
+struct Stats {
+  int64_t n = 0, bad = 0, off_by_one = 0;
+  double max_abs = 0, max_rel = 0, mean_rel = 0, rms_ref = 0, cosine = 1;
+  int64_t worst = -1;
+  std::string str() const {
+    std::ostringstream s;
+    s << "n=" << n << " bad=" << bad << " max_abs=" << max_abs << " max_rel=" << max_rel << " mean_rel=" << mean_rel
+      << " rms_ref=" << rms_ref << " cos=" << cosine << " worst=" << worst << " off_by_one=" << off_by_one;
+    return s.str();
+  }
+};
+
+struct Tolerance {
+  double rtol = 0, atol_rms = 0;   // |a - r| <= atol_rms * rms(ref) + rtol * |r|
+  double max_mean_rel = 1;         // mean(|a - r| / (|r| + rms*1e-3))
+  double min_cosine = 0;
+  int64_t int_max_diff = 0;        // integer outputs
+  double int_max_off_frac = 0;
+};
+
+// bf16 outputs produced by fp32 arithmetic from the same bf16 inputs as the reference.
+inline Tolerance bf16_tolerance(double ulps = 2) { return {ulps * 0.0078125, 0.004, 0.004, 0.9999, 0, 0}; }
+inline Tolerance int8_tolerance(double off_frac = 0.01) { return {0, 0, 1, 0, 1, off_frac}; }
+inline Tolerance fp32_tolerance(double rtol = 1e-4) { return {rtol, 1e-6, rtol, 0.99999, 0, 0}; }
+
+// Compares all elements of a and r (same shape and dtype).
+inline Stats compare(const TensorView& a, const TensorView& r, const Tolerance& tol) {
+  Stats s;
+  s.n = r.numel();
+  double ss = 0, dot = 0, na = 0;
+  for (int64_t i = 0; i < s.n; ++i) {
+    const double rv = load_f64(r, linear_to_offset(r, i));
+    ss += rv * rv;
+  }
+  s.rms_ref = s.n ? std::sqrt(ss / static_cast<double>(s.n)) : 0;
+  const bool integer = r.dtype == DType::kInt8 || r.dtype == DType::kInt32 || r.dtype == DType::kInt64;
+  double worst_excess = -1;
+  for (int64_t i = 0; i < s.n; ++i) {
+    const double av = load_f64(a, linear_to_offset(a, i));
+    const double rv = load_f64(r, linear_to_offset(r, i));
+    const double diff = std::fabs(av - rv);
+    const bool both_nan = std::isnan(av) && std::isnan(rv);
+    const bool same_inf = std::isinf(av) && std::isinf(rv) && (av > 0) == (rv > 0);
+    if (both_nan || same_inf) continue;
+    dot += av * rv;
+    na += av * av;
+    s.max_abs = std::max(s.max_abs, diff);
+    const double rel = diff / (std::fabs(rv) + s.rms_ref * 1e-3 + 1e-30);
+    s.max_rel = std::max(s.max_rel, rel);
+    s.mean_rel += rel;
+    double allowed;
+    if (integer) {
+      allowed = static_cast<double>(tol.int_max_diff);
+      if (diff > 0) ++s.off_by_one;
+    } else {
+      allowed = tol.atol_rms * s.rms_ref + tol.rtol * std::fabs(rv);
+    }
+    if (!(diff <= allowed)) {
+      ++s.bad;
+      if (diff - allowed > worst_excess) {
+        worst_excess = diff - allowed;
+        s.worst = i;
+      }
+    }
+  }
+  if (s.n) s.mean_rel /= static_cast<double>(s.n);
+  s.cosine = (na > 0 && ss > 0) ? dot / std::sqrt(na * ss) : (na == ss ? 1.0 : 0.0);
+  return s;
+}
+
+inline bool within(const Stats& s, const Tolerance& tol, bool integer) {
+  if (s.bad) return false;
+  if (integer) return static_cast<double>(s.off_by_one) <= tol.int_max_off_frac * static_cast<double>(s.n) + 1;
+  return s.mean_rel <= tol.max_mean_rel && s.cosine >= tol.min_cosine;
+}
+
+}  // namespace mlaops::testing

@@ -1,0 +1,96 @@
+// Calls aclnnMlaPrologV2WeightNz / aclnnMlaProlog on a test case through the C API, with an
+// optional mutation of the tensor descriptions first (negative tests).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_mla_prolog.h"
+#include "aclnnop/aclnn_mla_prolog_v2_weight_nz.h"
+#include "ops/acl_tensor_util.h"
+#include "reference/mla_prolog_test_data.h"
+
+namespace mlaops::testing {
+
+// Every tensor argument in prototype order, as (view, passed) pairs a test may edit.
+struct MlaPrologArgs {
+  static constexpr int kCount = 22;
+  TensorView v[kCount];
+  bool passed[kCount] = {};
+  static const char* name(int i) {
+    static const char* const names[kCount] = {
+        "tokenX", "weightDq", "weightUqQr", "weightUk", "weightDkvKr", "rmsnormGammaCq", "rmsnormGammaCkv",
+        "ropeSin", "ropeCos", "cacheIndex", "kvCacheRef", "krCacheRef", "dequantScaleXOptional",
+        "dequantScaleWDqOptional", "dequantScaleWUqQrOptional", "dequantScaleWDkvKrOptional",
+        "quantScaleCkvOptional", "quantScaleCkrOptional", "smoothScalesCqOptional", "queryOut", "queryRopeOut",
+        "dequantScaleQNopeOutOptional"};
+    return names[i];
+  }
+  int index(const std::string& n) const {
+    for (int i = 0; i < kCount; ++i)
+      if (n == name(i)) return i;
+    return -1;
+  }
+  TensorView& operator[](const std::string& n) { return v[index(n)]; }
+};
+
+inline MlaPrologArgs args_of(const testdata::MlaPrologCase& c) {
+  MlaPrologArgs a;
+  const testdata::HostTensor* hs[MlaPrologArgs::kCount] = {
+      &c.token_x, &c.weight_dq, &c.weight_uq_qr, &c.weight_uk, &c.weight_dkv_kr, &c.rmsnorm_gamma_cq,
+      &c.rmsnorm_gamma_ckv, &c.rope_sin, &c.rope_cos, &c.cache_index, &c.kv_cache, &c.kr_cache,
+      &c.dequant_scale_x, &c.dequant_scale_w_dq, &c.dequant_scale_w_uq_qr, &c.dequant_scale_w_dkv_kr,
+      &c.quant_scale_ckv, &c.quant_scale_ckr, &c.smooth_scales_cq, &c.query_out, &c.query_rope_out,
+      &c.dequant_scale_q_nope_out};
+  for (int i = 0; i < MlaPrologArgs::kCount; ++i) {
+    a.v[i] = hs[i]->view;
+    a.passed[i] = hs[i]->present();
+  }
+  return a;
+}
+
+struct MlaPrologCall {
+  bool v2 = true;
+  const char* cache_mode = nullptr;  // null: the case's mode
+  double eps_cq = 1e-5, eps_ckv = 1e-5;
+  std::function<void(MlaPrologArgs&)> mutate;
+};
+
+// Phase 1 only. On success *executor and *workspace_size are set.
+inline aclnnStatus mla_prolog_phase1(const testdata::MlaPrologCase& c, const MlaPrologCall& call,
+                                     uint64_t* workspace_size, aclOpExecutor** executor) {
+  MlaPrologArgs a = args_of(c);
+  if (call.mutate) call.mutate(a);
+  std::vector<AclTensor> t;
+  t.reserve(MlaPrologArgs::kCount);
+  for (int i = 0; i < MlaPrologArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
+  std::string mode = c.cfg.cache_mode == MlaPrologCacheMode::kPaNz ? "PA_NZ" : "PA_BSND";
+  char* mode_arg = call.cache_mode ? const_cast<char*>(call.cache_mode) : mode.data();
+  if (call.v2)
+    return aclnnMlaPrologV2WeightNzGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10],
+                                                    t[11], t[12], t[13], t[14], t[15], t[16], t[17], t[18],
+                                                    call.eps_cq, call.eps_ckv, mode_arg, t[19], t[20], t[21],
+                                                    workspace_size, executor);
+  return aclnnMlaPrologGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11],
+                                        t[12], t[13], t[14], t[15], t[16], t[17], t[18], call.eps_cq, call.eps_ckv,
+                                        mode_arg, t[19], t[20], workspace_size, executor);
+}
+
+// Both phases on `stream` (nullptr: synchronous), then synchronize. Returns the first error.
+inline aclnnStatus mla_prolog_call(const testdata::MlaPrologCase& c, const MlaPrologCall& call = {},
+                                   aclrtStream stream = nullptr) {
+  uint64_t ws_size = 0;
+  aclOpExecutor* ex = nullptr;
+  aclnnStatus s = mla_prolog_phase1(c, call, &ws_size, &ex);
+  if (s != ACLNN_SUCCESS) return s;
+  void* ws = nullptr;
+  if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
+  s = call.v2 ? aclnnMlaPrologV2WeightNz(ws, ws_size, ex, stream) : aclnnMlaProlog(ws, ws_size, ex, stream);
+  if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
+  if (ws) aclrtFree(ws);
+  return s;
+}
+
+}  // namespace mlaops::testing

@@ -1,0 +1,111 @@
+// Runs MlaProlog's fast path (ops/mla_prolog) and the float64 reference on the same case and
+// compares every output and cache at the stated tolerances.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "mlaops/runtime.h"
+#include "ops/compare.h"
+#include "ops/mla_prolog.h"
+#include "reference/mla_prolog_ref.h"
+#include "reference/mla_prolog_test_data.h"
+
+namespace mlaops::testing {
+
+using testdata::HostTensor;
+using testdata::MlaPrologCase;
+using testdata::MlaPrologCaseConfig;
+
+// The C++ API path (no vendor ranges): check, workspace, run.
+inline Status run_fast(const MlaPrologCase& c) {
+  const MlaPrologParams p = c.params();
+  MlaPrologCheckOptions o;
+  o.op = "mla_prolog";
+  MlaPrologPlan plan;
+  Status s = mla_prolog_check(p, o, &plan);
+  if (s != kSuccess) return s;
+  std::vector<uint8_t> ws(static_cast<size_t>(plan.workspace_bytes) + 64);
+  return mla_prolog_run(p, plan, ws.data(), ws.size(), "mla_prolog");
+}
+
+inline std::string describe(const MlaPrologCaseConfig& c) {
+  std::string s = std::string(mla_prolog_scenario_name(c.scenario)) + (c.bsh ? " BSH" : " TND") + " B=" +
+                  std::to_string(c.B) + " S=" + std::to_string(c.S) + " He=" + std::to_string(c.He) +
+                  " Hcq=" + std::to_string(c.Hcq) + " N=" + std::to_string(c.N) + " D=" + std::to_string(c.D) +
+                  " Dr=" + std::to_string(c.Dr) + " Hckv=" + std::to_string(c.Hckv) + " blocks=" +
+                  std::to_string(c.block_num) + "x" + std::to_string(c.block_size) + " " +
+                  mla_prolog_cache_mode_name(c.cache_mode) + " isa=" + isa_name(active_isa()) +
+                  " threads=" + std::to_string(num_threads());
+  return s;
+}
+
+// The tolerances of docs/ops/mla_prolog.md: bf16 outputs within 2 bf16 ulps (+0.4 % of the RMS
+// for cancellation); the quantized c_Q path (partial / full quant) re-quantizes a value whose
+// fp32 rounding differs from float64, so +-1 int8 flips in the dynamic quant are allowed for:
+// 4 ulps there. int8 outputs (KV cache, full-quant query): +-1, <= 1 % of elements off by one.
+inline void expect_match(const MlaPrologCase& fast, const MlaPrologCase& ref) {
+  const std::string what = describe(fast.cfg);
+  const bool quant_q = fast.cfg.scenario != MlaPrologScenario::kNoQuant;
+  auto check = [&](const char* name, const HostTensor& a, const HostTensor& r, const Tolerance& tol) {
+    if (!r.present()) return;
+    const bool integer = r.view.dtype == DType::kInt8;
+    const Stats s = compare(a.view, r.view, tol);
+    EXPECT_TRUE(within(s, tol, integer)) << name << ": " << s.str() << " | " << what;
+    if (std::getenv("MLAOPS_TEST_VERBOSE")) std::printf("%-26s %s | %s\n", name, s.str().c_str(), what.c_str());
+  };
+  const Tolerance q_tol = bf16_tolerance(quant_q ? 4 : 2);
+  if (fast.query_out.view.dtype == DType::kInt8) {
+    check("query_out", fast.query_out, ref.query_out, int8_tolerance(0.02));
+    check("dequant_scale_q_nope_out", fast.dequant_scale_q_nope_out, ref.dequant_scale_q_nope_out, fp32_tolerance(0.02));
+  } else {
+    check("query_out", fast.query_out, ref.query_out, q_tol);
+  }
+  check("query_rope_out", fast.query_rope_out, ref.query_rope_out, q_tol);
+  // caches: bytes the reference left at the canary must be untouched by the fast path too
+  for (auto [name, a, r] : {std::tuple{"kv_cache", &fast.kv_cache, &ref.kv_cache},
+                            std::tuple{"kr_cache", &fast.kr_cache, &ref.kr_cache}}) {
+    const bool integer = r->view.dtype == DType::kInt8;
+    check(name, *a, *r, integer ? int8_tolerance(0.02) : bf16_tolerance(2));
+    int64_t untouched_mismatch = 0;
+    const int64_t es = dtype_size(r->view.dtype);
+    for (size_t i = 0; i + es <= r->bytes.size(); i += static_cast<size_t>(es)) {
+      bool ref_canary = true, fast_canary = true;
+      for (int64_t k = 0; k < es; ++k) {
+        ref_canary &= r->bytes[i + k] == fast.cfg.canary;
+        fast_canary &= a->bytes[i + k] == fast.cfg.canary;
+      }
+      untouched_mismatch += ref_canary != fast_canary;
+    }
+    EXPECT_EQ(untouched_mismatch, 0) << name << ": written/untouched elements differ | " << what;
+  }
+}
+
+// Builds the case twice (the fast path and the reference each write their own copy), runs both.
+inline void run_and_compare(const MlaPrologCaseConfig& cfg) {
+  MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
+  ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
+  MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
+  ASSERT_EQ(run_fast(fast), kSuccess) << last_error_message() << " | " << describe(cfg);
+  expect_match(fast, ref);
+}
+
+// Every ISA level the machine has, each with 1 and 2 threads.
+template <class F>
+void for_each_isa_and_threads(F&& f) {
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!set_isa(isa)) continue;
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      f();
+    }
+  }
+  reset_isa();
+  set_num_threads(0);
+}
+
+}  // namespace mlaops::testing

@@ -1,0 +1,326 @@
+// Test data for MlaProlog (reference and operator tests): owning host tensors, seeded random
+// bf16 / int8 / fp32 data, FRACTAL_NZ packing (core/fractal_nz.h), and a whole-case builder
+// that produces every tensor of one call for a scenario and a set of small shapes.
+//
+// Data are drawn per tensor from its own seed (case seed, tensor id), in a fixed order that
+// does not depend on the scenario, so two cases differing only in dtypes share their values
+// (e.g. NO_QUANT and PARTIAL with integer_weights: the same weightUqQr values, bf16 vs int8).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "core/element_access.h"
+#include "core/fractal_nz.h"
+#include "mlaops/dtype.h"
+#include "mlaops/mla_prolog.h"
+#include "mlaops/numeric.h"
+#include "mlaops/tensor_view.h"
+
+namespace mlaops::testdata {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : gen_(seed) {}
+  double uniform(double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(gen_); }
+  int64_t randint(int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(gen_); }  // [lo, hi]
+  std::mt19937_64& engine() { return gen_; }
+
+ private:
+  std::mt19937_64 gen_;
+};
+
+// An owning buffer plus a view onto it. Moves keep the view valid (the vector's buffer moves);
+// copies are explicit (clone()). A default-constructed HostTensor is "absent".
+struct HostTensor {
+  std::vector<uint8_t> bytes;
+  TensorView view;
+
+  HostTensor() = default;
+  HostTensor(HostTensor&&) = default;
+  HostTensor& operator=(HostTensor&&) = default;
+  HostTensor(const HostTensor&) = delete;
+  HostTensor& operator=(const HostTensor&) = delete;
+
+  bool present() const { return view.rank > 0 || !bytes.empty(); }
+  int64_t numel() const { return view.numel(); }
+  // Element i in row-major logical order (through the view's strides).
+  double get(int64_t i) const { return load_f64(view, linear_to_offset(view, i)); }
+  void set(int64_t i, double v) { store_f64(view, linear_to_offset(view, i), v); }
+  std::vector<double> values() const {
+    std::vector<double> v(static_cast<size_t>(numel()));
+    for (int64_t i = 0; i < numel(); ++i) v[static_cast<size_t>(i)] = get(i);
+    return v;
+  }
+  void fill_bytes(uint8_t b) { std::fill(bytes.begin(), bytes.end(), b); }
+  HostTensor clone() const {
+    HostTensor h;
+    h.bytes = bytes;
+    h.view = view;
+    h.view.data = h.bytes.empty() ? nullptr : static_cast<void*>(h.bytes.data());
+    return h;
+  }
+};
+
+// A zero-filled contiguous tensor. The buffer is at least 1 byte, so even an empty tensor has
+// a non-null data pointer (and a canary byte that must never change).
+inline HostTensor make_tensor(DType dtype, const std::vector<int64_t>& dims, Format format = Format::kND) {
+  HostTensor h;
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  h.bytes.assign(static_cast<size_t>(std::max<int64_t>(n * dtype_size(dtype), 1)), 0);
+  h.view = make_view(h.bytes.data(), dtype, dims.data(), static_cast<int>(dims.size()), format);
+  return h;
+}
+
+// A tensor holding `values` (row-major), stored with the dtype's rounding (integer dtypes:
+// the values are rounded to nearest first).
+inline HostTensor from_values(DType dtype, const std::vector<int64_t>& dims, const std::vector<double>& values) {
+  HostTensor h = make_tensor(dtype, dims);
+  const bool integer = dtype == DType::kInt8 || dtype == DType::kInt32 || dtype == DType::kInt64;
+  for (int64_t i = 0; i < h.numel(); ++i) {
+    const double v = values[static_cast<size_t>(i)];
+    h.set(i, integer ? std::nearbyint(v) : v);
+  }
+  return h;
+}
+
+inline std::vector<double> uniform_values(int64_t n, uint64_t seed, double lo, double hi) {
+  Rng rng(seed);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (auto& x : v) x = rng.uniform(lo, hi);
+  return v;
+}
+inline std::vector<double> int_values(int64_t n, uint64_t seed, int64_t lo, int64_t hi) {
+  Rng rng(seed);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (auto& x : v) x = static_cast<double>(rng.randint(lo, hi));
+  return v;
+}
+inline HostTensor random_bf16(const std::vector<int64_t>& dims, uint64_t seed, double lo, double hi) {
+  HostTensor h = make_tensor(DType::kBFloat16, dims);
+  return from_values(DType::kBFloat16, dims, uniform_values(h.numel(), seed, lo, hi));
+}
+inline HostTensor random_f32(const std::vector<int64_t>& dims, uint64_t seed, double lo, double hi) {
+  HostTensor h = make_tensor(DType::kFloat32, dims);
+  return from_values(DType::kFloat32, dims, uniform_values(h.numel(), seed, lo, hi));
+}
+inline HostTensor random_int8(const std::vector<int64_t>& dims, uint64_t seed, int64_t lo, int64_t hi) {
+  HostTensor h = make_tensor(DType::kInt8, dims);
+  return from_values(DType::kInt8, dims, int_values(h.numel(), seed, lo, hi));
+}
+
+// FRACTAL_NZ packing of a contiguous 2-D ND tensor [rows, cols]:
+// 4-D storage view [C1, R1, 16, c0] (the aclnn examples' form) ...
+inline HostTensor to_nz_4d(const HostTensor& nd) {
+  const int64_t rows = nd.view.dims[0], cols = nd.view.dims[1], es = dtype_size(nd.view.dtype);
+  int64_t s[4];
+  nz_storage_shape(rows, cols, es, s);
+  HostTensor h = make_tensor(nd.view.dtype, {s[0], s[1], s[2], s[3]}, Format::kFractalNZ);
+  nd_to_nz(nd.bytes.data(), h.bytes.data(), rows, cols, es);
+  return h;
+}
+// ... or a 2-D logical view [rows, cols] with the 4-D storage dims (torch_npu's form).
+inline HostTensor to_nz_2d(const HostTensor& nd) {
+  HostTensor h = to_nz_4d(nd);
+  const int64_t rows = nd.view.dims[0], cols = nd.view.dims[1];
+  TensorView v = make_view(h.bytes.data(), nd.view.dtype, {rows, cols}, Format::kFractalNZ);
+  v.storage_rank = 4;
+  for (int i = 0; i < 4; ++i) v.storage_dims[i] = h.view.dims[i];
+  h.view = v;
+  return h;
+}
+
+// Byte-exact comparison of two tensors' buffers.
+inline bool same_bytes(const HostTensor& a, const HostTensor& b) { return a.bytes == b.bytes; }
+// True if every byte equals b.
+inline bool all_bytes(const HostTensor& h, uint8_t b) {
+  return std::all_of(h.bytes.begin(), h.bytes.end(), [b](uint8_t x) { return x == b; });
+}
+
+// ---- a whole MlaProlog case ----
+
+enum class WeightForm { kNz4d, kNz2d, kNd };
+
+struct MlaPrologCaseConfig {
+  MlaPrologScenario scenario = MlaPrologScenario::kNoQuant;
+  int64_t B = 2, S = 3;
+  bool bsh = true;  // token_x [B, S, He]; false: TND, token_x [T = B*S, He]
+  int64_t He = 64, Hcq = 32, N = 2, D = 16, Dr = 16, Hckv = 32;
+  int64_t block_num = 4, block_size = 16;
+  MlaPrologCacheMode cache_mode = MlaPrologCacheMode::kPaBsnd;
+  WeightForm weight_form = WeightForm::kNz4d;
+  bool integer_weights = false;     // the three LoRA weights drawn as integers in [-8, 8]
+  bool unit_weight_scales = false;  // dequantScaleW* = 1
+  bool smooth = false;              // pass smoothScalesCq (partial / full)
+  bool q_nope_out = true;           // V2: pass dequantScaleQNopeOut ((1) placeholder when unused)
+  uint64_t seed = 1;
+  uint8_t canary = 0xA5;            // initial byte of caches and outputs
+  int64_t T() const { return B * S; }
+};
+
+struct MlaPrologCase {
+  MlaPrologCaseConfig cfg;
+  HostTensor token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq, rmsnorm_gamma_ckv;
+  HostTensor rope_sin, rope_cos, cache_index, kv_cache, kr_cache;
+  HostTensor dequant_scale_x, dequant_scale_w_dq, dequant_scale_w_uq_qr, dequant_scale_w_dkv_kr;
+  HostTensor quant_scale_ckv, quant_scale_ckr, smooth_scales_cq;
+  HostTensor query_out, query_rope_out, dequant_scale_q_nope_out;
+
+  // Views of this object (do not move the case while the params are in use).
+  MlaPrologParams params() const {
+    auto opt = [](const HostTensor& h) -> const TensorView* { return h.present() ? &h.view : nullptr; };
+    MlaPrologParams p;
+    p.token_x = token_x.view;
+    p.weight_dq = weight_dq.view;
+    p.weight_uq_qr = weight_uq_qr.view;
+    p.weight_uk = weight_uk.view;
+    p.weight_dkv_kr = weight_dkv_kr.view;
+    p.rmsnorm_gamma_cq = rmsnorm_gamma_cq.view;
+    p.rmsnorm_gamma_ckv = rmsnorm_gamma_ckv.view;
+    p.rope_sin = rope_sin.view;
+    p.rope_cos = rope_cos.view;
+    p.cache_index = cache_index.view;
+    p.kv_cache = kv_cache.view;
+    p.kr_cache = kr_cache.view;
+    p.dequant_scale_x = opt(dequant_scale_x);
+    p.dequant_scale_w_dq = opt(dequant_scale_w_dq);
+    p.dequant_scale_w_uq_qr = opt(dequant_scale_w_uq_qr);
+    p.dequant_scale_w_dkv_kr = opt(dequant_scale_w_dkv_kr);
+    p.quant_scale_ckv = opt(quant_scale_ckv);
+    p.quant_scale_ckr = opt(quant_scale_ckr);
+    p.smooth_scales_cq = opt(smooth_scales_cq);
+    p.cache_mode = cfg.cache_mode;
+    p.query_out = query_out.view;
+    p.query_rope_out = query_rope_out.view;
+    p.dequant_scale_q_nope_out = opt(dequant_scale_q_nope_out);
+    return p;
+  }
+
+  // Refills caches and outputs with the canary byte.
+  void reset_outputs() {
+    for (HostTensor* h : {&kv_cache, &kr_cache, &query_out, &query_rope_out, &dequant_scale_q_nope_out})
+      h->fill_bytes(cfg.canary);
+  }
+};
+
+// Per-tensor seed.
+inline uint64_t tensor_seed(uint64_t seed, int id) { return seed * 1000003ull + static_cast<uint64_t>(id); }
+
+// A LoRA weight [rows, cols]: int8 draws in [-100, 100] (or [-8, 8] with integer_weights) when
+// `int8`, else bf16 draws in [-0.25, 0.25] (or integers in [-8, 8]); packed per cfg.weight_form.
+inline HostTensor make_lora_weight(const MlaPrologCaseConfig& cfg, int id, int64_t rows, int64_t cols, bool int8) {
+  const uint64_t seed = tensor_seed(cfg.seed, id);
+  std::vector<double> v = cfg.integer_weights ? int_values(rows * cols, seed, -8, 8)
+                          : int8                ? int_values(rows * cols, seed, -100, 100)
+                                                : uniform_values(rows * cols, seed, -0.25, 0.25);
+  HostTensor nd = from_values(int8 ? DType::kInt8 : DType::kBFloat16, {rows, cols}, v);
+  switch (cfg.weight_form) {
+    case WeightForm::kNz4d: return to_nz_4d(nd);
+    case WeightForm::kNz2d: return to_nz_2d(nd);
+    case WeightForm::kNd: return nd;
+  }
+  return nd;
+}
+
+// Rotary tables in the "doubled halves" layout the callers pass: row t is
+// [cos(pos*theta_0..theta_{h-1}), cos(pos*theta_0..theta_{h-1})] (sin likewise), bf16.
+inline void make_rope_tables(const MlaPrologCaseConfig& cfg, std::vector<double>* sin_v, std::vector<double>* cos_v) {
+  const int64_t T = cfg.T(), Dr = cfg.Dr, h = Dr / 2;
+  sin_v->assign(static_cast<size_t>(T * Dr), 0.0);
+  cos_v->assign(static_cast<size_t>(T * Dr), 0.0);
+  for (int64_t t = 0; t < T; ++t) {
+    const double pos = static_cast<double>(7 * t + 3);
+    for (int64_t i = 0; i < h; ++i) {
+      const double theta = pos * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(Dr));
+      for (int64_t half = 0; half < 2; ++half) {
+        (*sin_v)[static_cast<size_t>(t * Dr + half * h + i)] = std::sin(theta);
+        (*cos_v)[static_cast<size_t>(t * Dr + half * h + i)] = std::cos(theta);
+      }
+    }
+  }
+}
+
+inline MlaPrologCase make_mla_prolog_case(const MlaPrologCaseConfig& cfg) {
+  MlaPrologCase c;
+  c.cfg = cfg;
+  const MlaPrologScenario sc = cfg.scenario;
+  const bool full = mla_prolog_is_full_quant(sc);
+  const bool partial = mla_prolog_is_partial_quant(sc);
+  const bool kvq = mla_prolog_is_kv_quant(sc);
+  const bool full_kvq = sc == MlaPrologScenario::kFullQuantKvQuant;
+  const bool partial_kvq = sc == MlaPrologScenario::kPartialQuantKvQuant;
+  const int64_t T = cfg.T(), He = cfg.He, Hcq = cfg.Hcq, N = cfg.N, D = cfg.D, Dr = cfg.Dr, Hckv = cfg.Hckv;
+  const int64_t uq_cols = N * (D + Dr);
+  auto tok = [&](std::initializer_list<int64_t> tail) {
+    std::vector<int64_t> dims = cfg.bsh ? std::vector<int64_t>{cfg.B, cfg.S} : std::vector<int64_t>{T};
+    dims.insert(dims.end(), tail.begin(), tail.end());
+    return dims;
+  };
+
+  // inputs
+  if (full) {
+    c.token_x = from_values(DType::kInt8, tok({He}), int_values(T * He, tensor_seed(cfg.seed, 1), -100, 100));
+  } else {
+    c.token_x = from_values(DType::kBFloat16, tok({He}), uniform_values(T * He, tensor_seed(cfg.seed, 1), -1, 1));
+  }
+  c.weight_dq = make_lora_weight(cfg, 2, He, Hcq, full);
+  c.weight_uq_qr = make_lora_weight(cfg, 3, Hcq, uq_cols, full || partial);
+  c.weight_uk = random_bf16({N, D, Hckv}, tensor_seed(cfg.seed, 4), -0.25, 0.25);
+  c.weight_dkv_kr = make_lora_weight(cfg, 5, He, Hckv + Dr, full);
+  c.rmsnorm_gamma_cq = random_bf16({Hcq}, tensor_seed(cfg.seed, 6), 0.5, 1.5);
+  c.rmsnorm_gamma_ckv = random_bf16({Hckv}, tensor_seed(cfg.seed, 7), 0.5, 1.5);
+  std::vector<double> sin_v, cos_v;
+  make_rope_tables(cfg, &sin_v, &cos_v);
+  c.rope_sin = from_values(DType::kBFloat16, tok({Dr}), sin_v);
+  c.rope_cos = from_values(DType::kBFloat16, tok({Dr}), cos_v);
+
+  // cacheIndex: distinct slots (a seeded permutation) when the cache has room, else 0
+  const int64_t slots = cfg.block_num * cfg.block_size;
+  std::vector<double> idx(static_cast<size_t>(T), 0.0);
+  if (slots > 0) {
+    std::vector<int64_t> perm(static_cast<size_t>(slots));
+    std::iota(perm.begin(), perm.end(), int64_t{0});
+    Rng rng(tensor_seed(cfg.seed, 8));
+    std::shuffle(perm.begin(), perm.end(), rng.engine());
+    for (int64_t t = 0; t < T; ++t) idx[static_cast<size_t>(t)] = static_cast<double>(perm[static_cast<size_t>(t % slots)]);
+  }
+  c.cache_index = from_values(DType::kInt64, cfg.bsh ? std::vector<int64_t>{cfg.B, cfg.S} : std::vector<int64_t>{T}, idx);
+
+  c.kv_cache = make_tensor(kvq ? DType::kInt8 : DType::kBFloat16, {cfg.block_num, cfg.block_size, 1, Hckv});
+  c.kr_cache = make_tensor(partial_kvq ? DType::kInt8 : DType::kBFloat16, {cfg.block_num, cfg.block_size, 1, Dr});
+
+  // scales
+  auto w_scale = [&](int id, int64_t n) {
+    return cfg.unit_weight_scales ? from_values(DType::kFloat32, {1, n}, std::vector<double>(static_cast<size_t>(n), 1.0))
+                                  : random_f32({1, n}, tensor_seed(cfg.seed, id), 0.005, 0.015);
+  };
+  if (full) {
+    c.dequant_scale_x = random_f32({T, 1}, tensor_seed(cfg.seed, 9), 0.005, 0.015);
+    c.dequant_scale_w_dq = w_scale(10, Hcq);
+    c.dequant_scale_w_dkv_kr = w_scale(12, Hckv + Dr);
+  }
+  if (full || partial) {
+    c.dequant_scale_w_uq_qr = w_scale(11, uq_cols);
+    if (cfg.smooth) c.smooth_scales_cq = random_f32({1, Hcq}, tensor_seed(cfg.seed, 15), 0.5, 1.5);
+  }
+  if (kvq) c.quant_scale_ckv = random_f32({1, Hckv}, tensor_seed(cfg.seed, 13), 10, 30);
+  if (partial_kvq) c.quant_scale_ckr = random_f32({1, Dr}, tensor_seed(cfg.seed, 14), 20, 60);
+
+  // outputs
+  c.query_out = make_tensor(full_kvq ? DType::kInt8 : DType::kBFloat16, tok({N, Hckv}));
+  c.query_rope_out = make_tensor(DType::kBFloat16, tok({N, Dr}));
+  if (cfg.q_nope_out) {
+    c.dequant_scale_q_nope_out = full_kvq ? make_tensor(DType::kFloat32, {T, N, 1}) : make_tensor(DType::kFloat32, {1});
+  }
+  c.reset_outputs();
+  return c;
+}
+
+}  // namespace mlaops::testdata
