@@ -304,4 +304,20 @@ Status mla_prolog_run(const MlaPrologParams& p, const MlaPrologPlan& plan, void*
   return kSuccess;
 }
 
+Status mla_prolog_workspace_size(const MlaPrologParams& p, uint64_t* workspace_size) {
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mla_prolog: workspace_size: out-pointer is null");
+  MlaPrologPlan plan;
+  MLAOPS_TRY(mla_prolog_check(p, MlaPrologCheckOptions{}, &plan));
+  *workspace_size = static_cast<uint64_t>(plan.workspace_bytes);
+  return kSuccess;
+}
+
+Status mla_prolog(const MlaPrologParams& p, void* workspace, uint64_t workspace_size) {
+  MlaPrologPlan plan;
+  MLAOPS_TRY(mla_prolog_check(p, MlaPrologCheckOptions{}, &plan));
+  MLAOPS_CHECK(plan.workspace_bytes == 0 || workspace != nullptr, kParamNullptr,
+               "mla_prolog: workspace: null, but %lld bytes are needed", (long long)plan.workspace_bytes);
+  return mla_prolog_run(p, plan, workspace, workspace_size, "mla_prolog");
+}
+
 }  // namespace mlaops

@@ -48,6 +48,12 @@ namespace mlaops {
 // last_error_message()) before anything is written.
 Status mla_prolog_ref(const MlaPrologParams& p);
 
+// The reference's own derivation of the shape symbols (as the vendor tiling does, §A.7.3):
+// B, S, He from token_x (3-D) or T, He (2-D); Hcq from weight_dq (dim 1 of a 2-D view, or
+// rmsnorm_gamma_cq for a padded 4-D NZ view); N, D from weight_uk; Dr from rope_cos; BlockNum,
+// BlockSize, Hckv from kv_cache.
+Status mla_prolog_dims(const MlaPrologParams& p, MlaPrologDims* out);
+
 // ---- the pieces, exposed for hand-checked tests ----
 
 // RmsNorm(v[n], gamma[n], eps) = v / sqrt(sum(v*v)/n + eps) * gamma.

@@ -123,12 +123,12 @@ struct MlaPrologDims {
   bool bsh = false;  // token_x is [B, S, He] (true) or [T, He] (false)
 };
 
-// Derives the dims: B, S, He from token_x (3-D) or T, He (2-D); Hcq from weight_dq (dim 1 of
-// a 2-D view; for a 4-D NZ storage view, whose column count is padded to c0, from
-// rmsnorm_gamma_cq); N, D from weight_uk dims 0, 1; Dr from the last dim of rope_cos;
-// BlockNum, BlockSize, Hckv from kv_cache dims 0, 1, 3. Checks only what the derivation needs
-// (ranks, non-negative dims, T = B*S fitting int64): kParamInvalid otherwise, with a message.
-// Defined in reference/mla_prolog_ref.cpp for now (mlaops_reference).
-MLAOPS_API Status mla_prolog_dims(const MlaPrologParams& p, MlaPrologDims* out);
+// ---- the C++ API ----
+// Any consistent shape is accepted here (He, Hcq, N, D, Dr, Hckv, BlockSize any positive size,
+// Dr even; bf16 weights FRACTAL_NZ or ND [K, N]; int8 weights FRACTAL_NZ); the aclnn entry points
+// add the vendor's shape ranges. Every rule of docs/ops/mla_prolog.md is checked first; on error
+// nothing is written. mla_prolog() then checks every cacheIndex value before its first write.
+MLAOPS_API Status mla_prolog_workspace_size(const MlaPrologParams& p, uint64_t* workspace_size);
+MLAOPS_API Status mla_prolog(const MlaPrologParams& p, void* workspace, uint64_t workspace_size);
 
 }  // namespace mlaops

@@ -21,16 +21,14 @@ using testdata::HostTensor;
 using testdata::MlaPrologCase;
 using testdata::MlaPrologCaseConfig;
 
-// The C++ API path (no vendor ranges): check, workspace, run.
+// The C++ API path (no vendor ranges): workspace size, then run.
 inline Status run_fast(const MlaPrologCase& c) {
   const MlaPrologParams p = c.params();
-  MlaPrologCheckOptions o;
-  o.op = "mla_prolog";
-  MlaPrologPlan plan;
-  Status s = mla_prolog_check(p, o, &plan);
+  uint64_t bytes = 0;
+  Status s = mla_prolog_workspace_size(p, &bytes);
   if (s != kSuccess) return s;
-  std::vector<uint8_t> ws(static_cast<size_t>(plan.workspace_bytes) + 64);
-  return mla_prolog_run(p, plan, ws.data(), ws.size(), "mla_prolog");
+  std::vector<uint8_t> ws(static_cast<size_t>(bytes) + 1);
+  return mla_prolog(p, ws.data(), bytes);
 }
 
 inline std::string describe(const MlaPrologCaseConfig& c) {

@@ -1,0 +1,727 @@
+// Float64 golden reference of FusedInferAttentionScoreV4 (spec fused-infer-attention-score.md §6).
+//
+// Structure (mirrors the golden pseudo-code):
+//   0. scope checks (features outside issue 4 -> "not supported yet"), empty-tensor rules
+//   1. layouts and shapes: query / key / value / rope / output / lse, contiguous or paged KV
+//   2. per-batch lengths actQ[b], actKV[b] (+ starts of packed TND/NTD batches)
+//   3. mask form (explicit full mask or the analytic 2048 template), block-table pre-pass
+//   4. per batch: gather canonical K[h][j][D+DR], V[h][j][V_D]; per head and query row: scores in
+//      double, mask, softmax, P*V, lse; rows without any valid column -> 0 / +inf
+// Every check runs before the first write, so a rejected call leaves the outputs untouched.
+#include "fused_infer_attention_score_v4_ref.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "../core/element_access.h"
+#include "../core/error.h"
+
+namespace mlaops {
+
+// ------------------------------------------------------------------------------------------
+// Layout strings (shared with the operator).
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+struct LayoutRow {
+  const char* name;
+  FiaLayout in;
+  FiaLayout out;
+};
+// The A2/A3 V4 checker list (spec §2.1).
+constexpr LayoutRow kLayoutRows[] = {
+    {"BSH", FiaLayout::kBSH, FiaLayout::kBSH},
+    {"BSND", FiaLayout::kBSND, FiaLayout::kBSND},
+    {"BNSD", FiaLayout::kBNSD, FiaLayout::kBNSD},
+    {"TND", FiaLayout::kTND, FiaLayout::kTND},
+    {"NTD", FiaLayout::kNTD, FiaLayout::kNTD},
+    {"BSH_BNSD", FiaLayout::kBSH, FiaLayout::kBNSD},
+    {"BSND_BNSD", FiaLayout::kBSND, FiaLayout::kBNSD},
+    {"BNSD_BSND", FiaLayout::kBNSD, FiaLayout::kBSND},
+    {"NTD_TND", FiaLayout::kNTD, FiaLayout::kTND},
+    {"TND_NTD", FiaLayout::kTND, FiaLayout::kNTD},
+    {"BSH_NBSD", FiaLayout::kBSH, FiaLayout::kNBSD},
+    {"BSND_NBSD", FiaLayout::kBSND, FiaLayout::kNBSD},
+    {"BNSD_NBSD", FiaLayout::kBNSD, FiaLayout::kNBSD},
+};
+
+}  // namespace
+
+bool parse_fia_layout(const std::string& layout, FiaLayout* in, FiaLayout* out) {
+  for (const LayoutRow& r : kLayoutRows) {
+    if (layout == r.name) {
+      if (in != nullptr) *in = r.in;
+      if (out != nullptr) *out = r.out;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* fia_layout_name(FiaLayout layout) {
+  switch (layout) {
+    case FiaLayout::kBSH: return "BSH";
+    case FiaLayout::kBSND: return "BSND";
+    case FiaLayout::kBNSD: return "BNSD";
+    case FiaLayout::kTND: return "TND";
+    case FiaLayout::kNTD: return "NTD";
+    case FiaLayout::kNBSD: return "NBSD";
+  }
+  return "?";
+}
+
+// ------------------------------------------------------------------------------------------
+// Reference.
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kOp = "fused_infer_attention_score_v4_ref";
+
+// Local checked helpers (core/checked_math.h is not reachable from this target's include path).
+bool mul_ok(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool is_half(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+
+// Shape of a (non-paged) sequence tensor in a layout. For packed layouts b = -1 and s = T.
+struct SeqShape {
+  int64_t b = -1;
+  int64_t s = 0;
+  int64_t d = 0;
+};
+
+// Element (b, n, s, k) of a non-paged sequence tensor; for packed layouts `s` is the absolute
+// token index (the caller adds the batch start) and b is unused.
+struct SeqAccess {
+  const TensorView* t = nullptr;
+  FiaLayout layout = FiaLayout::kBSH;
+  int64_t d = 0;  // head dim (BSH: the hidden dim is heads * d)
+
+  int64_t offset(int64_t b, int64_t n, int64_t s, int64_t k) const {
+    int64_t idx[4] = {0, 0, 0, 0};
+    switch (layout) {
+      case FiaLayout::kBSH: idx[0] = b; idx[1] = s; idx[2] = n * d + k; break;
+      case FiaLayout::kBSND: idx[0] = b; idx[1] = s; idx[2] = n; idx[3] = k; break;
+      case FiaLayout::kBNSD: idx[0] = b; idx[1] = n; idx[2] = s; idx[3] = k; break;
+      case FiaLayout::kNBSD: idx[0] = n; idx[1] = b; idx[2] = s; idx[3] = k; break;
+      case FiaLayout::kTND: idx[0] = s; idx[1] = n; idx[2] = k; break;
+      case FiaLayout::kNTD: idx[0] = n; idx[1] = s; idx[2] = k; break;
+    }
+    return elem_offset(*t, idx);
+  }
+  double load(int64_t b, int64_t n, int64_t s, int64_t k) const { return load_f64(*t, offset(b, n, s, k)); }
+};
+
+// Parses a non-paged input tensor (query, key, value, ropes) of layout `l` with `heads` heads.
+Status parse_seq(const TensorView& t, FiaLayout l, int64_t heads, const char* name, SeqShape* out) {
+  const int want_rank = (l == FiaLayout::kBSND || l == FiaLayout::kBNSD) ? 4 : 3;
+  MLAOPS_CHECK(t.rank == want_rank, kParamInvalid, "%s: %s: rank must match layout %s; allowed %d, got %d", kOp,
+               name, fia_layout_name(l), want_rank, t.rank);
+  for (int i = 0; i < t.rank; ++i)
+    MLAOPS_CHECK(t.dims[i] >= 0, kParamInvalid, "%s: %s: dim %d is negative (%lld)", kOp, name, i,
+                 static_cast<long long>(t.dims[i]));
+  int64_t n = heads;
+  switch (l) {
+    case FiaLayout::kBSH:
+      out->b = t.dims[0];
+      out->s = t.dims[1];
+      MLAOPS_CHECK(t.dims[2] % heads == 0, kParamInvalid,
+                   "%s: %s: hidden dim must be a multiple of the head count; allowed multiple of %lld, got %lld",
+                   kOp, name, static_cast<long long>(heads), static_cast<long long>(t.dims[2]));
+      out->d = t.dims[2] / heads;
+      break;
+    case FiaLayout::kBSND: out->b = t.dims[0]; out->s = t.dims[1]; n = t.dims[2]; out->d = t.dims[3]; break;
+    case FiaLayout::kBNSD: out->b = t.dims[0]; n = t.dims[1]; out->s = t.dims[2]; out->d = t.dims[3]; break;
+    case FiaLayout::kTND: out->b = -1; out->s = t.dims[0]; n = t.dims[1]; out->d = t.dims[2]; break;
+    case FiaLayout::kNTD: out->b = -1; n = t.dims[0]; out->s = t.dims[1]; out->d = t.dims[2]; break;
+    case FiaLayout::kNBSD: return fail(kParamInvalid, "%s: %s: NBSD is an output layout only", kOp, name);
+  }
+  MLAOPS_CHECK(n == heads, kParamInvalid, "%s: %s: head dim of the shape must equal the head count; allowed %lld, got %lld",
+               kOp, name, static_cast<long long>(heads), static_cast<long long>(n));
+  return kSuccess;
+}
+
+// A paged KV pool (spec §2.9), layout decided by rank:
+//   3 BnBsH [blockNum, blockSize, KV_N*D], 4 BnNBsD [blockNum, KV_N, blockSize, D],
+//   5 NZ [blockNum, KV_N, D/c0, blockSize, c0] (c0 = 16 for FP16/BF16).
+struct PagedAccess {
+  const TensorView* t = nullptr;
+  int64_t block_num = 0;
+  int64_t block_size = 0;
+  int64_t d = 0;
+  int64_t c0 = 0;
+
+  int64_t offset(int64_t blk, int64_t h, int64_t slot, int64_t k) const {
+    int64_t idx[5] = {blk, 0, 0, 0, 0};
+    if (t->rank == 3) {
+      idx[1] = slot;
+      idx[2] = h * d + k;
+    } else if (t->rank == 4) {
+      idx[1] = h;
+      idx[2] = slot;
+      idx[3] = k;
+    } else {
+      idx[1] = h;
+      idx[2] = k / c0;
+      idx[3] = slot;
+      idx[4] = k % c0;
+    }
+    return elem_offset(*t, idx);
+  }
+  double load(int64_t blk, int64_t h, int64_t slot, int64_t k) const { return load_f64(*t, offset(blk, h, slot, k)); }
+};
+
+Status parse_paged(const TensorView& t, int64_t kv_heads, const char* name, PagedAccess* out) {
+  MLAOPS_CHECK(t.rank >= 3 && t.rank <= 5, kParamInvalid,
+               "%s: %s: paged cache rank; allowed 3 (BnBsH), 4 (BnNBsD) or 5 (NZ), got %d", kOp, name, t.rank);
+  for (int i = 0; i < t.rank; ++i)
+    MLAOPS_CHECK(t.dims[i] >= 0, kParamInvalid, "%s: %s: dim %d is negative (%lld)", kOp, name, i,
+                 static_cast<long long>(t.dims[i]));
+  out->t = &t;
+  out->block_num = t.dims[0];
+  int64_t n = kv_heads;
+  if (t.rank == 3) {
+    out->block_size = t.dims[1];
+    MLAOPS_CHECK(t.dims[2] % kv_heads == 0, kParamInvalid,
+                 "%s: %s: BnBsH hidden dim must be a multiple of numKeyValueHeads; allowed multiple of %lld, got %lld",
+                 kOp, name, static_cast<long long>(kv_heads), static_cast<long long>(t.dims[2]));
+    out->d = t.dims[2] / kv_heads;
+  } else if (t.rank == 4) {
+    n = t.dims[1];
+    out->block_size = t.dims[2];
+    out->d = t.dims[3];
+  } else {
+    n = t.dims[1];
+    out->block_size = t.dims[3];
+    out->c0 = t.dims[4];
+    MLAOPS_CHECK(out->c0 == 16, kParamInvalid, "%s: %s: NZ cache last dim (c0) for FP16/BF16; allowed 16, got %lld",
+                 kOp, name, static_cast<long long>(out->c0));
+    MLAOPS_CHECK(mul_ok(t.dims[2], out->c0, &out->d), kParamInvalid, "%s: %s: head dim overflows", kOp, name);
+  }
+  MLAOPS_CHECK(n == kv_heads, kParamInvalid, "%s: %s: KV_N of the cache shape; allowed %lld, got %lld", kOp, name,
+               static_cast<long long>(kv_heads), static_cast<long long>(n));
+  return kSuccess;
+}
+
+// Per-batch lengths from a (1) / (B) / (>B) array (spec §2.3); nullptr => the extent.
+Status decode_lengths(const std::vector<int64_t>* a, int64_t batch, int64_t extent, const char* name,
+                      std::vector<int64_t>* out) {
+  out->assign(static_cast<size_t>(batch), extent);
+  if (a == nullptr) return kSuccess;
+  const int64_t len = static_cast<int64_t>(a->size());
+  MLAOPS_CHECK(len == 1 || len >= batch, kParamInvalid, "%s: %s: length; allowed 1 or >= B (%lld), got %lld", kOp,
+               name, static_cast<long long>(batch), static_cast<long long>(len));
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t v = (*a)[static_cast<size_t>(len == 1 ? 0 : b)];
+    MLAOPS_CHECK(v >= 0 && v <= extent, kParamInvalid, "%s: %s[%lld]: allowed [0, %lld], got %lld", kOp, name,
+                 static_cast<long long>(len == 1 ? 0 : b), static_cast<long long>(extent), static_cast<long long>(v));
+    (*out)[static_cast<size_t>(b)] = v;
+  }
+  return kSuccess;
+}
+
+// Cumulative lengths of a packed (TND/NTD) tensor: a[b] - a[b-1], starts a[b-1], last == total.
+Status decode_cumulative(const std::vector<int64_t>* a, int64_t batch, int64_t total, const char* name,
+                         std::vector<int64_t>* len, std::vector<int64_t>* start) {
+  MLAOPS_CHECK(a != nullptr, kParamInvalid, "%s: %s: required for TND/NTD layouts", kOp, name);
+  MLAOPS_CHECK(static_cast<int64_t>(a->size()) == batch, kParamInvalid,
+               "%s: %s: length of a cumulative array; allowed %lld (B), got %lld", kOp, name,
+               static_cast<long long>(batch), static_cast<long long>(a->size()));
+  len->assign(static_cast<size_t>(batch), 0);
+  start->assign(static_cast<size_t>(batch), 0);
+  int64_t prev = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t v = (*a)[static_cast<size_t>(b)];
+    MLAOPS_CHECK(v >= prev, kParamInvalid, "%s: %s[%lld]: cumulative values must be non-decreasing and >= 0; got %lld after %lld",
+                 kOp, name, static_cast<long long>(b), static_cast<long long>(v), static_cast<long long>(prev));
+    (*start)[static_cast<size_t>(b)] = prev;
+    (*len)[static_cast<size_t>(b)] = v - prev;
+    prev = v;
+  }
+  MLAOPS_CHECK(prev == total, kParamInvalid, "%s: %s: last cumulative value must equal T; allowed %lld, got %lld", kOp,
+               name, static_cast<long long>(total), static_cast<long long>(prev));
+  return kSuccess;
+}
+
+// How the mask is read for sparse modes 0/1 (explicit full mask).
+struct MaskAccess {
+  const TensorView* t = nullptr;
+  bool batch_broadcast = false;  // batch dim is 1
+  bool rank2_rows_are_batch = false;  // 2-D (B, KV_S) form of Q_S == 1
+
+  bool masked(int64_t b, int64_t i, int64_t j) const {
+    int64_t idx[4] = {0, 0, 0, 0};
+    const int64_t bb = batch_broadcast ? 0 : b;
+    switch (t->rank) {
+      case 2:
+        if (rank2_rows_are_batch) {
+          idx[0] = bb;
+        } else {
+          idx[0] = i;
+        }
+        idx[1] = j;
+        break;
+      case 3: idx[0] = bb; idx[1] = i; idx[2] = j; break;
+      default: idx[0] = bb; idx[1] = 0; idx[2] = i; idx[3] = j; break;
+    }
+    return load_f64(*t, elem_offset(*t, idx)) != 0.0;
+  }
+};
+
+bool is_2048_template(const TensorView& m) {
+  if (m.rank < 2 || m.rank > 4) return false;
+  for (int i = 0; i < m.rank - 2; ++i)
+    if (m.dims[i] != 1) return false;
+  return m.dim(-1) == 2048 && m.dim(-2) == 2048;
+}
+
+// Inputs outside the scope of issue 4.
+Status check_scope(const FiaParams& p) {
+  struct Opt {
+    const void* ptr;
+    const char* name;
+  };
+  const Opt opts[] = {
+      {p.pse_shift, "pseShift"},
+      {p.deq_scale1, "deqScale1"},
+      {p.quant_scale1, "quantScale1"},
+      {p.deq_scale2, "deqScale2"},
+      {p.quant_scale2, "quantScale2 (post-quant output)"},
+      {p.quant_offset2, "quantOffset2 (post-quant output)"},
+      {p.antiquant_scale, "antiquantScale"},
+      {p.antiquant_offset, "antiquantOffset"},
+      {p.query_padding_size, "queryPaddingSize (left padding)"},
+      {p.kv_padding_size, "kvPaddingSize (left padding)"},
+      {p.key_antiquant_scale, "keyAntiquantScale"},
+      {p.key_antiquant_offset, "keyAntiquantOffset"},
+      {p.value_antiquant_scale, "valueAntiquantScale"},
+      {p.value_antiquant_offset, "valueAntiquantOffset"},
+      {p.key_shared_prefix, "keySharedPrefix"},
+      {p.value_shared_prefix, "valueSharedPrefix"},
+      {p.actual_shared_prefix_len, "actualSharedPrefixLen"},
+      {p.key_rope_antiquant_scale, "keyRopeAntiquantScale"},
+      {p.dequant_scale_query, "dequantScaleQuery (query quant)"},
+      {p.learnable_sink, "learnableSink"},
+  };
+  for (const Opt& o : opts)
+    MLAOPS_CHECK(o.ptr == nullptr, kParamInvalid, "%s: %s is not supported yet", kOp, o.name);
+  MLAOPS_CHECK(p.key.size() <= 1 && p.value.size() <= 1, kParamInvalid,
+               "%s: key/value tensor lists with more than one tensor are not supported yet (got %zu / %zu)", kOp,
+               p.key.size(), p.value.size());
+  MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode 9 (tree mask) is not supported yet", kOp);
+  if (p.query.dtype == DType::kInt8)
+    return fail(kParamInvalid, "%s: INT8 query (full quant) is not supported yet", kOp);
+  for (const auto* list : {&p.key, &p.value}) {
+    for (const TensorView& t : *list) {
+      if (t.dtype == DType::kInt8 || t.dtype == DType::kInt32 || t.dtype == DType::kInt4)
+        return fail(kParamInvalid, "%s: %s KV (antiquant) is not supported yet", kOp, dtype_name(t.dtype));
+    }
+  }
+  MLAOPS_CHECK(p.attention_out.dtype != DType::kInt8, kParamInvalid,
+               "%s: INT8 attentionOut (post-quant) is not supported yet", kOp);
+  return kSuccess;
+}
+
+// Writes `v` to every element of t (rank-generic, through its strides).
+void fill_all(const TensorView& t, double v) {
+  const int64_t n = t.numel();
+  for (int64_t i = 0; i < n; ++i) store_f64(t, linear_to_offset(t, i), v);
+}
+
+// Saturating position arithmetic for the band rules (pre/next may be near INT64 limits).
+using Wide = __int128;
+
+}  // namespace
+
+Status fused_infer_attention_score_v4_ref(const FiaParams& p) {
+  // ---------- 0. scope, presence, empty tensors ----------
+  MLAOPS_TRY(check_scope(p));
+  MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
+  const TensorView& q = p.query;
+  const TensorView& key = p.key[0];
+  const TensorView& value = p.value[0];
+  const TensorView& out = p.attention_out;
+  const TensorView* lse = p.softmax_lse_flag ? p.softmax_lse : nullptr;
+  MLAOPS_CHECK(!p.softmax_lse_flag || p.softmax_lse != nullptr, kParamNullptr,
+               "%s: softmaxLse: required when softmaxLseFlag is true", kOp);
+  for (const TensorView* t : {&q, &key, &value, &out})
+    for (int i = 0; i < t->rank; ++i)
+      MLAOPS_CHECK(t->dims[i] >= 0, kParamInvalid, "%s: negative dim %lld", kOp, static_cast<long long>(t->dims[i]));
+  // §2.19: an empty query or output -> nothing to do; empty key/value -> zeros / +inf lse.
+  if (q.empty() || out.empty()) return kSuccess;
+  MLAOPS_CHECK(q.data != nullptr && out.data != nullptr, kParamNullptr, "%s: query/attentionOut data is null", kOp);
+  const bool out_dtype_ok = is_half(out.dtype) || out.dtype == DType::kFloat32 || out.dtype == DType::kFloat64;
+  MLAOPS_CHECK(out_dtype_ok, kParamInvalid, "%s: attentionOut dtype; allowed FLOAT16, BF16 (FLOAT, DOUBLE), got %s",
+               kOp, dtype_name(out.dtype));
+  if (lse != nullptr) {
+    MLAOPS_CHECK(lse->dtype == DType::kFloat32, kParamInvalid, "%s: softmaxLse dtype; allowed FLOAT, got %s", kOp,
+                 dtype_name(lse->dtype));
+    MLAOPS_CHECK(lse->empty() || lse->data != nullptr, kParamNullptr, "%s: softmaxLse data is null", kOp);
+  }
+  if (key.empty() || value.empty()) {
+    fill_all(out, 0.0);
+    if (lse != nullptr) fill_all(*lse, std::numeric_limits<double>::infinity());
+    return kSuccess;
+  }
+  MLAOPS_CHECK(key.data != nullptr && value.data != nullptr, kParamNullptr, "%s: key/value data is null", kOp);
+
+  // ---------- 1. attributes, layouts, shapes ----------
+  FiaLayout in_l = FiaLayout::kBSH, out_l = FiaLayout::kBSH;
+  MLAOPS_CHECK(parse_fia_layout(p.input_layout, &in_l, &out_l), kParamInvalid,
+               "%s: inputLayout: allowed BSH, BSND, BNSD, TND, NTD, BSH_BNSD, BSND_BNSD, BNSD_BSND, NTD_TND, TND_NTD, "
+               "BSH_NBSD, BSND_NBSD, BNSD_NBSD, got \"%.64s\"", kOp, p.input_layout.c_str());
+  const int64_t N = p.num_heads;
+  MLAOPS_CHECK(N > 0, kParamInvalid, "%s: numHeads must be > 0, got %lld", kOp, static_cast<long long>(N));
+  MLAOPS_CHECK(p.num_key_value_heads >= 0, kParamInvalid, "%s: numKeyValueHeads must be >= 0, got %lld", kOp,
+               static_cast<long long>(p.num_key_value_heads));
+  const int64_t KVN = p.num_key_value_heads == 0 ? N : p.num_key_value_heads;
+  MLAOPS_CHECK(N % KVN == 0, kParamInvalid, "%s: numHeads (%lld) must be a multiple of numKeyValueHeads (%lld)", kOp,
+               static_cast<long long>(N), static_cast<long long>(KVN));
+  const int64_t G = N / KVN;
+  MLAOPS_CHECK(p.sparse_mode >= 0 && p.sparse_mode <= 4, kParamInvalid, "%s: sparseMode: allowed 0..4, got %lld", kOp,
+               static_cast<long long>(p.sparse_mode));
+  MLAOPS_CHECK(p.inner_precise >= 0 && p.inner_precise <= 3, kParamInvalid,
+               "%s: innerPrecise: allowed 0..3, got %lld", kOp, static_cast<long long>(p.inner_precise));
+  MLAOPS_CHECK(is_half(q.dtype), kParamInvalid, "%s: query dtype; allowed FLOAT16, BF16, got %s", kOp,
+               dtype_name(q.dtype));
+  MLAOPS_CHECK(key.dtype == q.dtype && value.dtype == q.dtype, kParamInvalid,
+               "%s: key/value dtype must equal the query dtype (%s), got %s / %s", kOp, dtype_name(q.dtype),
+               dtype_name(key.dtype), dtype_name(value.dtype));
+  const bool rope = p.query_rope != nullptr || p.key_rope != nullptr;
+  MLAOPS_CHECK(!rope || (p.query_rope != nullptr && p.key_rope != nullptr), kParamInvalid,
+               "%s: queryRope and keyRope must be given together", kOp);
+  if (rope) {
+    MLAOPS_CHECK(p.query_rope->dtype == q.dtype && p.key_rope->dtype == q.dtype, kParamInvalid,
+                 "%s: queryRope/keyRope dtype must equal the query dtype (%s), got %s / %s", kOp, dtype_name(q.dtype),
+                 dtype_name(p.query_rope->dtype), dtype_name(p.key_rope->dtype));
+    MLAOPS_CHECK((p.query_rope->empty() || p.query_rope->data != nullptr) &&
+                     (p.key_rope->empty() || p.key_rope->data != nullptr),
+                 kParamNullptr,
+                 "%s: queryRope/keyRope data is null", kOp);
+  }
+
+  const bool packed = fia_layout_is_packed(in_l);
+  SeqShape qs;
+  MLAOPS_TRY(parse_seq(q, in_l, N, "query", &qs));
+  const int64_t QS = qs.s;  // Q_S, or T_q when packed
+  const int64_t QD = qs.d;
+  int64_t DR = 0;
+  if (rope) {
+    SeqShape rs;
+    MLAOPS_TRY(parse_seq(*p.query_rope, in_l, N, "queryRope", &rs));
+    MLAOPS_CHECK(rs.b == qs.b && rs.s == qs.s, kParamInvalid, "%s: queryRope batch/sequence must equal the query's", kOp);
+    DR = rs.d;
+  }
+
+  // Batch and query lengths (§2.3).
+  int64_t B = 0;
+  std::vector<int64_t> act_q, q_start;
+  if (packed) {
+    MLAOPS_CHECK(p.actual_seq_lengths != nullptr, kParamInvalid, "%s: actualSeqLengths: required for TND/NTD", kOp);
+    B = static_cast<int64_t>(p.actual_seq_lengths->size());
+    MLAOPS_TRY(decode_cumulative(p.actual_seq_lengths, B, QS, "actualSeqLengths", &act_q, &q_start));
+  } else {
+    B = qs.b;
+    if (QS == 1) {
+      act_q.assign(static_cast<size_t>(B), 1);  // Q_S == 1, non-TND: actualSeqLengths ignored (IFA path)
+    } else {
+      MLAOPS_TRY(decode_lengths(p.actual_seq_lengths, B, QS, "actualSeqLengths", &act_q));
+    }
+    q_start.assign(static_cast<size_t>(B), 0);
+  }
+
+  // Key / value / keyRope: contiguous or paged.
+  const bool paged = p.block_table != nullptr;
+  SeqAccess k_seq, v_seq, kr_seq;
+  PagedAccess k_pg, v_pg, kr_pg;
+  int64_t KD = 0, VD = 0, kv_extent = 0;  // kv_extent: KV_S (T_kv when packed; logical max when paged)
+  std::vector<int64_t> act_kv, kv_start(static_cast<size_t>(B), 0);
+  const TensorView* bt = p.block_table;
+  if (paged) {
+    MLAOPS_TRY(parse_paged(key, KVN, "key", &k_pg));
+    MLAOPS_TRY(parse_paged(value, KVN, "value", &v_pg));
+    KD = k_pg.d;
+    VD = v_pg.d;
+    MLAOPS_CHECK(v_pg.block_num == k_pg.block_num && v_pg.block_size == k_pg.block_size, kParamInvalid,
+                 "%s: value: paged blockNum/blockSize must equal key's", kOp);
+    if (rope) {
+      MLAOPS_TRY(parse_paged(*p.key_rope, KVN, "keyRope", &kr_pg));
+      MLAOPS_CHECK(kr_pg.block_num == k_pg.block_num && kr_pg.block_size == k_pg.block_size, kParamInvalid,
+                   "%s: keyRope: paged blockNum/blockSize must equal key's", kOp);
+      MLAOPS_CHECK(kr_pg.d == DR, kParamInvalid, "%s: keyRope head dim must equal queryRope's (%lld), got %lld", kOp,
+                   static_cast<long long>(DR), static_cast<long long>(kr_pg.d));
+    }
+    MLAOPS_CHECK(p.block_size > 0 && p.block_size == k_pg.block_size, kParamInvalid,
+                 "%s: blockSize must equal the cache block size (%lld), got %lld", kOp,
+                 static_cast<long long>(k_pg.block_size), static_cast<long long>(p.block_size));
+    MLAOPS_CHECK(bt->rank == 2 && bt->dtype == DType::kInt32, kParamInvalid,
+                 "%s: blockTable: allowed INT32 rank 2, got %s rank %d", kOp, dtype_name(bt->dtype), bt->rank);
+    MLAOPS_CHECK(bt->dims[0] == B && bt->dims[1] >= 0, kParamInvalid, "%s: blockTable dim 0 must equal B (%lld), got %lld",
+                 kOp, static_cast<long long>(B), static_cast<long long>(bt->dims[0]));
+    MLAOPS_CHECK(mul_ok(bt->dims[1], k_pg.block_size, &kv_extent), kParamInvalid, "%s: blockTable extent overflows", kOp);
+    MLAOPS_CHECK(p.actual_seq_lengths_kv != nullptr, kParamInvalid,
+                 "%s: actualSeqLengthsKv: required with paged attention", kOp);
+    MLAOPS_TRY(decode_lengths(p.actual_seq_lengths_kv, B, kv_extent, "actualSeqLengthsKv", &act_kv));
+    MLAOPS_CHECK(B == 0 || bt->data != nullptr, kParamNullptr, "%s: blockTable data is null", kOp);
+  } else {
+    SeqShape ks, vs;
+    MLAOPS_TRY(parse_seq(key, in_l, KVN, "key", &ks));
+    MLAOPS_TRY(parse_seq(value, in_l, KVN, "value", &vs));
+    MLAOPS_CHECK(ks.b == qs.b && vs.b == qs.b, kParamInvalid,
+                 "%s: key/value batch must equal the query batch (%lld), got %lld / %lld", kOp,
+                 static_cast<long long>(qs.b), static_cast<long long>(ks.b), static_cast<long long>(vs.b));
+    MLAOPS_CHECK(vs.s == ks.s, kParamInvalid, "%s: value sequence (%lld) must equal key sequence (%lld)", kOp,
+                 static_cast<long long>(vs.s), static_cast<long long>(ks.s));
+    KD = ks.d;
+    VD = vs.d;
+    kv_extent = ks.s;
+    k_seq = {&key, in_l, KD};
+    v_seq = {&value, in_l, VD};
+    if (rope) {
+      SeqShape krs;
+      MLAOPS_TRY(parse_seq(*p.key_rope, in_l, KVN, "keyRope", &krs));
+      MLAOPS_CHECK(krs.b == ks.b && krs.s == ks.s, kParamInvalid, "%s: keyRope batch/sequence must equal the key's", kOp);
+      MLAOPS_CHECK(krs.d == DR, kParamInvalid, "%s: keyRope head dim must equal queryRope's (%lld), got %lld", kOp,
+                   static_cast<long long>(DR), static_cast<long long>(krs.d));
+      kr_seq = {p.key_rope, in_l, DR};
+    }
+    if (packed) {
+      MLAOPS_TRY(decode_cumulative(p.actual_seq_lengths_kv, B, kv_extent, "actualSeqLengthsKv", &act_kv, &kv_start));
+    } else {
+      MLAOPS_TRY(decode_lengths(p.actual_seq_lengths_kv, B, kv_extent, "actualSeqLengthsKv", &act_kv));
+    }
+  }
+  MLAOPS_CHECK(KD == QD, kParamInvalid, "%s: key head dim must equal the query head dim (%lld), got %lld", kOp,
+               static_cast<long long>(QD), static_cast<long long>(KD));
+
+  // Output and lse shapes.
+  {
+    int64_t want[4] = {0, 0, 0, 0};
+    int want_rank = 4;
+    int64_t nvd = 0;
+    MLAOPS_CHECK(mul_ok(N, VD, &nvd), kParamInvalid, "%s: N*V_D overflows", kOp);
+    switch (out_l) {
+      case FiaLayout::kBSH: want_rank = 3; want[0] = B; want[1] = QS; want[2] = nvd; break;
+      case FiaLayout::kBSND: want[0] = B; want[1] = QS; want[2] = N; want[3] = VD; break;
+      case FiaLayout::kBNSD: want[0] = B; want[1] = N; want[2] = QS; want[3] = VD; break;
+      case FiaLayout::kNBSD: want[0] = N; want[1] = B; want[2] = QS; want[3] = VD; break;
+      case FiaLayout::kTND: want_rank = 3; want[0] = QS; want[1] = N; want[2] = VD; break;
+      case FiaLayout::kNTD: want_rank = 3; want[0] = N; want[1] = QS; want[2] = VD; break;
+    }
+    bool ok = out.rank == want_rank;
+    for (int i = 0; ok && i < want_rank; ++i) ok = out.dims[i] == want[i];
+    char got[128];
+    MLAOPS_CHECK(ok, kParamInvalid, "%s: attentionOut shape for output layout %s; got %s", kOp, fia_layout_name(out_l),
+                 shape_string(out, got, sizeof(got)));
+    if (lse != nullptr) {
+      // (B, N, Q_S, 1); packed inputs: (T, N, 1). The aclnn doc names only TND and NTD_TND for the
+      // 3-D form; for NTD and TND_NTD we follow the torch v2 glue, which also allocates (T, N, 1).
+      const int64_t lw4[4] = {B, N, QS, 1};
+      const int64_t lw3[3] = {QS, N, 1};
+      const int lr = packed ? 3 : 4;
+      bool lok = lse->rank == lr;
+      for (int i = 0; lok && i < lr; ++i) lok = lse->dims[i] == (packed ? lw3[i] : lw4[i]);
+      MLAOPS_CHECK(lok, kParamInvalid, "%s: softmaxLse shape; allowed %s, got %s", kOp,
+                   packed ? "(T, N, 1)" : "(B, N, Q_S, 1)", shape_string(*lse, got, sizeof(got)));
+    }
+  }
+
+  // ---------- 2. masks ----------
+  // Decode without rope (IFA path): sparseMode / preTokens / nextTokens are ignored and only an
+  // explicit mask (sparse 0/1 form) applies; a 2048 template of sparse 2/3/4 masks nothing.
+  const bool decode_rule = !packed && QS == 1 && !rope && QD == VD;
+  const int64_t mode = p.sparse_mode;
+  const TensorView* mask = p.atten_mask;
+  MLAOPS_CHECK(mode == 0 || mask != nullptr, kParamInvalid, "%s: attenMask: required for sparseMode %lld", kOp,
+               static_cast<long long>(mode));
+  MaskAccess ma;
+  bool use_explicit_mask = false;
+  if (mask != nullptr) {
+    MLAOPS_CHECK(mask->dtype == DType::kBool || mask->dtype == DType::kInt8 || mask->dtype == DType::kUInt8,
+                 kParamInvalid, "%s: attenMask dtype; allowed BOOL, INT8, UINT8, got %s", kOp, dtype_name(mask->dtype));
+    char got[128];
+    if (mode >= 2) {
+      MLAOPS_CHECK(is_2048_template(*mask), kParamInvalid,
+                   "%s: attenMask for sparseMode %lld; allowed (2048, 2048), (1, 2048, 2048), (1, 1, 2048, 2048), got %s",
+                   kOp, static_cast<long long>(mode), shape_string(*mask, got, sizeof(got)));
+    } else {
+      MLAOPS_CHECK(mask->rank >= 2 && mask->rank <= 4, kParamInvalid, "%s: attenMask rank; allowed 2, 3, 4, got %d", kOp,
+                   mask->rank);
+      for (int i = 0; i < mask->rank; ++i)
+        MLAOPS_CHECK(mask->dims[i] >= 0, kParamInvalid, "%s: attenMask: negative dim", kOp);
+      int64_t max_q = 0, max_kv = 0;
+      for (int64_t b = 0; b < B; ++b) {
+        max_q = std::max(max_q, act_q[static_cast<size_t>(b)]);
+        max_kv = std::max(max_kv, act_kv[static_cast<size_t>(b)]);
+      }
+      ma.t = mask;
+      int64_t batch_dim = -1, rows = 0;
+      if (mask->rank == 2) {
+        MLAOPS_CHECK(!packed, kParamInvalid, "%s: 2-D attenMask is not accepted with TND/NTD layouts", kOp);
+        if (QS == 1) {
+          ma.rank2_rows_are_batch = true;  // (B, KV_S)
+          batch_dim = mask->dims[0];
+          rows = 1;
+        } else {
+          rows = mask->dims[0];  // (Q_S, KV_S), shared by all batches
+        }
+      } else if (mask->rank == 3) {
+        batch_dim = mask->dims[0];
+        rows = mask->dims[1];
+      } else {
+        MLAOPS_CHECK(mask->dims[1] == 1, kParamInvalid, "%s: 4-D attenMask dim 1; allowed 1, got %lld", kOp,
+                     static_cast<long long>(mask->dims[1]));
+        batch_dim = mask->dims[0];
+        rows = mask->dims[2];
+      }
+      if (batch_dim >= 0) {
+        MLAOPS_CHECK(batch_dim == B || batch_dim == 1, kParamInvalid,
+                     "%s: attenMask batch dim; allowed B (%lld) or 1, got %lld", kOp, static_cast<long long>(B),
+                     static_cast<long long>(batch_dim));
+        ma.batch_broadcast = batch_dim == 1;
+      }
+      MLAOPS_CHECK(rows >= max_q && mask->dim(-1) >= max_kv, kParamInvalid,
+                   "%s: attenMask %s too small; needs >= %lld rows and >= %lld columns", kOp,
+                   shape_string(*mask, got, sizeof(got)), static_cast<long long>(max_q), static_cast<long long>(max_kv));
+      MLAOPS_CHECK(mask->empty() || mask->data != nullptr, kParamNullptr, "%s: attenMask data is null", kOp);
+      use_explicit_mask = true;
+    }
+  }
+  const Wide pre = p.pre_tokens, next = p.next_tokens;
+  auto is_masked = [&](int64_t b, int64_t i, int64_t j) -> bool {
+    if (decode_rule) return use_explicit_mask && ma.masked(b, i, j);
+    const Wide diag = static_cast<Wide>(act_kv[static_cast<size_t>(b)]) - act_q[static_cast<size_t>(b)];  // S2 - S1
+    const Wide wi = i, wj = j;
+    switch (mode) {
+      case 0:
+        if (!use_explicit_mask) return false;
+        return ma.masked(b, i, j) || wj > wi + next || wj < wi - pre;
+      case 1: return ma.masked(b, i, j);
+      case 2: return wj > wi;
+      case 3: return wj > wi + diag;
+      default: return wj > wi + diag + next || wj < wi + diag - pre;
+    }
+  };
+
+  // ---------- 3. block-table pre-pass (read only) ----------
+  if (paged) {
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t nblk = ceil_div(act_kv[static_cast<size_t>(b)], k_pg.block_size);
+      for (int64_t k = 0; k < nblk; ++k) {
+        const int64_t idx[2] = {b, k};
+        const int64_t id = load_i64(*bt, elem_offset(*bt, idx));
+        MLAOPS_CHECK(id >= 0 && id < k_pg.block_num, kParamInvalid,
+                     "%s: blockTable[%lld][%lld] = %lld is out of range [0, %lld)", kOp, static_cast<long long>(b),
+                     static_cast<long long>(k), static_cast<long long>(id), static_cast<long long>(k_pg.block_num));
+      }
+    }
+  }
+
+  // Scratch sizes (per batch: K_N * actKV * max(Q_D + DR, V_D) doubles) must not overflow.
+  {
+    int64_t max_kv = 0, scratch = 0;
+    for (int64_t b = 0; b < B; ++b) max_kv = std::max(max_kv, act_kv[static_cast<size_t>(b)]);
+    MLAOPS_CHECK(mul_ok(KVN, max_kv, &scratch) && mul_ok(scratch, std::max(QD + DR, VD), &scratch) &&
+                     mul_ok(scratch, 8, &scratch),
+                 kParamInvalid, "%s: KV_N * actKV * D is too large", kOp);
+  }
+
+  // ---------- 4. attention ----------
+  const SeqAccess q_acc{&q, in_l, QD};
+  const SeqAccess qr_acc{p.query_rope, in_l, DR};
+  const SeqAccess o_acc{&out, out_l, VD};
+  const double inf = std::numeric_limits<double>::infinity();
+  const int64_t KF = QD + DR;  // full score head dim (nope + rope)
+  auto write_lse = [&](int64_t b, int64_t n, int64_t i, double v) {
+    if (lse == nullptr) return;
+    if (packed) {
+      const int64_t idx[3] = {q_start[static_cast<size_t>(b)] + i, n, 0};
+      store_f64(*lse, elem_offset(*lse, idx), v);
+    } else {
+      const int64_t idx[4] = {b, n, i, 0};
+      store_f64(*lse, elem_offset(*lse, idx), v);
+    }
+  };
+  std::vector<double> kc, vc, qv(static_cast<size_t>(KF)), sc, acc(static_cast<size_t>(VD));
+  std::vector<char> valid;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t s1 = act_q[static_cast<size_t>(b)];
+    const int64_t s2 = act_kv[static_cast<size_t>(b)];
+    const int64_t q0 = q_start[static_cast<size_t>(b)];
+    const int64_t kv0 = kv_start[static_cast<size_t>(b)];
+    // Canonical K[h][j][0..KF) (nope then rope) and V[h][j][0..VD) of this batch.
+    kc.assign(static_cast<size_t>(KVN * s2 * KF), 0.0);
+    vc.assign(static_cast<size_t>(KVN * s2 * VD), 0.0);
+    for (int64_t h = 0; h < KVN; ++h) {
+      for (int64_t j = 0; j < s2; ++j) {
+        double* kr = &kc[static_cast<size_t>((h * s2 + j) * KF)];
+        double* vr = &vc[static_cast<size_t>((h * s2 + j) * VD)];
+        if (paged) {
+          const int64_t idx[2] = {b, j / k_pg.block_size};
+          const int64_t blk = load_i64(*bt, elem_offset(*bt, idx));
+          const int64_t slot = j % k_pg.block_size;
+          for (int64_t d = 0; d < QD; ++d) kr[d] = k_pg.load(blk, h, slot, d);
+          for (int64_t d = 0; d < DR; ++d) kr[QD + d] = kr_pg.load(blk, h, slot, d);
+          for (int64_t d = 0; d < VD; ++d) vr[d] = v_pg.load(blk, h, slot, d);
+        } else {
+          const int64_t t = kv0 + j;
+          for (int64_t d = 0; d < QD; ++d) kr[d] = k_seq.load(b, h, t, d);
+          for (int64_t d = 0; d < DR; ++d) kr[QD + d] = kr_seq.load(b, h, t, d);
+          for (int64_t d = 0; d < VD; ++d) vr[d] = v_seq.load(b, h, t, d);
+        }
+      }
+    }
+    // Padded (non-packed) layouts have Q_S rows per batch; rows >= actQ[b] are written 0 / +inf.
+    const int64_t rows = packed ? s1 : QS;
+    sc.assign(static_cast<size_t>(s2), 0.0);
+    valid.assign(static_cast<size_t>(s2), 0);
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t h = n / G;
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t qt = q0 + i;  // token index in the query tensor
+        std::fill(acc.begin(), acc.end(), 0.0);
+        double lse_v = inf;
+        if (i < s1) {
+          for (int64_t d = 0; d < QD; ++d) qv[static_cast<size_t>(d)] = q_acc.load(b, n, qt, d);
+          for (int64_t d = 0; d < DR; ++d) qv[static_cast<size_t>(QD + d)] = qr_acc.load(b, n, qt, d);
+          double m = -inf;
+          bool any = false;
+          for (int64_t j = 0; j < s2; ++j) {
+            valid[static_cast<size_t>(j)] = !is_masked(b, i, j);
+            if (!valid[static_cast<size_t>(j)]) continue;
+            const double* kr = &kc[static_cast<size_t>((h * s2 + j) * KF)];
+            double dot = 0.0;
+            for (int64_t d = 0; d < KF; ++d) dot += qv[static_cast<size_t>(d)] * kr[d];
+            const double s = p.scale_value * dot;
+            sc[static_cast<size_t>(j)] = s;
+            if (!any || s > m) m = s;
+            any = true;
+          }
+          if (any) {
+            double den = 0.0;
+            for (int64_t j = 0; j < s2; ++j) {
+              if (!valid[static_cast<size_t>(j)]) continue;
+              const double e = std::exp(sc[static_cast<size_t>(j)] - m);
+              den += e;
+              const double* vr = &vc[static_cast<size_t>((h * s2 + j) * VD)];
+              for (int64_t d = 0; d < VD; ++d) acc[static_cast<size_t>(d)] += e * vr[d];
+            }
+            for (int64_t d = 0; d < VD; ++d) acc[static_cast<size_t>(d)] /= den;
+            lse_v = m + std::log(den);
+          }
+        }
+        for (int64_t d = 0; d < VD; ++d) store_f64(out, o_acc.offset(b, n, qt, d), acc[static_cast<size_t>(d)]);
+        write_lse(b, n, i, lse_v);
+      }
+    }
+  }
+  return kSuccess;
+}
+
+}  // namespace mlaops

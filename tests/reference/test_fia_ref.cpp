@@ -1,0 +1,864 @@
+// Property tests of the float64 FusedInferAttentionScoreV4 reference
+// (reference/fused_infer_attention_score_v4_ref.cpp): hand-computed values, invariance under
+// layouts / paging / head grouping, equivalence of the analytic sparse modes with explicit
+// masks, fully masked rows, MLA rope split, lse identities and the rejection rules.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "mlaops/numeric.h"
+#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "fia_test_data.h"
+
+namespace mlaops {
+namespace {
+
+using fia_test::build_fia_run;
+using fia_test::FiaCanonical;
+using fia_test::FiaRun;
+using fia_test::FiaRunConfig;
+using fia_test::HostTensor;
+using fia_test::kInf;
+using fia_test::make_canonical;
+using fia_test::make_mask3;
+
+// Runs the reference on a fresh materialisation; fails the test on a non-success status.
+std::unique_ptr<FiaRun> run_ok(const FiaCanonical& c, const FiaRunConfig& cfg) {
+  auto r = build_fia_run(c, cfg);
+  EXPECT_NE(r, nullptr) << cfg.layout;
+  if (r == nullptr) return r;
+  const Status st = fused_infer_attention_score_v4_ref(r->params);
+  EXPECT_EQ(st, kSuccess) << cfg.layout << ": " << last_error_message();
+  return r;
+}
+
+// Element-wise equality (NaN == NaN, inf == inf), `tol` absolute+relative.
+void expect_close(const HostTensor& a, const HostTensor& b, double tol, const std::string& what) {
+  ASSERT_EQ(a.numel(), b.numel()) << what;
+  int bad = 0;
+  for (int64_t i = 0; i < a.numel() && bad < 5; ++i) {
+    const double x = a.flat(i), y = b.flat(i);
+    const bool same = (std::isnan(x) && std::isnan(y)) || x == y ||
+                      (std::isfinite(x) && std::isfinite(y) && std::fabs(x - y) <= tol * (1.0 + std::fabs(y)));
+    if (!same) {
+      ++bad;
+      ADD_FAILURE() << what << ": element " << i << ": " << x << " vs " << y;
+    }
+  }
+}
+void expect_same(const HostTensor& a, const HostTensor& b, const std::string& what) { expect_close(a, b, 0.0, what); }
+
+bool has_nan(const HostTensor& t) {
+  for (int64_t i = 0; i < t.numel(); ++i)
+    if (std::isnan(t.flat(i))) return true;
+  return false;
+}
+
+// ------------------------------------------------------------------------------------------
+// (a) hand-computed values
+// ------------------------------------------------------------------------------------------
+
+TEST(FiaRefBasic, HandComputedOneQueryThreeKeys) {
+  // q = [1, 0]; keys [1,0], [0,1], [-1,0]; scale 0.5 => scores 0.5, 0, -0.5.
+  FiaCanonical c = make_canonical(DType::kBFloat16, 1, 1, 1, 1, 3, 2, 2, 0, 1);
+  const double qv[2] = {1, 0}, kv[3][2] = {{1, 0}, {0, 1}, {-1, 0}}, vv[3][2] = {{1, 2}, {3, 4}, {5, 6}};
+  for (int d = 0; d < 2; ++d) c.q.set({0, 0, 0, d}, qv[d]);
+  for (int j = 0; j < 3; ++j)
+    for (int d = 0; d < 2; ++d) {
+      c.k.set({0, 0, j, d}, kv[j][d]);
+      c.v.set({0, 0, j, d}, vv[j][d]);
+    }
+  const double e0 = std::exp(0.5), e1 = 1.0, e2 = std::exp(-0.5), den = e0 + e1 + e2;
+  const double want[2] = {(e0 * 1 + e1 * 3 + e2 * 5) / den, (e0 * 2 + e1 * 4 + e2 * 6) / den};
+  const double want_lse = std::log(den);
+  for (DType odt : {DType::kFloat64, DType::kFloat32, DType::kBFloat16}) {
+    FiaRunConfig cfg;
+    cfg.scale = 0.5;
+    cfg.out_dtype = odt;
+    auto r = run_ok(c, cfg);
+    for (int d = 0; d < 2; ++d) {
+      const double got = r->out.get({0, 0, d});
+      if (odt == DType::kFloat64) {
+        EXPECT_NEAR(got, want[d], 1e-15);
+      } else if (odt == DType::kFloat32) {
+        EXPECT_NEAR(got, want[d], 2e-7 * std::fabs(want[d]));
+      } else {
+        EXPECT_EQ(got, round_bf16(want[d]));
+      }
+    }
+    EXPECT_NEAR(r->lse.get({0, 0, 0, 0}), want_lse, 2e-7 * std::fabs(want_lse));
+  }
+}
+
+TEST(FiaRefBasic, HandComputedCausalTwoRows) {
+  // Two query rows, two keys, sparse 3 (S1 == S2): row 0 sees key 0 only, row 1 sees both.
+  FiaCanonical c = make_canonical(DType::kFloat16, 1, 1, 1, 2, 2, 2, 3, 0, 2);
+  const double qv[2][2] = {{1, 0}, {0, 2}}, kv[2][2] = {{1, 1}, {0, 1}}, vv[2][3] = {{1, -2, 4}, {0.5, 3, -1}};
+  for (int i = 0; i < 2; ++i)
+    for (int d = 0; d < 2; ++d) {
+      c.q.set({0, 0, i, d}, qv[i][d]);
+      c.k.set({0, 0, i, d}, kv[i][d]);
+    }
+  for (int j = 0; j < 2; ++j)
+    for (int d = 0; d < 3; ++d) c.v.set({0, 0, j, d}, vv[j][d]);
+  const HostTensor tmpl = fia_test::template_mask_2048(DType::kBool, 2);
+  FiaRunConfig cfg;
+  cfg.layout = "BNSD";
+  cfg.scale = 0.25;
+  cfg.sparse_mode = 3;
+  cfg.mask = &tmpl;
+  cfg.out_dtype = DType::kFloat64;
+  auto r = run_ok(c, cfg);
+  // Row 0: only key 0 -> out = v0, lse = s00 = 0.25 * 1.
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(r->out.get({0, 0, 0, d}), vv[0][d]);
+  EXPECT_FLOAT_EQ(static_cast<float>(r->lse.get({0, 0, 0, 0})), 0.25f);
+  // Row 1: scores 0.25 * 2 = 0.5 and 0.25 * 2 = 0.5 -> plain mean of v0 and v1, lse = 0.5 + log 2.
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(r->out.get({0, 0, 1, d}), (vv[0][d] + vv[1][d]) / 2, 1e-15);
+  EXPECT_FLOAT_EQ(static_cast<float>(r->lse.get({0, 0, 1, 0})), static_cast<float>(0.5 + std::log(2.0)));
+}
+
+TEST(FiaRefBasic, InnerPreciseValuesGiveTheSameResult) {
+  FiaCanonical c = make_canonical(DType::kBFloat16, 2, 2, 2, 3, 7, 16, 16, 0, 3);
+  FiaRunConfig cfg;
+  cfg.scale = 0.25;
+  auto base = run_ok(c, cfg);
+  for (int64_t ip = 1; ip <= 3; ++ip) {
+    auto r = build_fia_run(c, cfg);
+    r->params.inner_precise = ip;
+    ASSERT_EQ(fused_infer_attention_score_v4_ref(r->params), kSuccess);
+    expect_same(r->out, base->out, "innerPrecise " + std::to_string(ip));
+  }
+  auto r = build_fia_run(c, cfg);
+  r->params.inner_precise = 4;
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+}
+
+// ------------------------------------------------------------------------------------------
+// (b) layouts
+// ------------------------------------------------------------------------------------------
+
+TEST(FiaRefLayout, ParseTable) {
+  struct Row {
+    const char* s;
+    FiaLayout in, out;
+  };
+  const Row rows[] = {
+      {"BSH", FiaLayout::kBSH, FiaLayout::kBSH},        {"BSND", FiaLayout::kBSND, FiaLayout::kBSND},
+      {"BNSD", FiaLayout::kBNSD, FiaLayout::kBNSD},     {"TND", FiaLayout::kTND, FiaLayout::kTND},
+      {"NTD", FiaLayout::kNTD, FiaLayout::kNTD},        {"BSH_BNSD", FiaLayout::kBSH, FiaLayout::kBNSD},
+      {"BSND_BNSD", FiaLayout::kBSND, FiaLayout::kBNSD}, {"BNSD_BSND", FiaLayout::kBNSD, FiaLayout::kBSND},
+      {"NTD_TND", FiaLayout::kNTD, FiaLayout::kTND},    {"TND_NTD", FiaLayout::kTND, FiaLayout::kNTD},
+      {"BSH_NBSD", FiaLayout::kBSH, FiaLayout::kNBSD},  {"BSND_NBSD", FiaLayout::kBSND, FiaLayout::kNBSD},
+      {"BNSD_NBSD", FiaLayout::kBNSD, FiaLayout::kNBSD},
+  };
+  for (const Row& r : rows) {
+    FiaLayout in = FiaLayout::kNBSD, out = FiaLayout::kNBSD;
+    ASSERT_TRUE(parse_fia_layout(r.s, &in, &out)) << r.s;
+    EXPECT_EQ(in, r.in) << r.s;
+    EXPECT_EQ(out, r.out) << r.s;
+  }
+  for (const char* bad : {"", "bsh", "SH", "NSD", "BSH_", "BSH_BSND", "TND_BSH", "NBSD", "BNSD_TND", "BSHX"})
+    EXPECT_FALSE(parse_fia_layout(bad, nullptr, nullptr)) << bad;
+  EXPECT_STREQ(fia_layout_name(FiaLayout::kNBSD), "NBSD");
+}
+
+// One problem with per-batch lengths (incl. padding rows and a short batch), sparse 3.
+FiaCanonical layout_problem(DType dt) {
+  FiaCanonical c = make_canonical(dt, 3, 4, 2, 5, 11, 16, 8, 0, 11);
+  c.set_lengths({5, 2, 4}, {11, 7, 3});
+  return c;
+}
+
+TEST(FiaRefLayout, InputLayoutsAgree) {
+  const FiaCanonical c = layout_problem(DType::kBFloat16);
+  const HostTensor tmpl = fia_test::template_mask_2048(DType::kInt8, 3);
+  FiaRunConfig cfg;
+  cfg.scale = 0.3;
+  cfg.sparse_mode = 3;
+  cfg.mask = &tmpl;
+  cfg.layout = "BSH";
+  auto base = run_ok(c, cfg);
+  const HostTensor want = base->out_bnsd(), want_lse = base->lse_bns();
+  EXPECT_FALSE(has_nan(want));
+  // Padded rows (i >= actQ) are 0 / +inf; valid rows have a finite lse (batch 2: S1 = 4 > S2 = 3
+  // leaves row 0 fully masked).
+  for (int64_t n = 0; n < c.N; ++n) {
+    for (int64_t i = 2; i < 5; ++i) {
+      EXPECT_EQ(want_lse.get({1, n, i, 0}), kInf);
+      for (int64_t d = 0; d < c.Dv; ++d) EXPECT_EQ(want.get({1, n, i, d}), 0.0);
+    }
+    EXPECT_EQ(want_lse.get({2, n, 0, 0}), kInf);
+    EXPECT_TRUE(std::isfinite(want_lse.get({2, n, 1, 0})));
+  }
+  for (const char* layout : {"BSND", "BNSD", "TND", "NTD"}) {
+    cfg.layout = layout;
+    auto r = run_ok(c, cfg);
+    expect_same(r->out_bnsd(), want, std::string(layout) + " out");
+    expect_same(r->lse_bns(), want_lse, std::string(layout) + " lse");
+  }
+}
+
+TEST(FiaRefLayout, OutputLayoutsArePermutations) {
+  const FiaCanonical c = layout_problem(DType::kFloat16);
+  FiaRunConfig cfg;
+  cfg.scale = 0.3;
+  cfg.layout = "BNSD";
+  auto base = run_ok(c, cfg);
+  const HostTensor want = base->out_bnsd();  // [B, N, S, Dv] from the BNSD output, read directly
+  const int64_t B = c.B, N = c.N, S = c.Sq, Dv = c.Dv;
+  for (const char* layout : {"BSH", "BSH_BNSD", "BSH_NBSD", "BSND", "BSND_BNSD", "BSND_NBSD", "BNSD_BSND", "BNSD_NBSD"}) {
+    cfg.layout = layout;
+    auto r = run_ok(c, cfg);
+    expect_same(r->lse_bns(), base->lse_bns(), std::string(layout) + " lse");
+    const std::string out_part = std::string(layout).substr(std::string(layout).find('_') + 1);
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t s = 0; s < S; ++s)
+          for (int64_t d = 0; d < Dv; ++d) {
+            double got = 0;
+            if (out_part == "BSH" || std::string(layout) == "BSH") got = r->out.get({b, s, n * Dv + d});
+            else if (out_part == "BSND") got = r->out.get({b, s, n, d});
+            else if (out_part == "BNSD") got = r->out.get({b, n, s, d});
+            else got = r->out.get({n, b, s, d});  // NBSD
+            ASSERT_EQ(got, want.get({b, n, s, d})) << layout << " at " << b << "," << n << "," << s << "," << d;
+          }
+  }
+  // Packed outputs: the same numbers at token t = start[b] + s.
+  cfg.layout = "TND";
+  auto tnd = run_ok(c, cfg);
+  const std::vector<int64_t> lens = c.lens_q();
+  for (const char* layout : {"TND_NTD", "NTD", "NTD_TND"}) {
+    cfg.layout = layout;
+    auto r = run_ok(c, cfg);
+    const bool ntd_out = std::string(layout) == "TND_NTD" || std::string(layout) == "NTD";
+    int64_t t0 = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      for (int64_t s = 0; s < lens[static_cast<size_t>(b)]; ++s)
+        for (int64_t n = 0; n < N; ++n) {
+          for (int64_t d = 0; d < Dv; ++d) {
+            const double got = ntd_out ? r->out.get({n, t0 + s, d}) : r->out.get({t0 + s, n, d});
+            ASSERT_EQ(got, tnd->out.get({t0 + s, n, d})) << layout;
+            ASSERT_EQ(got, want.get({b, n, s, d})) << layout;
+          }
+          ASSERT_EQ(r->lse.get({t0 + s, n, 0}), tnd->lse.get({t0 + s, n, 0})) << layout;  // lse (T, N, 1)
+        }
+      t0 += lens[static_cast<size_t>(b)];
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// (c) paged KV
+// ------------------------------------------------------------------------------------------
+
+struct PagedCase {
+  int cache_rank;
+  int64_t block_size;
+  const char* layout;
+};
+void PrintTo(const PagedCase& c, std::ostream* os) {
+  *os << "rank " << c.cache_rank << ", blockSize " << c.block_size << ", " << c.layout;
+}
+class FiaRefPaged : public ::testing::TestWithParam<PagedCase> {};
+
+TEST_P(FiaRefPaged, EqualsContiguous) {
+  const PagedCase pc = GetParam();
+  FiaCanonical c = make_canonical(DType::kBFloat16, 4, 4, 2, 3, 150, 32, 32, 0, 21);
+  c.set_lengths({3, 2, 3, 1}, {37, 150, 0, 131});  // none a multiple of the block, one empty batch
+  FiaRunConfig cfg;
+  cfg.layout = pc.layout;
+  cfg.scale = 0.2;
+  auto contiguous = run_ok(c, cfg);
+  cfg.paged = true;
+  cfg.cache_rank = pc.cache_rank;
+  cfg.block_size = pc.block_size;
+  cfg.table_seed = static_cast<uint32_t>(pc.cache_rank * 1000 + pc.block_size);
+  auto paged = run_ok(c, cfg);
+  EXPECT_FALSE(has_nan(paged->out));  // unused pool slots hold NaN: none was read
+  expect_same(paged->out_bnsd(), contiguous->out_bnsd(), "out");
+  expect_same(paged->lse_bns(), contiguous->lse_bns(), "lse");
+}
+
+TEST_P(FiaRefPaged, MlaRopePoolEqualsContiguous) {
+  const PagedCase pc = GetParam();
+  // MLA: key latent D = 32 used as value too, rope 16 in its own pool with the same table.
+  FiaCanonical c = make_canonical(DType::kBFloat16, 3, 4, 1, 2, 140, 32, 32, 16, 23);
+  c.v = c.k;
+  c.set_lengths({}, {140, 17, 129});
+  const HostTensor tmpl = fia_test::template_mask_2048(DType::kBool, 2);
+  FiaRunConfig cfg;
+  cfg.layout = pc.layout;
+  cfg.scale = 0.15;
+  cfg.value_is_key = true;
+  cfg.sparse_mode = 3;
+  cfg.mask = &tmpl;
+  auto contiguous = run_ok(c, cfg);
+  cfg.paged = true;
+  cfg.cache_rank = pc.cache_rank;
+  cfg.block_size = pc.block_size;
+  auto paged = run_ok(c, cfg);
+  EXPECT_FALSE(has_nan(paged->out));
+  expect_same(paged->out_bnsd(), contiguous->out_bnsd(), "out");
+  expect_same(paged->lse_bns(), contiguous->lse_bns(), "lse");
+}
+
+INSTANTIATE_TEST_SUITE_P(CacheLayouts, FiaRefPaged,
+                         ::testing::Values(PagedCase{3, 16, "BSH"}, PagedCase{3, 128, "BSND"},
+                                           PagedCase{4, 16, "BNSD"}, PagedCase{4, 128, "TND"},
+                                           PagedCase{5, 16, "BNSD_NBSD"}, PagedCase{5, 128, "NTD_TND"},
+                                           PagedCase{3, 128, "TND_NTD"}, PagedCase{5, 16, "BSH"}),
+                         [](const ::testing::TestParamInfo<PagedCase>& pi) {
+                           return "rank" + std::to_string(pi.param.cache_rank) + "_bs" +
+                                  std::to_string(pi.param.block_size) + "_" + pi.param.layout;
+                         });
+
+TEST(FiaRefPagedBounds, BadBlockIdOrShortTableIsRejectedWithoutWriting) {
+  FiaCanonical c = make_canonical(DType::kBFloat16, 2, 2, 2, 1, 40, 16, 16, 0, 25);
+  c.set_lengths({}, {40, 17});
+  FiaRunConfig cfg;
+  cfg.paged = true;
+  cfg.cache_rank = 4;
+  cfg.block_size = 16;
+  {
+    auto r = build_fia_run(c, cfg);
+    r->block_table.set({1, 1}, static_cast<double>(r->key.dims[0]));  // one past the pool
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+    EXPECT_NE(std::string(last_error_message()).find("blockTable[1][1]"), std::string::npos) << last_error_message();
+    for (int64_t i = 0; i < r->out.numel(); ++i) ASSERT_TRUE(std::isnan(r->out.flat(i)));  // untouched
+  }
+  {
+    auto r = build_fia_run(c, cfg);
+    r->block_table.set({0, 0}, -1.0);
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  }
+  {
+    cfg.table_width = 2;  // capacity 32 < 40
+    auto r = build_fia_run(c, cfg);
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  }
+  {
+    cfg.table_width = 0;
+    auto r = build_fia_run(c, cfg);
+    r->params.block_size = 32;  // disagrees with the pool
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  }
+}
+
+// ------------------------------------------------------------------------------------------
+// (d) GQA / MQA
+// ------------------------------------------------------------------------------------------
+
+TEST(FiaRefGqa, EqualsMhaWithRepeatedKvHeads) {
+  for (int64_t kvn : {1, 2, 3}) {
+    FiaCanonical c = make_canonical(DType::kFloat16, 2, 6, kvn, 4, 9, 16, 16, 0, 30 + static_cast<uint32_t>(kvn));
+    c.set_lengths({4, 3}, {9, 5});
+    const FiaCanonical mha = fia_test::expand_kv_heads(c);
+    for (const char* layout : {"BSND", "TND"}) {
+      FiaRunConfig cfg;
+      cfg.layout = layout;
+      cfg.scale = 0.25;
+      auto g = run_ok(c, cfg);
+      auto m = run_ok(mha, cfg);
+      expect_same(g->out_bnsd(), m->out_bnsd(), std::string(layout) + " KV_N=" + std::to_string(kvn));
+      expect_same(g->lse_bns(), m->lse_bns(), std::string(layout) + " lse");
+    }
+  }
+  // numHeads not a multiple of numKeyValueHeads is rejected.
+  FiaCanonical c = make_canonical(DType::kFloat16, 1, 6, 4, 1, 3, 16, 16, 0, 39);
+  auto r = build_fia_run(c, FiaRunConfig{});
+  r->params.num_key_value_heads = 4;
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+}
+
+// ------------------------------------------------------------------------------------------
+// (e) sparse modes and masks
+// ------------------------------------------------------------------------------------------
+
+// Per-batch lengths with S1 > S2 in one batch (invalid rows) and a short KV in another.
+FiaCanonical sparse_problem() {
+  FiaCanonical c = make_canonical(DType::kBFloat16, 3, 2, 1, 6, 9, 16, 16, 0, 41);
+  c.set_lengths({6, 4, 5}, {9, 2, 5});
+  return c;
+}
+
+// Mode 1 with an explicit [B, Sq, Skv] mask built from `rule(i, j, S1, S2)`.
+std::unique_ptr<FiaRun> run_explicit(const FiaCanonical& c, const std::function<bool(int64_t, int64_t, int64_t, int64_t)>& rule,
+                                     const char* layout = "BSH") {
+  const HostTensor m = make_mask3(DType::kBool, c.B, c.Sq, c.Skv, [&](int64_t b, int64_t i, int64_t j) {
+    return rule(i, j, c.len_q(b), c.len_kv(b));
+  });
+  FiaRunConfig cfg;
+  cfg.layout = layout;
+  cfg.scale = 0.4;
+  cfg.sparse_mode = 1;
+  cfg.mask = &m;
+  cfg.pre_tokens = -5;  // ignored by mode 1
+  cfg.next_tokens = -5;
+  return run_ok(c, cfg);
+}
+
+TEST(FiaRefSparse, AnalyticModesEqualExplicitMasks) {
+  const FiaCanonical c = sparse_problem();
+  const HostTensor tmpl = fia_test::template_mask_2048(DType::kUInt8, 4);
+  struct ModeCase {
+    int64_t mode, pre, next;
+  };
+  for (const ModeCase mc : {ModeCase{2, 2147483647, 2147483647}, ModeCase{3, 0, 0}, ModeCase{4, 2, 0},
+                            ModeCase{4, 1, 1}, ModeCase{4, 3, -1}, ModeCase{4, 2147483647, 2147483647}}) {
+    FiaRunConfig cfg;
+    cfg.scale = 0.4;
+    cfg.sparse_mode = mc.mode;
+    cfg.pre_tokens = mc.pre;
+    cfg.next_tokens = mc.next;
+    cfg.mask = &tmpl;
+    for (const char* layout : {"BSH", "TND"}) {
+      cfg.layout = layout;
+      auto a = run_ok(c, cfg);
+      auto e = run_explicit(
+          c,
+          [&](int64_t i, int64_t j, int64_t s1, int64_t s2) {
+            const int64_t diag = s2 - s1;
+            if (mc.mode == 2) return j > i;
+            if (mc.mode == 3) return j > i + diag;
+            return j > i + diag + mc.next || j < i + diag - mc.pre;
+          },
+          layout);
+      const std::string what = "mode " + std::to_string(mc.mode) + " pre " + std::to_string(mc.pre) + " next " +
+                               std::to_string(mc.next) + " " + layout;
+      expect_same(a->out_bnsd(), e->out_bnsd(), what);
+      expect_same(a->lse_bns(), e->lse_bns(), what + " lse");
+    }
+  }
+}
+
+TEST(FiaRefSparse, PerBatchFourDimMaskEqualsAnalyticCausal) {
+  // A (B, 1, Sq', Skv') mask holding each batch's right-down causal pattern (padding dims set
+  // to 1) with mode 1 equals sparse 3: the batch index of a 4-D mask is honoured.
+  const FiaCanonical c = sparse_problem();
+  const HostTensor m = make_mask3(DType::kUInt8, c.B, c.Sq + 2, c.Skv + 3, [&](int64_t b, int64_t i, int64_t j) {
+                         return i >= c.len_q(b) || j >= c.len_kv(b) || j > i + c.len_kv(b) - c.len_q(b);
+                       }).reshaped({c.B, 1, c.Sq + 2, c.Skv + 3});
+  const HostTensor tmpl = fia_test::template_mask_2048(DType::kBool, 3);
+  FiaRunConfig cfg;
+  cfg.layout = "BSND";
+  cfg.scale = 0.4;
+  cfg.sparse_mode = 1;
+  cfg.mask = &m;
+  auto a = run_ok(c, cfg);
+  cfg.sparse_mode = 3;
+  cfg.mask = &tmpl;
+  auto b = run_ok(c, cfg);
+  expect_same(a->out, b->out, "out");
+  expect_same(a->lse, b->lse, "lse");
+}
+
+TEST(FiaRefSparse, ModeZeroMaskAlsoAppliesTheBand) {
+  const FiaCanonical c = sparse_problem();
+  auto user = [](int64_t b, int64_t i, int64_t j) { return ((b + 2 * i + 3 * j) % 5) == 0; };
+  const HostTensor m = make_mask3(DType::kInt8, c.B, c.Sq, c.Skv, user);
+  const std::vector<std::pair<int64_t, int64_t>> bands = {{2147483647, 2147483647}, {2, 1}, {0, 0}, {4, -1}, {-1, 3}};
+  for (const auto& [pre, next] : bands) {
+    FiaRunConfig cfg;
+    cfg.scale = 0.4;
+    cfg.mask = &m;
+    cfg.pre_tokens = pre;
+    cfg.next_tokens = next;
+    auto a = run_ok(c, cfg);
+    // Mode 1 equivalent: user mask OR outside the top-left band.
+    HostTensor full = make_mask3(DType::kBool, c.B, c.Sq, c.Skv, [&](int64_t b, int64_t i, int64_t j) {
+      return user(b, i, j) || j > i + next || j < i - pre;
+    });
+    FiaRunConfig e_cfg;
+    e_cfg.scale = 0.4;
+    e_cfg.sparse_mode = 1;
+    e_cfg.mask = &full;
+    auto e = run_ok(c, e_cfg);
+    expect_same(a->out_bnsd(), e->out_bnsd(), "pre " + std::to_string(pre) + " next " + std::to_string(next));
+    expect_same(a->lse_bns(), e->lse_bns(), "lse");
+  }
+  // Without a mask, mode 0 ignores pre/next entirely.
+  FiaRunConfig no_mask;
+  no_mask.scale = 0.4;
+  auto plain = run_ok(c, no_mask);
+  no_mask.pre_tokens = 0;
+  no_mask.next_tokens = 0;
+  auto banded = run_ok(c, no_mask);
+  expect_same(banded->out, plain->out, "mode 0 without mask");
+}
+
+TEST(FiaRefMask, DtypesRanksAndBroadcastAgree) {
+  FiaCanonical c = make_canonical(DType::kBFloat16, 2, 2, 2, 4, 10, 16, 16, 0, 51);
+  c.set_lengths({4, 3}, {10, 6});
+  // One batch-independent pattern; mask dims larger than needed (6 x 13), padding random.
+  auto pat = [](int64_t, int64_t i, int64_t j) { return ((i * 7 + j * 3) % 4) == 1; };
+  const int64_t R = 6, C = 13;
+  const HostTensor base3 = make_mask3(DType::kBool, 1, R, C, pat);
+  FiaRunConfig cfg;
+  cfg.sparse_mode = 1;
+  cfg.scale = 0.5;
+  cfg.mask = &base3;
+  auto want = run_ok(c, cfg);
+  int forms = 0;
+  for (DType dt : {DType::kBool, DType::kInt8, DType::kUInt8}) {
+    const HostTensor m1 = make_mask3(dt, 1, R, C, pat);
+    const HostTensor mb = make_mask3(dt, c.B, R, C, pat);
+    for (const HostTensor& m : {m1.reshaped({R, C}), m1, mb, m1.reshaped({1, 1, R, C}), mb.reshaped({c.B, 1, R, C})}) {
+      for (int64_t mode : {0, 1}) {
+        cfg.mask = &m;
+        cfg.sparse_mode = mode;  // mode 0 with the default (INT_MAX) band = the mask alone
+        auto r = run_ok(c, cfg);
+        expect_same(r->out, want->out, std::string(dtype_name(dt)) + " rank " + std::to_string(m.rank()));
+        expect_same(r->lse, want->lse, "lse");
+        ++forms;
+      }
+    }
+  }
+  EXPECT_EQ(forms, 30);
+  // Too-small masks are rejected, never read out of bounds.
+  const HostTensor small = make_mask3(DType::kBool, 1, 4, 9, pat);
+  cfg.mask = &small;
+  auto r = build_fia_run(c, cfg);
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  const HostTensor wrong_batch = make_mask3(DType::kBool, 3, R, C, pat);
+  cfg.mask = &wrong_batch;
+  r = build_fia_run(c, cfg);
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+}
+
+TEST(FiaRefMask, MaskingTrailingColumnsEqualsShorterKv) {
+  FiaCanonical c = make_canonical(DType::kFloat16, 2, 3, 3, 3, 12, 16, 16, 0, 53);
+  const HostTensor m = make_mask3(DType::kUInt8, 1, 3, 12, [](int64_t, int64_t, int64_t j) { return j >= 7; });
+  FiaRunConfig cfg;
+  cfg.sparse_mode = 1;
+  cfg.mask = &m;
+  auto masked = run_ok(c, cfg);
+  FiaCanonical shorter = c;
+  shorter.set_lengths({}, {7, 7});
+  auto cut = run_ok(shorter, FiaRunConfig{});
+  expect_same(masked->out, cut->out, "out");
+  expect_same(masked->lse, cut->lse, "lse");
+}
+
+TEST(FiaRefMask, DecodeIgnoresSparseModeAndBand) {
+  // Q_S == 1, no rope, Q_D == V_D, BSH/BSND/BNSD: only an explicit mask applies.
+  FiaCanonical c = make_canonical(DType::kBFloat16, 3, 4, 2, 1, 20, 16, 16, 0, 55);
+  c.set_lengths({}, {20, 9, 1});
+  FiaRunConfig plain_cfg;
+  plain_cfg.layout = "BNSD";
+  auto plain = run_ok(c, plain_cfg);
+  const HostTensor tmpl = fia_test::template_mask_2048(DType::kBool, 2);
+  for (int64_t mode : {2, 3, 4}) {
+    FiaRunConfig cfg = plain_cfg;
+    cfg.sparse_mode = mode;
+    cfg.mask = &tmpl;
+    cfg.pre_tokens = 0;
+    cfg.next_tokens = 0;
+    auto r = run_ok(c, cfg);
+    expect_same(r->out, plain->out, "decode sparse " + std::to_string(mode));
+  }
+  // Mode 0 with a (B, KV_S) mask and pre = next = 0: the band is ignored, the mask applies.
+  auto pat = [](int64_t b, int64_t, int64_t j) { return (j + b) % 3 == 0 && j > 0; };
+  const HostTensor m2 = make_mask3(DType::kInt8, c.B, 1, c.Skv, pat).reshaped({c.B, c.Skv});
+  const HostTensor m3 = make_mask3(DType::kBool, c.B, 1, c.Skv, pat);
+  FiaRunConfig cfg = plain_cfg;
+  cfg.mask = &m2;
+  cfg.pre_tokens = 0;
+  cfg.next_tokens = 0;
+  auto a = run_ok(c, cfg);
+  cfg.mask = &m3;
+  cfg.sparse_mode = 1;
+  auto b = run_ok(c, cfg);
+  expect_same(a->out, b->out, "(B, KV_S) vs (B, 1, KV_S)");
+  expect_same(a->lse, b->lse, "lse");
+  bool differs = false;
+  for (int64_t i = 0; i < a->out.numel(); ++i) differs |= a->out.flat(i) != plain->out.flat(i);
+  EXPECT_TRUE(differs);  // the mask did something
+}
+
+// ------------------------------------------------------------------------------------------
+// (f) fully masked rows, empty batches, empty tensors
+// ------------------------------------------------------------------------------------------
+
+TEST(FiaRefInvalidRows, FullyMaskedRowsAndEmptyBatchesGiveZeroAndInf) {
+  FiaCanonical c = make_canonical(DType::kBFloat16, 3, 2, 1, 3, 6, 16, 16, 0, 61);
+  c.set_lengths({3, 3, 2}, {6, 0, 4});
+  // Row 1 of every batch fully masked; batch 1 has no KV at all; batch 2 row 2 is padding.
+  const HostTensor m = make_mask3(DType::kBool, 1, 3, 6, [](int64_t, int64_t i, int64_t j) { return i == 1 || j == 5; });
+  FiaRunConfig cfg;
+  cfg.sparse_mode = 1;
+  cfg.mask = &m;
+  cfg.layout = "BSND_NBSD";
+  auto r = run_ok(c, cfg);
+  const HostTensor out = r->out_bnsd(), lse = r->lse_bns();
+  EXPECT_FALSE(has_nan(out));
+  EXPECT_FALSE(has_nan(lse));
+  for (int64_t b = 0; b < 3; ++b)
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t i = 0; i < 3; ++i) {
+        const bool invalid = i == 1 || b == 1 || (b == 2 && i == 2);
+        EXPECT_EQ(std::isinf(lse.get({b, n, i, 0})) && lse.get({b, n, i, 0}) > 0, invalid) << b << n << i;
+        double norm = 0;
+        for (int64_t d = 0; d < 16; ++d) norm += std::fabs(out.get({b, n, i, d}));
+        EXPECT_EQ(norm == 0.0, invalid) << b << n << i;
+      }
+}
+
+TEST(FiaRefInvalidRows, EmptyTensors) {
+  // Empty query: success, nothing written.
+  FiaCanonical c = make_canonical(DType::kBFloat16, 0, 2, 2, 3, 5, 16, 16, 0, 63);
+  auto r = build_fia_run(c, FiaRunConfig{});
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kSuccess);
+  // Empty key/value (KV_S = 0) with a non-empty query: zeros and +inf.
+  FiaCanonical e = make_canonical(DType::kBFloat16, 2, 2, 2, 3, 0, 16, 16, 0, 64);
+  r = build_fia_run(e, FiaRunConfig{});
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(r->params), kSuccess);
+  for (int64_t i = 0; i < r->out.numel(); ++i) ASSERT_EQ(r->out.flat(i), 0.0);
+  for (int64_t i = 0; i < r->lse.numel(); ++i) ASSERT_EQ(r->lse.flat(i), kInf);
+}
+
+// ------------------------------------------------------------------------------------------
+// (g) MLA rope split
+// ------------------------------------------------------------------------------------------
+
+TEST(FiaRefMla, RopeSplitEqualsConcatenatedAttention) {
+  const int64_t D = 32, Dr = 8;
+  FiaCanonical mla = make_canonical(DType::kBFloat16, 2, 4, 1, 3, 10, D, D, Dr, 71);
+  mla.v = mla.k;  // value = the key latent
+  mla.set_lengths({3, 2}, {10, 6});
+  // Plain problem: q' = [q | q_rope], k' = [k | k_rope], v = k (the first D of k').
+  FiaCanonical plain = make_canonical(DType::kBFloat16, 2, 4, 1, 3, 10, D + Dr, D, 0, 72);
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t n = 0; n < 4; ++n)
+      for (int64_t s = 0; s < 3; ++s)
+        for (int64_t d = 0; d < D + Dr; ++d)
+          plain.q.set({b, n, s, d}, d < D ? mla.q.get({b, n, s, d}) : mla.qr.get({b, n, s, d - D}));
+    for (int64_t s = 0; s < 10; ++s)
+      for (int64_t d = 0; d < D + Dr; ++d) {
+        plain.k.set({b, 0, s, d}, d < D ? mla.k.get({b, 0, s, d}) : mla.kr.get({b, 0, s, d - D}));
+        if (d < D) plain.v.set({b, 0, s, d}, mla.k.get({b, 0, s, d}));
+      }
+  }
+  plain.set_lengths({3, 2}, {10, 6});
+  const HostTensor tmpl = fia_test::template_mask_2048(DType::kBool, 2);
+  for (const char* layout : {"BSND", "BNSD_NBSD", "TND_NTD"}) {
+    FiaRunConfig cfg;
+    cfg.layout = layout;
+    cfg.scale = 1.0 / std::sqrt(static_cast<double>(D + Dr));
+    cfg.sparse_mode = 3;
+    cfg.mask = &tmpl;
+    cfg.out_dtype = DType::kFloat64;
+    cfg.value_is_key = true;
+    auto a = run_ok(mla, cfg);
+    cfg.value_is_key = false;
+    auto b = run_ok(plain, cfg);
+    expect_close(a->out_bnsd(), b->out_bnsd(), 1e-14, layout);
+    expect_close(a->lse_bns(), b->lse_bns(), 0.0, std::string(layout) + " lse");
+  }
+  // MLA decode (Q_S = 1) is not the decode rule: sparse 2 masks all but key 0 (top-left causal).
+  FiaCanonical dec = make_canonical(DType::kBFloat16, 1, 2, 1, 1, 5, D, D, Dr, 73);
+  dec.v = dec.k;
+  FiaRunConfig cfg;
+  cfg.layout = "BNSD_NBSD";
+  cfg.sparse_mode = 2;
+  cfg.mask = &tmpl;
+  cfg.value_is_key = true;
+  cfg.out_dtype = DType::kFloat64;
+  auto r = run_ok(dec, cfg);
+  for (int64_t n = 0; n < 2; ++n)
+    for (int64_t d = 0; d < D; ++d) EXPECT_EQ(r->out.get({n, 0, 0, d}), dec.k.get({0, 0, 0, d}));
+  // queryRope without keyRope is rejected.
+  auto bad = build_fia_run(dec, cfg);
+  bad->params.key_rope = nullptr;
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(bad->params), kParamInvalid);
+}
+
+// ------------------------------------------------------------------------------------------
+// (h) softmaxLse and packed lengths
+// ------------------------------------------------------------------------------------------
+
+TEST(FiaRefLse, MatchesLogSumExpOfScores) {
+  FiaCanonical c = make_canonical(DType::kFloat16, 2, 4, 2, 3, 13, 16, 16, 0, 81);
+  c.set_lengths({3, 2}, {13, 8});
+  FiaRunConfig cfg;
+  cfg.layout = "TND";
+  cfg.scale = 0.7;
+  auto r = run_ok(c, cfg);
+  const HostTensor lse = r->lse_bns();
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t n = 0; n < 4; ++n)
+      for (int64_t i = 0; i < c.len_q(b); ++i) {
+        double sum = 0;
+        for (int64_t j = 0; j < c.len_kv(b); ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < 16; ++d) dot += c.q.get({b, n, i, d}) * c.k.get({b, n / 2, j, d});
+          sum += std::exp(0.7 * dot);
+        }
+        EXPECT_NEAR(lse.get({b, n, i, 0}), std::log(sum), 1e-6 * (1 + std::fabs(std::log(sum))));
+      }
+}
+
+TEST(FiaRefLse, SplitKvCombinesThroughLse) {
+  // Attention over KV = A ++ B equals the lse-weighted combination of attention over A and B.
+  FiaCanonical full = make_canonical(DType::kBFloat16, 2, 2, 2, 3, 14, 16, 16, 0, 83);
+  auto slice = [&](int64_t j0, int64_t j1) {
+    FiaCanonical s = make_canonical(DType::kBFloat16, 2, 2, 2, 3, j1 - j0, 16, 16, 0, 84);
+    s.q = full.q;
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t h = 0; h < 2; ++h)
+        for (int64_t j = j0; j < j1; ++j)
+          for (int64_t d = 0; d < 16; ++d) {
+            s.k.set({b, h, j - j0, d}, full.k.get({b, h, j, d}));
+            s.v.set({b, h, j - j0, d}, full.v.get({b, h, j, d}));
+          }
+    return s;
+  };
+  FiaRunConfig cfg;
+  cfg.layout = "BNSD";
+  cfg.scale = 0.5;
+  cfg.out_dtype = DType::kFloat64;
+  auto all = run_ok(full, cfg);
+  auto a = run_ok(slice(0, 5), cfg);
+  auto b = run_ok(slice(5, 14), cfg);
+  for (int64_t bb = 0; bb < 2; ++bb)
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t i = 0; i < 3; ++i) {
+        const double la = a->lse.get({bb, n, i, 0}), lb = b->lse.get({bb, n, i, 0});
+        const double m = std::max(la, lb), wa = std::exp(la - m), wb = std::exp(lb - m);
+        EXPECT_NEAR(m + std::log(wa + wb), all->lse.get({bb, n, i, 0}), 1e-5);
+        for (int64_t d = 0; d < 16; ++d) {
+          const double o = (wa * a->out.get({bb, n, i, d}) + wb * b->out.get({bb, n, i, d})) / (wa + wb);
+          EXPECT_NEAR(o, all->out.get({bb, n, i, d}), 2e-6);  // lse is FP32: ~1e-7 relative weights
+        }
+      }
+}
+
+TEST(FiaRefLse, TndCumulativeLengthsWithZeroLengthBatches) {
+  FiaCanonical c = make_canonical(DType::kBFloat16, 4, 2, 2, 3, 6, 16, 16, 0, 85);
+  c.set_lengths({3, 0, 2, 1}, {4, 5, 0, 6});  // batch 1: no query rows; batch 2: no KV
+  FiaRunConfig cfg;
+  cfg.layout = "TND";
+  cfg.scale = 0.3;
+  auto t = run_ok(c, cfg);
+  EXPECT_EQ(t->asl_q, (std::vector<int64_t>{3, 3, 5, 6}));
+  EXPECT_EQ(t->out.dims[0], 6);
+  EXPECT_FALSE(has_nan(t->out));
+  EXPECT_FALSE(has_nan(t->lse));
+  // Tokens 3, 4 are batch 2 (no KV): 0 / +inf.
+  for (int64_t tok : {3, 4})
+    for (int64_t n = 0; n < 2; ++n) {
+      EXPECT_EQ(t->lse.get({tok, n, 0}), kInf);
+      for (int64_t d = 0; d < 16; ++d) EXPECT_EQ(t->out.get({tok, n, d}), 0.0);
+    }
+  cfg.layout = "BSH";
+  auto p = run_ok(c, cfg);
+  expect_same(t->out_bnsd(), p->out_bnsd(), "TND vs BSH");
+  expect_same(t->lse_bns(), p->lse_bns(), "lse");
+  // A non-monotonic or short cumulative array is rejected.
+  cfg.layout = "TND";
+  auto bad = build_fia_run(c, cfg);
+  bad->asl_q = {3, 2, 5, 6};
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(bad->params), kParamInvalid);
+  bad->asl_q = {3, 3, 5, 5};
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(bad->params), kParamInvalid);
+}
+
+TEST(FiaRefLse, BroadcastLengthsAndFlagOff) {
+  FiaCanonical c = make_canonical(DType::kBFloat16, 3, 2, 2, 4, 9, 16, 16, 0, 87);
+  FiaCanonical per = c;
+  per.set_lengths({2, 2, 2}, {7, 7, 7});
+  FiaRunConfig cfg;
+  cfg.scale = 0.5;
+  auto want = run_ok(per, cfg);
+  // Length-1 arrays broadcast to every batch; longer arrays use their first B entries.
+  for (std::vector<int64_t> aq : {std::vector<int64_t>{2}, std::vector<int64_t>{2, 2, 2, 0, 4}}) {
+    auto r = build_fia_run(c, cfg);
+    r->asl_q = aq;
+    r->asl_kv = aq.size() == 1 ? std::vector<int64_t>{7} : std::vector<int64_t>{7, 7, 7, 1};
+    r->params.actual_seq_lengths = &r->asl_q;
+    r->params.actual_seq_lengths_kv = &r->asl_kv;
+    ASSERT_EQ(fused_infer_attention_score_v4_ref(r->params), kSuccess) << last_error_message();
+    expect_same(r->out, want->out, "broadcast");
+  }
+  // Two entries for three batches, or a length beyond the extent, are rejected.
+  auto r = build_fia_run(c, cfg);
+  r->asl_kv = {7, 7};
+  r->params.actual_seq_lengths_kv = &r->asl_kv;
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  r->asl_kv = {10};
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  // softmaxLseFlag false: lse untouched; flag true with a null lse: kParamNullptr.
+  r = build_fia_run(per, cfg);
+  r->params.softmax_lse_flag = false;
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(r->params), kSuccess);
+  for (int64_t i = 0; i < r->lse.numel(); ++i) ASSERT_TRUE(std::isnan(r->lse.flat(i)));
+  r->params.softmax_lse_flag = true;
+  r->params.softmax_lse = nullptr;
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamNullptr);
+}
+
+// ------------------------------------------------------------------------------------------
+// Scope
+// ------------------------------------------------------------------------------------------
+
+TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
+  FiaCanonical c = make_canonical(DType::kBFloat16, 1, 2, 2, 2, 4, 16, 16, 0, 91);
+  const HostTensor extra(DType::kBFloat16, {2});
+  const TensorView ev = extra.view();
+  using Setter = void (*)(FiaParams&, const TensorView*);
+  const Setter setters[] = {
+      [](FiaParams& p, const TensorView* t) { p.pse_shift = t; },
+      [](FiaParams& p, const TensorView* t) { p.learnable_sink = t; },
+      [](FiaParams& p, const TensorView* t) { p.key_antiquant_scale = t; },
+      [](FiaParams& p, const TensorView* t) { p.quant_scale2 = t; },
+      [](FiaParams& p, const TensorView* t) { p.key_shared_prefix = t; },
+      [](FiaParams& p, const TensorView* t) { p.query_padding_size = t; },
+      [](FiaParams& p, const TensorView* t) { p.dequant_scale_query = t; },
+      [](FiaParams& p, const TensorView* t) { p.deq_scale1 = t; },
+  };
+  for (Setter set : setters) {
+    auto r = build_fia_run(c, FiaRunConfig{});
+    set(r->params, &ev);
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+    EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos) << last_error_message();
+    for (int64_t i = 0; i < r->out.numel(); ++i) ASSERT_TRUE(std::isnan(r->out.flat(i)));
+  }
+  auto r = build_fia_run(c, FiaRunConfig{});
+  r->params.key.push_back(r->params.key[0]);
+  r->params.value.push_back(r->params.value[0]);
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos);
+  r = build_fia_run(c, FiaRunConfig{});
+  r->params.sparse_mode = 9;
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos);
+  r = build_fia_run(c, FiaRunConfig{});
+  HostTensor k8 = r->key.as(DType::kInt8);
+  r->params.key[0] = k8.view();
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos);
+  // Modes 5..8 and a missing mask for modes 1..4 are invalid.
+  for (int64_t mode : {1, 2, 3, 4, 5, 8}) {
+    r = build_fia_run(c, FiaRunConfig{});
+    r->params.sparse_mode = mode;
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid) << mode;
+  }
+  // A sparse-3 mask that is not the 2048 template shape is invalid.
+  const HostTensor m = make_mask3(DType::kBool, 1, 2, 4, [](int64_t, int64_t, int64_t) { return false; });
+  FiaRunConfig cfg;
+  cfg.sparse_mode = 3;
+  cfg.mask = &m;
+  r = build_fia_run(c, cfg);
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+}
+
+}  // namespace
+}  // namespace mlaops
