@@ -5,8 +5,8 @@ namespace mlaops {
 const OperatorInfo* operator_table() {
   static const OperatorInfo kRows[] = {
       {"MlaPrologV2WeightNz", "aclnnMlaPrologV2WeightNzGetWorkspaceSize, aclnnMlaPrologV2WeightNz",
-       "aclnnop/aclnn_mla_prolog_v2_weight_nz.h", false},
-      {"MlaProlog", "aclnnMlaPrologGetWorkspaceSize, aclnnMlaProlog", "aclnnop/aclnn_mla_prolog.h", false},
+       "aclnnop/aclnn_mla_prolog_v2_weight_nz.h", true},
+      {"MlaProlog", "aclnnMlaPrologGetWorkspaceSize, aclnnMlaProlog", "aclnnop/aclnn_mla_prolog.h", true},
       {"MlaPreprocess", "aclnnMlaPreprocessGetWorkspaceSize, aclnnMlaPreprocess", "aclnnop/aclnn_mla_preprocess.h",
        false},
       {"FusedInferAttentionScoreV4",
