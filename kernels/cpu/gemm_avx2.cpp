@@ -1,0 +1,303 @@
+// AVX2 panel GEMM (layouts and semantics: gemm.h; reference: gemm_scalar.cpp).
+//
+// bf16: a bf16 value is the upper half of an fp32, so a 32-byte row of a 16-column panel gives
+//   the even columns as (row << 16) and the odd columns as (row & 0xFFFF0000) without any
+//   shuffle; A is broadcast as the 32-bit pair (A[m][k], A[m][k+1]) and split the same way.
+//   fp32 FMA, register tile up to 6 rows x 16 columns (12 accumulators); the even/odd column
+//   split is undone when C is stored. A partial last ND panel goes through a zero-padded copy.
+// int8: B rows sign-extended to int16 (vpmovsxbw) and interleaved by pairs of K rows, A
+//   pre-widened once per call to sign-extended int16 pairs; vpmaddwd gives the exact int32 sum
+//   of each pair (|value| <= 2 * 128 * 128). Tile up to 6 rows x 16 columns (half a panel).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+
+namespace mlaops::kernels {
+namespace {
+
+inline int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// =============================== bf16 ===============================
+
+constexpr int kBf16MR = 6;
+constexpr int64_t kBf16KC = 256;  // K block (even) when several M tiles share the B block
+
+struct Bf16Tile {
+  const uint16_t* a;  // A + m0 * lda + k0
+  int64_t lda;
+  const uint16_t* b;  // panel, row k0
+  int64_t ldb;
+  int64_t kl;
+  float* c;           // C + m0 * ldc + panel column
+  int64_t ldc;
+  int64_t valid;      // valid columns of the panel (1..16)
+  bool nd;            // ND storage: a partial panel must not be read past `valid`
+  bool accumulate;
+};
+
+template <bool EDGE>
+inline __m256i bf16_row(const uint16_t* p, const Bf16Tile& t) {
+  if constexpr (EDGE) {
+    if (t.nd) {
+      alignas(32) uint16_t tmp[16] = {};
+      std::memcpy(tmp, p, static_cast<size_t>(t.valid) * 2);
+      return _mm256_load_si256(reinterpret_cast<const __m256i*>(tmp));
+    }
+  }
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+
+template <int MR, bool EDGE>
+void bf16_tile(const Bf16Tile& t) {
+  const __m256i hi = _mm256_set1_epi32(static_cast<int32_t>(0xFFFF0000u));
+  __m256 ae[MR], ao[MR];  // even / odd columns
+#pragma GCC unroll 6
+  for (int m = 0; m < MR; ++m) ae[m] = ao[m] = _mm256_setzero_ps();
+  const uint16_t* a = t.a;
+  const int64_t lda = t.lda, ldb = t.ldb, kl = t.kl;
+  int64_t k = 0;
+  for (; k + 2 <= kl; k += 2) {
+    {
+      const __m256i r = bf16_row<EDGE>(t.b + k * ldb, t);
+      const __m256 e = _mm256_castsi256_ps(_mm256_slli_epi32(r, 16));
+      const __m256 o = _mm256_castsi256_ps(_mm256_and_si256(r, hi));
+#pragma GCC unroll 6
+      for (int m = 0; m < MR; ++m) {
+        const __m256 av = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_set1_epi32(load_i32(a + m * lda + k)), 16));
+        ae[m] = _mm256_fmadd_ps(av, e, ae[m]);
+        ao[m] = _mm256_fmadd_ps(av, o, ao[m]);
+      }
+    }
+    {
+      const __m256i r = bf16_row<EDGE>(t.b + (k + 1) * ldb, t);
+      const __m256 e = _mm256_castsi256_ps(_mm256_slli_epi32(r, 16));
+      const __m256 o = _mm256_castsi256_ps(_mm256_and_si256(r, hi));
+#pragma GCC unroll 6
+      for (int m = 0; m < MR; ++m) {
+        const __m256 av = _mm256_castsi256_ps(_mm256_and_si256(_mm256_set1_epi32(load_i32(a + m * lda + k)), hi));
+        ae[m] = _mm256_fmadd_ps(av, e, ae[m]);
+        ao[m] = _mm256_fmadd_ps(av, o, ao[m]);
+      }
+    }
+  }
+  if (k < kl) {  // odd K: the last row alone
+    const __m256i r = bf16_row<EDGE>(t.b + k * ldb, t);
+    const __m256 e = _mm256_castsi256_ps(_mm256_slli_epi32(r, 16));
+    const __m256 o = _mm256_castsi256_ps(_mm256_and_si256(r, hi));
+#pragma GCC unroll 6
+    for (int m = 0; m < MR; ++m) {
+      const __m256 av = _mm256_castsi256_ps(_mm256_set1_epi32(static_cast<int32_t>(uint32_t{a[m * lda + k]} << 16)));
+      ae[m] = _mm256_fmadd_ps(av, e, ae[m]);
+      ao[m] = _mm256_fmadd_ps(av, o, ao[m]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int m = 0; m < MR; ++m) {
+    // ae lanes: columns 0 2 4 6 | 8 10 12 14; ao: 1 3 5 7 | 9 11 13 15.
+    const __m256 lo = _mm256_unpacklo_ps(ae[m], ao[m]);  // 0 1 2 3 | 8 9 10 11
+    const __m256 up = _mm256_unpackhi_ps(ae[m], ao[m]);  // 4 5 6 7 | 12 13 14 15
+    __m256 c0 = _mm256_permute2f128_ps(lo, up, 0x20);
+    __m256 c1 = _mm256_permute2f128_ps(lo, up, 0x31);
+    float* c = t.c + m * t.ldc;
+    if (EDGE && t.valid < 16) {
+      alignas(32) float tmp[16];
+      _mm256_store_ps(tmp, c0);
+      _mm256_store_ps(tmp + 8, c1);
+      for (int64_t j = 0; j < t.valid; ++j) c[j] = t.accumulate ? c[j] + tmp[j] : tmp[j];
+    } else {
+      if (t.accumulate) {
+        c0 = _mm256_add_ps(c0, _mm256_loadu_ps(c));
+        c1 = _mm256_add_ps(c1, _mm256_loadu_ps(c + 8));
+      }
+      _mm256_storeu_ps(c, c0);
+      _mm256_storeu_ps(c + 8, c1);
+    }
+  }
+}
+
+using Bf16TileFn = void (*)(const Bf16Tile&);
+
+template <bool EDGE, size_t... I>
+constexpr std::array<Bf16TileFn, sizeof...(I)> bf16_table(std::index_sequence<I...>) {
+  return {&bf16_tile<static_cast<int>(I) + 1, EDGE>...};
+}
+
+void bf16_avx2(const GemmArgs& g) {
+  if (g.panel_width != 16) return gemm_kernels_scalar().bf16(g);
+  const int64_t M = g.M, K = g.K;
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  const auto* A = static_cast<const uint16_t*>(g.A);
+  const auto* B = static_cast<const uint16_t*>(g.B);
+  auto* C = static_cast<float*>(g.C);
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
+    return;
+  }
+  static constexpr auto kFull = bf16_table<false>(std::make_index_sequence<kBf16MR>());
+  static constexpr auto kEdge = bf16_table<true>(std::make_index_sequence<kBf16MR>());
+  const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
+  const int64_t tiles = (M + kBf16MR - 1) / kBf16MR;
+  const int64_t kc = tiles == 1 ? K : kBf16KC;
+  Bf16Tile t;
+  t.lda = g.lda;
+  t.ldb = g.ldb;
+  t.ldc = g.ldc;
+  t.nd = g.ldb != 16;
+  for (int64_t p = p_begin; p < p_end; ++p) {
+    t.valid = std::min<int64_t>(16, g.n_end - p * 16);
+    const auto& table = t.valid < 16 ? kEdge : kFull;
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+      t.kl = std::min(kc, K - k0);
+      t.accumulate = k0 > 0;
+      t.b = B + p * g.panel_stride + k0 * g.ldb;
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        t.a = A + m0 * g.lda + k0;
+        t.c = C + m0 * g.ldc + p * 16;
+        table[static_cast<size_t>(mr - 1)](t);
+        m0 += mr;
+      }
+    }
+  }
+}
+
+// =============================== int8 ===============================
+
+constexpr int kS8MR = 6;
+constexpr int64_t kS8KC = 512;  // K block (even)
+
+struct S8Tile {
+  const int32_t* ap;  // A pairs: row m0, pair k0 / 2
+  int64_t ldap;       // pairs per A row
+  const int8_t* b;    // panel + half-panel offset, row k0
+  int64_t ldb;
+  int64_t kl;
+  int32_t* c;         // C + m0 * ldc + half-panel column
+  int64_t ldc;
+  int64_t valid;      // valid columns of the half panel (1..16)
+  bool accumulate;
+};
+
+template <int MR>
+void s8_tile(const S8Tile& t) {
+  __m256i acc[MR][2];
+#pragma GCC unroll 6
+  for (int m = 0; m < MR; ++m) acc[m][0] = acc[m][1] = _mm256_setzero_si256();
+  const int32_t* ap = t.ap;
+  const int64_t ldap = t.ldap, ldb = t.ldb, kl = t.kl;
+  for (int64_t k = 0; k < kl; k += 2) {
+    const __m256i r0 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.b + k * ldb)));
+    const __m256i r1 =
+        k + 1 < kl ? _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(t.b + (k + 1) * ldb)))
+                   : _mm256_setzero_si256();
+    const __m256i lo = _mm256_unpacklo_epi16(r0, r1);  // columns 0-3 | 8-11
+    const __m256i up = _mm256_unpackhi_epi16(r0, r1);  // columns 4-7 | 12-15
+#pragma GCC unroll 6
+    for (int m = 0; m < MR; ++m) {
+      const __m256i av = _mm256_set1_epi32(ap[m * ldap + k / 2]);
+      acc[m][0] = _mm256_add_epi32(acc[m][0], _mm256_madd_epi16(lo, av));
+      acc[m][1] = _mm256_add_epi32(acc[m][1], _mm256_madd_epi16(up, av));
+    }
+  }
+#pragma GCC unroll 6
+  for (int m = 0; m < MR; ++m) {
+    __m256i c0 = _mm256_permute2x128_si256(acc[m][0], acc[m][1], 0x20);
+    __m256i c1 = _mm256_permute2x128_si256(acc[m][0], acc[m][1], 0x31);
+    int32_t* c = t.c + m * t.ldc;
+    if (t.valid < 16) {
+      alignas(32) int32_t tmp[16];
+      _mm256_store_si256(reinterpret_cast<__m256i*>(tmp), c0);
+      _mm256_store_si256(reinterpret_cast<__m256i*>(tmp + 8), c1);
+      for (int64_t j = 0; j < t.valid; ++j)
+        c[j] = t.accumulate ? static_cast<int32_t>(static_cast<uint32_t>(c[j]) + static_cast<uint32_t>(tmp[j])) : tmp[j];
+    } else {
+      auto* c0p = reinterpret_cast<__m256i*>(c);
+      auto* c1p = reinterpret_cast<__m256i*>(c + 8);
+      if (t.accumulate) {
+        c0 = _mm256_add_epi32(c0, _mm256_loadu_si256(c0p));
+        c1 = _mm256_add_epi32(c1, _mm256_loadu_si256(c1p));
+      }
+      _mm256_storeu_si256(c0p, c0);
+      _mm256_storeu_si256(c1p, c1);
+    }
+  }
+}
+
+using S8TileFn = void (*)(const S8Tile&);
+
+template <size_t... I>
+constexpr std::array<S8TileFn, sizeof...(I)> s8_table(std::index_sequence<I...>) {
+  return {&s8_tile<static_cast<int>(I) + 1>...};
+}
+
+void s8_avx2(const GemmArgs& g) {
+  if (g.panel_width != 32) return gemm_kernels_scalar().s8(g);
+  const int64_t M = g.M, K = g.K;
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  const auto* A = static_cast<const int8_t*>(g.A);
+  const auto* B = static_cast<const int8_t*>(g.B);
+  auto* C = static_cast<int32_t*>(g.C);
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0);
+    return;
+  }
+  // A as sign-extended int16 pairs (A[m][2j], A[m][2j+1]), zero past K.
+  const int64_t kp = (K + 1) / 2;
+  std::vector<int32_t> apairs(static_cast<size_t>(M * kp));
+  for (int64_t m = 0; m < M; ++m) {
+    const int8_t* a = A + m * g.lda;
+    int32_t* d = apairs.data() + m * kp;
+    for (int64_t j = 0; j < kp; ++j) {
+      const auto lo = static_cast<uint16_t>(static_cast<int16_t>(a[2 * j]));
+      const auto up = 2 * j + 1 < K ? static_cast<uint16_t>(static_cast<int16_t>(a[2 * j + 1])) : uint16_t{0};
+      d[j] = static_cast<int32_t>(static_cast<uint32_t>(lo) | (static_cast<uint32_t>(up) << 16));
+    }
+  }
+  static constexpr auto kTable = s8_table(std::make_index_sequence<kS8MR>());
+  const int64_t p_begin = g.n_begin / 32, p_end = (g.n_end + 31) / 32;
+  const int64_t tiles = (M + kS8MR - 1) / kS8MR;
+  const int64_t kc = tiles == 1 ? K : kS8KC;
+  S8Tile t;
+  t.ldap = kp;
+  t.ldb = g.ldb;
+  t.ldc = g.ldc;
+  for (int64_t p = p_begin; p < p_end; ++p) {
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+      t.kl = std::min(kc, K - k0);
+      t.accumulate = k0 > 0;
+      for (int h = 0; h < 2; ++h) {
+        t.valid = std::min<int64_t>(16, g.n_end - p * 32 - h * 16);
+        if (t.valid <= 0) break;
+        t.b = B + p * g.panel_stride + k0 * g.ldb + h * 16;
+        int64_t m0 = 0;
+        for (int64_t i = 0; i < tiles; ++i) {
+          const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+          t.ap = apairs.data() + m0 * kp + k0 / 2;
+          t.c = C + m0 * g.ldc + p * 32 + h * 16;
+          kTable[static_cast<size_t>(mr - 1)](t);
+          m0 += mr;
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const GemmKernels& gemm_kernels_avx2() {
+  static const GemmKernels k{bf16_avx2, s8_avx2, "avx2"};
+  return k;
+}
+
+}  // namespace mlaops::kernels

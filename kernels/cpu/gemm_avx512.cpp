@@ -1,0 +1,431 @@
+// AVX-512 BF16 / VNNI panel GEMM (layouts and semantics: gemm.h; reference: gemm_scalar.cpp).
+//
+// bf16 (vdpbf16ps): for each pair of K rows of a 16-column panel one vector holds
+//   lane i = (B[k][i], B[k+1][i]) (NZ: one 64-byte load = rows k, k+1, then one vpermw;
+//   ND: two row loads, masked for a partial last panel, then one vpermt2w), and the A pair
+//   (A[m][k], A[m][k+1]) is broadcast as one 32-bit value. Register tile: up to 8 rows x
+//   3 panels (48 columns), fp32 accumulation. An odd last K row is paired with zero; nothing
+//   past row K - 1 of A or B is read.
+//
+// int8 (vpdpbusd, NZ only, panel width 32): vpdpbusd multiplies unsigned by signed bytes, so B
+//   is made unsigned (B + 128 = B ^ 0x80) and A stays signed:
+//     sum_k A[m][k] * B[k][n] = sum_k A[m][k] * (B[k][n] + 128) - 128 * rowsum(A[m]).
+//   rowsum(A) is computed once per call (M values). 4 K rows x 32 columns (two 64-byte loads)
+//   are transposed into per-column 4-byte groups with one vpermt2w + one vpshufb per 16 columns
+//   (AVX512BW only, no VBMI), in natural column order. A K tail (K % 4 != 0) reads the NZ
+//   padding rows of B (present in storage up to R1 * 16) and pairs them with zero A bytes, so
+//   their content never matters; A is never read past K. For M > 8 the transformed B of a
+//   K block of one panel is packed once into an L1-sized buffer and reused by all M tiles.
+//
+// The table falls back to the AVX2 kernels when the CPU has AVX-512 F/BW/VL/DQ but lacks
+// AVX512_BF16 (bf16) or AVX512_VNNI (int8).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+
+namespace mlaops::kernels {
+namespace {
+
+inline int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+inline __mmask16 mask16(int64_t valid) {
+  if (valid >= 16) return static_cast<__mmask16>(0xFFFF);
+  if (valid <= 0) return 0;
+  return static_cast<__mmask16>((1u << valid) - 1u);
+}
+
+// =============================== bf16 ===============================
+
+constexpr int kBf16MR = 8;         // rows per register tile
+constexpr int kBf16NP = 3;         // 16-column panels per register tile
+constexpr int64_t kBf16KC = 384;   // K block (even) when several M tiles share the B block
+
+// vpermw index: result word 2i = source word i (row k), 2i+1 = source word 16+i (row k+1).
+inline __m512i bf16_pair_index() {
+  alignas(64) static constexpr uint16_t idx[32] = {0, 16, 1, 17, 2,  18, 3,  19, 4,  20, 5,  21, 6,  22, 7,  23,
+                                                  8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31};
+  return _mm512_load_si512(idx);
+}
+
+// vpermt2w index: word 2i = a[i] (row k), 2i+1 = b[i] (row k+1, source index 32+i).
+inline __m512i bf16_pair_index2() {
+  alignas(64) static constexpr uint16_t idx[32] = {0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+                                                  8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  return _mm512_load_si512(idx);
+}
+
+inline __m512 dpbf16(__m512 acc, __m512i b, __m512i a) {
+  return _mm512_dpbf16_ps(acc, (__m512bh)b, (__m512bh)a);
+}
+
+struct Bf16Tile {
+  const uint16_t* a;  // A + m0 * lda + k0
+  int64_t lda;
+  const uint16_t* b;  // first panel of the tile, row k0
+  int64_t ldb, panel_stride;
+  int64_t kl;         // rows of this K block
+  float* c;           // C + m0 * ldc + first column of the tile
+  int64_t ldc;
+  __mmask16 last_mask;  // valid columns of the last panel of the tile
+  bool accumulate;      // add to C (later K blocks) instead of storing
+};
+
+template <int MR, int NP, bool ND>
+void bf16_tile(const Bf16Tile& t) {
+  const __m512i perm = bf16_pair_index();
+  [[maybe_unused]] const __m512i perm2 = bf16_pair_index2();
+  __m512 acc[MR][NP];
+#pragma GCC unroll 8
+  for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 3
+    for (int p = 0; p < NP; ++p) acc[m][p] = _mm512_setzero_ps();
+
+  const uint16_t* bp[NP];
+  __mmask32 lm[NP];
+#pragma GCC unroll 3
+  for (int p = 0; p < NP; ++p) {
+    bp[p] = t.b + p * t.panel_stride;
+    lm[p] = (p == NP - 1) ? t.last_mask : 0xFFFFu;
+  }
+  const uint16_t* a = t.a;
+  const int64_t lda = t.lda, ldb = t.ldb, kl = t.kl;
+
+  int64_t k = 0;
+  for (; k + 2 <= kl; k += 2) {
+    __m512i bv[NP];
+#pragma GCC unroll 3
+    for (int p = 0; p < NP; ++p) {
+      if constexpr (ND) {
+        const __m512i r0 = _mm512_maskz_loadu_epi16(lm[p], bp[p] + k * ldb);
+        const __m512i r1 = _mm512_maskz_loadu_epi16(lm[p], bp[p] + (k + 1) * ldb);
+        bv[p] = _mm512_permutex2var_epi16(r0, perm2, r1);
+      } else {
+        bv[p] = _mm512_permutexvar_epi16(perm, _mm512_loadu_si512(bp[p] + k * 16));
+      }
+    }
+#pragma GCC unroll 8
+    for (int m = 0; m < MR; ++m) {
+      const __m512i av = _mm512_set1_epi32(load_i32(a + m * lda + k));
+#pragma GCC unroll 3
+      for (int p = 0; p < NP; ++p) acc[m][p] = dpbf16(acc[m][p], bv[p], av);
+    }
+  }
+  if (k < kl) {  // odd K: the last row pairs with zero
+    __m512i bv[NP];
+#pragma GCC unroll 3
+    for (int p = 0; p < NP; ++p) {
+      const __m512i r0 = _mm512_maskz_loadu_epi16(lm[p], bp[p] + k * ldb);  // row k, zeros above
+      bv[p] = _mm512_permutexvar_epi16(perm, r0);                            // (B[k][i], 0)
+    }
+#pragma GCC unroll 8
+    for (int m = 0; m < MR; ++m) {
+      const __m512i av = _mm512_set1_epi32(static_cast<int32_t>(a[m * lda + k]));
+#pragma GCC unroll 3
+      for (int p = 0; p < NP; ++p) acc[m][p] = dpbf16(acc[m][p], bv[p], av);
+    }
+  }
+
+#pragma GCC unroll 8
+  for (int m = 0; m < MR; ++m) {
+    float* c = t.c + m * t.ldc;
+#pragma GCC unroll 3
+    for (int p = 0; p < NP; ++p) {
+      __m512 v = acc[m][p];
+      if (p < NP - 1) {
+        if (t.accumulate) v = _mm512_add_ps(v, _mm512_loadu_ps(c + p * 16));
+        _mm512_storeu_ps(c + p * 16, v);
+      } else {
+        const auto sm = static_cast<__mmask16>(lm[p]);
+        if (t.accumulate) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(sm, c + p * 16));
+        _mm512_mask_storeu_ps(c + p * 16, sm, v);
+      }
+    }
+  }
+}
+
+using Bf16TileFn = void (*)(const Bf16Tile&);
+
+template <bool ND, size_t... I>
+constexpr std::array<Bf16TileFn, sizeof...(I)> bf16_table(std::index_sequence<I...>) {
+  return {&bf16_tile<static_cast<int>(I / kBf16NP) + 1, static_cast<int>(I % kBf16NP) + 1, ND>...};
+}
+
+void bf16_avx512(const GemmArgs& g) {
+  if (g.panel_width != 16) return gemm_kernels_scalar().bf16(g);
+  const int64_t M = g.M, K = g.K;
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  const auto* A = static_cast<const uint16_t*>(g.A);
+  const auto* B = static_cast<const uint16_t*>(g.B);
+  auto* C = static_cast<float*>(g.C);
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
+    return;
+  }
+  // NZ (and ND with N == 16): rows k and k+1 of a panel are adjacent, one 64-byte load.
+  const bool nd = g.ldb != 16;
+  static constexpr auto kNz = bf16_table<false>(std::make_index_sequence<kBf16MR * kBf16NP>());
+  static constexpr auto kNd = bf16_table<true>(std::make_index_sequence<kBf16MR * kBf16NP>());
+  const auto& table = nd ? kNd : kNz;
+
+  const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
+  const int64_t tiles = (M + kBf16MR - 1) / kBf16MR;
+  const int64_t kc = tiles == 1 ? K : kBf16KC;
+  for (int64_t pg = p_begin; pg < p_end; pg += kBf16NP) {
+    const int64_t np = std::min<int64_t>(kBf16NP, p_end - pg);
+    Bf16Tile t;
+    t.lda = g.lda;
+    t.ldb = g.ldb;
+    t.panel_stride = g.panel_stride;
+    t.ldc = g.ldc;
+    t.last_mask = mask16(g.n_end - (pg + np - 1) * 16);
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+      t.kl = std::min(kc, K - k0);
+      t.accumulate = k0 > 0;
+      t.b = B + pg * g.panel_stride + k0 * g.ldb;
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        t.a = A + m0 * g.lda + k0;
+        t.c = C + m0 * g.ldc + pg * 16;
+        table[static_cast<size_t>((mr - 1) * kBf16NP + (np - 1))](t);
+        m0 += mr;
+      }
+    }
+  }
+}
+
+// =============================== int8 ===============================
+
+constexpr int kS8MRInline = 8;   // M <= 8: B transformed in registers
+constexpr int kS8MRPacked = 8;  // M > 8: B block packed once, tiles of up to 12 rows
+constexpr int64_t kS8KC = 512;   // K block (multiple of 4) for the packed path
+
+struct S8Consts {
+  __m512i idx_lo, idx_hi, shuf, x80;
+};
+
+struct S8Tables {
+  alignas(64) uint16_t lo[32];
+  alignas(64) uint16_t hi[32];
+  alignas(64) uint8_t sh[64];
+  constexpr S8Tables() : lo(), hi(), sh() {
+    // vpermt2w words: in 128-bit lane L, word 4h + r = row r, columns (4L + 2h, 4L + 2h + 1)
+    // (rows 0, 1 are words 0..15 / 16..31 of the first load, rows 2, 3 of the second).
+    for (int q = 0; q < 32; ++q) {
+      const int lane = q / 8, h = (q / 4) % 2, r = q % 4;
+      lo[q] = static_cast<uint16_t>(16 * r + 2 * lane + h);
+      hi[q] = static_cast<uint16_t>(16 * r + 2 * lane + h + 8);
+    }
+    // vpshufb within each lane: byte 4c + r <- byte 8h + 2r + e, c = 2h + e (column 4L + c).
+    for (int i = 0; i < 64; ++i) {
+      const int tb = i % 16, c = tb / 4, r = tb % 4, h = c / 2, e = c % 2;
+      sh[i] = static_cast<uint8_t>(8 * h + 2 * r + e);
+    }
+  }
+};
+constexpr S8Tables kS8Tables{};
+
+inline S8Consts s8_consts() {
+  S8Consts k;
+  k.idx_lo = _mm512_load_si512(kS8Tables.lo);
+  k.idx_hi = _mm512_load_si512(kS8Tables.hi);
+  k.shuf = _mm512_load_si512(kS8Tables.sh);
+  k.x80 = _mm512_set1_epi8(static_cast<char>(0x80));
+  return k;
+}
+
+// acc += per-lane dot of 4 unsigned bytes (u8) with 4 signed bytes (s8). Inline asm because
+// GCC 12 surrounds the _mm512_dpbusd_epi32 builtin with a register copy per accumulator.
+inline __m512i dpbusd(__m512i acc, __m512i u8, __m512i s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "v"(s8));
+  return acc;
+}
+
+// Rows k..k+3 of a 32-column NZ panel (b points at row k, rows 32 bytes apart) -> two vectors
+// of unsigned (B + 128) 4-byte groups: columns 0..15 and 16..31.
+inline void s8_transform(const int8_t* b, const S8Consts& k, __m512i& v_lo, __m512i& v_hi) {
+  const __m512i x = _mm512_xor_si512(_mm512_loadu_si512(b), k.x80);
+  const __m512i y = _mm512_xor_si512(_mm512_loadu_si512(b + 64), k.x80);
+  v_lo = _mm512_shuffle_epi8(_mm512_permutex2var_epi16(x, k.idx_lo, y), k.shuf);
+  v_hi = _mm512_shuffle_epi8(_mm512_permutex2var_epi16(x, k.idx_hi, y), k.shuf);
+}
+
+struct S8Tile {
+  const int8_t* a;        // A + m0 * lda + k0
+  int64_t lda;
+  const int8_t* b;        // raw NZ panel at row k0 (inline) or the packed block
+  int64_t kl;             // K rows of this block
+  int32_t* c;             // C + m0 * ldc + panel column
+  int64_t ldc;
+  const int32_t* rowsum;  // rowsum(A) of rows m0.. (used when !accumulate)
+  __mmask16 mask_lo, mask_hi;
+  bool accumulate;
+};
+
+template <int MR, bool PACKED>
+void s8_tile(const S8Tile& t) {
+  __m512i acc[MR][2];
+#pragma GCC unroll 12
+  for (int m = 0; m < MR; ++m) acc[m][0] = acc[m][1] = _mm512_setzero_si512();
+  const int8_t* a = t.a;
+  const int64_t lda = t.lda;
+  const int64_t groups = t.kl / 4, tail = t.kl % 4;
+  const int8_t* b = t.b;
+
+  if constexpr (PACKED) {
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const __m512i v0 = _mm512_load_si512(b + gi * 128);
+      const __m512i v1 = _mm512_load_si512(b + gi * 128 + 64);
+#pragma GCC unroll 12
+      for (int m = 0; m < MR; ++m) {
+        const __m512i av = _mm512_set1_epi32(load_i32(a + m * lda + gi * 4));
+        acc[m][0] = dpbusd(acc[m][0], v0, av);
+        acc[m][1] = dpbusd(acc[m][1], v1, av);
+      }
+    }
+  } else {
+    const S8Consts kc = s8_consts();
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      __m512i v0, v1;
+      s8_transform(b + gi * 128, kc, v0, v1);
+#pragma GCC unroll 12
+      for (int m = 0; m < MR; ++m) {
+        const __m512i av = _mm512_set1_epi32(load_i32(a + m * lda + gi * 4));
+        acc[m][0] = dpbusd(acc[m][0], v0, av);
+        acc[m][1] = dpbusd(acc[m][1], v1, av);
+      }
+    }
+  }
+  if (tail) {
+    __m512i v0, v1;
+    if constexpr (PACKED) {
+      v0 = _mm512_load_si512(b + groups * 128);
+      v1 = _mm512_load_si512(b + groups * 128 + 64);
+    } else {
+      s8_transform(b + groups * 128, s8_consts(), v0, v1);
+    }
+#pragma GCC unroll 12
+    for (int m = 0; m < MR; ++m) {
+      int32_t w = 0;  // the tail bytes of A, zero above K
+      std::memcpy(&w, a + m * lda + groups * 4, static_cast<size_t>(tail));
+      const __m512i av = _mm512_set1_epi32(w);
+      acc[m][0] = dpbusd(acc[m][0], v0, av);
+      acc[m][1] = dpbusd(acc[m][1], v1, av);
+    }
+  }
+#pragma GCC unroll 12
+  for (int m = 0; m < MR; ++m) {
+    int32_t* c = t.c + m * t.ldc;
+    __m512i c0, c1;
+    if (t.accumulate) {
+      c0 = _mm512_maskz_loadu_epi32(t.mask_lo, c);
+      c1 = _mm512_maskz_loadu_epi32(t.mask_hi, c + 16);
+    } else {  // -128 * rowsum(A[m]), modulo 2^32 like the accumulation
+      c0 = c1 = _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(t.rowsum[m]) * 0xFFFFFF80u));
+    }
+    _mm512_mask_storeu_epi32(c, t.mask_lo, _mm512_add_epi32(acc[m][0], c0));
+    _mm512_mask_storeu_epi32(c + 16, t.mask_hi, _mm512_add_epi32(acc[m][1], c1));
+  }
+}
+
+using S8TileFn = void (*)(const S8Tile&);
+
+template <bool PACKED, size_t... I>
+constexpr std::array<S8TileFn, sizeof...(I)> s8_table(std::index_sequence<I...>) {
+  return {&s8_tile<static_cast<int>(I) + 1, PACKED>...};
+}
+
+void s8_avx512(const GemmArgs& g) {
+  if (g.panel_width != 32 || g.ldb != 32) return gemm_kernels_scalar().s8(g);
+  const int64_t M = g.M, K = g.K;
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  const auto* A = static_cast<const int8_t*>(g.A);
+  const auto* B = static_cast<const int8_t*>(g.B);
+  auto* C = static_cast<int32_t*>(g.C);
+
+  std::vector<int32_t> rowsum(static_cast<size_t>(M));
+  for (int64_t m = 0; m < M; ++m) {
+    const int8_t* a = A + m * g.lda;
+    int32_t s = 0;
+    for (int64_t k = 0; k < K; ++k) s += a[k];
+    rowsum[static_cast<size_t>(m)] = s;
+  }
+
+  static constexpr auto kInline = s8_table<false>(std::make_index_sequence<kS8MRInline>());
+  static constexpr auto kPacked = s8_table<true>(std::make_index_sequence<kS8MRPacked>());
+
+  const int64_t p_begin = g.n_begin / 32, p_end = (g.n_end + 31) / 32;
+  S8Tile t;
+  t.lda = g.lda;
+  t.ldc = g.ldc;
+  if (M <= kS8MRInline) {
+    t.a = A;
+    t.kl = K;
+    t.rowsum = rowsum.data();
+    t.accumulate = false;
+    for (int64_t p = p_begin; p < p_end; ++p) {
+      const int64_t valid = g.n_end - p * 32;
+      t.mask_lo = mask16(valid);
+      t.mask_hi = mask16(valid - 16);
+      t.b = B + p * g.panel_stride;
+      t.c = C + p * 32;
+      kInline[static_cast<size_t>(M - 1)](t);
+    }
+    return;
+  }
+
+  alignas(64) int8_t packed[kS8KC / 4 * 128];
+  const S8Consts kc = s8_consts();
+  const int64_t tiles = (M + kS8MRPacked - 1) / kS8MRPacked;
+  for (int64_t p = p_begin; p < p_end; ++p) {
+    const int64_t valid = g.n_end - p * 32;
+    t.mask_lo = mask16(valid);
+    t.mask_hi = mask16(valid - 16);
+    const int8_t* bp = B + p * g.panel_stride;
+    for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kS8KC) {
+      const int64_t kl = std::min(kS8KC, K - k0);
+      const int64_t ng = (kl + 3) / 4;
+      for (int64_t gi = 0; gi < ng; ++gi) {
+        __m512i v0, v1;
+        s8_transform(bp + (k0 + gi * 4) * 32, kc, v0, v1);
+        _mm512_store_si512(packed + gi * 128, v0);
+        _mm512_store_si512(packed + gi * 128 + 64, v1);
+      }
+      t.b = packed;
+      t.kl = kl;
+      t.accumulate = k0 > 0;
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        t.a = A + m0 * g.lda + k0;
+        t.c = C + m0 * g.ldc + p * 32;
+        t.rowsum = rowsum.data() + m0;
+        kPacked[static_cast<size_t>(mr - 1)](t);
+        m0 += mr;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const GemmKernels& gemm_kernels_avx512() {
+  static const GemmKernels k = [] {
+    const CpuFeatures& f = cpu_features();
+    const GemmKernels& lower = gemm_kernels_avx2();
+    return GemmKernels{f.avx512_bf16 ? &bf16_avx512 : lower.bf16, f.avx512_vnni ? &s8_avx512 : lower.s8, "avx512"};
+  }();
+  return k;
+}
+
+}  // namespace mlaops::kernels
