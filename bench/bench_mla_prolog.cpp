@@ -8,6 +8,8 @@
 // int8 1040 GOP/s on 2 cores; override with --bw --bf16 --int8), and, in the same run, the time
 // of the same three GEMMs (x*W_DQ, c_Q*W_UQ_QR, x*W_DKV_KR) through oneDNN with weights
 // pre-packed by reorder (format any), when built with oneDNN (Debian libdnnl-dev).
+// Both rotate over copies of their weights totalling >= 1 GiB, so every call streams its weights
+// from DRAM as in a real model (61 layers never fit in the cache).
 //
 // Usage: bench_mla_prolog [--quick] [--reps N] [--bw GBs] [--bf16 GFLOPs] [--int8 GOPs]
 #include <algorithm>
@@ -96,10 +98,12 @@ struct DnnlProjections {
   dnnl::stream s{eng};
   struct One {
     dnnl::matmul mm;
-    dnnl::memory a, w, c;
+    dnnl::memory a, c;
+    std::vector<dnnl::memory> w;  // rotated copies of the packed weights
   };
   std::vector<One> gemms;
-  DnnlProjections(int64_t T, const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8) {
+  size_t next = 0;
+  DnnlProjections(int64_t T, const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies) {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
     for (auto [K, N] : kn) {
@@ -110,19 +114,23 @@ struct DnnlProjections {
       dnnl::primitive_attr attr;
       if (int8) attr.set_output_scales(2, std::vector<float>(static_cast<size_t>(N), 0.01f));
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, c_md), attr, eng);
-      One o{dnnl::matmul(pd), dnnl::memory(a_md, eng), dnnl::memory(pd.weights_desc(), eng), dnnl::memory(c_md, eng)};
+      One o{dnnl::matmul(pd), dnnl::memory(a_md, eng), dnnl::memory(c_md, eng), {}};
       dnnl::memory wp(w_plain, eng);
       std::memset(wp.get_data_handle(), 1, w_plain.get_size());
       std::memset(o.a.get_data_handle(), 1, a_md.get_size());
-      dnnl::reorder(wp, o.w).execute(s, wp, o.w);
+      for (int i = 0; i < copies; ++i) {
+        o.w.emplace_back(pd.weights_desc(), eng);
+        dnnl::reorder(wp, o.w.back()).execute(s, wp, o.w.back());
+      }
       gemms.push_back(std::move(o));
     }
     s.wait();
   }
   void run() {
     for (auto& g : gemms)
-      g.mm.execute(s, {{DNNL_ARG_SRC, g.a}, {DNNL_ARG_WEIGHTS, g.w}, {DNNL_ARG_DST, g.c}});
+      g.mm.execute(s, {{DNNL_ARG_SRC, g.a}, {DNNL_ARG_WEIGHTS, g.w[next % g.w.size()]}, {DNNL_ARG_DST, g.c}});
     s.wait();
+    ++next;
   }
 };
 #endif
@@ -159,6 +167,17 @@ int main(int argc, char** argv) {
       const DType wdt = int8 ? DType::kInt8 : DType::kBFloat16;
       Buf wdq = make_nz(wdt, He, Hcq, 1), wuq = make_nz(wdt, Hcq, N * (D + Dr), 2), wdkv = make_nz(wdt, He, Hckv + Dr, 3);
       Buf wuk = make(DType::kBFloat16, {N, D, Hckv}, 4, -0.05f, 0.05f);
+      // copies of the four weights, >= 1 GiB in all, rotated call by call
+      size_t off[5] = {0};
+      const Buf* ws4[4] = {&wdq, &wuq, &wdkv, &wuk};
+      for (int i = 0; i < 4; ++i) off[i + 1] = (off[i] + ws4[i]->b.size() + 63) / 64 * 64;
+      const size_t set_bytes = off[4];
+      const int copies = static_cast<int>((size_t{1} << 30) / set_bytes + 1);
+      std::vector<std::vector<uint8_t>> pool(static_cast<size_t>(copies));
+      for (auto& c : pool) {
+        c.resize(set_bytes + 64);
+        for (int i = 0; i < 4; ++i) std::memcpy(c.data() + off[i], ws4[i]->b.data(), ws4[i]->b.size());
+      }
       Buf gcq = make(DType::kBFloat16, {Hcq}, 5, 0.9f, 1.1f), gckv = make(DType::kBFloat16, {Hckv}, 6, 0.9f, 1.1f);
       Buf dsw_dq = make(DType::kFloat32, {1, Hcq}, 7, 0.001f, 0.002f);
       Buf dsw_uq = make(DType::kFloat32, {1, N * (D + Dr)}, 8, 0.001f, 0.002f);
@@ -209,7 +228,17 @@ int main(int argc, char** argv) {
         }
         std::vector<uint8_t> ws(ws_bytes + 1);
         const int r = T >= 128 ? std::max(3, reps / 2) : reps;
-        const Times t = time_it([&] { mlaops::mla_prolog(p, ws.data(), ws_bytes); }, r);
+        size_t call = 0;
+        const Times t = time_it(
+            [&] {
+              uint8_t* base = pool[call++ % pool.size()].data();
+              p.weight_dq.data = base + off[0];
+              p.weight_uq_qr.data = base + off[1];
+              p.weight_dkv_kr.data = base + off[2];
+              p.weight_uk.data = base + off[3];
+              mlaops::mla_prolog(p, ws.data(), ws_bytes);
+            },
+            r);
         // roofline: weights + x + q out + cache rows; flops 2*T*params (W_UK in bf16)
         const double io_bytes = static_cast<double>(x.b.size() + q.b.size() + qr.b.size()) +
                                 static_cast<double>(T) * (Hckv * (int8 ? 1 : 2) + Dr * 2);
@@ -220,7 +249,7 @@ int main(int argc, char** argv) {
         const double bound = std::max(bytes / lim.bw, t_cmp);
         double dnnl_us = 0;
 #ifdef MLAOPS_HAVE_DNNL
-        DnnlProjections peer(T, {{He, Hcq}, {Hcq, N * (D + Dr)}, {He, Hckv + Dr}}, int8);
+        DnnlProjections peer(T, {{He, Hcq}, {Hcq, N * (D + Dr)}, {He, Hckv + Dr}}, int8, copies);
         dnnl_us = time_it([&] { peer.run(); }, r).best * 1e6;
 #endif
         std::printf("%-5s %-4lld %-5lld | %10.1f %10.1f | %8.1f %9.1f | %10.1f %6.1f%% | %12.1f %7.2f\n",

@@ -8,7 +8,10 @@
 //   4. scatter the staged kv / kr rows into the caches in token order (duplicates: last wins)
 // Each weight is streamed once per chunk (one chunk for T <= 256 tokens).
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -16,6 +19,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
+#include "kernels/cpu/convert.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
@@ -39,6 +43,7 @@ struct RunCtx {
   const MlaPrologParams* p;
   const MlaPrologPlan* plan;
   const kernels::GemmKernels* gk;
+  const kernels::ConvertKernels* cv;
   WorkspaceArena* ws;
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
 };
@@ -114,12 +119,11 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       const float sx = load_f32(p.dequant_scale_x, t);
       for (int64_t j = 0; j < d.Hcq; ++j) cq[j] = static_cast<float>(acci[j]) * sx * load_f32(p.dequant_scale_w_dq, j);
     } else {
-      for (int64_t j = 0; j < d.Hcq; ++j) cq[j] = round_bf16(cq[j]);
+      c.cv->round_bf16(cq, d.Hcq);
     }
     kernels::rms_norm_row(cq, gamma_cq, d.Hcq, p.rmsnorm_epsilon_cq, tmp.data());
     if (sc == MlaPrologScenario::kNoQuant) {
-      uint16_t* a2 = c.ws->at<uint16_t>(pl.off_a2) + i * d.Hcq;
-      for (int64_t j = 0; j < d.Hcq; ++j) a2[j] = float_to_bf16(tmp[j]);
+      c.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_a2) + i * d.Hcq, d.Hcq);
     } else {
       if (p.smooth_scales_cq != nullptr)
         for (int64_t j = 0; j < d.Hcq; ++j) tmp[j] *= load_f32(p.smooth_scales_cq, j);
@@ -133,7 +137,7 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       for (int64_t j = 0; j < d.Hckv + d.Dr; ++j)
         ck[j] = static_cast<float>(acci[d.Hcq + j]) * sx * load_f32(p.dequant_scale_w_dkv_kr, j);
     } else {
-      for (int64_t j = 0; j < d.Hckv + d.Dr; ++j) ck[j] = round_bf16(ck[j]);
+      c.cv->round_bf16(ck, d.Hckv + d.Dr);
     }
     kernels::rms_norm_row(ck, gamma_ckv, d.Hckv, p.rmsnorm_epsilon_ckv, tmp.data());
     if (kvq) {
@@ -142,8 +146,7 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       for (int64_t j = 0; j < d.Hckv; ++j)
         kv[j] = int8_rint_sat(tmp[j] * load_f32(p.quant_scale_ckv, per_channel ? j : 0));
     } else {
-      uint16_t* kv = c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv;
-      for (int64_t j = 0; j < d.Hckv; ++j) kv[j] = float_to_bf16(tmp[j]);
+      c.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv, d.Hckv);
     }
     kernels::rope_deinterleave_row(ck + d.Hckv, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
                                    p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
@@ -187,9 +190,9 @@ void head(const RunCtx& c, int64_t n, int thread) {
       for (int64_t j = 0; j < d.D + d.Dr; ++j)
         row[j] = static_cast<float>(rowi[j]) * scale[i] * load_f32(p.dequant_scale_w_uq_qr, col0 + j);
     } else {
-      for (int64_t j = 0; j < d.D + d.Dr; ++j) row[j] = round_bf16(row[j]);
+      c.cv->round_bf16(row, d.D + d.Dr);
     }
-    for (int64_t k = 0; k < d.D; ++k) qn[i * d.D + k] = float_to_bf16(row[k]);
+    c.cv->f32_to_bf16(row, qn + i * d.D, d.D);
   }
   // q_nope @ W_UK[n]   (W_UK[n] is ND [D, Hckv])
   PanelMatrix wuk;
@@ -213,21 +216,20 @@ void head(const RunCtx& c, int64_t n, int thread) {
                                    p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
     uint16_t* rope_out = p.query_rope_out.ptr<uint16_t>() + row_out * d.Dr;
     if (q_int8) {
-      float m = 0.0f;
-      for (int64_t k = 0; k < d.Hckv; ++k) {
-        q[k] = round_bf16(q[k]);
-        m = std::fmax(m, std::fabs(q[k]));
-      }
-      const float dqs = m / 127.0f;
+      c.cv->round_bf16(q, d.Hckv);
+      const float dqs = c.cv->absmax(q, d.Hckv) / 127.0f;
       int8_t* out = p.query_out.ptr<int8_t>() + row_out * d.Hckv;
-      for (int64_t k = 0; k < d.Hckv; ++k) out[k] = dqs == 0.0f ? int8_t{0} : int8_round_sat(q[k] / dqs);
+      if (dqs == 0.0f) {
+        std::memset(out, 0, static_cast<size_t>(d.Hckv));
+      } else {
+        c.cv->div_round_i8(q, dqs, out, d.Hckv);
+      }
       p.dequant_scale_q_nope_out->ptr<float>()[row_out] = dqs;
       const float qs = load_f32(p.quant_scale_ckv, 0);
       for (int64_t j = 0; j < d.Dr; ++j)
         rope_out[j] = dqs == 0.0f ? uint16_t{0} : float_to_bf16(round_bf16(rope[j]) * qs / dqs);
     } else {
-      uint16_t* out = p.query_out.ptr<uint16_t>() + row_out * d.Hckv;
-      for (int64_t k = 0; k < d.Hckv; ++k) out[k] = float_to_bf16(q[k]);
+      c.cv->f32_to_bf16(q, p.query_out.ptr<uint16_t>() + row_out * d.Hckv, d.Hckv);
       for (int64_t j = 0; j < d.Dr; ++j) rope_out[j] = float_to_bf16(rope[j]);
     }
   }
@@ -289,18 +291,37 @@ Status mla_prolog_run(const MlaPrologParams& p, const MlaPrologPlan& plan, void*
   c.p = &p;
   c.plan = &plan;
   c.gk = &kernels::gemm_kernels(active_isa());
+  c.cv = &kernels::convert_kernels(active_isa());
   c.ws = &ws;
+  // MLAOPS_PROFILE=1 prints the time of each phase to stderr (profile evidence, docs/performance.md).
+  static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
+  using clock = std::chrono::steady_clock;
+  double phase[4] = {0, 0, 0, 0};
+  auto lap = [&](int i, clock::time_point& t) {
+    const auto now = clock::now();
+    phase[i] += std::chrono::duration<double, std::micro>(now - t).count();
+    t = now;
+  };
   for (c.t0 = 0; c.t0 < d.T; c.t0 += plan.chunk) {
     c.tc = std::min(plan.chunk, d.T - c.t0);
+    auto t = clock::now();
     project_x(c);
+    lap(0, t);
     parallel_for(c.tc, 8, [&](int64_t b, int64_t e) { token_rows(c, b, e); });
+    lap(1, t);
     struct HeadCtx {
       const RunCtx* c;
     } hc{&c};
     parallel_items(d.N, plan.threads, [](void* ctx, int64_t n, int thread) { head(*static_cast<HeadCtx*>(ctx)->c, n, thread); },
                    &hc);
+    lap(2, t);
     scatter(c);
+    lap(3, t);
   }
+  if (profile)
+    std::fprintf(stderr, "%s: T=%lld N=%lld %s: x-projections %.0f us, token rows %.0f us, heads %.0f us, scatter %.0f us\n",
+                 op, (long long)d.T, (long long)d.N, mla_prolog_scenario_name(plan.scenario), phase[0], phase[1], phase[2],
+                 phase[3]);
   return kSuccess;
 }
 

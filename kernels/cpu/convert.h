@@ -1,0 +1,29 @@
+// Row conversions of the operators' epilogues, bit-identical on every ISA to the scalar rules of
+// include/mlaops/numeric.h (round to nearest even to bf16, NaN quiet; int8 round half away from
+// zero with saturation, NaN -> 0).
+#pragma once
+
+#include <cstdint>
+
+#include "mlaops/runtime.h"
+
+namespace mlaops::kernels {
+
+struct ConvertKernels {
+  // y[i] = float_to_bf16(x[i])                                  x: [n] fp32, y: [n] bf16 bits
+  void (*f32_to_bf16)(const float* x, uint16_t* y, int64_t n);
+  // x[i] = round_bf16(x[i]) (the value a bf16 store would read back)
+  void (*round_bf16)(float* x, int64_t n);
+  // max_i |x[i]| (NaN elements, quiet or signaling, ignored; 0 for n == 0)
+  float (*absmax)(const float* x, int64_t n);
+  // y[i] = int8_round_sat(x[i] / d)   (d != 0; IEEE division, then ties away from zero)
+  void (*div_round_i8)(const float* x, float d, int8_t* y, int64_t n);
+  const char* name;
+};
+
+const ConvertKernels& convert_kernels(Isa isa);
+const ConvertKernels& convert_kernels_scalar();
+const ConvertKernels& convert_kernels_avx2();
+const ConvertKernels& convert_kernels_avx512();
+
+}  // namespace mlaops::kernels

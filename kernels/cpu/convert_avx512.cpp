@@ -1,0 +1,92 @@
+// AVX-512 epilogue conversions (integer round-to-nearest-even for bf16: identical bits to the
+// scalar rule, including NaN and subnormals, unlike vcvtneps2bf16's denormal handling).
+#include <immintrin.h>
+
+// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics that pass an
+// _mm512_undefined_*() operand (GCC bug 105593); the operand is never read.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+#include "kernels/cpu/convert.h"
+#include "mlaops/numeric.h"
+
+namespace mlaops::kernels {
+namespace {
+
+inline __m512i bf16_bits(__m512 v) {
+  const __m512i u = _mm512_castps_si512(v);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
+  const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i q = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
+  return _mm512_mask_mov_epi32(r, nan, q);
+}
+
+void f32_to_bf16_avx512(const float* x, uint16_t* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtepi32_epi16(bf16_bits(_mm512_loadu_ps(x + i))));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm256_mask_storeu_epi16(y + i, m, _mm512_cvtepi32_epi16(bf16_bits(_mm512_maskz_loadu_ps(m, x + i))));
+  }
+}
+
+void round_bf16_avx512(float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(x + i, _mm512_castsi512_ps(_mm512_slli_epi32(bf16_bits(_mm512_loadu_ps(x + i)), 16)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm512_mask_storeu_ps(x + i, m, _mm512_castsi512_ps(_mm512_slli_epi32(bf16_bits(_mm512_maskz_loadu_ps(m, x + i)), 16)));
+  }
+}
+
+float absmax_avx512(const float* x, int64_t n) {
+  __m512 acc = _mm512_setzero_ps();
+  const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+  int64_t i = 0;
+  // max_ps(a, b) returns b when a is NaN: the accumulator goes second, so NaN inputs are ignored
+  for (; i + 16 <= n; i += 16) acc = _mm512_max_ps(_mm512_and_ps(_mm512_loadu_ps(x + i), abs_mask), acc);
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    acc = _mm512_max_ps(_mm512_and_ps(_mm512_maskz_loadu_ps(m, x + i), abs_mask), acc);
+  }
+  return _mm512_reduce_max_ps(acc);
+}
+
+inline __m128i round_i8(__m512 v) {
+  const __m512 t = _mm512_roundscale_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  const __m512 frac = _mm512_sub_ps(v, t);
+  const __m512 abs_mask = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fffffff));
+  const __mmask16 away = _mm512_cmp_ps_mask(_mm512_and_ps(frac, abs_mask), _mm512_set1_ps(0.5f), _CMP_GE_OQ);
+  const __m512 one = _mm512_or_ps(_mm512_set1_ps(1.0f), _mm512_andnot_ps(abs_mask, v));  // copysign(1, v)
+  __m512 r = _mm512_mask_add_ps(t, away, t, one);
+  r = _mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(-128.0f)), _mm512_set1_ps(127.0f));
+  const __mmask16 ordered = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+  r = _mm512_maskz_mov_ps(ordered, r);  // NaN -> 0
+  return _mm512_cvtsepi32_epi8(_mm512_cvtps_epi32(r));
+}
+
+void div_round_i8_avx512(const float* x, float d, int8_t* y, int64_t n) {
+  const __m512 dv = _mm512_set1_ps(d);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), round_i8(_mm512_div_ps(_mm512_loadu_ps(x + i), dv)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm_mask_storeu_epi8(y + i, m, round_i8(_mm512_div_ps(_mm512_maskz_loadu_ps(m, x + i), dv)));
+  }
+}
+
+}  // namespace
+
+const ConvertKernels& convert_kernels_avx512() {
+  static const ConvertKernels k{f32_to_bf16_avx512, round_bf16_avx512, absmax_avx512, div_round_i8_avx512, "avx512"};
+  return k;
+}
+
+}  // namespace mlaops::kernels

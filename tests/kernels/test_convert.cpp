@@ -1,0 +1,78 @@
+// Epilogue conversion kernels: every ISA bit-identical to the scalar rules (numeric.h), on random
+// bit patterns, specials (NaN, inf, subnormals, ties) and every tail length.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/convert.h"
+#include "mlaops/numeric.h"
+
+namespace mlaops::kernels {
+namespace {
+
+std::vector<float> test_values(uint32_t seed, size_t n) {
+  std::mt19937 rng(seed);
+  std::vector<float> v;
+  const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 126.5f, 127.5f, -128.5f,
+                            1e-40f, -1e-41f, std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            bits_float(0x3f808000u), bits_float(0x3f818000u), bits_float(0x7f7fffffu), 3e38f};
+  for (float s : specials) v.push_back(s);
+  while (v.size() < n) {
+    if (rng() % 2) v.push_back(bits_float(rng()));
+    else v.push_back(std::ldexp(static_cast<float>(static_cast<int>(rng() % 4000) - 2000) / 8.0f, static_cast<int>(rng() % 6)));
+  }
+  return v;
+}
+
+bool same_float(float a, float b) { return (std::isnan(a) && std::isnan(b)) || float_bits(a) == float_bits(b); }
+
+TEST(ConvertKernels, EveryIsaMatchesScalarBitForBit) {
+  const ConvertKernels& s = convert_kernels_scalar();
+  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+    if (static_cast<int>(isa) > static_cast<int>(detected_isa())) continue;
+    const ConvertKernels& k = isa == Isa::kAvx2 ? convert_kernels_avx2() : convert_kernels_avx512();
+    const std::vector<float> all = test_values(static_cast<uint32_t>(isa) + 1, 20000);
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{15}, size_t{16}, size_t{17}, size_t{33},
+                     size_t{512}, all.size()}) {
+      for (size_t off : {size_t{0}, size_t{3}}) {
+        if (off + n > all.size()) continue;
+        const float* x = all.data() + off;
+        std::vector<uint16_t> y1(n + 1, 0xABCD), y2(n + 1, 0xABCD);
+        s.f32_to_bf16(x, y1.data(), static_cast<int64_t>(n));
+        k.f32_to_bf16(x, y2.data(), static_cast<int64_t>(n));
+        ASSERT_EQ(y1, y2) << k.name << " n=" << n;
+        std::vector<float> r1(x, x + n), r2(x, x + n);
+        s.round_bf16(r1.data(), static_cast<int64_t>(n));
+        k.round_bf16(r2.data(), static_cast<int64_t>(n));
+        for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same_float(r1[i], r2[i])) << k.name << " i=" << i;
+        EXPECT_TRUE(same_float(s.absmax(x, static_cast<int64_t>(n)), k.absmax(x, static_cast<int64_t>(n))))
+            << k.name << " n=" << n;
+        for (float d : {1.0f, 0.5f, 3.0f, 0.0078125f, 1e-30f}) {
+          std::vector<int8_t> q1(n + 1, 55), q2(n + 1, 55);
+          s.div_round_i8(x, d, q1.data(), static_cast<int64_t>(n));
+          k.div_round_i8(x, d, q2.data(), static_cast<int64_t>(n));
+          ASSERT_EQ(q1, q2) << k.name << " n=" << n << " d=" << d;
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvertKernels, ScalarRules) {
+  const ConvertKernels& s = convert_kernels_scalar();
+  const float x[] = {0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 200.0f, -300.0f, std::numeric_limits<float>::quiet_NaN()};
+  int8_t q[8];
+  s.div_round_i8(x, 1.0f, q, 8);
+  const int8_t want[] = {1, -1, 2, 3, -3, 127, -128, 0};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(q[i], want[i]) << i;
+  EXPECT_EQ(s.absmax(x, 8), 300.0f);  // NaN ignored
+  EXPECT_EQ(s.absmax(x, 0), 0.0f);
+}
+
+}  // namespace
+}  // namespace mlaops::kernels
