@@ -19,12 +19,12 @@
 namespace mlaops::testing {
 
 struct Stats {
-  int64_t n = 0, bad = 0, off_by_one = 0;
+  int64_t n = 0, bad = 0, off_by_one = 0, beyond_cap = 0;
   double max_abs = 0, max_rel = 0, mean_rel = 0, rms_ref = 0, cosine = 1;
   int64_t worst = -1;
   std::string str() const {
     std::ostringstream s;
-    s << "n=" << n << " bad=" << bad << " max_abs=" << max_abs << " max_rel=" << max_rel << " mean_rel=" << mean_rel
+    s << "n=" << n << " bad=" << bad << " beyond_cap=" << beyond_cap << " max_abs=" << max_abs << " max_rel=" << max_rel << " mean_rel=" << mean_rel
       << " rms_ref=" << rms_ref << " cos=" << cosine << " worst=" << worst << " off_by_one=" << off_by_one;
     return s.str();
   }
@@ -36,12 +36,17 @@ struct Tolerance {
   double min_cosine = 0;
   int64_t int_max_diff = 0;        // integer outputs
   double int_max_off_frac = 0;
+  // Quantized intermediates (a dynamic int8 quant that rounds a tie the other way in fp32 than
+  // in float64) move a few elements past the elementwise bound: allow at most this fraction of
+  // elements beyond it, each still within cap_rms * rms(ref). 0 = strict.
+  double max_bad_frac = 0;
+  double cap_rms = 0;
 };
 
 // bf16 outputs produced by fp32 arithmetic from the same bf16 inputs as the reference.
-inline Tolerance bf16_tolerance(double ulps = 2) { return {ulps * 0.0078125, 0.004, 0.004, 0.9999, 0, 0}; }
-inline Tolerance int8_tolerance(double off_frac = 0.01) { return {0, 0, 1, 0, 1, off_frac}; }
-inline Tolerance fp32_tolerance(double rtol = 1e-4) { return {rtol, 1e-6, rtol, 0.99999, 0, 0}; }
+inline Tolerance bf16_tolerance(double ulps = 2) { return {ulps * 0.0078125, 0.004, 0.004, 0.9999, 0, 0, 0, 0}; }
+inline Tolerance int8_tolerance(double off_frac = 0.01) { return {0, 0, 1, 0, 1, off_frac, 0, 0}; }
+inline Tolerance fp32_tolerance(double rtol = 1e-4) { return {rtol, 1e-6, rtol, 0.99999, 0, 0, 0, 0}; }
 
 // Compares all elements of a and r (same shape and dtype).
 inline Stats compare(const TensorView& a, const TensorView& r, const Tolerance& tol) {
@@ -75,6 +80,7 @@ inline Stats compare(const TensorView& a, const TensorView& r, const Tolerance& 
     } else {
       allowed = tol.atol_rms * s.rms_ref + tol.rtol * std::fabs(rv);
     }
+    if (!integer && tol.cap_rms > 0 && !(diff <= tol.cap_rms * s.rms_ref)) ++s.beyond_cap;
     if (!(diff <= allowed)) {
       ++s.bad;
       if (diff - allowed > worst_excess) {
@@ -89,7 +95,11 @@ inline Stats compare(const TensorView& a, const TensorView& r, const Tolerance& 
 }
 
 inline bool within(const Stats& s, const Tolerance& tol, bool integer) {
-  if (s.bad) return false;
+  if (!integer && tol.max_bad_frac > 0) {
+    if (s.beyond_cap > 0 || static_cast<double>(s.bad) > tol.max_bad_frac * static_cast<double>(s.n)) return false;
+  } else if (s.bad) {
+    return false;
+  }
   if (integer) return static_cast<double>(s.off_by_one) <= tol.int_max_off_frac * static_cast<double>(s.n) + 1;
   return s.mean_rel <= tol.max_mean_rel && s.cosine >= tol.min_cosine;
 }

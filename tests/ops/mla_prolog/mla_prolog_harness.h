@@ -43,9 +43,11 @@ inline std::string describe(const MlaPrologCaseConfig& c) {
 }
 
 // The tolerances of docs/ops/mla_prolog.md: bf16 outputs within 2 bf16 ulps (+0.4 % of the RMS
-// for cancellation); the quantized c_Q path (partial / full quant) re-quantizes a value whose
-// fp32 rounding differs from float64, so +-1 int8 flips in the dynamic quant are allowed for:
-// 4 ulps there. int8 outputs (KV cache, full-quant query): +-1, <= 1 % of elements off by one.
+// for cancellation). The quantized c_Q path (partial / full quant) re-quantizes c_Q per token in
+// fp32 where the reference uses float64, so an int8 value at a rounding tie can land one step
+// away; the query outputs there get 4 ulps, and at most 0.1 % of their elements may exceed that
+// bound, each still within 5 % of the output's RMS (the vendor's MlaPreprocess rule is 0.1 %).
+// int8 outputs (KV cache, full-quant query): +-1, at most 2 % of elements off by one.
 inline void expect_match(const MlaPrologCase& fast, const MlaPrologCase& ref) {
   const std::string what = describe(fast.cfg);
   const bool quant_q = fast.cfg.scenario != MlaPrologScenario::kNoQuant;
@@ -56,7 +58,11 @@ inline void expect_match(const MlaPrologCase& fast, const MlaPrologCase& ref) {
     EXPECT_TRUE(within(s, tol, integer)) << name << ": " << s.str() << " | " << what;
     if (std::getenv("MLAOPS_TEST_VERBOSE")) std::printf("%-26s %s | %s\n", name, s.str().c_str(), what.c_str());
   };
-  const Tolerance q_tol = bf16_tolerance(quant_q ? 4 : 2);
+  Tolerance q_tol = bf16_tolerance(quant_q ? 4 : 2);
+  if (quant_q) {
+    q_tol.max_bad_frac = 0.001;
+    q_tol.cap_rms = 0.05;
+  }
   if (fast.query_out.view.dtype == DType::kInt8) {
     check("query_out", fast.query_out, ref.query_out, int8_tolerance(0.02));
     check("dequant_scale_q_nope_out", fast.dequant_scale_q_nope_out, ref.dequant_scale_q_nope_out, fp32_tolerance(0.02));

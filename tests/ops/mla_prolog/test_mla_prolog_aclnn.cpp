@@ -4,6 +4,8 @@
 // plus the C-API behaviours (streams, repeatable executors, V1, empty tensors).
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
 #include "ops/mla_prolog/mla_prolog_harness.h"
 
@@ -41,19 +43,29 @@ struct VendorCase {
   WeightForm form;
 };
 
-// Pairwise coverage of the matrix: each N in {1,2,8,32,64,128}, each He in
-// {6144, 7168, 7680}, each scenario, BSH and TND, PA_BSND and PA_NZ, both NZ forms, T = 1 and
-// T not a multiple of any tile.
-const VendorCase kVendorCases[] = {
-    {MlaPrologScenario::kNoQuant, 1, 7168, 1, 1, false, MlaPrologCacheMode::kPaBsnd, WeightForm::kNz4d},
-    {MlaPrologScenario::kPartialQuantKvNoQuant, 2, 6144, 3, 1, true, MlaPrologCacheMode::kPaNz, WeightForm::kNz2d},
-    {MlaPrologScenario::kPartialQuantKvQuant, 8, 7680, 1, 3, true, MlaPrologCacheMode::kPaBsnd, WeightForm::kNz4d},
-    {MlaPrologScenario::kFullQuantKvNoQuant, 32, 7168, 5, 1, false, MlaPrologCacheMode::kPaNz, WeightForm::kNz4d},
-    {MlaPrologScenario::kFullQuantKvQuant, 64, 6144, 1, 1, false, MlaPrologCacheMode::kPaNz, WeightForm::kNz2d},
-    {MlaPrologScenario::kNoQuant, 128, 7680, 1, 2, true, MlaPrologCacheMode::kPaNz, WeightForm::kNz2d},
-    {MlaPrologScenario::kFullQuantKvQuant, 128, 7168, 3, 1, true, MlaPrologCacheMode::kPaBsnd, WeightForm::kNz4d},
-    {MlaPrologScenario::kPartialQuantKvQuant, 32, 7168, 1, 1, false, MlaPrologCacheMode::kPaNz, WeightForm::kNz4d},
-};
+// The matrix at the vendor's shapes: every N in {1,2,8,32,64,128} x every He in
+// {6144, 7168, 7680}; each (N, He) pair gets the next scenario, token layout, cache mode and NZ
+// form in turn and a token count from {1, 3, 5} (T = 1 and T not a multiple of any tile), so
+// every scenario meets BSH and TND, PA_BSND and PA_NZ. (The full scenario x layout x cache-mode x
+// weight-form product runs at small shapes in test_mla_prolog_cross.cpp.)
+std::vector<VendorCase> vendor_cases() {
+  const MlaPrologScenario sc[] = {MlaPrologScenario::kNoQuant, MlaPrologScenario::kPartialQuantKvNoQuant,
+                                  MlaPrologScenario::kPartialQuantKvQuant, MlaPrologScenario::kFullQuantKvNoQuant,
+                                  MlaPrologScenario::kFullQuantKvQuant};
+  std::vector<VendorCase> v;
+  int i = 0;
+  for (int64_t N : {1, 2, 8, 32, 64, 128}) {
+    for (int64_t He : {6144, 7168, 7680}) {
+      const int64_t T = (i % 3 == 0) ? 1 : (i % 3 == 1) ? 3 : 5;
+      const bool bsh = (i / 5) % 2 == 0;
+      v.push_back({sc[i % 5], N, He, bsh ? 1 : T, bsh ? T : 1, bsh,
+                   (i % 2) ? MlaPrologCacheMode::kPaNz : MlaPrologCacheMode::kPaBsnd,
+                   (i % 4 < 2) ? WeightForm::kNz4d : WeightForm::kNz2d});
+      ++i;
+    }
+  }
+  return v;
+}
 
 class MlaPrologAclnn : public ::testing::TestWithParam<VendorCase> {};
 
@@ -75,7 +87,7 @@ TEST_P(MlaPrologAclnn, MatchesReferenceUnderEachIsa) {
   set_num_threads(0);
 }
 
-INSTANTIATE_TEST_SUITE_P(VendorShapes, MlaPrologAclnn, ::testing::ValuesIn(kVendorCases));
+INSTANTIATE_TEST_SUITE_P(VendorShapes, MlaPrologAclnn, ::testing::ValuesIn(vendor_cases()));
 
 // The fixture case for the C-API behaviours: N = 2, He = 7168, T = 3.
 MlaPrologCaseConfig small_vendor(MlaPrologScenario sc) {

@@ -1,0 +1,655 @@
+// Float64 reference of MlaPreprocess; see mla_preprocess_ref.h for the conventions and the
+// choices made where the spec is silent or UNCONFIRMED.
+#include "reference/mla_preprocess_ref.h"
+
+#include <cmath>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/checked_math.h"
+#include "core/element_access.h"
+#include "core/error.h"
+#include "core/fractal_nz.h"
+#include "mlaops/dtype.h"
+#include "mlaops/numeric.h"
+
+namespace mlaops {
+namespace {
+
+constexpr const char* kOp = "mla_preprocess_ref";
+
+using CacheMode = MlaPreprocessCacheMode;
+using QuantMode = MlaPreprocessQuantMode;
+
+bool is_float_dtype(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat64;
+}
+bool is_int_dtype(DType t) {
+  return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64;
+}
+
+// Rank in [0, kMaxRank], dims non-negative, numel (and bytes) fit int64, data non-null when
+// the tensor is not empty.
+Status check_view(const TensorView& t, const char* name, int64_t* numel) {
+  MLAOPS_CHECK(t.rank >= 0 && t.rank <= kMaxRank, kParamInvalid, "%s: %s: rank must be in [0, %d]; got %d", kOp,
+               name, kMaxRank, t.rank);
+  int64_t bytes = 0;
+  MLAOPS_CHECK(checked_numel(t, numel) && checked_nbytes(t, &bytes), kParamInvalid,
+               "%s: %s: dims must be non-negative and the size must fit int64", kOp, name);
+  MLAOPS_CHECK(*numel == 0 || t.data != nullptr, kParamNullptr, "%s: %s: data is null for a non-empty tensor", kOp,
+               name);
+  return kSuccess;
+}
+
+Status require(const TensorView* t, const char* name, const char* when) {
+  MLAOPS_CHECK(t != nullptr, kParamNullptr, "%s: %s is required %s", kOp, name, when);
+  return kSuccess;
+}
+
+// A vector read by linear index: exactly n elements ([n], [1, n], (1, n, 1), ...).
+Status check_vector(const TensorView& t, const char* name, int64_t n) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  MLAOPS_CHECK(numel == n, kParamInvalid, "%s: %s: must hold %lld elements; got %lld", kOp, name, (long long)n,
+               (long long)numel);
+  return kSuccess;
+}
+
+Status check_float(const TensorView& t, const char* name) {
+  MLAOPS_CHECK(is_float_dtype(t.dtype), kParamInvalid, "%s: %s: dtype must be a float type (FLOAT16, BF16, FLOAT); got %s",
+               kOp, name, dtype_name(t.dtype));
+  return kSuccess;
+}
+
+// A float vector of n elements.
+Status check_float_vector(const TensorView& t, const char* name, int64_t n) {
+  MLAOPS_TRY(check_vector(t, name, n));
+  return check_float(t, name);
+}
+
+Status check_dtype(const TensorView& t, const char* name, DType want) {
+  MLAOPS_CHECK(t.dtype == want, kParamInvalid, "%s: %s: dtype must be %s; got %s", kOp, name, dtype_name(want),
+               dtype_name(t.dtype));
+  return kSuccess;
+}
+
+// A tensor of exactly these dims (rank included).
+Status check_dims(const TensorView& t, const char* name, std::initializer_list<int64_t> want) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  bool ok = t.rank == static_cast<int>(want.size());
+  int i = 0;
+  for (int64_t w : want) {
+    if (ok && t.dims[i] != w) ok = false;
+    ++i;
+  }
+  if (!ok) {
+    char got[160];
+    shape_string(t, got, sizeof got);
+    std::string allowed = "[";
+    bool first = true;
+    for (int64_t w : want) {
+      allowed += (first ? "" : ", ") + std::to_string(w);
+      first = false;
+    }
+    allowed += "]";
+    return fail(kParamInvalid, "%s: %s: shape must be %s; got %s", kOp, name, allowed.c_str(), got);
+  }
+  return kSuccess;
+}
+
+// A token-major tensor: its leading dims multiply to T, its trailing dims equal `tail`.
+Status check_token_major(const TensorView& t, const char* name, int64_t T, std::initializer_list<int64_t> tail) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  const int n_tail = static_cast<int>(tail.size());
+  MLAOPS_CHECK(t.rank >= n_tail + 1, kParamInvalid, "%s: %s: needs at least %d dims; got %d", kOp, name, n_tail + 1,
+               t.rank);
+  int i = t.rank - n_tail;
+  for (int64_t want : tail) {
+    MLAOPS_CHECK(t.dims[i] == want, kParamInvalid, "%s: %s: dim %d must be %lld; got %lld", kOp, name, i,
+                 (long long)want, (long long)t.dims[i]);
+    ++i;
+  }
+  int64_t lead = 1;
+  bool lead_ok = true;
+  for (int k = 0; k < t.rank - n_tail; ++k) lead_ok = lead_ok && mul_ok(lead, t.dims[k], &lead);
+  MLAOPS_CHECK(lead_ok && lead == T, kParamInvalid, "%s: %s: leading dims must multiply to T = %lld; got %lld", kOp,
+               name, (long long)T, (long long)lead);
+  return kSuccess;
+}
+
+// deScale: n elements, INT64 / UINT64 (fp32 bits in the low 32 bits) or FLOAT.
+Status check_descale(const TensorView& t, const char* name, int64_t n) {
+  MLAOPS_TRY(check_vector(t, name, n));
+  MLAOPS_CHECK(t.dtype == DType::kInt64 || t.dtype == DType::kUInt64 || t.dtype == DType::kFloat32, kParamInvalid,
+               "%s: %s: dtype must be INT64 (fp32 bits in the low 32 bits) or FLOAT; got %s", kOp, name,
+               dtype_name(t.dtype));
+  return kSuccess;
+}
+
+// Same memory: kvCacheOut / krCacheOut against the input caches.
+bool same_view(const TensorView& a, const TensorView& b) {
+  if (a.data != b.data || a.dtype != b.dtype || a.rank != b.rank) return false;
+  for (int i = 0; i < a.rank; ++i)
+    if (a.dims[i] != b.dims[i] || a.strides[i] != b.strides[i]) return false;
+  return true;
+}
+
+// Element (r, c) of a logical [rows, cols] weight (rows = output channels, cols = K) given in
+// one of the accepted forms (mlaops/mla_preprocess.h).
+struct Weight {
+  const TensorView* v = nullptr;
+  enum Form { kNd, kNzView, kNzDense } form = kNd;  // kNzView: 4-D storage or ATB view; kNzDense: 2-D logical
+  NzMatrix m;
+
+  double at(int64_t r, int64_t c) const {
+    switch (form) {
+      case kNd: return load_f64(*v, r * v->strides[0] + c * v->strides[1]);
+      case kNzView: return load_f64(*v, linear_to_offset(*v, m.index(r, c)));
+      case kNzDense: return load_f64(*v, m.index(r, c));
+    }
+    return 0.0;
+  }
+};
+
+Status make_weight(const TensorView& t, const char* name, int64_t rows, int64_t cols, Weight* out) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  out->v = &t;
+  if (t.format != Format::kFractalNZ) {
+    MLAOPS_CHECK(t.format == Format::kND, kParamInvalid, "%s: %s: format must be FRACTAL_NZ or ND; got %s", kOp, name,
+                 format_name(t.format));
+    MLAOPS_TRY(check_dims(t, name, {rows, cols}));
+    out->form = Weight::kNd;
+    return kSuccess;
+  }
+  const int64_t c0 = nz_c0(dtype_size(t.dtype));
+  MLAOPS_CHECK(c0 > 0, kParamInvalid, "%s: %s: FRACTAL_NZ needs an element size dividing 32 bytes; got %s", kOp, name,
+               dtype_name(t.dtype));
+  NzMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  m.c0 = c0;
+  m.r1 = ceil_div(rows, 16);
+  m.c1 = ceil_div(cols, c0);
+  if (t.rank == 2) {
+    NzMatrix s;
+    MLAOPS_TRY(resolve_nz(t, kOp, name, &s));
+    MLAOPS_CHECK(s.rows == rows && s.cols == cols, kParamInvalid,
+                 "%s: %s: logical shape must be [%lld, %lld]; got [%lld, %lld]", kOp, name, (long long)rows,
+                 (long long)cols, (long long)s.rows, (long long)s.cols);
+    out->form = Weight::kNzDense;
+  } else {
+    const int64_t* d = t.dims;
+    const bool storage = t.rank == 4 && d[0] == m.c1 && d[1] == m.r1 && d[2] == 16 && d[3] == c0;
+    const bool atb = t.rank == 4 && d[0] == 1 && d[1] == m.c1 && d[2] == m.r1 * 16 && d[3] == c0;
+    if (!storage && !atb) {
+      char got[160];
+      shape_string(t, got, sizeof got);
+      return fail(kParamInvalid,
+                  "%s: %s: FRACTAL_NZ view of logical [%lld, %lld] must be [%lld, %lld, 16, %lld] or [1, %lld, %lld, "
+                  "%lld] (or 2-D with 4-D storage dims); got %s",
+                  kOp, name, (long long)rows, (long long)cols, (long long)m.c1, (long long)m.r1, (long long)c0,
+                  (long long)m.c1, (long long)(m.r1 * 16), (long long)c0, got);
+    }
+    out->form = Weight::kNzView;
+  }
+  out->m = m;
+  return kSuccess;
+}
+
+// Reads n elements of a vector-like tensor (linear order) into a double array.
+std::vector<double> load_vector(const TensorView& t, int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = load_f64(t, linear_to_offset(t, i));
+  return v;
+}
+std::vector<double> load_descale_vector(const TensorView& t, int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = mla_preprocess_load_descale(t, i);
+  return v;
+}
+
+// The input dtype's rounding.
+double round_dtype(double v, DType dt) { return dt == DType::kFloat16 ? round_fp16(v) : round_bf16(v); }
+
+}  // namespace
+
+// ---- the pieces ----
+
+int8_t mla_preprocess_quant_int8(double v) {
+  // fp32 -> fp16 (round to nearest even); the reference's double is rounded directly.
+  double h = fp16_to_float(double_to_fp16(v));
+  if (!(h == h)) return 0;  // NaN -> 0 (defined)
+  if (h > 127.0) h = 127.0;  // clamp in fp16 (both bounds are fp16 values)
+  if (h < -128.0) h = -128.0;
+  return static_cast<int8_t>(std::nearbyint(h));  // fp16 -> int8, round half to even
+}
+
+void mla_preprocess_rms_norm(const double* v, const double* gamma, const double* beta, int64_t n, double eps,
+                             double* y) {
+  if (n <= 0) return;
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += v[i] * v[i];
+  const double rms = std::sqrt(sum / static_cast<double>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = v[i] / rms * gamma[i] + (beta ? beta[i] : 0.0);
+}
+
+void mla_preprocess_rms_norm_quant_per_tensor(const double* v, const double* gamma, const double* beta, int64_t n,
+                                              double eps, double qs, double qo, int8_t* q) {
+  std::vector<double> y(static_cast<size_t>(n > 0 ? n : 0));
+  mla_preprocess_rms_norm(v, gamma, beta, n, eps, y.data());
+  const double inv = 1.0 / qs;  // the kernel multiplies by the reciprocal of quantScale
+  for (int64_t i = 0; i < n; ++i) q[i] = mla_preprocess_quant_int8(y[static_cast<size_t>(i)] * inv + qo);
+}
+
+double mla_preprocess_rms_norm_quant_per_token(const double* v, const double* gamma, const double* beta, int64_t n,
+                                               double eps, int8_t* q) {
+  std::vector<double> y(static_cast<size_t>(n > 0 ? n : 0));
+  mla_preprocess_rms_norm(v, gamma, beta, n, eps, y.data());
+  double m = 0.0;
+  for (int64_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(y[static_cast<size_t>(i)]));
+  if (!(m > 0.0)) {  // all-zero row: scale 0, q = 0 (UNCONFIRMED vendor behaviour)
+    for (int64_t i = 0; i < n; ++i) q[i] = 0;
+    return 0.0;
+  }
+  const double s = m / 127.0;
+  const double inv = 1.0 / s;
+  for (int64_t i = 0; i < n; ++i) q[i] = mla_preprocess_quant_int8(y[static_cast<size_t>(i)] * inv);
+  return s;
+}
+
+void mla_preprocess_rope(const double* v, const double* cos, const double* sin, int64_t dr, double* out) {
+  const int64_t h = dr / 2;
+  for (int64_t i = 0; i < h; ++i) {
+    out[i] = v[i] * cos[i] - v[h + i] * sin[i];          // rotate_half(v)[i] = -v[h + i]
+    out[h + i] = v[h + i] * cos[h + i] + v[i] * sin[h + i];  // rotate_half(v)[h + i] = v[i]
+  }
+}
+
+double mla_preprocess_load_descale(const TensorView& t, int64_t i) {
+  const int64_t off = linear_to_offset(t, i);
+  if (t.dtype == DType::kInt64 || t.dtype == DType::kUInt64) {
+    const uint64_t bits = static_cast<uint64_t>(load_i64(t, off));
+    return bits_float(static_cast<uint32_t>(bits & 0xffffffffu));
+  }
+  return load_f64(t, off);
+}
+
+int64_t mla_preprocess_cache_offset(const TensorView& cache, bool nz, int64_t slot, int64_t j) {
+  if (nz) {
+    const int64_t block_size = cache.dims[2], c0 = cache.dims[3];
+    const int64_t idx[4] = {slot / block_size, j / c0, slot % block_size, j % c0};
+    return elem_offset(cache, idx);
+  }
+  const int64_t block_size = cache.dims[1];
+  const int64_t idx[4] = {slot / block_size, slot % block_size, 0, j};
+  return elem_offset(cache, idx);
+}
+
+// ---- dims ----
+
+Status mla_preprocess_dims(const MlaPreprocessParams& p, MlaPreprocessDims* out) {
+  MlaPreprocessDims d;
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(p.input, "input", &numel));
+  MLAOPS_CHECK(p.input.rank == 2, kParamInvalid, "%s: input: must be 2-D [tokenNum, hiddenSize]; got rank %d", kOp,
+               p.input.rank);
+  d.T = p.input.dims[0];
+  d.He = p.input.dims[1];
+  MLAOPS_TRY(check_view(p.gamma2, "gamma2", &d.Hckv));
+  MLAOPS_TRY(check_view(p.gamma1, "gamma1", &d.Hcq));
+  MLAOPS_TRY(check_view(p.cos, "cos", &numel));
+  MLAOPS_CHECK(p.cos.rank >= 1, kParamInvalid, "%s: cos: must be [tokenNum, Dr]; got rank 0", kOp);
+  d.Dr = p.cos.dims[p.cos.rank - 1];
+
+  MLAOPS_TRY(check_view(p.wuk, "wuk", &numel));
+  if (p.wuk.format == Format::kFractalNZ) {
+    MLAOPS_CHECK(p.wuk.rank == 4, kParamInvalid, "%s: wuk: FRACTAL_NZ must be [N, Hckv/16, D, 16]; got rank %d", kOp,
+                 p.wuk.rank);
+    d.N = p.wuk.dims[0];
+    d.D = p.wuk.dims[2];
+  } else {
+    MLAOPS_CHECK(p.wuk.rank == 3, kParamInvalid, "%s: wuk: must be [N, D, Hckv]; got rank %d", kOp, p.wuk.rank);
+    d.N = p.wuk.dims[0];
+    d.D = p.wuk.dims[1];
+  }
+
+  const bool nz = mla_preprocess_is_nz_cache(p.cache_mode);
+  MLAOPS_TRY(check_view(p.kv_cache, "kvCache", &numel));
+  MLAOPS_CHECK(p.kv_cache.rank == 4, kParamInvalid,
+               "%s: kvCache: must be 4-D (%s); got rank %d", kOp,
+               nz ? "[blockNum, Hckv/c0, blockSize, c0]" : "[blockNum, blockSize, 1, width]", p.kv_cache.rank);
+  d.block_num = p.kv_cache.dims[0];
+  d.block_size = nz ? p.kv_cache.dims[2] : p.kv_cache.dims[1];
+  *out = d;
+  return kSuccess;
+}
+
+// ---- the operator ----
+
+Status mla_preprocess_ref(const MlaPreprocessParams& p) {
+  // ---- attributes ----
+  const int32_t cm_value = static_cast<int32_t>(p.cache_mode);
+  const int32_t qm_value = static_cast<int32_t>(p.quant_mode);
+  MLAOPS_CHECK(cm_value >= 0 && cm_value <= 3, kParamInvalid, "%s: cacheMode: must be in [0, 3]; got %d", kOp,
+               cm_value);
+  MLAOPS_CHECK(qm_value == 0 || qm_value == 1, kParamInvalid,
+               "%s: quantMode: must be 0 (PER_TENSOR_QUANT_ASYMM) or 1 (PER_TOKEN_QUANT_SYMM); got %d", kOp, qm_value);
+  const CacheMode cm = p.cache_mode;
+  const bool per_token = p.quant_mode == QuantMode::kPerTokenSymm;
+  const bool nz_cache = mla_preprocess_is_nz_cache(cm);
+  const bool rope_outputs = mla_preprocess_has_rope_outputs(cm);
+
+  MlaPreprocessDims d;
+  MLAOPS_TRY(mla_preprocess_dims(p, &d));
+  const int64_t T = d.T, He = d.He, Hckv = d.Hckv, Dr = d.Dr, Hcq = d.Hcq, N = d.N, D = d.D;
+  const DType dt = p.input.dtype;
+  MLAOPS_CHECK(dt == DType::kFloat16 || dt == DType::kBFloat16, kParamInvalid,
+               "%s: input: dtype must be FLOAT16 or BF16; got %s", kOp, dtype_name(dt));
+  MLAOPS_CHECK(Dr % 2 == 0, kParamInvalid, "%s: cos: the rope dim Dr must be even; got %lld", kOp, (long long)Dr);
+
+  // ---- derived sizes (checked int64) ----
+  int64_t m1_cols = 0, head_cols = 0, m2_cols = 0, kv_row = 0, slots = 0;
+  MLAOPS_TRY(checked_add(Hckv, Dr, &kv_row, "kvCache row"));
+  MLAOPS_TRY(checked_add(kv_row, Hcq, &m1_cols, "wdqkv rows"));
+  MLAOPS_TRY(checked_add(D, Dr, &head_cols, "wuq head"));
+  MLAOPS_TRY(checked_mul({N, head_cols}, &m2_cols, "wuq rows"));
+  MLAOPS_TRY(checked_mul({d.block_num, d.block_size}, &slots, "kvCache slots"));
+
+  // ---- weights and the path they select ----
+  const bool quant = p.wdqkv.dtype == DType::kInt8;
+  MLAOPS_CHECK(quant || p.wdqkv.dtype == dt, kParamInvalid, "%s: wdqkv: dtype must be INT8 or the input dtype %s; got %s",
+               kOp, dtype_name(dt), dtype_name(p.wdqkv.dtype));
+  MLAOPS_TRY(check_dtype(p.wuq, "wuq", p.wdqkv.dtype));
+  MLAOPS_CHECK(p.do_rms_norm == quant, kParamInvalid,
+               "%s: doRmsNorm: must be %s with %s weights (the other combination is not supported); got %s", kOp,
+               quant ? "true" : "false", dtype_name(p.wdqkv.dtype), p.do_rms_norm ? "true" : "false");
+  Weight w_dqkv, w_uq;
+  MLAOPS_TRY(make_weight(p.wdqkv, "wdqkv", m1_cols, He, &w_dqkv));
+  MLAOPS_TRY(make_weight(p.wuq, "wuq", m2_cols, Hcq, &w_uq));
+
+  // wuk: ND [N, D, Hckv] or NZ per head [N, Hckv/c0, D, c0]
+  const bool wuk_nz = p.wuk.format == Format::kFractalNZ;
+  MLAOPS_TRY(check_float(p.wuk, "wuk"));
+  if (wuk_nz) {
+    const int64_t c0 = nz_c0(dtype_size(p.wuk.dtype));
+    MLAOPS_CHECK(c0 > 0 && Hckv % c0 == 0 && D % 16 == 0, kParamInvalid,
+                 "%s: wuk: FRACTAL_NZ needs Hckv (%lld) a multiple of c0 (%lld) and D (%lld) a multiple of 16", kOp,
+                 (long long)Hckv, (long long)c0, (long long)D);
+    MLAOPS_TRY(check_dims(p.wuk, "wuk", {N, Hckv / c0, D, c0}));
+  } else {
+    MLAOPS_CHECK(p.wuk.format == Format::kND, kParamInvalid, "%s: wuk: format must be ND or FRACTAL_NZ; got %s", kOp,
+                 format_name(p.wuk.format));
+    MLAOPS_TRY(check_dims(p.wuk, "wuk", {N, D, Hckv}));
+  }
+
+  // ---- the other inputs ----
+  MLAOPS_TRY(check_float_vector(p.gamma0, "gamma0", He));
+  MLAOPS_TRY(check_float_vector(p.beta0, "beta0", He));
+  MLAOPS_TRY(check_float_vector(p.gamma1, "gamma1", Hcq));
+  MLAOPS_TRY(check_float_vector(p.beta1, "beta1", Hcq));
+  MLAOPS_TRY(check_float_vector(p.gamma2, "gamma2", Hckv));
+  MLAOPS_TRY(check_token_major(p.cos, "cos", T, {Dr}));
+  MLAOPS_TRY(check_token_major(p.sin, "sin", T, {Dr}));
+  MLAOPS_TRY(check_float(p.cos, "cos"));
+  MLAOPS_TRY(check_float(p.sin, "sin"));
+  MLAOPS_TRY(check_vector(p.slot_mapping, "slotMapping", T));
+  MLAOPS_CHECK(p.slot_mapping.dtype == DType::kInt32 || p.slot_mapping.dtype == DType::kInt64, kParamInvalid,
+               "%s: slotMapping: dtype must be INT32 or INT64; got %s", kOp, dtype_name(p.slot_mapping.dtype));
+  if (quant) {
+    const char* when = "with INT8 weights";
+    MLAOPS_TRY(require(p.de_scale0, "deScale0", when));
+    MLAOPS_TRY(require(p.de_scale1, "deScale1", when));
+    MLAOPS_TRY(check_descale(*p.de_scale0, "deScale0", m1_cols));
+    MLAOPS_TRY(check_descale(*p.de_scale1, "deScale1", m2_cols));
+    if (!per_token) {
+      const char* when0 = "in quantMode 0 (PER_TENSOR_QUANT_ASYMM)";
+      MLAOPS_TRY(require(p.quant_scale0, "quantScale0", when0));
+      MLAOPS_TRY(require(p.quant_offset0, "quantOffset0", when0));
+      MLAOPS_TRY(require(p.bias0, "bias0", when0));
+      MLAOPS_TRY(require(p.quant_scale1, "quantScale1", when0));
+      MLAOPS_TRY(require(p.quant_offset1, "quantOffset1", when0));
+      MLAOPS_TRY(require(p.bias1, "bias1", when0));
+      MLAOPS_TRY(check_float_vector(*p.quant_scale0, "quantScale0", 1));
+      MLAOPS_TRY(check_float_vector(*p.quant_scale1, "quantScale1", 1));
+      MLAOPS_TRY(check_vector(*p.quant_offset0, "quantOffset0", 1));
+      MLAOPS_TRY(check_vector(*p.quant_offset1, "quantOffset1", 1));
+      MLAOPS_TRY(check_dtype(*p.quant_offset0, "quantOffset0", DType::kInt8));
+      MLAOPS_TRY(check_dtype(*p.quant_offset1, "quantOffset1", DType::kInt8));
+      MLAOPS_TRY(check_vector(*p.bias0, "bias0", m1_cols));
+      MLAOPS_TRY(check_vector(*p.bias1, "bias1", m2_cols));
+      MLAOPS_CHECK(is_int_dtype(p.bias0->dtype) && is_int_dtype(p.bias1->dtype), kParamInvalid,
+                   "%s: bias0 / bias1: dtype must be INT32; got %s / %s", kOp, dtype_name(p.bias0->dtype),
+                   dtype_name(p.bias1->dtype));
+    }
+  }
+  const bool cm2 = cm == CacheMode::kInt8NzCache;
+  int64_t q_nope_scale_n = 0;
+  if (cm2) {
+    const char* when = "in cacheMode 2 (INT8_NZCACHE)";
+    MLAOPS_TRY(require(p.ctkv_scale, "ctkvScale", when));
+    MLAOPS_TRY(require(p.q_nope_scale, "qNopeScale", when));
+    MLAOPS_TRY(check_float_vector(*p.ctkv_scale, "ctkvScale", 1));
+    MLAOPS_TRY(check_view(*p.q_nope_scale, "qNopeScale", &q_nope_scale_n));
+    MLAOPS_CHECK(q_nope_scale_n == N || q_nope_scale_n == 1, kParamInvalid,
+                 "%s: qNopeScale: must hold headNum (%lld) elements or 1; got %lld", kOp, (long long)N,
+                 (long long)q_nope_scale_n);
+    MLAOPS_TRY(check_float(*p.q_nope_scale, "qNopeScale"));
+  }
+
+  // ---- caches ----
+  const DType kv_dtype = cm2 ? DType::kInt8 : dt;
+  const int64_t bn = d.block_num, bs = d.block_size;
+  const TensorView* rope_cache = nullptr;
+  switch (cm) {
+    case CacheMode::kKvCache:
+      MLAOPS_TRY(check_dims(p.kv_cache, "kvCache", {bn, bs, 1, kv_row}));
+      break;
+    case CacheMode::kKropeCtkv:
+      MLAOPS_TRY(check_dims(p.kv_cache, "kvCache", {bn, bs, 1, Hckv}));
+      MLAOPS_TRY(require(p.kv_cache_rope, "kvCacheRope", "in cacheMode 1 (KROPE_CTKV)"));
+      MLAOPS_TRY(check_dims(*p.kv_cache_rope, "kvCacheRope", {bn, bs, 1, Dr}));
+      rope_cache = p.kv_cache_rope;
+      break;
+    case CacheMode::kInt8NzCache:
+    case CacheMode::kNzCache: {
+      const int64_t c0_kv = nz_c0(dtype_size(kv_dtype)), c0_rope = nz_c0(dtype_size(dt));
+      MLAOPS_CHECK(Hckv % c0_kv == 0 && Dr % c0_rope == 0, kParamInvalid,
+                   "%s: kvCache / kvCacheRope: the NZ caches need Hckv (%lld) a multiple of %lld and Dr (%lld) a "
+                   "multiple of %lld",
+                   kOp, (long long)Hckv, (long long)c0_kv, (long long)Dr, (long long)c0_rope);
+      MLAOPS_TRY(check_dims(p.kv_cache, "kvCache", {bn, Hckv / c0_kv, bs, c0_kv}));
+      MLAOPS_TRY(require(p.kv_cache_rope, "kvCacheRope", "in the NZ cache modes"));
+      MLAOPS_TRY(check_dims(*p.kv_cache_rope, "kvCacheRope", {bn, Dr / c0_rope, bs, c0_rope}));
+      rope_cache = p.kv_cache_rope;
+      break;
+    }
+  }
+  MLAOPS_TRY(check_dtype(p.kv_cache, "kvCache", kv_dtype));
+  if (rope_cache) MLAOPS_TRY(check_dtype(*rope_cache, "kvCacheRope", dt));
+  MLAOPS_CHECK((p.kv_cache_out.rank == 0 && p.kv_cache_out.data == nullptr) || same_view(p.kv_cache_out, p.kv_cache),
+               kParamInvalid, "%s: kvCacheOut: must describe the same memory as kvCache (in-place update)", kOp);
+  if (rope_cache && p.kr_cache_out) {
+    MLAOPS_CHECK(same_view(*p.kr_cache_out, *rope_cache), kParamInvalid,
+                 "%s: krCacheOut: must describe the same memory as kvCacheRope (in-place update)", kOp);
+  }
+
+  // ---- outputs ----
+  MLAOPS_TRY(check_token_major(p.q_out, "qOut", T, {N, cm == CacheMode::kKvCache ? kv_row : Hckv}));
+  MLAOPS_TRY(check_dtype(p.q_out, "qOut", cm2 ? DType::kInt8 : dt));
+  if (rope_outputs) {
+    MLAOPS_TRY(require(p.q_rope_out, "qRopeOut", "in cacheMode 1..3"));
+    MLAOPS_TRY(check_token_major(*p.q_rope_out, "qRopeOut", T, {N, Dr}));
+    MLAOPS_TRY(check_dtype(*p.q_rope_out, "qRopeOut", dt));
+  }
+
+  if (T == 0) return kSuccess;  // no token: nothing to write
+
+  // ---- read-only pre-pass over slotMapping: a bad slot fails before any write ----
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t slot = load_i64(p.slot_mapping, linear_to_offset(p.slot_mapping, t));
+    MLAOPS_CHECK(slot == -1 || (slot >= 0 && slot < slots), kParamInvalid,
+                 "%s: slotMapping[%lld] = %lld is out of range [0, %lld) (blockNum*blockSize); -1 skips", kOp,
+                 (long long)t, (long long)slot, (long long)slots);
+  }
+
+  // ---- per-call constants ----
+  const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
+  const std::vector<double> gamma0 = load_vector(p.gamma0, He), beta0 = load_vector(p.beta0, He);
+  const std::vector<double> gamma1 = load_vector(p.gamma1, Hcq), beta1 = load_vector(p.beta1, Hcq);
+  const std::vector<double> gamma2 = load_vector(p.gamma2, Hckv);
+  std::vector<double> ds0, ds1, bias0, bias1;
+  double qs0 = 0, qo0 = 0, qs1 = 0, qo1 = 0;
+  if (quant) {
+    ds0 = load_descale_vector(*p.de_scale0, m1_cols);
+    ds1 = load_descale_vector(*p.de_scale1, m2_cols);
+    if (!per_token) {
+      bias0 = load_vector(*p.bias0, m1_cols);
+      bias1 = load_vector(*p.bias1, m2_cols);
+      qs0 = load_f64(*p.quant_scale0, linear_to_offset(*p.quant_scale0, 0));
+      qo0 = load_f64(*p.quant_offset0, linear_to_offset(*p.quant_offset0, 0));
+      qs1 = load_f64(*p.quant_scale1, linear_to_offset(*p.quant_scale1, 0));
+      qo1 = load_f64(*p.quant_offset1, linear_to_offset(*p.quant_offset1, 0));
+    }
+  }
+  double ctkv_scale = 0;
+  std::vector<double> q_nope_scale;
+  if (cm2) {
+    ctkv_scale = load_f64(*p.ctkv_scale, linear_to_offset(*p.ctkv_scale, 0));
+    q_nope_scale = load_vector(*p.q_nope_scale, q_nope_scale_n);
+  }
+
+  std::vector<double> x(sz(He)), y0(sz(He)), m1(sz(m1_cols)), y1(sz(Hcq)), m2(sz(m2_cols));
+  std::vector<int8_t> a0(sz(He)), a1(sz(Hcq));
+  std::vector<double> cos_row(sz(Dr)), sin_row(sz(Dr)), q_nope(sz(Hckv)), q_rope(sz(Dr));
+  std::vector<double> kn_f(sz(Hckv)), k_rope(sz(Dr));
+
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t k = 0; k < He; ++k) x[sz(k)] = load_f64(p.input, linear_to_offset(p.input, t * He + k));
+    for (int64_t i = 0; i < Dr; ++i) {
+      cos_row[sz(i)] = load_f64(p.cos, linear_to_offset(p.cos, t * Dr + i));
+      sin_row[sz(i)] = load_f64(p.sin, linear_to_offset(p.sin, t * Dr + i));
+    }
+
+    // ---- stage 1: a0 = RmsNormQuant(input), m1 = [ckv | kpe | cq] ----
+    if (quant) {
+      double s0 = 1.0;
+      if (per_token) {
+        s0 = mla_preprocess_rms_norm_quant_per_token(x.data(), gamma0.data(), beta0.data(), He, p.epsilon, a0.data());
+      } else {
+        mla_preprocess_rms_norm_quant_per_tensor(x.data(), gamma0.data(), beta0.data(), He, p.epsilon, qs0, qo0,
+                                                 a0.data());
+      }
+      for (int64_t c = 0; c < m1_cols; ++c) {
+        double acc = 0.0;  // int32 accumulation: exact in double for every realistic He
+        for (int64_t k = 0; k < He; ++k) acc += static_cast<double>(a0[sz(k)]) * w_dqkv.at(c, k);
+        m1[sz(c)] = round_dtype(per_token ? acc * ds0[sz(c)] * s0 : (acc + bias0[sz(c)]) * ds0[sz(c)], dt);
+      }
+    } else {
+      // UNCONFIRMED best guess (doRmsNorm = false): no RmsNormQuant, plain matmul of the input.
+      for (int64_t c = 0; c < m1_cols; ++c) {
+        double acc = 0.0;
+        for (int64_t k = 0; k < He; ++k) acc += x[sz(k)] * w_dqkv.at(c, k);
+        m1[sz(c)] = round_dtype(acc, dt);
+      }
+    }
+    const double* ckv = m1.data();
+    const double* kpe = m1.data() + Hckv;
+    const double* cq = m1.data() + kv_row;
+
+    // ---- stage 2: a1 = RmsNormQuant(cq), m2 = [N][qn | qp] ----
+    if (quant) {
+      double s1 = 1.0;
+      if (per_token) {
+        s1 = mla_preprocess_rms_norm_quant_per_token(cq, gamma1.data(), beta1.data(), Hcq, p.epsilon, a1.data());
+      } else {
+        mla_preprocess_rms_norm_quant_per_tensor(cq, gamma1.data(), beta1.data(), Hcq, p.epsilon, qs1, qo1,
+                                                 a1.data());
+      }
+      for (int64_t c = 0; c < m2_cols; ++c) {
+        double acc = 0.0;
+        for (int64_t k = 0; k < Hcq; ++k) acc += static_cast<double>(a1[sz(k)]) * w_uq.at(c, k);
+        m2[sz(c)] = round_dtype(per_token ? acc * ds1[sz(c)] * s1 : (acc + bias1[sz(c)]) * ds1[sz(c)], dt);
+      }
+    } else {
+      // UNCONFIRMED best guess: RmsNorm with gamma1 / beta1 still applied, rounded to the dtype
+      // (the matmul operand), no quantization.
+      mla_preprocess_rms_norm(cq, gamma1.data(), beta1.data(), Hcq, p.epsilon, y1.data());
+      for (int64_t k = 0; k < Hcq; ++k) y1[sz(k)] = round_dtype(y1[sz(k)], dt);
+      for (int64_t c = 0; c < m2_cols; ++c) {
+        double acc = 0.0;
+        for (int64_t k = 0; k < Hcq; ++k) acc += y1[sz(k)] * w_uq.at(c, k);
+        m2[sz(c)] = round_dtype(acc, dt);
+      }
+    }
+
+    // ---- Q outputs per head ----
+    for (int64_t h = 0; h < N; ++h) {
+      const double* qn = m2.data() + h * head_cols;
+      const double* qp = qn + D;
+      for (int64_t k = 0; k < Hckv; ++k) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < D; ++i) {
+          int64_t off;
+          if (wuk_nz) {
+            const int64_t c0 = p.wuk.dims[3];
+            const int64_t idx[4] = {h, k / c0, i, k % c0};
+            off = elem_offset(p.wuk, idx);
+          } else {
+            const int64_t idx[3] = {h, i, k};
+            off = elem_offset(p.wuk, idx);
+          }
+          acc += qn[i] * load_f64(p.wuk, off);
+        }
+        q_nope[sz(k)] = round_dtype(acc, dt);
+      }
+      mla_preprocess_rope(qp, cos_row.data(), sin_row.data(), Dr, q_rope.data());
+      for (int64_t i = 0; i < Dr; ++i) q_rope[sz(i)] = round_dtype(q_rope[sz(i)], dt);
+
+      const int64_t q_width = cm == CacheMode::kKvCache ? kv_row : Hckv;
+      const int64_t q_base = (t * N + h) * q_width;
+      for (int64_t k = 0; k < Hckv; ++k) {
+        double v = q_nope[sz(k)];
+        if (cm2) {  // MULTIPLY by qNopeScale[h]; round half to even, saturate
+          const double scale = q_nope_scale[sz(q_nope_scale_n == 1 ? 0 : h)];
+          v = static_cast<double>(int8_rint_sat(v * scale));
+        }
+        store_f64(p.q_out, linear_to_offset(p.q_out, q_base + k), v);
+      }
+      if (cm == CacheMode::kKvCache) {
+        for (int64_t i = 0; i < Dr; ++i) store_f64(p.q_out, linear_to_offset(p.q_out, q_base + Hckv + i), q_rope[sz(i)]);
+      } else {
+        const int64_t r_base = (t * N + h) * Dr;
+        for (int64_t i = 0; i < Dr; ++i)
+          store_f64(*p.q_rope_out, linear_to_offset(*p.q_rope_out, r_base + i), q_rope[sz(i)]);
+      }
+    }
+
+    // ---- KV: kN = dtype(RmsNorm(ckv, gamma2)), kR = dtype(rope(kpe)) ----
+    const int64_t slot = load_i64(p.slot_mapping, linear_to_offset(p.slot_mapping, t));
+    if (slot == -1) continue;
+    mla_preprocess_rms_norm(ckv, gamma2.data(), nullptr, Hckv, p.epsilon, kn_f.data());
+    mla_preprocess_rope(kpe, cos_row.data(), sin_row.data(), Dr, k_rope.data());
+    const double inv_ctkv = cm2 ? 1.0 / ctkv_scale : 0.0;  // DIVIDE: the kernel's 1 / ctkvScale
+    for (int64_t j = 0; j < Hckv; ++j) {
+      const double v = cm2 ? static_cast<double>(mla_preprocess_quant_int8(kn_f[sz(j)] * inv_ctkv))
+                           : round_dtype(kn_f[sz(j)], dt);
+      store_f64(p.kv_cache, mla_preprocess_cache_offset(p.kv_cache, nz_cache, slot, j), v);
+    }
+    for (int64_t j = 0; j < Dr; ++j) {
+      const double v = round_dtype(k_rope[sz(j)], dt);
+      if (cm == CacheMode::kKvCache) {
+        store_f64(p.kv_cache, mla_preprocess_cache_offset(p.kv_cache, false, slot, Hckv + j), v);
+      } else {
+        store_f64(*rope_cache, mla_preprocess_cache_offset(*rope_cache, nz_cache, slot, j), v);
+      }
+    }
+  }
+  return kSuccess;
+}
+
+}  // namespace mlaops

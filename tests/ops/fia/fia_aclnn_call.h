@@ -1,0 +1,165 @@
+// Calls aclnnFusedInferAttentionScoreV4 on a materialised case (fia_test::FiaRun) through the C
+// API — aclCreateTensor, aclCreateTensorList, aclCreateIntArray, two-phase call, optional
+// stream — with an optional mutation of the arguments first (negative tests).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_fused_infer_attention_score_v4.h"
+#include "ops/acl_tensor_util.h"
+#include "reference/fia_test_data.h"
+
+namespace mlaops::testing {
+
+// Every argument of the prototype, editable.
+struct FiaAclArgs {
+  static constexpr int kIn = 29;  // input positions 0..28 (int-array positions 5, 6, 23 unused here)
+  TensorView in[kIn];
+  bool passed[kIn] = {};
+  int key_list_len = 1, value_list_len = 1;  // > 1: the same tensor repeated
+  bool key_list_null = false, value_list_null = false;
+  bool has_asl_q = false, has_asl_kv = false, has_prefix = false;
+  std::vector<int64_t> asl_q, asl_kv, prefix;
+  int64_t num_heads = 1, pre = 2147483647, next = 2147483647, kvn = 0, sparse = 0, inner = 0, block_size = 0;
+  int64_t antiquant_mode = 0, key_aq_mode = 0, value_aq_mode = 0, query_quant_mode = 0;
+  double scale = 1.0;
+  std::string layout = "BSH";
+  const char* raw_layout = nullptr;  // non-null: passed instead of `layout` (may be unterminated)
+  bool null_layout = false;
+  bool lse_flag = false;
+  TensorView out, lse;
+  bool out_passed = true, lse_passed = false;
+  bool null_workspace_size = false, null_executor = false;
+};
+
+inline FiaAclArgs acl_args_of(const fia_test::FiaRun& r) {
+  const FiaParams& p = r.params;
+  FiaAclArgs a;
+  a.in[0] = p.query;
+  a.passed[0] = true;
+  a.in[1] = p.key[0];
+  a.passed[1] = true;
+  a.in[2] = p.value[0];
+  a.passed[2] = true;
+  auto put = [&](int i, const TensorView* t) {
+    if (t != nullptr) {
+      a.in[i] = *t;
+      a.passed[i] = true;
+    }
+  };
+  put(4, p.atten_mask);
+  put(14, p.block_table);
+  put(24, p.query_rope);
+  put(25, p.key_rope);
+  if (p.actual_seq_lengths) {
+    a.has_asl_q = true;
+    a.asl_q = *p.actual_seq_lengths;
+  }
+  if (p.actual_seq_lengths_kv) {
+    a.has_asl_kv = true;
+    a.asl_kv = *p.actual_seq_lengths_kv;
+  }
+  a.num_heads = p.num_heads;
+  a.scale = p.scale_value;
+  a.pre = p.pre_tokens;
+  a.next = p.next_tokens;
+  a.layout = p.input_layout;
+  a.kvn = p.num_key_value_heads;
+  a.sparse = p.sparse_mode;
+  a.inner = p.inner_precise;
+  a.block_size = p.block_size;
+  a.lse_flag = p.softmax_lse_flag;
+  a.out = p.attention_out;
+  if (p.softmax_lse) {
+    a.lse = *p.softmax_lse;
+    a.lse_passed = true;
+  }
+  return a;
+}
+
+class AclIntArrayHandle {
+ public:
+  AclIntArrayHandle(bool present, const std::vector<int64_t>& v) {
+    if (present) a_ = aclCreateIntArray(v.data(), v.size());
+  }
+  ~AclIntArrayHandle() {
+    if (a_) aclDestroyIntArray(a_);
+  }
+  AclIntArrayHandle(const AclIntArrayHandle&) = delete;
+  AclIntArrayHandle& operator=(const AclIntArrayHandle&) = delete;
+  aclIntArray* get() const { return a_; }
+
+ private:
+  aclIntArray* a_ = nullptr;
+};
+
+// A tensor list of `count` handles of the same view. aclDestroyTensorList destroys the member
+// tensors too, so the list owns them once created.
+class AclTensorListHandle {
+ public:
+  AclTensorListHandle(const TensorView& v, int count, bool null_list) {
+    if (null_list) return;
+    std::vector<int64_t> storage(v.dims, v.dims + v.rank);
+    for (int i = 0; i < count; ++i)
+      t_.push_back(aclCreateTensor(v.dims, static_cast<uint64_t>(v.rank), static_cast<aclDataType>(v.dtype), v.strides,
+                                   0, static_cast<aclFormat>(v.format), storage.data(), storage.size(), v.data));
+    std::vector<const aclTensor*> ptrs(t_.begin(), t_.end());
+    l_ = aclCreateTensorList(ptrs.data(), ptrs.size());
+  }
+  ~AclTensorListHandle() {
+    if (l_) {
+      aclDestroyTensorList(l_);
+    } else {
+      for (aclTensor* t : t_)
+        if (t) aclDestroyTensor(t);
+    }
+  }
+  AclTensorListHandle(const AclTensorListHandle&) = delete;
+  AclTensorListHandle& operator=(const AclTensorListHandle&) = delete;
+  aclTensorList* get() const { return l_; }
+
+ private:
+  std::vector<aclTensor*> t_;
+  aclTensorList* l_ = nullptr;
+};
+
+// Phase 1 only.
+inline aclnnStatus fia_phase1(const FiaAclArgs& a, uint64_t* ws_size, aclOpExecutor** ex) {
+  std::vector<AclTensor> t;
+  t.reserve(FiaAclArgs::kIn);
+  for (int i = 0; i < FiaAclArgs::kIn; ++i) t.emplace_back(a.in[i], a.passed[i] && i != 1 && i != 2);
+  AclTensorListHandle key(a.in[1], a.key_list_len, a.key_list_null);
+  AclTensorListHandle value(a.in[2], a.value_list_len, a.value_list_null);
+  AclIntArrayHandle aq(a.has_asl_q, a.asl_q), akv(a.has_asl_kv, a.asl_kv), apre(a.has_prefix, a.prefix);
+  AclTensor out(a.out, a.out_passed), lse(a.lse, a.lse_passed);
+  std::string layout = a.layout;
+  char* lp = a.null_layout ? nullptr : a.raw_layout ? const_cast<char*>(a.raw_layout) : layout.data();
+  return aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
+      t[0], key.get(), value.get(), t[3], t[4], aq.get(), akv.get(), t[7], t[8], t[9], t[10], t[11], t[12], t[13],
+      t[14], t[15], t[16], t[17], t[18], t[19], t[20], t[21], t[22], apre.get(), t[24], t[25], t[26], t[27], t[28],
+      a.num_heads, a.scale, a.pre, a.next, lp, a.kvn, a.sparse, a.inner, a.block_size, a.antiquant_mode, a.lse_flag,
+      a.key_aq_mode, a.value_aq_mode, a.query_quant_mode, out, lse, a.null_workspace_size ? nullptr : ws_size,
+      a.null_executor ? nullptr : ex);
+}
+
+// Both phases on `stream` (nullptr: synchronous), then synchronize. `between` runs after phase 1
+// (e.g. to corrupt the block table). Returns the first error.
+inline aclnnStatus fia_aclnn_call(const FiaAclArgs& a, aclrtStream stream = nullptr,
+                                  const std::function<void()>& between = {}) {
+  uint64_t ws_size = 0;
+  aclOpExecutor* ex = nullptr;
+  aclnnStatus s = fia_phase1(a, &ws_size, &ex);
+  if (s != ACLNN_SUCCESS) return s;
+  if (between) between();
+  void* ws = nullptr;
+  if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
+  s = aclnnFusedInferAttentionScoreV4(ws, ws_size, ex, stream);
+  if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
+  if (ws) aclrtFree(ws);
+  return s;
+}
+
+}  // namespace mlaops::testing

@@ -1,0 +1,153 @@
+// Shared pieces of the FusedInferAttentionScoreV4 operator tests: one case description, its
+// materialisation (tests/reference/fia_test_data.h), the C++ API call, and the comparison with
+// the float64 reference under the stated tolerances.
+//
+// Besides the per-element bounds: cosine similarity >= 0.9999 (FP16) / 0.9995 (BF16) and a mean
+// relative error (denominator |ref| + 1e-3 rms) <= 2e-3 (FP16) / 1.5e-2 (BF16).
+// Tolerances (per element, against the float64 reference evaluated with an FP64 output, i.e.
+// without the final rounding):
+//   * BF16 output: |op - ref| <= 7.8e-3 * |ref| + 1e-2 * rms(ref)   (P is rounded to BF16 before
+//     P*V, as on the NPU, plus the final BF16 rounding: ~2 BF16 ulps)
+//   * FP16 output: |op - ref| <= 5e-3 * |ref| + 5e-3 * rms(ref)
+//   * softmaxLse (FP32): |op - ref| <= 1e-4 * |ref| + 1e-5; +inf positions exactly equal.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlaops/fused_infer_attention_score.h"
+#include "ops/compare.h"
+#include "reference/fia_test_data.h"
+#include "reference/fused_infer_attention_score_v4_ref.h"
+
+namespace mlaops::testing {
+
+using fia_test::FiaCanonical;
+using fia_test::FiaRun;
+using fia_test::FiaRunConfig;
+using fia_test::HostTensor;
+
+inline Tolerance fia_out_tolerance(DType dt) {
+  if (dt == DType::kFloat16) return {5e-3, 5e-3, 2e-3, 0.9999, 0, 0};
+  return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0};
+}
+
+// Explicit mask kinds for sparse 0/1.
+enum class MaskForm { kNone, kTemplate, kRank2, kRank3, kRank3Bcast, kRank4, kRank4Bcast, kRank2Batch };
+
+struct FiaCase {
+  std::string name;
+  DType dtype = DType::kBFloat16;
+  int64_t B = 1, N = 1, KVN = 1, Sq = 1, Skv = 1, D = 16, Dv = 16, Dr = 0;
+  std::vector<int64_t> act_q, act_kv;  // empty: full extents
+  FiaRunConfig cfg;
+  MaskForm mask = MaskForm::kNone;
+  DType mask_dtype = DType::kBool;
+  double mask_density = 0.3;
+  bool full_row_masked = false;  // one row of the explicit mask fully masked (row-invalid)
+  uint32_t seed = 1;
+};
+
+// The 2048x2048 template, built once per dtype and rank.
+inline const HostTensor& template_mask(DType dt, int rank) {
+  static std::vector<std::pair<std::pair<int, int>, std::unique_ptr<HostTensor>>> cache;
+  for (auto& e : cache)
+    if (e.first.first == static_cast<int>(dt) && e.first.second == rank) return *e.second;
+  cache.emplace_back(std::make_pair(static_cast<int>(dt), rank),
+                     std::make_unique<HostTensor>(fia_test::template_mask_2048(dt, rank)));
+  return *cache.back().second;
+}
+
+// Canonical data + mask for a case (the mask is stored in `mask`, referenced by cfg).
+struct FiaCaseData {
+  FiaCanonical canon;
+  HostTensor mask;
+  FiaRunConfig cfg;
+};
+
+inline std::unique_ptr<FiaCaseData> make_case_data(const FiaCase& c) {
+  auto d = std::make_unique<FiaCaseData>();
+  d->canon = fia_test::make_canonical(c.dtype, c.B, c.N, c.KVN, c.Sq, c.Skv, c.D, c.Dv, c.Dr, c.seed);
+  if (c.cfg.value_is_key) d->canon.v = d->canon.k;
+  if (!c.act_q.empty() || !c.act_kv.empty()) d->canon.set_lengths(c.act_q, c.act_kv);
+  if (c.cfg.value_is_key) d->canon.v = d->canon.k;
+  d->cfg = c.cfg;
+  const int64_t rows = c.Sq + 3, cols = c.Skv + 5;  // larger than needed (the operator reads absolute positions)
+  std::mt19937 gen(c.seed * 31 + 7);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  auto f = [&](int64_t, int64_t i, int64_t) {
+    if (c.full_row_masked && i == 1) return true;
+    return u(gen) < c.mask_density;
+  };
+  switch (c.mask) {
+    case MaskForm::kNone: break;
+    case MaskForm::kTemplate: d->mask = template_mask(c.mask_dtype, 2 + static_cast<int>(c.seed % 3)); break;
+    case MaskForm::kRank2: d->mask = fia_test::make_mask3(c.mask_dtype, 1, rows, cols, f).reshaped({rows, cols}); break;
+    case MaskForm::kRank2Batch: d->mask = fia_test::make_mask3(c.mask_dtype, 1, c.B, cols, f).reshaped({c.B, cols}); break;
+    case MaskForm::kRank3: d->mask = fia_test::make_mask3(c.mask_dtype, c.B, rows, cols, f); break;
+    case MaskForm::kRank3Bcast: d->mask = fia_test::make_mask3(c.mask_dtype, 1, rows, cols, f); break;
+    case MaskForm::kRank4:
+      d->mask = fia_test::make_mask3(c.mask_dtype, c.B, rows, cols, f).reshaped({c.B, 1, rows, cols});
+      break;
+    case MaskForm::kRank4Bcast:
+      d->mask = fia_test::make_mask3(c.mask_dtype, 1, rows, cols, f).reshaped({1, 1, rows, cols});
+      break;
+  }
+  if (c.mask != MaskForm::kNone) d->cfg.mask = &d->mask;
+  return d;
+}
+
+// The operator through the C++ API (workspace from ..._workspace_size).
+inline Status run_fia_cpp(const FiaParams& p) {
+  uint64_t ws = 0;
+  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
+  if (s != kSuccess) return s;
+  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
+  return fused_infer_attention_score_v4(p, buf.data(), ws);
+}
+
+struct FiaCompare {
+  Stats out, lse;
+  bool ok = false;
+  std::string str() const { return "out{" + out.str() + "} lse{" + lse.str() + "}"; }
+};
+
+// Compares the operator's outputs (run `op`) with the reference's (run `ref`, FP64 output).
+inline FiaCompare compare_fia(const FiaRun& op, const FiaRun& ref, DType dtype, bool lse) {
+  FiaCompare r;
+  const HostTensor a = op.out_bnsd(), b = ref.out_bnsd();
+  const Tolerance t = fia_out_tolerance(dtype);
+  r.out = compare(a.view(), b.view(), t);
+  r.ok = within(r.out, t, false);
+  if (lse) {  // own loop: +inf positions must match exactly and must not enter the scale
+    const HostTensor la = op.lse_bns(), lb = ref.lse_bns();
+    r.lse.n = lb.numel();
+    for (int64_t i = 0; i < r.lse.n; ++i) {
+      const double x = la.flat(i), y = lb.flat(i);
+      if (std::isinf(x) || std::isinf(y) || std::isnan(x) || std::isnan(y)) {
+        if (!(x == y)) {
+          ++r.lse.bad;
+          r.lse.worst = i;
+        }
+        continue;
+      }
+      const double diff = std::fabs(x - y);
+      r.lse.max_abs = std::max(r.lse.max_abs, diff);
+      r.lse.max_rel = std::max(r.lse.max_rel, diff / (std::fabs(y) + 1e-30));
+      if (!(diff <= 1e-4 * std::fabs(y) + 1e-5)) {
+        ++r.lse.bad;
+        r.lse.worst = i;
+      }
+    }
+    r.ok = r.ok && r.lse.bad == 0;
+  }
+  return r;
+}
+
+}  // namespace mlaops::testing

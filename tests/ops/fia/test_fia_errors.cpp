@@ -1,0 +1,413 @@
+// Negative tests of aclnnFusedInferAttentionScoreV4: every validation rule
+// (docs/ops/fused_infer_attention_score.md, ids FIA-01..FIA-20) through the C API, each checking
+// the status code, a message naming the operator, the parameter and the rule id, and that every
+// byte of attentionOut and softmaxLse is unchanged (they hold a NaN canary before the call).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_harness.h"
+
+namespace mlaops::testing {
+namespace {
+
+enum class Base { kGqaPagedTnd, kMla, kBsnd };
+
+struct BaseCase {
+  std::unique_ptr<FiaCaseData> data;
+  std::unique_ptr<FiaRun> run;
+};
+
+FiaCase base_case(Base b) {
+  FiaCase c;
+  c.dtype = DType::kBFloat16;
+  switch (b) {
+    case Base::kGqaPagedTnd:
+      c.B = 2, c.N = 4, c.KVN = 2, c.Sq = 3, c.Skv = 20, c.D = 32, c.Dv = 32;
+      c.act_q = {3, 2};
+      c.act_kv = {20, 9};
+      c.cfg.layout = "TND";
+      c.cfg.paged = true;
+      c.cfg.cache_rank = 3;
+      c.cfg.block_size = 16;
+      c.cfg.sparse_mode = 3;
+      c.mask = MaskForm::kTemplate;
+      c.seed = 2;  // template rank 4
+      break;
+    case Base::kMla:
+      c.B = 2, c.N = 16, c.KVN = 1, c.Sq = 1, c.Skv = 40, c.D = 512, c.Dv = 512, c.Dr = 64;
+      c.act_kv = {40, 17};
+      c.cfg.layout = "BNSD_NBSD";
+      c.cfg.paged = true;
+      c.cfg.cache_rank = 4;
+      c.cfg.block_size = 16;
+      c.cfg.value_is_key = true;
+      break;
+    case Base::kBsnd:
+      c.B = 2, c.N = 4, c.KVN = 2, c.Sq = 3, c.Skv = 10, c.D = 16, c.Dv = 16;
+      c.act_q = {3, 2};
+      c.cfg.layout = "BSND";
+      c.cfg.sparse_mode = 1;
+      c.mask = MaskForm::kRank3;
+      break;
+  }
+  return c;
+}
+
+BaseCase& base(Base b) {
+  static BaseCase cases[3];
+  BaseCase& bc = cases[static_cast<int>(b)];
+  if (!bc.run) {
+    bc.data = make_case_data(base_case(b));
+    bc.run = fia_test::build_fia_run(bc.data->canon, bc.data->cfg);
+  }
+  return bc;
+}
+
+// A small FP32 tensor to pass as an out-of-scope optional input.
+TensorView dummy() {
+  static float v[4] = {1, 1, 1, 1};
+  return make_view(v, DType::kFloat32, {1});
+}
+
+struct Expect {
+  aclnnStatus code;
+  const char* param;
+  const char* rule;
+};
+
+void expect_rejected(Base b, Expect e, const std::function<void(FiaAclArgs&)>& mutate,
+                     const std::function<void(FiaRun&)>& between = {}) {
+  FiaRun& r = *base(b).run;
+  const std::vector<uint64_t> out0 = r.out.storage, lse0 = r.lse.storage, bt0 = r.block_table.storage;
+  FiaAclArgs a = acl_args_of(r);
+  mutate(a);
+  std::function<void()> hook;
+  if (between) hook = [&] { between(r); };
+  const aclnnStatus s = fia_aclnn_call(a, nullptr, hook);
+  const std::string msg = aclGetRecentErrMsg();
+  r.block_table.storage = bt0;  // restore a corrupted table for the next test
+  EXPECT_EQ(s, e.code) << msg;
+  EXPECT_NE(msg.find("aclnnFusedInferAttentionScoreV4"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(e.param), std::string::npos) << "message does not name " << e.param << ": " << msg;
+  EXPECT_NE(msg.find(e.rule), std::string::npos) << "message does not name " << e.rule << ": " << msg;
+  EXPECT_TRUE(r.out.storage == out0) << "attentionOut changed by a rejected call (" << e.rule << ")";
+  EXPECT_TRUE(r.lse.storage == lse0) << "softmaxLse changed by a rejected call (" << e.rule << ")";
+}
+
+constexpr aclnnStatus kNull = ACLNN_ERR_PARAM_NULLPTR;
+constexpr aclnnStatus kInv = ACLNN_ERR_PARAM_INVALID;
+
+TEST(FiaErrors, BaseCasesSucceed) {
+  for (Base b : {Base::kGqaPagedTnd, Base::kMla, Base::kBsnd}) {
+    auto d = make_case_data(base_case(b));
+    auto r = fia_test::build_fia_run(d->canon, d->cfg);
+    EXPECT_EQ(fia_aclnn_call(acl_args_of(*r)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  }
+}
+
+TEST(FiaErrors, FIA01_RequiredArguments) {
+  expect_rejected(Base::kMla, {kNull, "query", "FIA-01"}, [](FiaAclArgs& a) { a.passed[0] = false; });
+  expect_rejected(Base::kMla, {kNull, "key", "FIA-01"}, [](FiaAclArgs& a) { a.key_list_null = true; });
+  expect_rejected(Base::kMla, {kNull, "value", "FIA-01"}, [](FiaAclArgs& a) { a.value_list_null = true; });
+  expect_rejected(Base::kMla, {kNull, "key", "FIA-01"}, [](FiaAclArgs& a) { a.key_list_len = 0; });
+  expect_rejected(Base::kMla, {kNull, "attentionOut", "FIA-01"}, [](FiaAclArgs& a) { a.out_passed = false; });
+  expect_rejected(Base::kMla, {kNull, "softmaxLse", "FIA-01"}, [](FiaAclArgs& a) { a.lse_passed = false; });
+  expect_rejected(Base::kMla, {kNull, "workspaceSize", "FIA-01"}, [](FiaAclArgs& a) { a.null_workspace_size = true; });
+  expect_rejected(Base::kMla, {kNull, "executor", "FIA-01"}, [](FiaAclArgs& a) { a.null_executor = true; });
+}
+
+TEST(FiaErrors, FIA01_LseIgnoredWhenFlagFalse) {
+  FiaRun& r = *base(Base::kMla).run;
+  FiaAclArgs a = acl_args_of(r);
+  a.lse_flag = false;
+  a.lse_passed = false;
+  EXPECT_EQ(fia_aclnn_call(a), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+}
+
+TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
+  const struct {
+    int index;
+    const char* name;
+  } opts[] = {{3, "pseShiftOptional"},         {7, "deqScale1Optional"},
+              {8, "quantScale1Optional"},      {9, "deqScale2Optional"},
+              {10, "quantScale2Optional"},     {11, "quantOffset2Optional"},
+              {12, "antiquantScaleOptional"},  {13, "antiquantOffsetOptional"},
+              {15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
+              {17, "keyAntiquantScaleOptional"}, {18, "keyAntiquantOffsetOptional"},
+              {19, "valueAntiquantScaleOptional"}, {20, "valueAntiquantOffsetOptional"},
+              {21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
+              {26, "keyRopeAntiquantScaleOptional"}, {27, "dequantScaleQueryOptional"},
+              {28, "learnableSinkOptional"}};
+  for (const auto& o : opts) {
+    SCOPED_TRACE(o.name);
+    expect_rejected(Base::kGqaPagedTnd, {kInv, o.name, "FIA-02"}, [&](FiaAclArgs& a) {
+      a.in[o.index] = dummy();
+      a.passed[o.index] = true;
+    });
+    EXPECT_NE(std::string(aclGetRecentErrMsg()).find("not supported yet"), std::string::npos);
+  }
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSharedPrefixLenOptional", "FIA-02"}, [](FiaAclArgs& a) {
+    a.has_prefix = true;
+    a.prefix = {1};
+  });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) {
+    a.key_list_len = 2;
+    a.value_list_len = 2;
+  });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "sparseMode", "FIA-02"}, [](FiaAclArgs& a) { a.sparse = 9; });
+  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-02"}, [](FiaAclArgs& a) { a.in[0].dtype = DType::kInt8; });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt8; });
+}
+
+TEST(FiaErrors, FIA03_Dtypes) {
+  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-03"}, [](FiaAclArgs& a) { a.in[0].dtype = DType::kFloat32; });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-03"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kFloat16; });
+  expect_rejected(Base::kBsnd, {kInv, "value", "FIA-03"}, [](FiaAclArgs& a) { a.in[2].dtype = DType::kFloat16; });
+  expect_rejected(Base::kBsnd, {kInv, "attentionOut", "FIA-03"}, [](FiaAclArgs& a) { a.out.dtype = DType::kFloat16; });
+  expect_rejected(Base::kBsnd, {kInv, "softmaxLse", "FIA-03"}, [](FiaAclArgs& a) { a.lse.dtype = DType::kInt32; });
+  expect_rejected(Base::kMla, {kInv, "queryRopeOptional", "FIA-03"},
+                  [](FiaAclArgs& a) { a.in[24].dtype = DType::kFloat16; });
+  expect_rejected(Base::kBsnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) { a.in[4].dtype = DType::kInt32; });
+}
+
+TEST(FiaErrors, FIA04_Formats) {
+  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-04"}, [](FiaAclArgs& a) { a.in[0].format = Format::kFractalNZ; });
+  expect_rejected(Base::kMla, {kInv, "key", "FIA-04"}, [](FiaAclArgs& a) { a.in[1].format = Format::kFractalNZ; });
+}
+
+TEST(FiaErrors, FIA05_LayoutStrings) {
+  expect_rejected(Base::kMla, {kInv, "inputLayout", "FIA-05"}, [](FiaAclArgs& a) { a.layout = "BNSDX"; });
+  expect_rejected(Base::kMla, {kInv, "inputLayout", "FIA-05"}, [](FiaAclArgs& a) { a.layout = "NBSD"; });
+  expect_rejected(Base::kMla, {kInv, "inputLayout", "FIA-05"}, [](FiaAclArgs& a) { a.layout = std::string(100, 'B'); });
+  expect_rejected(Base::kMla, {kInv, "inputLayout", "FIA-05"}, [](FiaAclArgs& a) { a.null_layout = true; });
+  static char unterminated[32];  // exactly the bound, no NUL inside: never read past it
+  std::memset(unterminated, 'N', sizeof unterminated);
+  expect_rejected(Base::kMla, {kInv, "inputLayout", "FIA-05"}, [](FiaAclArgs& a) { a.raw_layout = unterminated; });
+}
+
+TEST(FiaErrors, FIA06_Heads) {
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "numHeads", "FIA-06"}, [](FiaAclArgs& a) { a.kvn = 3; });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "numHeads", "FIA-06"}, [](FiaAclArgs& a) { a.num_heads = 0; });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "numKeyValueHeads", "FIA-06"}, [](FiaAclArgs& a) { a.kvn = -1; });
+}
+
+TEST(FiaErrors, FIA07_Ranks) {
+  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-07"}, [](FiaAclArgs& a) { a.layout = "BSH"; });
+  expect_rejected(Base::kMla, {kInv, "key", "FIA-07"}, [](FiaAclArgs& a) {
+    a.in[1] = make_view(a.in[1].data, a.in[1].dtype, {a.in[1].dims[0], a.in[1].dims[1] * a.in[1].dims[2] * a.in[1].dims[3]});
+  });
+}
+
+TEST(FiaErrors, FIA08_Shapes) {
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "query", "FIA-08"}, [](FiaAclArgs& a) {
+    a.num_heads = 8;
+    a.kvn = 2;
+  });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-08"}, [](FiaAclArgs& a) { a.kvn = 4; });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-08"}, [](FiaAclArgs& a) {
+    TensorView& k = a.in[1];  // [2, 10, 2, 16] -> [1, 20, 2, 16]
+    k = make_view(k.data, k.dtype, {1, 20, 2, 16});
+  });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-08"}, [](FiaAclArgs& a) {
+    TensorView& k = a.in[1];  // head dim 16 -> 8
+    k = make_view(k.data, k.dtype, {2, 10, 2, 8});
+  });
+  expect_rejected(Base::kBsnd, {kInv, "attentionOut", "FIA-08"}, [](FiaAclArgs& a) {
+    a.out = make_view(a.out.data, a.out.dtype, {2, 3, 4, 8});
+  });
+  expect_rejected(Base::kMla, {kInv, "attentionOut", "FIA-08"}, [](FiaAclArgs& a) {
+    a.out = make_view(a.out.data, a.out.dtype, {2, 16, 1, 512});  // BNSD, but the output layout is NBSD
+  });
+}
+
+TEST(FiaErrors, FIA09_Attributes) {
+  expect_rejected(Base::kBsnd, {kInv, "sparseMode", "FIA-09"}, [](FiaAclArgs& a) { a.sparse = 5; });
+  expect_rejected(Base::kBsnd, {kInv, "sparseMode", "FIA-09"}, [](FiaAclArgs& a) { a.sparse = -1; });
+  expect_rejected(Base::kBsnd, {kInv, "innerPrecise", "FIA-09"}, [](FiaAclArgs& a) { a.inner = 4; });
+}
+
+TEST(FiaErrors, FIA10_QueryLengths) {
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsOptional", "FIA-10"},
+                  [](FiaAclArgs& a) { a.asl_q = {3, 2}; });  // decreasing (cumulative 3, 2)
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsOptional", "FIA-10"},
+                  [](FiaAclArgs& a) { a.asl_q = {3, 4}; });  // ends at 4 != T = 5
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsOptional", "FIA-10"},
+                  [](FiaAclArgs& a) { a.has_asl_q = false; });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsOptional", "FIA-10"},
+                  [](FiaAclArgs& a) { a.asl_q = {-1, 5}; });
+  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsOptional", "FIA-10"}, [](FiaAclArgs& a) { a.asl_q = {3, 4}; });
+  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsOptional", "FIA-10"}, [](FiaAclArgs& a) { a.asl_q = {-1, 2}; });
+  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsOptional", "FIA-10"}, [](FiaAclArgs& a) {
+    a.in[0] = make_view(a.in[0].data, a.in[0].dtype, {3, 2, 4, 16});  // B = 3 with a length-2 array
+    a.in[1] = make_view(a.in[1].data, a.in[1].dtype, {3, 5, 2, 16});
+    a.in[2] = make_view(a.in[2].data, a.in[2].dtype, {3, 5, 2, 16});
+    a.out = make_view(a.out.data, a.out.dtype, {3, 2, 4, 16});
+    a.asl_q = {2, 2};
+  });
+}
+
+TEST(FiaErrors, FIA11_KvLengths) {
+  // Paged: lengths larger than the block table covers (width 3 * 16 = 48).
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"},
+                  [](FiaAclArgs& a) { a.asl_kv = {49, 9}; });
+  // A table narrower than the lengths need.
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"}, [](FiaAclArgs& a) {
+    a.in[14] = make_view(a.in[14].data, a.in[14].dtype, {2, 1});  // 1 * 16 < 20 positions of batch 0
+  });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"},
+                  [](FiaAclArgs& a) { a.has_asl_kv = false; });
+  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"}, [](FiaAclArgs& a) {
+    a.has_asl_kv = true;
+    a.asl_kv = {11};  // > KV_S = 10
+  });
+  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"}, [](FiaAclArgs& a) {
+    a.has_asl_kv = true;
+    a.asl_kv = {-2, 3};
+  });
+}
+
+TEST(FiaErrors, FIA12_PagedGeometry) {
+  expect_rejected(Base::kMla, {kInv, "blockSize", "FIA-12"}, [](FiaAclArgs& a) { a.block_size = 32; });
+  expect_rejected(Base::kMla, {kInv, "blockTableOptional", "FIA-12"},
+                  [](FiaAclArgs& a) { a.in[14].dtype = DType::kInt64; });
+  expect_rejected(Base::kMla, {kInv, "blockTableOptional", "FIA-12"}, [](FiaAclArgs& a) {
+    a.in[14] = make_view(a.in[14].data, a.in[14].dtype, {1, a.in[14].dims[1]});
+  });
+  expect_rejected(Base::kMla, {kInv, "value", "FIA-12"}, [](FiaAclArgs& a) {
+    TensorView& v = a.in[2];
+    v = make_view(v.data, v.dtype, {v.dims[0] - 1, v.dims[1], v.dims[2], v.dims[3]});
+  });
+}
+
+TEST(FiaErrors, FIA13_BlockIdsCheckedBeforeAnyWrite) {
+  // Changed after phase 1 (contents are read in phase 2's pre-pass only).
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "blockTableOptional", "FIA-13"}, [](FiaAclArgs&) {},
+                  [](FiaRun& r) { r.block_table.set({1, 0}, 1000); });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "blockTableOptional", "FIA-13"}, [](FiaAclArgs&) {},
+                  [](FiaRun& r) { r.block_table.set({0, 1}, -1); });
+  expect_rejected(Base::kMla, {kInv, "blockTableOptional", "FIA-13"}, [](FiaAclArgs&) {},
+                  [](FiaRun& r) { r.block_table.set({0, 2}, static_cast<double>(r.key.dims[0])); });
+}
+
+TEST(FiaErrors, FIA14_Masks) {
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) { a.passed[4] = false; });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) {
+    a.in[4] = make_view(a.in[4].data, a.in[4].dtype, {1, 2048, 2047});
+  });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) {
+    a.in[4] = make_view(a.in[4].data, a.in[4].dtype, {2, 1024, 2048});
+  });
+  expect_rejected(Base::kBsnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) {
+    a.in[4] = make_view(a.in[4].data, a.in[4].dtype, {2, 2, 15});  // rows < Q_S
+  });
+  expect_rejected(Base::kBsnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) {
+    a.in[4] = make_view(a.in[4].data, a.in[4].dtype, {2, 6, 5});  // columns < KV_S
+  });
+  expect_rejected(Base::kBsnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) {
+    a.in[4] = make_view(a.in[4].data, a.in[4].dtype, {3, 4, 15});  // batch dim 3
+  });
+  expect_rejected(Base::kBsnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) {
+    a.in[4] = make_view(a.in[4].data, a.in[4].dtype, {1, 2, 6, 15});  // 4-D dim 1 != 1
+  });
+  expect_rejected(Base::kBsnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) {
+    a.in[4] = make_view(a.in[4].data, a.in[4].dtype, {180});  // rank 1
+  });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) {
+    a.sparse = 1;
+    a.in[4] = make_view(a.in[4].data, a.in[4].dtype, {8, 30});  // 2-D mask with TND
+  });
+}
+
+TEST(FiaErrors, FIA15_Rope) {
+  expect_rejected(Base::kMla, {kInv, "keyRopeOptional", "FIA-15"}, [](FiaAclArgs& a) { a.passed[25] = false; });
+  expect_rejected(Base::kMla, {kInv, "queryRopeOptional", "FIA-15"}, [](FiaAclArgs& a) { a.passed[24] = false; });
+  expect_rejected(Base::kMla, {kInv, "keyRopeOptional", "FIA-15"}, [](FiaAclArgs& a) {
+    TensorView& k = a.in[25];
+    k = make_view(k.data, k.dtype, {k.dims[0], k.dims[1], k.dims[2], 32});
+  });
+  expect_rejected(Base::kMla, {kInv, "queryRopeOptional", "FIA-15"}, [](FiaAclArgs& a) {
+    TensorView& q = a.in[24];
+    q = make_view(q.data, q.dtype, {1, 16, 2, 64});
+  });
+}
+
+TEST(FiaErrors, FIA16_Lse) {
+  expect_rejected(Base::kMla, {kInv, "softmaxLse", "FIA-16"}, [](FiaAclArgs& a) {
+    a.lse = make_view(a.lse.data, a.lse.dtype, {2, 16, 1});
+  });
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "softmaxLse", "FIA-16"}, [](FiaAclArgs& a) {
+    a.lse = make_view(a.lse.data, a.lse.dtype, {1, 5, 4, 1});
+  });
+}
+
+TEST(FiaErrors, FIA17_Density) {
+  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-17"}, [](FiaAclArgs& a) {
+    TensorView& q = a.in[0];  // [2, 3, 4, 16] viewed with a padded row stride
+    q = make_view(q.data, q.dtype, {2, 3, 4, 8});
+    q.strides[2] = 16;
+    q.storage_rank = 4;  // the allocation is still [2, 3, 4, 16]
+    const int64_t storage[4] = {2, 3, 4, 16};
+    std::copy(storage, storage + 4, q.storage_dims);
+  });
+}
+
+TEST(FiaErrors, FIA18_Aliasing) {
+  expect_rejected(Base::kMla, {kInv, "attentionOut", "FIA-18"}, [](FiaAclArgs& a) { a.out.data = a.in[0].data; });
+  expect_rejected(Base::kMla, {kInv, "softmaxLse", "FIA-18"}, [](FiaAclArgs& a) { a.lse.data = a.in[24].data; });
+}
+
+TEST(FiaErrors, FIA19_VendorRanges) {
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "numHeads", "FIA-19"}, [](FiaAclArgs& a) {
+    a.num_heads = 512;  // checked before the shapes
+    a.kvn = 2;
+  });
+  expect_rejected(Base::kMla, {kInv, "queryRopeOptional", "FIA-19"}, [](FiaAclArgs& a) {
+    TensorView& q = a.in[24];
+    TensorView& k = a.in[25];
+    q = make_view(q.data, q.dtype, {q.dims[0], q.dims[1], q.dims[2], 32});
+    k = make_view(k.data, k.dtype, {k.dims[0], k.dims[1], k.dims[2], 32});
+  });
+}
+
+TEST(FiaErrors, FIA19_BlockSizeOnlyInAclnn) {
+  // blockSize 8 is fine for the C++ API, outside the vendor's range for aclnn.
+  FiaCase c = base_case(Base::kGqaPagedTnd);
+  c.cfg.block_size = 8;
+  auto d = make_case_data(c);
+  auto r = fia_test::build_fia_run(d->canon, d->cfg);
+  EXPECT_EQ(run_fia_cpp(r->params), kSuccess) << last_error_message();
+  const std::vector<uint64_t> out0 = r->out.storage;
+  EXPECT_EQ(fia_aclnn_call(acl_args_of(*r)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("FIA-19"), std::string::npos) << aclGetRecentErrMsg();
+  EXPECT_TRUE(r->out.storage == out0);
+}
+
+TEST(FiaErrors, FIA20_WorkspaceTooSmall) {
+  FiaRun& r = *base(Base::kMla).run;
+  const std::vector<uint64_t> out0 = r.out.storage, lse0 = r.lse.storage;
+  uint64_t ws = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(fia_phase1(acl_args_of(r), &ws, &ex), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  ASSERT_GT(ws, 64u);
+  std::vector<uint64_t> buf(ws / 8 + 1);
+  EXPECT_EQ(aclnnFusedInferAttentionScoreV4(buf.data(), ws - 64, ex, nullptr), ACLNN_ERR_PARAM_INVALID);
+  // The shared executor checks the size first (its own message names workspaceSize).
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("workspaceSize"), std::string::npos) << aclGetRecentErrMsg();
+  EXPECT_TRUE(r.out.storage == out0);
+  EXPECT_TRUE(r.lse.storage == lse0);
+  // The C++ API: FIA-20.
+  uint64_t need = 0;
+  ASSERT_EQ(fused_infer_attention_score_v4_workspace_size(r.params, &need), kSuccess);
+  EXPECT_EQ(fused_infer_attention_score_v4(r.params, buf.data(), need - 64), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("FIA-20"), std::string::npos) << last_error_message();
+  EXPECT_EQ(fused_infer_attention_score_v4(r.params, nullptr, need), kParamNullptr);
+  EXPECT_TRUE(r.out.storage == out0);
+  EXPECT_TRUE(r.lse.storage == lse0);
+}
+
+}  // namespace
+}  // namespace mlaops::testing
