@@ -39,9 +39,31 @@ struct GemmArgs {
 
 using GemmFn = void (*)(const GemmArgs&);
 
+// C[M, N] = A[M, K] x W^T for a weight W [N, K] stored FRACTAL_NZ (the transposed weights of
+// MlaPreprocess, spec mla-prolog.md §B): storage [C1 = ceil(K/c0), R1 = ceil(N/16), 16, c0],
+// W[n][k] at ((k / c0) * R1 + n / 16) * 16 * c0 + (n % 16) * c0 + k % c0, padding zero. So for
+// 16 consecutive outputs n and c0 consecutive k there is one contiguous row-major 16 x c0 tile
+// (dot products along k). c0 = 32 bytes / element size. n_begin is a multiple of 16; only
+// columns [n_begin, n_end) of C are written; A is never read past K (W's padding may be read).
+struct GemmTArgs {
+  int64_t M = 0, N = 0, K = 0;
+  const void* A = nullptr;  // [M, K] row-major, lda
+  int64_t lda = 0;
+  const void* W = nullptr;  // NZ storage of W [N, K]
+  int64_t r1 = 0;           // ceil(N / 16)
+  void* C = nullptr;        // [M, N] fp32 (float types) or int32 (int8), ldc
+  int64_t ldc = 0;
+  int64_t n_begin = 0, n_end = 0;
+};
+using GemmTFn = void (*)(const GemmTArgs&);
+
 struct GemmKernels {
-  GemmFn bf16;  // A bf16, B bf16, C fp32
-  GemmFn s8;    // A int8, B int8 (W = 32), C int32
+  GemmFn bf16;    // A bf16, B bf16 panels, C fp32
+  GemmFn s8;      // A int8, B int8 (W = 32), C int32
+  GemmFn f16;     // A fp16, B fp16 panels (W = 16), C fp32 (fp32 products of fp16 values)
+  GemmTFn bf16_t; // A bf16, W^T bf16 NZ (c0 16), C fp32
+  GemmTFn s8_t;   // A int8, W^T int8 NZ (c0 32), C int32 (exact)
+  GemmTFn f16_t;  // A fp16, W^T fp16 NZ (c0 16), C fp32
   const char* name;
 };
 

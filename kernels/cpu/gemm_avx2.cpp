@@ -296,7 +296,9 @@ void s8_avx2(const GemmArgs& g) {
 }  // namespace
 
 const GemmKernels& gemm_kernels_avx2() {
-  static const GemmKernels k{bf16_avx2, s8_avx2, "avx2"};
+  // f16 and the transposed-NZ kernels: the portable ones until AVX2 versions exist
+  const GemmKernels& s = gemm_kernels_scalar();
+  static const GemmKernels k{bf16_avx2, s8_avx2, s.f16, s.bf16_t, s.s8_t, s.f16_t, "avx2"};
   return k;
 }
 

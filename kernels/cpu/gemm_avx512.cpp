@@ -423,7 +423,9 @@ const GemmKernels& gemm_kernels_avx512() {
   static const GemmKernels k = [] {
     const CpuFeatures& f = cpu_features();
     const GemmKernels& lower = gemm_kernels_avx2();
-    return GemmKernels{f.avx512_bf16 ? &bf16_avx512 : lower.bf16, f.avx512_vnni ? &s8_avx512 : lower.s8, "avx512"};
+    // f16 and the transposed-NZ kernels: the lower level's until AVX-512 versions exist
+    return GemmKernels{f.avx512_bf16 ? &bf16_avx512 : lower.bf16, f.avx512_vnni ? &s8_avx512 : lower.s8, lower.f16,
+                       lower.bf16_t, lower.s8_t, lower.f16_t, "avx512"};
   }();
   return k;
 }
