@@ -8,10 +8,10 @@ const OperatorInfo* operator_table() {
        "aclnnop/aclnn_mla_prolog_v2_weight_nz.h", true},
       {"MlaProlog", "aclnnMlaPrologGetWorkspaceSize, aclnnMlaProlog", "aclnnop/aclnn_mla_prolog.h", true},
       {"MlaPreprocess", "aclnnMlaPreprocessGetWorkspaceSize, aclnnMlaPreprocess", "aclnnop/aclnn_mla_preprocess.h",
-       false},
+       true},
       {"FusedInferAttentionScoreV4",
        "aclnnFusedInferAttentionScoreV4GetWorkspaceSize, aclnnFusedInferAttentionScoreV4",
-       "aclnnop/aclnn_fused_infer_attention_score_v4.h", false},
+       "aclnnop/aclnn_fused_infer_attention_score_v4.h", true},
       {nullptr, nullptr, nullptr, false},
   };
   return kRows;

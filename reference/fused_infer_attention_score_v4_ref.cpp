@@ -22,58 +22,7 @@
 
 namespace mlaops {
 
-// ------------------------------------------------------------------------------------------
-// Layout strings (shared with the operator).
-// ------------------------------------------------------------------------------------------
-
-namespace {
-
-struct LayoutRow {
-  const char* name;
-  FiaLayout in;
-  FiaLayout out;
-};
-// The A2/A3 V4 checker list (spec §2.1).
-constexpr LayoutRow kLayoutRows[] = {
-    {"BSH", FiaLayout::kBSH, FiaLayout::kBSH},
-    {"BSND", FiaLayout::kBSND, FiaLayout::kBSND},
-    {"BNSD", FiaLayout::kBNSD, FiaLayout::kBNSD},
-    {"TND", FiaLayout::kTND, FiaLayout::kTND},
-    {"NTD", FiaLayout::kNTD, FiaLayout::kNTD},
-    {"BSH_BNSD", FiaLayout::kBSH, FiaLayout::kBNSD},
-    {"BSND_BNSD", FiaLayout::kBSND, FiaLayout::kBNSD},
-    {"BNSD_BSND", FiaLayout::kBNSD, FiaLayout::kBSND},
-    {"NTD_TND", FiaLayout::kNTD, FiaLayout::kTND},
-    {"TND_NTD", FiaLayout::kTND, FiaLayout::kNTD},
-    {"BSH_NBSD", FiaLayout::kBSH, FiaLayout::kNBSD},
-    {"BSND_NBSD", FiaLayout::kBSND, FiaLayout::kNBSD},
-    {"BNSD_NBSD", FiaLayout::kBNSD, FiaLayout::kNBSD},
-};
-
-}  // namespace
-
-bool parse_fia_layout(const std::string& layout, FiaLayout* in, FiaLayout* out) {
-  for (const LayoutRow& r : kLayoutRows) {
-    if (layout == r.name) {
-      if (in != nullptr) *in = r.in;
-      if (out != nullptr) *out = r.out;
-      return true;
-    }
-  }
-  return false;
-}
-
-const char* fia_layout_name(FiaLayout layout) {
-  switch (layout) {
-    case FiaLayout::kBSH: return "BSH";
-    case FiaLayout::kBSND: return "BSND";
-    case FiaLayout::kBNSD: return "BNSD";
-    case FiaLayout::kTND: return "TND";
-    case FiaLayout::kNTD: return "NTD";
-    case FiaLayout::kNBSD: return "NBSD";
-  }
-  return "?";
-}
+// parse_fia_layout / fia_layout_name are defined in the library (ops/fused_infer_attention_score_v4.cpp).
 
 // ------------------------------------------------------------------------------------------
 // Reference.

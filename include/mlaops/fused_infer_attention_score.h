@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mlaops/export.h"
+#include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
 namespace mlaops {
@@ -28,7 +29,6 @@ enum class FiaLayout : int32_t {
   kNBSD = 5,  // [N, B, S, D] (output only: BSH_NBSD, BSND_NBSD, BNSD_NBSD)
 };
 
-// Defined in reference/fused_infer_attention_score_v4_ref.cpp for now (mlaops_reference).
 // Parses an inputLayout string of the A2/A3 V4 checker list: BSH, BSND, BNSD, TND, NTD,
 // BSH_BNSD, BSND_BNSD, BNSD_BSND, NTD_TND, TND_NTD, BSH_NBSD, BSND_NBSD, BNSD_NBSD.
 // On success writes the input layout to *in and the output layout to *out (= *in when the
@@ -118,5 +118,25 @@ struct FiaParams {
   // Written only when softmax_lse_flag.
   const TensorView* softmax_lse = nullptr;
 };
+
+// ---- C++ API (docs/ops/fused_infer_attention_score.md) ----
+//
+// The operator of aclnnFusedInferAttentionScoreV4 on FiaParams, in the scope of this build:
+// FP16 / BF16 query, key, value (and MLA queryRope / keyRope) with attention_out of the query
+// dtype, every layout of spec §2.1, contiguous or paged (BnBsH, BnNBsD, NZ) KV, sparse modes
+// 0..4, softmaxLse. Inputs of other features (pse, quantisation, prefix, left padding, sink,
+// tree mask, tensor lists of more than one tensor) are rejected with kParamInvalid
+// ("... is not supported yet").
+//
+// Unlike the aclnn layer, the C++ API accepts any consistent shape: any head dims (odd ones
+// too), any numHeads / numKeyValueHeads ratio, any block size, any rope dim; the aclnn entry
+// points additionally enforce the vendor's ranges (rule FIA-19). Tensors must be dense
+// (row-major contiguous).
+//
+// Workspace bytes the call needs (0 when nothing is computed). Validates like the call itself.
+MLAOPS_API Status fused_infer_attention_score_v4_workspace_size(const FiaParams& p, uint64_t* workspace_size);
+// Validates, then computes attention_out (and softmax_lse when softmax_lse_flag) using
+// `workspace` (>= the size above). On any error nothing is written.
+MLAOPS_API Status fused_infer_attention_score_v4(const FiaParams& p, void* workspace, uint64_t workspace_size);
 
 }  // namespace mlaops

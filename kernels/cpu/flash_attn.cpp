@@ -1,0 +1,332 @@
+// Flash attention work item (see flash_attn.h). Per KV block of `tile` positions:
+//   1. mask tile [R, tile] (shared by the G heads); a block with no valid position is skipped
+//   2. pack K^T (nope + rope, fp16: hi/lo split) into 16-column panels  [Kq, tile]
+//   3. S[M, tile] = A[M, Kq] x K^T panels        (bf16 panel GEMM, fp32 accumulation)
+//   4. online softmax per row: m_new, alpha = exp(m_old - m_new), P = exp(s*scale - m_new) -> bf16
+//   5. pack V rows [tile, Dvp] (fp16: hi/lo), PV[M, Dvp] = P x V; O = O * alpha + PV
+// Finally O / l in the output dtype and lse = m + log(l); rows without any valid position give
+// 0 and +inf.
+#include "kernels/cpu/flash_attn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "mlaops/numeric.h"
+
+namespace mlaops::kernels {
+namespace {
+
+constexpr int64_t kAlign = 64;
+constexpr int64_t ru(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+
+struct Geo {
+  int64_t sp;    // operand split factor: 1 (bf16) or 3 (fp16 hi/lo)
+  int64_t kseg;  // QD + DR rounded up to 32
+  int64_t kq;    // sp * kseg
+  int64_t dvp;   // VD rounded up to 16
+  int64_t tile;
+  int64_t off_a, off_k, off_s, off_p, off_v, off_pv, off_o, off_m, off_l, off_alpha, off_mask, total;
+};
+
+Geo geometry(const FlashShape& s) {
+  Geo g;
+  g.sp = s.fp16 ? 3 : 1;
+  g.kseg = ru(s.QD + s.DR, 32);
+  g.kq = g.sp * g.kseg;
+  g.dvp = ru(std::max<int64_t>(s.VD, 1), 16);
+  g.tile = s.tile;
+  int64_t off = 0;
+  auto take = [&](int64_t bytes) {
+    const int64_t o = off;
+    off = ru(off + bytes, kAlign);
+    return o;
+  };
+  g.off_a = take(s.M * g.kq * 2);
+  g.off_k = take(g.kq * g.tile * 2);
+  g.off_s = take(s.M * g.tile * 4);
+  g.off_p = take(s.M * g.sp * g.tile * 2);
+  g.off_v = take(g.sp * g.tile * g.dvp * 2);
+  g.off_pv = take(s.M * g.dvp * 4);
+  g.off_o = take(s.M * g.dvp * 4);
+  g.off_m = take(s.M * 4);
+  g.off_l = take(s.M * 4);
+  g.off_alpha = take(s.M * 4);
+  g.off_mask = take(s.R * g.tile);
+  g.total = off;
+  return g;
+}
+
+inline float to_f32(uint16_t bits, bool fp16) { return fp16 ? fp16_to_float(bits) : bf16_to_float(bits); }
+
+// hi + lo == x exactly for an FP16 value x (11 significant bits <= 8 + 8).
+inline void split_bf16(float x, uint16_t* hi, uint16_t* lo) {
+  *hi = float_to_bf16(x);
+  *lo = float_to_bf16(x - bf16_to_float(*hi));
+}
+
+inline const uint16_t* kv_row(const FlashKv& kv, int64_t p) {
+  if (kv.block_ids == nullptr) return kv.base + p * kv.slot_stride;
+  return kv.base + static_cast<int64_t>(kv.block_ids[p / kv.block_size]) * kv.blk_stride +
+         (p % kv.block_size) * kv.slot_stride;
+}
+
+// Copies channels [0, D) of one row into dst[d * dst_stride] (bf16 bits, fp16 converted / split:
+// dst_lo receives the low parts when non-null).
+inline void gather_row(const FlashKv& kv, const uint16_t* row, int64_t D, bool fp16, uint16_t* dst, uint16_t* dst_lo,
+                       int64_t dst_stride) {
+  for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
+    const uint16_t* src = row + (d0 / kv.c0) * kv.c0_stride;
+    const int64_t n = std::min(kv.c0, D - d0);
+    if (!fp16) {
+      for (int64_t d = 0; d < n; ++d) dst[(d0 + d) * dst_stride] = src[d];
+    } else {
+      for (int64_t d = 0; d < n; ++d)
+        split_bf16(fp16_to_float(src[d]), &dst[(d0 + d) * dst_stride], &dst_lo[(d0 + d) * dst_stride]);
+    }
+  }
+}
+
+inline void prefetch_row(const FlashKv& kv, const uint16_t* row, int64_t D) {
+  for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
+    const char* src = reinterpret_cast<const char*>(row + (d0 / kv.c0) * kv.c0_stride);
+    const int64_t bytes = std::min(kv.c0, D - d0) * 2;
+    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(src + b);
+  }
+}
+
+}  // namespace
+
+int64_t flash_scratch_bytes(const FlashShape& s) { return geometry(s).total; }
+
+void flash_write_empty(const FlashItem& it) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t g = 0; g < it.G; ++g)
+    for (int64_t r = 0; r < it.R; ++r) {
+      if (it.out != nullptr)
+        std::memset(it.out + g * it.out_n_stride + r * it.out_s_stride, 0, static_cast<size_t>(it.VD) * 2);
+      if (it.lse != nullptr) it.lse[g * it.lse_n_stride + r * it.lse_s_stride] = inf;
+    }
+}
+
+namespace {
+
+// Final row write: O / l in the output dtype, lse = m + log(l); l == 0 -> 0 / +inf.
+void write_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float m, float l) {
+  uint16_t* dst = it.out + g * it.out_n_stride + r * it.out_s_stride;
+  if (l > 0.0f) {
+    const float inv = 1.0f / l;
+    if (it.fp16)
+      for (int64_t d = 0; d < it.VD; ++d) dst[d] = float_to_fp16(o[d] * inv);
+    else
+      for (int64_t d = 0; d < it.VD; ++d) dst[d] = float_to_bf16(o[d] * inv);
+  } else {
+    std::memset(dst, 0, static_cast<size_t>(it.VD) * 2);
+  }
+  if (it.lse != nullptr)
+    it.lse[g * it.lse_n_stride + r * it.lse_s_stride] =
+        l > 0.0f ? m + std::log(l) : std::numeric_limits<float>::infinity();
+}
+
+}  // namespace
+
+void flash_merge(const FlashItem& it, int64_t M, int64_t splits, const float* o, const float* m, const float* l,
+                 int64_t o_split_stride, int64_t ml_split_stride) {
+  std::vector<float> acc(static_cast<size_t>(it.VD));
+  for (int64_t row = 0; row < M; ++row) {
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t s = 0; s < splits; ++s)
+      if (l[s * ml_split_stride + row] > 0.0f) mx = std::max(mx, m[s * ml_split_stride + row]);
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    float lt = 0.0f;
+    for (int64_t s = 0; s < splits; ++s) {
+      const float ls = l[s * ml_split_stride + row];
+      if (!(ls > 0.0f)) continue;
+      const float w = std::exp(m[s * ml_split_stride + row] - mx);
+      lt += ls * w;
+      const float* os = o + s * o_split_stride + row * it.VD;
+      for (int64_t d = 0; d < it.VD; ++d) acc[static_cast<size_t>(d)] += os[d] * w;
+    }
+    write_row(it, row / it.R, row % it.R, acc.data(), mx, lt);
+  }
+}
+
+void flash_attn_item(const FlashItem& it, const FlashShape& shape, const GemmKernels& gk, void* scratch) {
+  const Geo geo = geometry(shape);
+  char* base = static_cast<char*>(scratch);
+  uint16_t* A = reinterpret_cast<uint16_t*>(base + geo.off_a);   // [M, kq]
+  uint16_t* KP = reinterpret_cast<uint16_t*>(base + geo.off_k);  // panels: [tile/16][kq][16]
+  float* S = reinterpret_cast<float*>(base + geo.off_s);         // [M, tile]
+  uint16_t* P = reinterpret_cast<uint16_t*>(base + geo.off_p);   // [M, sp * tile]
+  uint16_t* VP = reinterpret_cast<uint16_t*>(base + geo.off_v);  // [sp * tile, dvp]
+  float* PV = reinterpret_cast<float*>(base + geo.off_pv);       // [M, dvp]
+  float* O = reinterpret_cast<float*>(base + geo.off_o);         // [M, dvp]
+  float* Mx = reinterpret_cast<float*>(base + geo.off_m);        // [M]
+  float* L = reinterpret_cast<float*>(base + geo.off_l);         // [M]
+  float* Alpha = reinterpret_cast<float*>(base + geo.off_alpha); // [M]
+  uint8_t* MT = reinterpret_cast<uint8_t*>(base + geo.off_mask); // [R, tile] 1 = valid
+  const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = geo.kq, kseg = geo.kseg, sp = geo.sp;
+  const int64_t dvp = geo.dvp, QD = it.QD, DR = it.DR, VD = it.VD;
+  const float ninf = -std::numeric_limits<float>::infinity();
+
+  // Query tile A: row m = g * R + r: [q | qrope | 0 pad] (fp16: [hi | hi | lo]).
+  std::memset(A, 0, static_cast<size_t>(M * kq * 2));
+  for (int64_t g = 0; g < it.G; ++g)
+    for (int64_t r = 0; r < R; ++r) {
+      uint16_t* a = A + (g * R + r) * kq;
+      const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
+      const uint16_t* qr = DR > 0 ? it.qr + g * it.qr_n_stride + r * it.qr_s_stride : nullptr;
+      for (int64_t d = 0; d < QD + DR; ++d) {
+        const uint16_t bits = d < QD ? q[d] : qr[d - QD];
+        if (!it.fp16) {
+          a[d] = bits;
+        } else {
+          uint16_t hi, lo;
+          split_bf16(fp16_to_float(bits), &hi, &lo);
+          a[d] = hi;
+          a[kseg + d] = hi;
+          a[2 * kseg + d] = lo;
+        }
+      }
+    }
+  std::memset(O, 0, static_cast<size_t>(M * dvp * 4));
+  for (int64_t m = 0; m < M; ++m) {
+    Mx[m] = ninf;
+    L[m] = 0.0f;
+  }
+
+  for (int64_t j0 = it.kv_begin; j0 < it.kv_end; j0 += tile) {
+    const int64_t nb = std::min(tile, it.kv_end - j0);
+    const int64_t nbc = ru(nb, 16);
+    // 1. mask tile
+    bool any = false;
+    for (int64_t r = 0; r < R; ++r) {
+      uint8_t* mt = MT + r * tile;
+      const int64_t i = it.row0 + r;
+      const int64_t lo = i + it.lo_delta, hi = i + it.hi_delta;
+      for (int64_t c = 0; c < nb; ++c) {
+        const int64_t j = j0 + c;
+        bool ok = j >= lo && j <= hi;
+        if (ok && it.mask != nullptr) ok = it.mask[i * it.mask_i_stride + j * it.mask_j_stride] == 0;
+        mt[c] = ok ? 1 : 0;
+        any = any || ok;
+      }
+    }
+    if (!any) continue;
+    // Prefetch the next block's K / V rows (the gathers below are the DRAM-bound part of decode).
+    for (int64_t c = 0, nn = std::min(tile, it.kv_end - j0 - nb); c < nn; ++c) {
+      prefetch_row(it.k, kv_row(it.k, j0 + nb + c), QD);
+      if (it.v.base != it.k.base || it.v.slot_stride != it.k.slot_stride)
+        prefetch_row(it.v, kv_row(it.v, j0 + nb + c), VD);
+    }
+    // 2. K^T panels: column c (position j0 + c), row k (channel); fp16: rows [hi | lo | hi].
+    std::memset(KP, 0, static_cast<size_t>(kq * nbc * 2));
+    for (int64_t c = 0; c < nb; ++c) {
+      uint16_t* col = KP + (c / 16) * kq * 16 + (c % 16);
+      const int64_t p = j0 + c;
+      gather_row(it.k, kv_row(it.k, p), QD, it.fp16, col, col + kseg * 16, 16);
+      if (DR > 0) gather_row(it.kr, kv_row(it.kr, p), DR, it.fp16, col + QD * 16, col + (kseg + QD) * 16, 16);
+      if (it.fp16)  // third segment = hi again
+        for (int64_t d = 0; d < QD + DR; ++d) col[(2 * kseg + d) * 16] = col[d * 16];
+    }
+    // 3. S = A x K^T
+    GemmArgs g1;
+    g1.M = M;
+    g1.N = nbc;
+    g1.K = kq;
+    g1.A = A;
+    g1.lda = kq;
+    g1.B = KP;
+    g1.ldb = 16;
+    g1.panel_stride = kq * 16;
+    g1.panel_width = 16;
+    g1.C = S;
+    g1.ldc = tile;
+    g1.n_begin = 0;
+    g1.n_end = nbc;
+    gk.bf16(g1);
+    // 4. online softmax
+    const int64_t pld = sp * tile;
+    for (int64_t m = 0; m < M; ++m) {
+      const uint8_t* mt = MT + (m % R) * tile;
+      float* s = S + m * tile;
+      uint16_t* pr = P + m * pld;
+      float rmax = ninf;
+      for (int64_t c = 0; c < nb; ++c)
+        if (mt[c]) {
+          s[c] *= it.scale;
+          rmax = std::max(rmax, s[c]);
+        }
+      std::memset(pr, 0, static_cast<size_t>(pld * 2));
+      if (rmax == ninf) {  // no valid position in this block for this row (or all scores -inf)
+        Alpha[m] = 1.0f;
+        continue;
+      }
+      const float mnew = std::max(Mx[m], rmax);
+      Alpha[m] = Mx[m] == ninf ? 0.0f : std::exp(Mx[m] - mnew);
+      float sum = 0.0f;
+      for (int64_t c = 0; c < nb; ++c) {
+        if (!mt[c]) continue;
+        const float e = std::exp(s[c] - mnew);
+        sum += e;  // the fp32 sum (lse stays fp32-accurate); P*V uses P rounded to bf16 as the NPU does
+        if (!it.fp16) {
+          pr[c] = float_to_bf16(e);
+        } else {
+          uint16_t hi, lo;
+          split_bf16(e, &hi, &lo);
+          pr[c] = hi;
+          pr[tile + c] = lo;
+          pr[2 * tile + c] = hi;
+        }
+      }
+      L[m] = L[m] * Alpha[m] + sum;
+      Mx[m] = mnew;
+    }
+    // 5. V rows [sp * tile, dvp] (fp16: [hi; hi; lo]); pad rows / columns zero.
+    std::memset(VP, 0, static_cast<size_t>(sp * tile * dvp * 2));
+    for (int64_t c = 0; c < nb; ++c) {
+      uint16_t* row = VP + c * dvp;
+      gather_row(it.v, kv_row(it.v, j0 + c), VD, it.fp16, row, row + 2 * tile * dvp, 1);
+      if (it.fp16) std::memcpy(row + tile * dvp, row, static_cast<size_t>(VD) * 2);
+    }
+    GemmArgs g2;
+    g2.M = M;
+    g2.N = dvp;
+    g2.K = sp * tile;
+    g2.A = P;
+    g2.lda = pld;
+    g2.B = VP;
+    g2.ldb = dvp;
+    g2.panel_stride = 16;
+    g2.panel_width = 16;
+    g2.C = PV;
+    g2.ldc = dvp;
+    g2.n_begin = 0;
+    g2.n_end = dvp;
+    gk.bf16(g2);
+    for (int64_t m = 0; m < M; ++m) {
+      float* o = O + m * dvp;
+      const float* pv = PV + m * dvp;
+      const float a = Alpha[m];
+      if (a == 1.0f) {
+        for (int64_t d = 0; d < VD; ++d) o[d] += pv[d];
+      } else {
+        for (int64_t d = 0; d < VD; ++d) o[d] = o[d] * a + pv[d];
+      }
+    }
+  }
+
+  if (it.partial_o != nullptr) {
+    for (int64_t m = 0; m < M; ++m) {
+      std::memcpy(it.partial_o + m * VD, O + m * dvp, static_cast<size_t>(VD) * 4);
+      it.partial_m[m] = Mx[m];
+      it.partial_l[m] = L[m];
+    }
+    return;
+  }
+  for (int64_t m = 0; m < M; ++m) write_row(it, m / R, m % R, O + m * dvp, Mx[m], L[m]);
+}
+
+}  // namespace mlaops::kernels

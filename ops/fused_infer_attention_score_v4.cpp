@@ -1,0 +1,278 @@
+// FusedInferAttentionScoreV4 phase 2 (spec fused-infer-attention-score.md §0, §2) and the C++ API:
+//   1. read-only pre-pass: every block id a batch uses (blockTable[b][0 .. ceil(actKV[b]/blockSize)))
+//      must lie in [0, blockNum) (FIA-13); workspace size (FIA-20) — only then the first write
+//   2. padded query rows (non-packed layouts, rows >= actQ[b]): output 0, lse +inf
+//   3. work items (batch, kv head, block of query rows [, KV split]) in parallel: flash attention
+//      over the KV range (kernels/cpu/flash_attn.h) writing the rows in the output layout
+//   4. KV splits (flash-decoding, when there are fewer items than threads): LSE merge of partials
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "core/checked_math.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/workspace.h"
+#include "kernels/cpu/flash_attn.h"
+#include "mlaops/numeric.h"
+#include "mlaops/runtime.h"
+#include "ops/fused_infer_attention_score_v4.h"
+
+namespace mlaops {
+
+// ------------------------------------------------------------------------------------------
+// Layout strings (public, include/mlaops/fused_infer_attention_score.h).
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+struct LayoutRow {
+  const char* name;
+  FiaLayout in;
+  FiaLayout out;
+};
+// The A2/A3 V4 checker list (spec §2.1).
+constexpr LayoutRow kLayoutRows[] = {
+    {"BSH", FiaLayout::kBSH, FiaLayout::kBSH},          {"BSND", FiaLayout::kBSND, FiaLayout::kBSND},
+    {"BNSD", FiaLayout::kBNSD, FiaLayout::kBNSD},       {"TND", FiaLayout::kTND, FiaLayout::kTND},
+    {"NTD", FiaLayout::kNTD, FiaLayout::kNTD},          {"BSH_BNSD", FiaLayout::kBSH, FiaLayout::kBNSD},
+    {"BSND_BNSD", FiaLayout::kBSND, FiaLayout::kBNSD},  {"BNSD_BSND", FiaLayout::kBNSD, FiaLayout::kBSND},
+    {"NTD_TND", FiaLayout::kNTD, FiaLayout::kTND},      {"TND_NTD", FiaLayout::kTND, FiaLayout::kNTD},
+    {"BSH_NBSD", FiaLayout::kBSH, FiaLayout::kNBSD},    {"BSND_NBSD", FiaLayout::kBSND, FiaLayout::kNBSD},
+    {"BNSD_NBSD", FiaLayout::kBNSD, FiaLayout::kNBSD},
+};
+
+}  // namespace
+
+bool parse_fia_layout(const std::string& layout, FiaLayout* in, FiaLayout* out) {
+  for (const LayoutRow& r : kLayoutRows) {
+    if (layout == r.name) {
+      if (in != nullptr) *in = r.in;
+      if (out != nullptr) *out = r.out;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* fia_layout_name(FiaLayout layout) {
+  switch (layout) {
+    case FiaLayout::kBSH: return "BSH";
+    case FiaLayout::kBSND: return "BSND";
+    case FiaLayout::kBNSD: return "BNSD";
+    case FiaLayout::kTND: return "TND";
+    case FiaLayout::kNTD: return "NTD";
+    case FiaLayout::kNBSD: return "NBSD";
+  }
+  return "?";
+}
+
+// ------------------------------------------------------------------------------------------
+// Run.
+// ------------------------------------------------------------------------------------------
+
+namespace {
+
+struct RunCtx {
+  const FiaParams* p;
+  const FiaPlan* plan;
+  const kernels::GemmKernels* gk;
+  WorkspaceArena* ws;
+  kernels::FlashShape shape;
+};
+
+// The item's rows, KV sources, mask and output pointers (split s of `splits`).
+kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
+  const FiaParams& p = *c.p;
+  const FiaPlan& P = *c.plan;
+  const size_t b = static_cast<size_t>(w.b);
+  const int64_t s0 = P.q_start[b] + w.r0;  // first query token of the item (absolute for packed)
+  const int64_t n0 = w.h * P.G;            // first query head
+  kernels::FlashItem it;
+  it.q = p.query.ptr<const uint16_t>() + w.b * P.q.b + n0 * P.q.n + s0 * P.q.s;
+  it.q_n_stride = P.q.n;
+  it.q_s_stride = P.q.s;
+  if (P.rope) {
+    it.qr = p.query_rope->ptr<const uint16_t>() + w.b * P.qr.b + n0 * P.qr.n + s0 * P.qr.s;
+    it.qr_n_stride = P.qr.n;
+    it.qr_s_stride = P.qr.s;
+  }
+  it.G = P.G;
+  it.R = w.rows;
+  it.QD = P.QD;
+  it.DR = P.DR;
+  it.VD = P.VD;
+  it.fp16 = P.fp16;
+  auto kv = [&](const TensorView& t, const FiaKvStrides& st) {
+    kernels::FlashKv k;
+    k.c0 = st.c0;
+    k.c0_stride = st.c0_stride;
+    k.slot_stride = st.slot;
+    if (P.paged) {
+      k.base = t.ptr<const uint16_t>() + w.h * st.h;
+      k.block_ids = p.block_table->ptr<const int32_t>() + w.b * P.bt_row_stride;
+      k.block_size = P.block_size;
+      k.blk_stride = st.blk;
+    } else {
+      k.base = t.ptr<const uint16_t>() + w.b * st.b + w.h * st.h + P.kv_start[b] * st.slot;
+    }
+    return k;
+  };
+  it.k = kv(p.key[0], P.k);
+  it.v = kv(p.value[0], P.v);
+  if (P.rope) it.kr = kv(*p.key_rope, P.kr);
+  it.kv_begin = 0;
+  it.kv_end = P.act_kv[b];
+  it.scale = static_cast<float>(p.scale_value);
+  it.row0 = w.r0;
+  fia_row_deltas(P, w.b, &it.lo_delta, &it.hi_delta);
+  if (P.explicit_mask) {
+    it.mask = p.atten_mask->ptr<const uint8_t>() + w.b * P.mask_b;
+    it.mask_i_stride = P.mask_i;
+    it.mask_j_stride = P.mask_j;
+  }
+  it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
+  it.out_n_stride = P.out.n;
+  it.out_s_stride = P.out.s;
+  if (P.lse) {
+    it.lse = p.softmax_lse->ptr<float>() + w.b * P.lse_st.b + n0 * P.lse_st.n + s0 * P.lse_st.s;
+    it.lse_n_stride = P.lse_st.n;
+    it.lse_s_stride = P.lse_st.s;
+  }
+  return it;
+}
+
+void run_item(void* ctx, int64_t index, int thread) {
+  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+  const FiaPlan& P = *c.plan;
+  const int64_t item = index / P.splits, split = index % P.splits;
+  kernels::FlashItem it = make_item(c, P.items[static_cast<size_t>(item)]);
+  void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
+  if (P.splits > 1) {
+    const int64_t s2 = it.kv_end;
+    const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), P.tile);
+    it.kv_begin = std::min(s2, split * chunk);
+    it.kv_end = std::min(s2, it.kv_begin + chunk);
+    const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
+    float* base = c.ws->at<float>(P.off_partial) + index * per;
+    it.partial_o = base;
+    it.partial_m = base + P.partial_o_floats;
+    it.partial_l = base + P.partial_o_floats + P.partial_ml_floats;
+  }
+  kernels::flash_attn_item(it, c.shape, *c.gk, scratch);
+}
+
+void merge_item(void* ctx, int64_t item, int /*thread*/) {
+  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+  const FiaPlan& P = *c.plan;
+  const kernels::FlashItem it = make_item(c, P.items[static_cast<size_t>(item)]);
+  const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
+  const float* base = c.ws->at<float>(P.off_partial) + item * P.splits * per;
+  kernels::flash_merge(it, it.G * it.R, P.splits, base, base + P.partial_o_floats,
+                       base + P.partial_o_floats + P.partial_ml_floats, per, per);
+}
+
+void fill_all(const TensorView& t, float v, bool half_fp16) {
+  const int64_t n = t.numel();
+  if (t.dtype == DType::kFloat32) {
+    float* d = t.ptr<float>();
+    for (int64_t i = 0; i < n; ++i) d[i] = v;
+  } else {
+    const uint16_t bits = half_fp16 ? float_to_fp16(v) : float_to_bf16(v);
+    uint16_t* d = t.ptr<uint16_t>();
+    for (int64_t i = 0; i < n; ++i) d[i] = bits;
+  }
+}
+
+}  // namespace
+
+Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
+  if (P.noop) return kSuccess;
+  const float inf = std::numeric_limits<float>::infinity();
+  if (P.empty_kv) {
+    fill_all(p.attention_out, 0.0f, P.fp16);
+    if (P.lse) fill_all(*p.softmax_lse, inf, false);
+    return kSuccess;
+  }
+  // FIA-13: block ids of every block each batch uses (contents may have changed since phase 1).
+  if (P.paged) {
+    const int32_t* bt = p.block_table->ptr<const int32_t>();
+    for (int64_t b = 0; b < P.B; ++b) {
+      const int64_t nblk = ceil_div(P.act_kv[static_cast<size_t>(b)], P.block_size);
+      for (int64_t k = 0; k < nblk; ++k) {
+        const int64_t id = bt[b * P.bt_row_stride + k];
+        MLAOPS_CHECK(id >= 0 && id < P.block_num, kParamInvalid,
+                     "%s: blockTableOptional: FIA-13 blockTable[%lld][%lld] out of range; allowed [0, %lld) (blockNum), "
+                     "got %lld",
+                     op, (long long)b, (long long)k, (long long)P.block_num, (long long)id);
+      }
+    }
+  }
+  MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(P.workspace_bytes), kParamInvalid,
+               "%s: workspaceSize: FIA-20 value; allowed >= %lld, got %llu", op, (long long)P.workspace_bytes,
+               (unsigned long long)workspace_size);
+  MLAOPS_CHECK(P.workspace_bytes == 0 || workspace != nullptr, kParamNullptr,
+               "%s: workspace: FIA-20 null, but %lld bytes are needed", op, (long long)P.workspace_bytes);
+
+  // Padded query rows of non-packed layouts: 0 / +inf.
+  if (!P.packed) {
+    for (int64_t b = 0; b < P.B; ++b) {
+      const int64_t s1 = P.act_q[static_cast<size_t>(b)];
+      if (s1 >= P.QS) continue;
+      kernels::FlashItem e;
+      e.G = P.N;
+      e.R = P.QS - s1;
+      e.VD = P.VD;
+      e.out = p.attention_out.ptr<uint16_t>() + b * P.out.b + s1 * P.out.s;
+      e.out_n_stride = P.out.n;
+      e.out_s_stride = P.out.s;
+      if (P.lse) {
+        e.lse = p.softmax_lse->ptr<float>() + b * P.lse_st.b + s1 * P.lse_st.s;
+        e.lse_n_stride = P.lse_st.n;
+        e.lse_s_stride = P.lse_st.s;
+      }
+      kernels::flash_write_empty(e);
+    }
+  }
+  if (P.items.empty()) return kSuccess;
+
+  WorkspaceArena ws(workspace, workspace_size);
+  RunCtx c;
+  c.p = &p;
+  c.plan = &P;
+  c.gk = &kernels::gemm_kernels(active_isa());
+  c.ws = &ws;
+  c.shape.M = P.G * P.R;
+  c.shape.R = P.R;
+  c.shape.QD = P.QD;
+  c.shape.DR = P.DR;
+  c.shape.VD = P.VD;
+  c.shape.tile = P.tile;
+  c.shape.fp16 = P.fp16;
+  const int64_t n_items = static_cast<int64_t>(P.items.size());
+  parallel_items(n_items * P.splits, P.threads, run_item, &c);
+  if (P.splits > 1) parallel_items(n_items, P.threads, merge_item, &c);
+  return kSuccess;
+}
+
+// ------------------------------------------------------------------------------------------
+// C++ API (include/mlaops/fused_infer_attention_score.h).
+// ------------------------------------------------------------------------------------------
+
+Status fused_infer_attention_score_v4_workspace_size(const FiaParams& p, uint64_t* workspace_size) {
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr,
+               "fused_infer_attention_score_v4: workspace_size: FIA-01 out-pointer is null");
+  FiaPlan plan;
+  MLAOPS_TRY(fia_check(p, FiaCheckOptions{}, &plan));
+  *workspace_size = static_cast<uint64_t>(plan.workspace_bytes);
+  return kSuccess;
+}
+
+Status fused_infer_attention_score_v4(const FiaParams& p, void* workspace, uint64_t workspace_size) {
+  FiaPlan plan;
+  MLAOPS_TRY(fia_check(p, FiaCheckOptions{}, &plan));
+  return fia_run(p, plan, workspace, workspace_size, "fused_infer_attention_score_v4");
+}
+
+}  // namespace mlaops
