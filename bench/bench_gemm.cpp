@@ -2,6 +2,8 @@
 //
 //   bf16 NZ: K x N = 7168 x 1536 (W_DQ), 1536 x 3072 (a slice of W_UQ_QR); bf16 ND: 128 x 512
 //   (W_UK per head); int8 NZ: 7168 x 1536, 1536 x 3072; M in {1, 8, 64, 512}.
+//   Transposed NZ (GemmTArgs, the MlaPreprocess weights W [N, K]): N x K = 2112 x 7168 (wdqkv)
+//   and 6144 x 1536 (wuq), int8 (s8_t), bf16 (bf16_t) and fp16 (f16_t).
 // "hot": the same B every iteration (it stays in L2/L3); "cold" (M = 1, 8): each iteration
 // reads another copy of B from a 1 GiB pool, so B streams from DRAM as in decode.
 // Counters: GFLOP/s (2*M*N*K / t; "GOP/s" for int8) and GB/s of B streamed (K*N*elem / t).
@@ -25,6 +27,7 @@ namespace {
 
 using mlaops::kernels::GemmArgs;
 using mlaops::kernels::GemmKernels;
+using mlaops::kernels::GemmTArgs;
 
 // Bytes whose every 16-bit word is a normal bf16 in [-1, 1] (also fine as int8 data).
 std::vector<uint16_t> random_words(size_t n, uint32_t seed) {
@@ -57,7 +60,49 @@ Buffer& cold_pool() {
   return b;
 }
 
-enum class Kind { kBf16Nz, kBf16Nd, kS8Nz };
+enum class Kind { kBf16Nz, kBf16Nd, kS8Nz, kS8T, kBf16T, kF16T };
+
+bool is_t(Kind k) { return k == Kind::kS8T || k == Kind::kBf16T || k == Kind::kF16T; }
+
+// C = A x W^T with W [N, K] in NZ storage [ceil(K/c0), ceil(N/16), 16, c0].
+void run_t(benchmark::State& state, const GemmKernels* ks, Kind kind, int64_t M, int64_t K, int64_t N, bool cold) {
+  const bool s8 = kind == Kind::kS8T;
+  const int64_t es = s8 ? 1 : 2, c0 = 32 / es;
+  const int64_t kpad = (K + c0 - 1) / c0 * c0, npad = (N + 15) / 16 * 16;
+  const size_t b_bytes = static_cast<size_t>(kpad * npad * es);
+  const size_t b_stride = (b_bytes + 4095) / 4096 * 4096;
+  Buffer a(static_cast<size_t>(M * K * es));
+  Buffer hot(cold ? 0 : b_bytes);
+  const size_t copies = cold ? kColdPool / b_stride : 1;
+  uint8_t* b_base = cold ? cold_pool().p : hot.p;
+  std::vector<float> c(static_cast<size_t>(M * N));
+  GemmTArgs g;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.A = a.p;
+  g.lda = K;
+  g.r1 = npad / 16;
+  g.C = c.data();
+  g.ldc = N;
+  g.n_begin = 0;
+  g.n_end = N;
+  const auto fn = s8 ? ks->s8_t : kind == Kind::kBf16T ? ks->bf16_t : ks->f16_t;
+  size_t i = 0;
+  for (auto _ : state) {
+    g.W = b_base + (i % copies) * b_stride;
+    ++i;
+    fn(g);
+    benchmark::DoNotOptimize(c.data());
+    benchmark::ClobberMemory();
+  }
+  const double flop = 2.0 * double(M) * double(N) * double(K);
+  state.counters[s8 ? "GOP/s" : "GFLOP/s"] =
+      benchmark::Counter(flop / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["B_GB/s"] = benchmark::Counter(double(b_bytes) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(flop));
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(b_bytes));
+}
 
 void run(benchmark::State& state, const GemmKernels* ks, Kind kind, int64_t M, int64_t K, int64_t N, bool cold) {
   const bool s8 = kind == Kind::kS8Nz;
@@ -162,7 +207,10 @@ void register_all() {
   };
   const Shape shapes[] = {{Kind::kBf16Nz, "bf16_nz", 7168, 1536}, {Kind::kBf16Nz, "bf16_nz", 1536, 3072},
                           {Kind::kBf16Nd, "bf16_nd", 128, 512},   {Kind::kS8Nz, "s8_nz", 7168, 1536},
-                          {Kind::kS8Nz, "s8_nz", 1536, 3072}};
+                          {Kind::kS8Nz, "s8_nz", 1536, 3072},     {Kind::kS8T, "s8_t", 7168, 2112},
+                          {Kind::kBf16T, "bf16_t", 7168, 2112},   {Kind::kF16T, "f16_t", 7168, 2112},
+                          {Kind::kS8T, "s8_t", 1536, 6144},       {Kind::kBf16T, "bf16_t", 1536, 6144},
+                          {Kind::kF16T, "f16_t", 1536, 6144}};
   const auto& f = mlaops::cpu_features();
   for (bool s8 : {false, true}) {
     if (!(s8 ? f.avx512_vnni : f.avx512_bf16) || top < static_cast<int>(mlaops::Isa::kAvx512)) continue;
@@ -178,7 +226,7 @@ void register_all() {
           if (cold && (M > 8 || s.kind == Kind::kBf16Nd)) continue;
           const std::string name = std::string(s.name) + "/" + is.k->name + "/M=" + std::to_string(M) +
                                    "/K=" + std::to_string(s.K) + "/N=" + std::to_string(s.N) + (cold ? "/cold" : "/hot");
-          benchmark::RegisterBenchmark(name.c_str(), run, is.k, s.kind, M, s.K, s.N, cold)
+          benchmark::RegisterBenchmark(name.c_str(), is_t(s.kind) ? run_t : run, is.k, s.kind, M, s.K, s.N, cold)
               ->Unit(benchmark::kMicrosecond)
               ->MinTime(0.2)
               ->ComputeStatistics("max", max_of)

@@ -111,7 +111,21 @@ struct Weight {
     }
     return 0.0;
   }
+  // The whole matrix decoded once as float64, transposed: t[c * rows + r] = W[r][c] (so the
+  // matmuls below run over contiguous memory).
+  std::vector<double> transposed(int64_t rows, int64_t cols) const {
+    std::vector<double> t(static_cast<size_t>(rows * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) t[static_cast<size_t>(c * rows + r)] = at(r, c);
+    return t;
+  }
 };
+
+double dot(const double* a, const double* b, int64_t n) {
+  double acc = 0.0;
+  for (int64_t i = 0; i < n; ++i) acc += a[i] * b[i];
+  return acc;
+}
 
 Status make_weight(const TensorView& t, const char* name, int64_t rows, int64_t cols, Weight* out) {
   int64_t numel = 0;
@@ -393,6 +407,18 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
   if (full_kv_quant) qs_ckv = load_vector(*p.quant_scale_ckv, 1);  // per tensor: element 0
 
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
+  // the weights decoded once: wdq_t [Hcq][He], wuq_t [uq_cols][Hcq], wdkv_t [kv_cols][He],
+  // wuk_t [N][Hckv][D]
+  const std::vector<double> wdq_t = w_dq.transposed(He, Hcq);
+  const std::vector<double> wuq_t = w_uq_qr.transposed(Hcq, uq_cols);
+  const std::vector<double> wdkv_t = w_dkv_kr.transposed(He, kv_cols);
+  std::vector<double> wuk_t(sz(N * Hckv * D));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t i = 0; i < D; ++i)
+      for (int64_t k = 0; k < Hckv; ++k) {
+        const int64_t idx[3] = {n, i, k};
+        wuk_t[sz((n * Hckv + k) * D + i)] = load_f64(p.weight_uk, elem_offset(p.weight_uk, idx));
+      }
   std::vector<double> x(sz(He)), cq(sz(Hcq)), cn(sz(Hcq)), a(sz(Hcq)), qcqr(sz(uq_cols));
   std::vector<int8_t> a_i8(sz(Hcq)), q_i8(sz(Hckv));
   std::vector<double> cos_row(sz(Dr)), sin_row(sz(Dr)), qn(sz(D)), q(sz(Hckv)), rope_out(sz(Dr));
@@ -410,7 +436,7 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     // Q1: cq = Dequant(int32(x_i8 @ Wdq_i8), dsx[t], dsWdq[c])  |  bf16(x @ Wdq)
     for (int64_t c = 0; c < Hcq; ++c) {
       double acc = 0.0;
-      for (int64_t k = 0; k < He; ++k) acc += x[sz(k)] * w_dq.at(k, c);
+      acc = dot(x.data(), wdq_t.data() + c * He, He);
       cq[sz(c)] = full ? acc * ds_x * ds_w_dq[sz(c)] : round_bf16(acc);
     }
     // Q2: cn = RmsNorm(cq, gammaCq, epsCq)
@@ -420,7 +446,7 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
       for (int64_t c = 0; c < Hcq; ++c) a[sz(c)] = round_bf16(cn[sz(c)]);
       for (int64_t j = 0; j < uq_cols; ++j) {
         double acc = 0.0;
-        for (int64_t c = 0; c < Hcq; ++c) acc += a[sz(c)] * w_uq_qr.at(c, j);
+        acc = dot(a.data(), wuq_t.data() + j * Hcq, Hcq);
         qcqr[sz(j)] = round_bf16(acc);
       }
     } else {
@@ -429,7 +455,7 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
       const double s_cq = mla_prolog_dyn_quant_row(cn.data(), Hcq, a_i8.data());
       for (int64_t j = 0; j < uq_cols; ++j) {
         double acc = 0.0;
-        for (int64_t c = 0; c < Hcq; ++c) acc += static_cast<double>(a_i8[sz(c)]) * w_uq_qr.at(c, j);
+        for (int64_t c = 0; c < Hcq; ++c) acc += static_cast<double>(a_i8[sz(c)]) * wuq_t[sz(j * Hcq + c)];
         qcqr[sz(j)] = acc * s_cq * ds_w_uq_qr[sz(j)];  // token scale first, then channel
       }
     }
@@ -438,12 +464,7 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
       // Q4: q = bf16(bf16(qcqr nope) @ Wuk[n])
       for (int64_t i = 0; i < D; ++i) qn[sz(i)] = round_bf16(qcqr[sz(base + i)]);
       for (int64_t k = 0; k < Hckv; ++k) {
-        double acc = 0.0;
-        for (int64_t i = 0; i < D; ++i) {
-          const int64_t idx[3] = {n, i, k};
-          acc += qn[sz(i)] * load_f64(p.weight_uk, elem_offset(p.weight_uk, idx));
-        }
-        q[sz(k)] = round_bf16(acc);
+        q[sz(k)] = round_bf16(dot(qn.data(), wuk_t.data() + (n * Hckv + k) * D, D));
       }
       // Q5: query_rope = bf16(RoPE(qcqr rope))
       mla_prolog_rope(qcqr.data() + base + D, cos_row.data(), sin_row.data(), Dr, rope_out.data());
@@ -472,7 +493,7 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     // K1: ck = Dequant(int32(x_i8 @ Wdkvkr_i8), dsx[t], dsWdkvkr[c])  |  bf16(x @ Wdkvkr)
     for (int64_t c = 0; c < kv_cols; ++c) {
       double acc = 0.0;
-      for (int64_t k = 0; k < He; ++k) acc += x[sz(k)] * w_dkv_kr.at(k, c);
+      acc = dot(x.data(), wdkv_t.data() + c * He, He);
       ck[sz(c)] = full ? acc * ds_x * ds_w_dkv_kr[sz(c)] : round_bf16(acc);
     }
     // K2: kvn = RmsNorm(ck[:Hckv], gammaCkv, epsCkv); K3: kr = RoPE(ck[Hckv:])

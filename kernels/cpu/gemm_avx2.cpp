@@ -293,12 +293,349 @@ void s8_avx2(const GemmArgs& g) {
   }
 }
 
+
+// =============================== f16 (panels) ===============================
+// As bf16 above but fp16: A widened to fp32 once per K block, a panel row (16 fp16) widened
+// with two vcvtph2ps, fp32 FMA; tile up to 6 rows x 16 columns. A partial last ND panel goes
+// through a zero-padded copy.
+
+constexpr int kF16MR = 6;
+constexpr int64_t kF16KC = 256;
+
+struct F16Tile {
+  const float* a;     // widened A block, row m0
+  int64_t lda;
+  const uint16_t* b;  // panel, row k0
+  int64_t ldb;
+  int64_t kl;
+  float* c;
+  int64_t ldc;
+  int64_t valid;      // valid columns of the panel (1..16)
+  bool nd;
+  bool accumulate;
+};
+
+template <int MR, bool EDGE>
+void f16_tile(const F16Tile& t) {
+  __m256 a0[MR], a1[MR];
+#pragma GCC unroll 6
+  for (int m = 0; m < MR; ++m) a0[m] = a1[m] = _mm256_setzero_ps();
+  const float* a = t.a;
+  const int64_t lda = t.lda, ldb = t.ldb;
+  for (int64_t k = 0; k < t.kl; ++k) {
+    const uint16_t* p = t.b + k * ldb;
+    alignas(16) uint16_t tmp[16] = {};
+    if (EDGE && t.nd) {
+      std::memcpy(tmp, p, static_cast<size_t>(t.valid) * 2);
+      p = tmp;
+    }
+    const __m256 b0 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    const __m256 b1 = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8)));
+#pragma GCC unroll 6
+    for (int m = 0; m < MR; ++m) {
+      const __m256 av = _mm256_broadcast_ss(a + m * lda + k);
+      a0[m] = _mm256_fmadd_ps(av, b0, a0[m]);
+      a1[m] = _mm256_fmadd_ps(av, b1, a1[m]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int m = 0; m < MR; ++m) {
+    float* c = t.c + m * t.ldc;
+    if (EDGE && t.valid < 16) {
+      alignas(32) float tmp[16];
+      _mm256_store_ps(tmp, a0[m]);
+      _mm256_store_ps(tmp + 8, a1[m]);
+      for (int64_t j = 0; j < t.valid; ++j) c[j] = t.accumulate ? c[j] + tmp[j] : tmp[j];
+    } else {
+      __m256 c0 = a0[m], c1 = a1[m];
+      if (t.accumulate) {
+        c0 = _mm256_add_ps(c0, _mm256_loadu_ps(c));
+        c1 = _mm256_add_ps(c1, _mm256_loadu_ps(c + 8));
+      }
+      _mm256_storeu_ps(c, c0);
+      _mm256_storeu_ps(c + 8, c1);
+    }
+  }
+}
+
+using F16TileFn = void (*)(const F16Tile&);
+
+template <bool EDGE, size_t... I>
+constexpr std::array<F16TileFn, sizeof...(I)> f16_table(std::index_sequence<I...>) {
+  return {&f16_tile<static_cast<int>(I) + 1, EDGE>...};
+}
+
+inline void widen_f16(const uint16_t* src, float* dst, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))));
+  for (; i < n; ++i) dst[i] = _cvtsh_ss(src[i]);
+}
+
+void f16_avx2(const GemmArgs& g) {
+  if (g.panel_width != 16) return gemm_kernels_scalar().f16(g);
+  const int64_t M = g.M, K = g.K;
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  const auto* A = static_cast<const uint16_t*>(g.A);
+  const auto* B = static_cast<const uint16_t*>(g.B);
+  auto* C = static_cast<float*>(g.C);
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
+    return;
+  }
+  static constexpr auto kFull = f16_table<false>(std::make_index_sequence<kF16MR>());
+  static constexpr auto kEdge = f16_table<true>(std::make_index_sequence<kF16MR>());
+  const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
+  const int64_t tiles = (M + kF16MR - 1) / kF16MR;
+  const int64_t kc = tiles == 1 ? K : kF16KC;
+  std::vector<float> abuf(static_cast<size_t>(M * std::min(kc, K)));
+  F16Tile t;
+  t.ldb = g.ldb;
+  t.ldc = g.ldc;
+  t.nd = g.ldb != 16;
+  for (int64_t k0 = 0; k0 < K; k0 += kc) {
+    const int64_t kl = std::min(kc, K - k0);
+    for (int64_t m = 0; m < M; ++m) widen_f16(A + m * g.lda + k0, abuf.data() + m * kl, kl);
+    t.lda = kl;
+    t.kl = kl;
+    t.accumulate = k0 > 0;
+    for (int64_t p = p_begin; p < p_end; ++p) {
+      t.valid = std::min<int64_t>(16, g.n_end - p * 16);
+      const auto& table = t.valid < 16 ? kEdge : kFull;
+      t.b = B + p * g.panel_stride + k0 * g.ldb;
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        t.a = abuf.data() + m0 * kl;
+        t.c = C + m0 * g.ldc + p * 16;
+        table[static_cast<size_t>(mr - 1)](t);
+        m0 += mr;
+      }
+    }
+  }
+}
+
+// =========================== transposed NZ (GemmTArgs) ===========================
+// W^T tiles (gemm.h): one 16 x c0 row-major tile per 16 outputs and c0 k values; dot products
+// along k. A K block of A is first converted to a zero-padded buffer (whole k panels, so the
+// K tail needs no masking and A is never read past K):
+//   s8_t  : A sign-extended to int16; a tile row (32 int8) sign-extended to two int16 vectors,
+//           vpmaddwd (exact) with A, int32 accumulation (modulo 2^32, exact for int32 results).
+//   bf16_t: A widened to fp32 stored per panel as (even k, odd k); a tile row (16 bf16) gives
+//           the even k as (row << 16) and the odd k as (row & 0xFFFF0000); fp32 FMA.
+//   f16_t : A widened to fp32; a tile row widened with two vcvtph2ps; fp32 FMA.
+// One accumulator of 8 lanes per (row of M, output); register tile up to 3 rows of M x 4
+// outputs (1 x 8 for a single row), horizontal sums (vhadd) at the end of a K block.
+
+enum class TKind { kS8, kBf16, kF16 };
+constexpr int kTMR = 3;
+
+struct T2Tile {
+  const void* a;      // converted A block, row m0 (lda elements, whole k panels)
+  int64_t lda;
+  const void* w;      // W tile at the block's first k panel
+  int64_t wstep;      // elements between k panels of a tile
+  int64_t panels;     // k panels of the block
+  void* c;            // C + m0 * ldc + 16 * tile
+  int64_t ldc;
+  int64_t nvalid;     // valid outputs of the tile
+  bool accumulate;
+};
+
+template <TKind KIND>
+struct TTraits;
+template <>
+struct TTraits<TKind::kS8> {
+  using T = int8_t;
+  using E = int16_t;
+  using Acc = int32_t;
+  using V = __m256i;
+  static constexpr int64_t c0 = 32;
+};
+template <>
+struct TTraits<TKind::kBf16> {
+  using T = uint16_t;
+  using E = float;
+  using Acc = float;
+  using V = __m256;
+  static constexpr int64_t c0 = 16;
+};
+template <>
+struct TTraits<TKind::kF16> {
+  using T = uint16_t;
+  using E = float;
+  using Acc = float;
+  using V = __m256;
+  static constexpr int64_t c0 = 16;
+};
+
+// acc += one tile row (at wp) . one k panel of A (at ap).
+template <TKind KIND>
+struct TRow {
+  typename TTraits<KIND>::V lo, hi;
+  explicit TRow(const typename TTraits<KIND>::T* wp) {
+    if constexpr (KIND == TKind::kS8) {
+      lo = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp)));
+      hi = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + 16)));
+    } else if constexpr (KIND == TKind::kBf16) {
+      const __m256i r = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp));
+      lo = _mm256_castsi256_ps(_mm256_slli_epi32(r, 16));
+      hi = _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32(static_cast<int32_t>(0xFFFF0000u))));
+    } else {
+      lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp)));
+      hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wp + 8)));
+    }
+  }
+  typename TTraits<KIND>::V fma(const typename TTraits<KIND>::E* ap, typename TTraits<KIND>::V acc) const {
+    if constexpr (KIND == TKind::kS8) {
+      const __m256i a0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ap));
+      const __m256i a1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ap + 16));
+      return _mm256_add_epi32(acc, _mm256_add_epi32(_mm256_madd_epi16(lo, a0), _mm256_madd_epi16(hi, a1)));
+    } else {
+      return _mm256_fmadd_ps(hi, _mm256_loadu_ps(ap + 8), _mm256_fmadd_ps(lo, _mm256_loadu_ps(ap), acc));
+    }
+  }
+};
+
+// Four 8-lane accumulators -> their four sums.
+inline __m128i hsum4(__m256i a, __m256i b, __m256i c, __m256i d) {
+  const __m256i h = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+  return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+}
+inline __m128 hsum4(__m256 a, __m256 b, __m256 c, __m256 d) {
+  const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+  return _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+}
+inline void store4(int32_t* c, __m128i v, int64_t valid, bool accumulate) {
+  alignas(16) int32_t tmp[4];
+  _mm_store_si128(reinterpret_cast<__m128i*>(tmp), v);
+  for (int64_t j = 0; j < std::min<int64_t>(valid, 4); ++j)
+    c[j] = accumulate ? static_cast<int32_t>(static_cast<uint32_t>(c[j]) + static_cast<uint32_t>(tmp[j])) : tmp[j];
+}
+inline void store4(float* c, __m128 v, int64_t valid, bool accumulate) {
+  alignas(16) float tmp[4];
+  _mm_store_ps(tmp, v);
+  for (int64_t j = 0; j < std::min<int64_t>(valid, 4); ++j) c[j] = accumulate ? c[j] + tmp[j] : tmp[j];
+}
+
+template <TKind KIND, int MR, int NR>
+void t2_pass(const T2Tile& t, int row0) {
+  using Tr = TTraits<KIND>;
+  using V = typename Tr::V;
+  const auto* w = static_cast<const typename Tr::T*>(t.w) + row0 * Tr::c0;
+  const auto* a = static_cast<const typename Tr::E*>(t.a);
+  const int64_t lda = t.lda, wstep = t.wstep;
+  V acc[MR][NR];
+#pragma GCC unroll 3
+  for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) {
+      if constexpr (KIND == TKind::kS8) acc[m][j] = _mm256_setzero_si256();
+      else acc[m][j] = _mm256_setzero_ps();
+    }
+  for (int64_t kp = 0; kp < t.panels; ++kp) {
+    const auto* wp = w + kp * wstep;
+    const auto* ap = a + kp * Tr::c0;
+#pragma GCC unroll 8
+    for (int j = 0; j < NR; ++j) {
+      const TRow<KIND> row(wp + j * Tr::c0);
+#pragma GCC unroll 3
+      for (int m = 0; m < MR; ++m) acc[m][j] = row.fma(ap + m * lda, acc[m][j]);
+    }
+  }
+#pragma GCC unroll 3
+  for (int m = 0; m < MR; ++m) {
+    auto* c = static_cast<typename Tr::Acc*>(t.c) + m * t.ldc + row0;
+#pragma GCC unroll 2
+    for (int j = 0; j < NR; j += 4) {
+      const int64_t valid = t.nvalid - row0 - j;
+      if (valid <= 0) break;
+      store4(c + j, hsum4(acc[m][j], acc[m][j + 1], acc[m][j + 2], acc[m][j + 3]), valid, t.accumulate);
+    }
+  }
+}
+
+template <TKind KIND, int MR>
+void t2_tile(const T2Tile& t) {
+  constexpr int NR = MR == 1 ? 8 : 4;
+  for (int r = 0; r < 16 && r < t.nvalid; r += NR) t2_pass<KIND, MR, NR>(t, r);
+}
+
+// Converts A[m][k0, k0 + kl) into dst (padded to whole k panels with zeros).
+template <TKind KIND>
+void t2_convert(const typename TTraits<KIND>::T* a, int64_t kl, typename TTraits<KIND>::E* dst, int64_t klpad) {
+  if constexpr (KIND == TKind::kS8) {
+    for (int64_t k = 0; k < klpad; ++k) dst[k] = k < kl ? static_cast<int16_t>(a[k]) : int16_t{0};
+  } else if constexpr (KIND == TKind::kBf16) {
+    for (int64_t k = 0; k < klpad; ++k) {  // per 16-k panel: even k in [0, 8), odd k in [8, 16)
+      const int64_t i = k % 16;
+      float v = 0.0f;
+      if (k < kl) {
+        const uint32_t bits = uint32_t{a[k]} << 16;
+        std::memcpy(&v, &bits, 4);
+      }
+      dst[k - i + (i % 2) * 8 + i / 2] = v;
+    }
+  } else {
+    widen_f16(a, dst, kl);
+    std::fill(dst + kl, dst + klpad, 0.0f);
+  }
+}
+
+template <TKind KIND>
+void gemm_t_avx2(const GemmTArgs& g) {
+  using Tr = TTraits<KIND>;
+  using Acc = typename Tr::Acc;
+  const int64_t M = g.M, K = g.K, c0 = Tr::c0;
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  const auto* A = static_cast<const typename Tr::T*>(g.A);
+  const auto* W = static_cast<const typename Tr::T*>(g.W);
+  auto* C = static_cast<Acc*>(g.C);
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, Acc{0});
+    return;
+  }
+  static constexpr std::array<void (*)(const T2Tile&), kTMR> kTable{&t2_tile<KIND, 1>, &t2_tile<KIND, 2>,
+                                                                    &t2_tile<KIND, 3>};
+  const int64_t tiles = (M + kTMR - 1) / kTMR;
+  const int64_t kc = tiles == 1 ? K : (KIND == TKind::kS8 ? 1024 : 512);  // a multiple of c0
+  const int64_t kcpad = (std::min(kc, K) + c0 - 1) / c0 * c0;
+  std::vector<typename Tr::E> abuf(static_cast<size_t>(M * kcpad));
+  T2Tile t;
+  t.wstep = g.r1 * 16 * c0;
+  t.ldc = g.ldc;
+  for (int64_t k0 = 0; k0 < K; k0 += kc) {
+    const int64_t kl = std::min(kc, K - k0);
+    const int64_t klpad = (kl + c0 - 1) / c0 * c0;
+    for (int64_t m = 0; m < M; ++m) t2_convert<KIND>(A + m * g.lda + k0, kl, abuf.data() + m * klpad, klpad);
+    t.lda = klpad;
+    t.panels = klpad / c0;
+    t.accumulate = k0 > 0;
+    for (int64_t nt = g.n_begin / 16; nt * 16 < g.n_end; ++nt) {
+      t.nvalid = std::min<int64_t>(16, g.n_end - nt * 16);
+      t.w = W + ((k0 / c0) * g.r1 + nt) * 16 * c0;
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        t.a = abuf.data() + m0 * klpad;
+        t.c = C + m0 * g.ldc + nt * 16;
+        kTable[static_cast<size_t>(mr - 1)](t);
+        m0 += mr;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const GemmKernels& gemm_kernels_avx2() {
-  // f16 and the transposed-NZ kernels: the portable ones until AVX2 versions exist
-  const GemmKernels& s = gemm_kernels_scalar();
-  static const GemmKernels k{bf16_avx2, s8_avx2, s.f16, s.bf16_t, s.s8_t, s.f16_t, "avx2"};
+  static const GemmKernels k{bf16_avx2,
+                             s8_avx2,
+                             f16_avx2,
+                             gemm_t_avx2<TKind::kBf16>,
+                             gemm_t_avx2<TKind::kS8>,
+                             gemm_t_avx2<TKind::kF16>,
+                             "avx2"};
   return k;
 }
 
