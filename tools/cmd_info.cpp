@@ -1,0 +1,46 @@
+// `mlaops info`: version, CPU features, the ISA and thread count in use, the operators.
+#include <cstdio>
+#include <cstring>
+
+#include "mlaops/runtime.h"
+#include "ops/operators.h"
+#include "tools/commands.h"
+
+namespace mlaops::tools {
+namespace {
+
+const char* kInfoUsage =
+    "usage: mlaops info\n"
+    "\n"
+    "Prints the mlaops version, the CPU features detected, the ISA level the kernels use\n"
+    "(MLAOPS_ISA can lower it), the thread count, and each operator with its aclnn entry points.\n";
+
+const char* yes(bool b) { return b ? "yes" : "no"; }
+
+}  // namespace
+
+int cmd_info(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kInfoUsage, stdout);
+      return 0;
+    }
+    std::fprintf(stderr, "mlaops info: unknown option '%s'\n\n%s", argv[i], kInfoUsage);
+    return 2;
+  }
+  const CpuFeatures& f = cpu_features();
+  std::printf("mlaops %s\n", version());
+  std::printf("cpu features: avx2 %s, fma %s, f16c %s, avx512f %s, avx512bw %s, avx512vl %s, avx512dq %s,\n"
+              "              avx512_bf16 %s, avx512_vnni %s, avx_vnni %s, amx_bf16 %s, amx_int8 %s\n",
+              yes(f.avx2), yes(f.fma), yes(f.f16c), yes(f.avx512f), yes(f.avx512bw), yes(f.avx512vl),
+              yes(f.avx512dq), yes(f.avx512_bf16), yes(f.avx512_vnni), yes(f.avx_vnni), yes(f.amx_bf16),
+              yes(f.amx_int8));
+  std::printf("isa: %s (detected %s)\n", isa_name(active_isa()), isa_name(detected_isa()));
+  std::printf("threads: %d\n", num_threads());
+  std::printf("operators:\n");
+  for (const OperatorInfo* op = operator_table(); op->name != nullptr; ++op)
+    std::printf("  %-28s %-13s %s\n", op->name, op->available ? "available" : "not yet", op->entry_points);
+  return 0;
+}
+
+}  // namespace mlaops::tools
