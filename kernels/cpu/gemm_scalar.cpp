@@ -8,53 +8,30 @@
 namespace mlaops::kernels {
 namespace {
 
-void bf16_scalar(const GemmArgs& g) {
-  const auto* A = static_cast<const uint16_t*>(g.A);
-  const auto* B = static_cast<const uint16_t*>(g.B);
-  auto* C = static_cast<float*>(g.C);
-  const int64_t W = g.panel_width;
-  for (int64_t m = 0; m < g.M; ++m) {
-    for (int64_t n = g.n_begin; n < g.n_end; ++n) {
-      const uint16_t* b = B + (n / W) * g.panel_stride + (n % W);
-      const uint16_t* a = A + m * g.lda;
-      float acc = 0.0f;
-      for (int64_t k = 0; k < g.K; ++k) acc += bf16_to_float(a[k]) * bf16_to_float(b[k * g.ldb]);
-      C[m * g.ldc + n] = acc;
-    }
-  }
-}
+float ld_bf16(uint16_t v) { return bf16_to_float(v); }
+float ld_f16(uint16_t v) { return fp16_to_float(v); }
+int32_t ld_s8(int8_t v) { return v; }
 
-void s8_scalar(const GemmArgs& g) {
-  const auto* A = static_cast<const int8_t*>(g.A);
-  const auto* B = static_cast<const int8_t*>(g.B);
-  auto* C = static_cast<int32_t*>(g.C);
+// The panel GEMM over any element type: T the stored type, Acc the accumulator, load the widening.
+template <class T, class Acc, Acc (*load)(T)>
+void gemm_scalar(const GemmArgs& g) {
+  const auto* A = static_cast<const T*>(g.A);
+  const auto* B = static_cast<const T*>(g.B);
+  auto* C = static_cast<Acc*>(g.C);
   const int64_t W = g.panel_width;
   for (int64_t m = 0; m < g.M; ++m) {
     for (int64_t n = g.n_begin; n < g.n_end; ++n) {
-      const int8_t* b = B + (n / W) * g.panel_stride + (n % W);
-      const int8_t* a = A + m * g.lda;
-      int32_t acc = 0;
-      for (int64_t k = 0; k < g.K; ++k) acc += static_cast<int32_t>(a[k]) * static_cast<int32_t>(b[k * g.ldb]);
+      const T* b = B + (n / W) * g.panel_stride + (n % W);
+      const T* a = A + m * g.lda;
+      Acc acc = 0;
+      for (int64_t k = 0; k < g.K; ++k) acc += load(a[k]) * load(b[k * g.ldb]);
       C[m * g.ldc + n] = acc;
     }
   }
 }
-
-void f16_scalar(const GemmArgs& g) {
-  const auto* A = static_cast<const uint16_t*>(g.A);
-  const auto* B = static_cast<const uint16_t*>(g.B);
-  auto* C = static_cast<float*>(g.C);
-  const int64_t W = g.panel_width;
-  for (int64_t m = 0; m < g.M; ++m) {
-    for (int64_t n = g.n_begin; n < g.n_end; ++n) {
-      const uint16_t* b = B + (n / W) * g.panel_stride + (n % W);
-      const uint16_t* a = A + m * g.lda;
-      float acc = 0.0f;
-      for (int64_t k = 0; k < g.K; ++k) acc += fp16_to_float(a[k]) * fp16_to_float(b[k * g.ldb]);
-      C[m * g.ldc + n] = acc;
-    }
-  }
-}
+void bf16_scalar(const GemmArgs& g) { gemm_scalar<uint16_t, float, ld_bf16>(g); }
+void s8_scalar(const GemmArgs& g) { gemm_scalar<int8_t, int32_t, ld_s8>(g); }
+void f16_scalar(const GemmArgs& g) { gemm_scalar<uint16_t, float, ld_f16>(g); }
 
 // W^T NZ element (n, k) for a 16-row tile layout with c0 columns per k panel.
 inline int64_t nzt_index(int64_t n, int64_t k, int64_t r1, int64_t c0) {
@@ -73,9 +50,6 @@ void gemm_t_scalar(const GemmTArgs& g, int64_t c0) {
       C[m * g.ldc + n] = acc;
     }
 }
-float ld_bf16(uint16_t v) { return bf16_to_float(v); }
-float ld_f16(uint16_t v) { return fp16_to_float(v); }
-int32_t ld_s8(int8_t v) { return v; }
 void bf16_t_scalar(const GemmTArgs& g) { gemm_t_scalar<uint16_t, float, ld_bf16>(g, 16); }
 void f16_t_scalar(const GemmTArgs& g) { gemm_t_scalar<uint16_t, float, ld_f16>(g, 16); }
 void s8_t_scalar(const GemmTArgs& g) { gemm_t_scalar<int8_t, int32_t, ld_s8>(g, 32); }
