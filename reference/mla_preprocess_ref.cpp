@@ -14,6 +14,7 @@
 #include "core/fractal_nz.h"
 #include "mlaops/dtype.h"
 #include "mlaops/numeric.h"
+#include "reference/ref_checks.h"
 
 namespace mlaops {
 namespace {
@@ -23,25 +24,13 @@ constexpr const char* kOp = "mla_preprocess_ref";
 using CacheMode = MlaPreprocessCacheMode;
 using QuantMode = MlaPreprocessQuantMode;
 
-bool is_float_dtype(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat64;
-}
+using ref::is_float_dtype;
+using ref::load_vector;
 bool is_int_dtype(DType t) {
   return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64;
 }
 
-// Rank in [0, kMaxRank], dims non-negative, numel (and bytes) fit int64, data non-null when
-// the tensor is not empty.
-Status check_view(const TensorView& t, const char* name, int64_t* numel) {
-  MLAOPS_CHECK(t.rank >= 0 && t.rank <= kMaxRank, kParamInvalid, "%s: %s: rank must be in [0, %d]; got %d", kOp,
-               name, kMaxRank, t.rank);
-  int64_t bytes = 0;
-  MLAOPS_CHECK(checked_numel(t, numel) && checked_nbytes(t, &bytes), kParamInvalid,
-               "%s: %s: dims must be non-negative and the size must fit int64", kOp, name);
-  MLAOPS_CHECK(*numel == 0 || t.data != nullptr, kParamNullptr, "%s: %s: data is null for a non-empty tensor", kOp,
-               name);
-  return kSuccess;
-}
+Status check_view(const TensorView& t, const char* name, int64_t* numel) { return ref::check_view(kOp, t, name, numel); }
 
 Status require(const TensorView* t, const char* name, const char* when) {
   MLAOPS_CHECK(t != nullptr, kParamNullptr, "%s: %s is required %s", kOp, name, when);
@@ -49,13 +38,7 @@ Status require(const TensorView* t, const char* name, const char* when) {
 }
 
 // A vector read by linear index: exactly n elements ([n], [1, n], (1, n, 1), ...).
-Status check_vector(const TensorView& t, const char* name, int64_t n) {
-  int64_t numel = 0;
-  MLAOPS_TRY(check_view(t, name, &numel));
-  MLAOPS_CHECK(numel == n, kParamInvalid, "%s: %s: must hold %lld elements; got %lld", kOp, name, (long long)n,
-               (long long)numel);
-  return kSuccess;
-}
+Status check_vector(const TensorView& t, const char* name, int64_t n) { return ref::check_vector(kOp, t, name, n); }
 
 Status check_float(const TensorView& t, const char* name) {
   MLAOPS_CHECK(is_float_dtype(t.dtype), kParamInvalid, "%s: %s: dtype must be a float type (FLOAT16, BF16, FLOAT); got %s",
@@ -100,25 +83,8 @@ Status check_dims(const TensorView& t, const char* name, std::initializer_list<i
   return kSuccess;
 }
 
-// A token-major tensor: its leading dims multiply to T, its trailing dims equal `tail`.
 Status check_token_major(const TensorView& t, const char* name, int64_t T, std::initializer_list<int64_t> tail) {
-  int64_t numel = 0;
-  MLAOPS_TRY(check_view(t, name, &numel));
-  const int n_tail = static_cast<int>(tail.size());
-  MLAOPS_CHECK(t.rank >= n_tail + 1, kParamInvalid, "%s: %s: needs at least %d dims; got %d", kOp, name, n_tail + 1,
-               t.rank);
-  int i = t.rank - n_tail;
-  for (int64_t want : tail) {
-    MLAOPS_CHECK(t.dims[i] == want, kParamInvalid, "%s: %s: dim %d must be %lld; got %lld", kOp, name, i,
-                 (long long)want, (long long)t.dims[i]);
-    ++i;
-  }
-  int64_t lead = 1;
-  bool lead_ok = true;
-  for (int k = 0; k < t.rank - n_tail; ++k) lead_ok = lead_ok && mul_ok(lead, t.dims[k], &lead);
-  MLAOPS_CHECK(lead_ok && lead == T, kParamInvalid, "%s: %s: leading dims must multiply to T = %lld; got %lld", kOp,
-               name, (long long)T, (long long)lead);
-  return kSuccess;
+  return ref::check_token_major(kOp, t, name, T, tail);
 }
 
 // deScale: n elements, INT64 / UINT64 (fp32 bits in the low 32 bits) or FLOAT.
@@ -202,11 +168,6 @@ Status make_weight(const TensorView& t, const char* name, int64_t rows, int64_t 
 }
 
 // Reads n elements of a vector-like tensor (linear order) into a double array.
-std::vector<double> load_vector(const TensorView& t, int64_t n) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = load_f64(t, linear_to_offset(t, i));
-  return v;
-}
 std::vector<double> load_descale_vector(const TensorView& t, int64_t n) {
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = mla_preprocess_load_descale(t, i);

@@ -1,18 +1,18 @@
 // Float64 reference of MlaProlog V1 / V2WeightNz; see mla_prolog_ref.h for the conventions and
 // the choices made where the spec is silent.
 //
-// Includes are relative to this file: the mlaops_reference target (CMakeLists.txt) only has
-// include/ on its include path, not the project root.
-#include "mla_prolog_ref.h"
+#include "reference/mla_prolog_ref.h"
 
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
 
-#include "../core/element_access.h"
-#include "../core/error.h"
-#include "../core/fractal_nz.h"
+#include "core/checked_math.h"
+#include "core/element_access.h"
+#include "core/error.h"
+#include "core/fractal_nz.h"
+#include "reference/ref_checks.h"
 #include "mlaops/dtype.h"
 #include "mlaops/numeric.h"
 
@@ -21,68 +21,13 @@ namespace {
 
 constexpr const char* kOp = "mla_prolog_ref";
 
-// Checked int64 arithmetic (core/checked_math.h's helpers, which this target cannot include).
-bool mul_ok(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
-bool add_ok(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
-bool product_ok(std::initializer_list<int64_t> xs, int64_t* out) {
-  int64_t p = 1;
-  for (int64_t x : xs)
-    if (x < 0 || !mul_ok(p, x, &p)) return false;
-  *out = p;
-  return true;
-}
-Status checked_mul(std::initializer_list<int64_t> xs, int64_t* out, const char* what) {
-  if (!product_ok(xs, out)) return fail(kParamInvalid, "%s: %s: size overflows int64", kOp, what);
-  return kSuccess;
-}
-constexpr int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-bool is_float_dtype(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat64;
-}
-
-// Rank in [0, kMaxRank], dims non-negative, numel (and bytes) fit int64, data non-null when
-// the tensor is not empty.
-Status check_view(const TensorView& t, const char* name, int64_t* numel) {
-  MLAOPS_CHECK(t.rank >= 0 && t.rank <= kMaxRank, kParamInvalid, "%s: %s: rank must be in [0, %d]; got %d", kOp,
-               name, kMaxRank, t.rank);
-  int64_t bytes = 0;
-  MLAOPS_CHECK(checked_numel(t, numel) && checked_nbytes(t, &bytes), kParamInvalid,
-               "%s: %s: dims must be non-negative and the size must fit int64", kOp, name);
-  MLAOPS_CHECK(*numel == 0 || t.data != nullptr, kParamNullptr, "%s: %s: data is null for a non-empty tensor", kOp,
-               name);
-  return kSuccess;
-}
-
-// A token-major tensor: its leading dims multiply to T, its trailing dims equal `tail`.
+using ref::is_float_dtype;
+using ref::load_vector;
+Status check_view(const TensorView& t, const char* name, int64_t* numel) { return ref::check_view(kOp, t, name, numel); }
 Status check_token_major(const TensorView& t, const char* name, int64_t T, std::initializer_list<int64_t> tail) {
-  int64_t numel = 0;
-  MLAOPS_TRY(check_view(t, name, &numel));
-  const int n_tail = static_cast<int>(tail.size());
-  MLAOPS_CHECK(t.rank >= n_tail + 1, kParamInvalid, "%s: %s: needs at least %d dims; got %d", kOp, name, n_tail + 1,
-               t.rank);
-  int i = t.rank - n_tail;
-  for (int64_t want : tail) {
-    MLAOPS_CHECK(t.dims[i] == want, kParamInvalid, "%s: %s: dim %d must be %lld; got %lld", kOp, name, i,
-                 (long long)want, (long long)t.dims[i]);
-    ++i;
-  }
-  int64_t lead = 1;
-  bool lead_ok = true;
-  for (int k = 0; k < t.rank - n_tail; ++k) lead_ok = lead_ok && mul_ok(lead, t.dims[k], &lead);
-  MLAOPS_CHECK(lead_ok && lead == T, kParamInvalid, "%s: %s: leading dims must multiply to T = %lld; got %lld", kOp, name,
-               (long long)T, (long long)lead);
-  return kSuccess;
+  return ref::check_token_major(kOp, t, name, T, tail);
 }
-
-// A vector read by linear index: exactly n elements ([n], [1, n], ...).
-Status check_vector(const TensorView& t, const char* name, int64_t n) {
-  int64_t numel = 0;
-  MLAOPS_TRY(check_view(t, name, &numel));
-  MLAOPS_CHECK(numel == n, kParamInvalid, "%s: %s: must hold %lld elements; got %lld", kOp, name, (long long)n,
-               (long long)numel);
-  return kSuccess;
-}
+Status check_vector(const TensorView& t, const char* name, int64_t n) { return ref::check_vector(kOp, t, name, n); }
 
 Status require(const TensorView* t, const char* name, MlaPrologScenario sc) {
   MLAOPS_CHECK(t != nullptr, kParamNullptr, "%s: %s is required in scenario %s", kOp, name,
@@ -179,12 +124,6 @@ Status check_cache(const TensorView& t, const char* name, const MlaPrologDims& d
   return kSuccess;
 }
 
-// Reads n elements of a vector-like tensor (linear order) into a double array.
-std::vector<double> load_vector(const TensorView& t, int64_t n) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = load_f64(t, linear_to_offset(t, i));
-  return v;
-}
 
 }  // namespace
 
