@@ -77,7 +77,7 @@ namespace {
 struct RunCtx {
   const FiaParams* p;
   const FiaPlan* plan;
-  const kernels::GemmKernels* gk;
+  kernels::FlashKernels fk;
   WorkspaceArena* ws;
   kernels::FlashShape shape;
 };
@@ -160,7 +160,7 @@ void run_item(void* ctx, int64_t index, int thread) {
     it.partial_m = base + P.partial_o_floats;
     it.partial_l = base + P.partial_o_floats + P.partial_ml_floats;
   }
-  kernels::flash_attn_item(it, c.shape, *c.gk, scratch);
+  kernels::flash_attn_item(it, c.shape, c.fk, scratch);
 }
 
 void merge_item(void* ctx, int64_t item, int /*thread*/) {
@@ -241,7 +241,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   RunCtx c;
   c.p = &p;
   c.plan = &P;
-  c.gk = &kernels::gemm_kernels(active_isa());
+  c.fk = kernels::flash_kernels(active_isa());
   c.ws = &ws;
   c.shape.M = P.G * P.R;
   c.shape.R = P.R;

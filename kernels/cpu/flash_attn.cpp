@@ -101,6 +101,10 @@ inline void prefetch_row(const FlashKv& kv, const uint16_t* row, int64_t D) {
 
 int64_t flash_scratch_bytes(const FlashShape& s) { return geometry(s).total; }
 
+FlashKernels flash_kernels(Isa isa) {
+  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa)};
+}
+
 void flash_write_empty(const FlashItem& it) {
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t g = 0; g < it.G; ++g)
@@ -153,7 +157,8 @@ void flash_merge(const FlashItem& it, int64_t M, int64_t splits, const float* o,
   }
 }
 
-void flash_attn_item(const FlashItem& it, const FlashShape& shape, const GemmKernels& gk, void* scratch) {
+void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
+  const GemmKernels& gk = *kern.gemm;
   const Geo geo = geometry(shape);
   char* base = static_cast<char*>(scratch);
   uint16_t* A = reinterpret_cast<uint16_t*>(base + geo.off_a);   // [M, kq]
@@ -247,35 +252,31 @@ void flash_attn_item(const FlashItem& it, const FlashShape& shape, const GemmKer
     g1.n_begin = 0;
     g1.n_end = nbc;
     gk.bf16(g1);
-    // 4. online softmax
+    // 4. online softmax (SIMD scale/max and exp; the exp values overwrite the scores)
     const int64_t pld = sp * tile;
     for (int64_t m = 0; m < M; ++m) {
       const uint8_t* mt = MT + (m % R) * tile;
       float* s = S + m * tile;
       uint16_t* pr = P + m * pld;
-      float rmax = ninf;
-      for (int64_t c = 0; c < nb; ++c)
-        if (mt[c]) {
-          s[c] *= it.scale;
-          rmax = std::max(rmax, s[c]);
-        }
-      std::memset(pr, 0, static_cast<size_t>(pld * 2));
+      const float rmax = kern.softmax->scale_max(s, mt, nb, it.scale);
       if (rmax == ninf) {  // no valid position in this block for this row (or all scores -inf)
+        std::memset(pr, 0, static_cast<size_t>(pld * 2));
         Alpha[m] = 1.0f;
         continue;
       }
       const float mnew = std::max(Mx[m], rmax);
       Alpha[m] = Mx[m] == ninf ? 0.0f : std::exp(Mx[m] - mnew);
-      float sum = 0.0f;
-      for (int64_t c = 0; c < nb; ++c) {
-        if (!mt[c]) continue;
-        const float e = std::exp(s[c] - mnew);
-        sum += e;  // the fp32 sum (lse stays fp32-accurate); P*V uses P rounded to bf16 as the NPU does
-        if (!it.fp16) {
-          pr[c] = float_to_bf16(e);
-        } else {
+      // the fp32 sum keeps the lse fp32-accurate; P*V uses P rounded to bf16 as the NPU does
+      const float sum = kern.softmax->exp_sum(s, mt, nb, mnew, s);
+      if (!it.fp16) {
+        kern.convert->f32_to_bf16(s, pr, nb);
+        std::memset(pr + nb, 0, static_cast<size_t>((pld - nb) * 2));
+      } else {
+        std::memset(pr, 0, static_cast<size_t>(pld * 2));
+        for (int64_t c = 0; c < nb; ++c) {
+          if (!mt[c]) continue;
           uint16_t hi, lo;
-          split_bf16(e, &hi, &lo);
+          split_bf16(s[c], &hi, &lo);
           pr[c] = hi;
           pr[tile + c] = lo;
           pr[2 * tile + c] = hi;

@@ -10,7 +10,9 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/convert.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/softmax.h"
 
 namespace mlaops::kernels {
 
@@ -69,8 +71,16 @@ struct FlashShape {
 };
 int64_t flash_scratch_bytes(const FlashShape& s);
 
+// The kernel tables of one ISA level the work items use.
+struct FlashKernels {
+  const GemmKernels* gemm = nullptr;
+  const SoftmaxKernels* softmax = nullptr;
+  const ConvertKernels* convert = nullptr;
+};
+FlashKernels flash_kernels(Isa isa);
+
 // Runs one item on the calling thread with `scratch` (flash_scratch_bytes(shape) bytes).
-void flash_attn_item(const FlashItem& it, const FlashShape& shape, const GemmKernels& gk, void* scratch);
+void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& k, void* scratch);
 
 // Merges `splits` partials (each [M, VD] O, [M] m, [M] l, consecutive for split 0..splits-1 with
 // strides o_split_stride / ml_split_stride floats) into the final rows of `it` (out / lse).

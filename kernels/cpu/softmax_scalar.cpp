@@ -1,0 +1,44 @@
+#include <cmath>
+#include <limits>
+
+#include "kernels/cpu/softmax.h"
+
+namespace mlaops::kernels {
+namespace {
+
+float scale_max_scalar(float* s, const uint8_t* valid, int64_t n, float scale) {
+  float m = -std::numeric_limits<float>::infinity();
+  for (int64_t c = 0; c < n; ++c)
+    if (valid[c]) {
+      s[c] *= scale;
+      if (s[c] > m) m = s[c];
+    }
+  return m;
+}
+
+float exp_sum_scalar(const float* s, const uint8_t* valid, int64_t n, float m, float* e) {
+  float sum = 0.0f;
+  for (int64_t c = 0; c < n; ++c) {
+    e[c] = valid[c] ? std::exp(s[c] - m) : 0.0f;
+    sum += e[c];
+  }
+  return sum;
+}
+
+}  // namespace
+
+const SoftmaxKernels& softmax_kernels_scalar() {
+  static const SoftmaxKernels k{scale_max_scalar, exp_sum_scalar, "scalar"};
+  return k;
+}
+
+const SoftmaxKernels& softmax_kernels(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512: return softmax_kernels_avx512();
+    case Isa::kAvx2: return softmax_kernels_avx2();
+    case Isa::kScalar: break;
+  }
+  return softmax_kernels_scalar();
+}
+
+}  // namespace mlaops::kernels
