@@ -97,12 +97,32 @@ inline void prefetch_row(const FlashKv& kv, const uint16_t* row, int64_t D) {
   }
 }
 
+// bf16 K^T panels for up to 16 keys starting at position p0 (n valid): channel d of key kk goes
+// to panel[d * 16 + kk] for d in [0, D), whole 16-channel chunks through the 16 x 16 transpose
+// kernel, a channel tail (D % 16) and missing keys element by element.
+void pack_keys_bf16(const FlashKv& kv, int64_t p0, int64_t n, int64_t D, Transpose16Fn transpose, uint16_t* panel) {
+  static const uint16_t kZeros[16] = {};
+  const uint16_t* rows[16];
+  for (int64_t kk = 0; kk < 16; ++kk) rows[kk] = kk < n ? kv_row(kv, p0 + kk) : nullptr;
+  int64_t d0 = 0;
+  const bool chunked = kv.c0 % 16 == 0;  // a 16-channel chunk never straddles two c0 chunks
+  for (; chunked && d0 + 16 <= D; d0 += 16) {
+    const uint16_t* src[16];
+    for (int64_t kk = 0; kk < 16; ++kk)
+      src[kk] = rows[kk] ? rows[kk] + (d0 / kv.c0) * kv.c0_stride + d0 % kv.c0 : kZeros;
+    transpose(src, panel + d0 * 16);
+  }
+  for (; d0 < D; ++d0)
+    for (int64_t kk = 0; kk < 16; ++kk)
+      panel[d0 * 16 + kk] = rows[kk] ? rows[kk][(d0 / kv.c0) * kv.c0_stride + d0 % kv.c0] : uint16_t{0};
+}
+
 }  // namespace
 
 int64_t flash_scratch_bytes(const FlashShape& s) { return geometry(s).total; }
 
 FlashKernels flash_kernels(Isa isa) {
-  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa)};
+  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa)};
 }
 
 void flash_write_empty(const FlashItem& it) {
@@ -227,14 +247,23 @@ void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKe
         prefetch_row(it.v, kv_row(it.v, j0 + nb + c), VD);
     }
     // 2. K^T panels: column c (position j0 + c), row k (channel); fp16: rows [hi | lo | hi].
-    std::memset(KP, 0, static_cast<size_t>(kq * nbc * 2));
-    for (int64_t c = 0; c < nb; ++c) {
-      uint16_t* col = KP + (c / 16) * kq * 16 + (c % 16);
-      const int64_t p = j0 + c;
-      gather_row(it.k, kv_row(it.k, p), QD, it.fp16, col, col + kseg * 16, 16);
-      if (DR > 0) gather_row(it.kr, kv_row(it.kr, p), DR, it.fp16, col + QD * 16, col + (kseg + QD) * 16, 16);
-      if (it.fp16)  // third segment = hi again
-        for (int64_t d = 0; d < QD + DR; ++d) col[(2 * kseg + d) * 16] = col[d * 16];
+    if (!it.fp16) {
+      for (int64_t c = 0; c < nbc; c += 16) {
+        uint16_t* panel = KP + (c / 16) * kq * 16;
+        const int64_t n = std::min<int64_t>(16, nb - c);
+        pack_keys_bf16(it.k, j0 + c, n, QD, kern.transpose16, panel);
+        if (DR > 0) pack_keys_bf16(it.kr, j0 + c, n, DR, kern.transpose16, panel + QD * 16);
+        std::memset(panel + (QD + DR) * 16, 0, static_cast<size_t>((kq - QD - DR) * 16 * 2));
+      }
+    } else {
+      std::memset(KP, 0, static_cast<size_t>(kq * nbc * 2));
+      for (int64_t c = 0; c < nb; ++c) {
+        uint16_t* col = KP + (c / 16) * kq * 16 + (c % 16);
+        const int64_t p = j0 + c;
+        gather_row(it.k, kv_row(it.k, p), QD, it.fp16, col, col + kseg * 16, 16);
+        if (DR > 0) gather_row(it.kr, kv_row(it.kr, p), DR, it.fp16, col + QD * 16, col + (kseg + QD) * 16, 16);
+        for (int64_t d = 0; d < QD + DR; ++d) col[(2 * kseg + d) * 16] = col[d * 16];  // third segment = hi
+      }
     }
     // 3. S = A x K^T
     GemmArgs g1;

@@ -13,6 +13,7 @@
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/softmax.h"
+#include "kernels/cpu/transpose.h"
 
 namespace mlaops::kernels {
 
@@ -76,6 +77,7 @@ struct FlashKernels {
   const GemmKernels* gemm = nullptr;
   const SoftmaxKernels* softmax = nullptr;
   const ConvertKernels* convert = nullptr;
+  Transpose16Fn transpose16 = nullptr;
 };
 FlashKernels flash_kernels(Isa isa);
 
