@@ -39,6 +39,8 @@
 #include <cstdint>
 
 #include "mlaops/dtype.h"
+#include "mlaops/export.h"
+#include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
 namespace mlaops {
@@ -143,5 +145,15 @@ struct MlaPreprocessParams {
   const TensorView* q_rope_out = nullptr;     // [T, N, Dr] dtype; cm1..cm3 (absent in cm0)
   const TensorView* kr_cache_out = nullptr;   // = *kv_cache_rope (same memory; null = "same"); cm1..cm3
 };
+
+// ---- the C++ API ----
+// Any consistent shape is accepted here (He, Hcq, N, D, Dr (even), Hckv, BlockSize any positive
+// size; the NZ caches need Hckv and Dr multiples of their c0); the aclnn entry point adds the
+// vendor's ranges (docs/ops/mla_preprocess.md). wdqkv / wuq must be FRACTAL_NZ (any of the three
+// NZ views above; plain ND is accepted by the reference only). Every rule is checked first; on
+// error nothing is written. mla_preprocess() then checks every slotMapping value before its
+// first write. The caches are updated in place through kv_cache / kv_cache_rope.
+MLAOPS_API Status mla_preprocess_workspace_size(const MlaPreprocessParams& p, uint64_t* workspace_size);
+MLAOPS_API Status mla_preprocess(const MlaPreprocessParams& p, void* workspace, uint64_t workspace_size);
 
 }  // namespace mlaops

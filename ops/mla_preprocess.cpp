@@ -1,0 +1,446 @@
+// MlaPreprocess phase 2 (spec mla-prolog.md §C.3, §C.4): the read-only pre-pass over
+// slotMapping, then, per chunk of tokens:
+//   1. per token: RmsNormQuant(input) -> a0 int8 (quantized path; the unquantized path feeds the
+//      input itself to the GEMM)
+//   2. a0 @ wdqkv^T                   transposed-NZ GEMM, parallel over 16-channel groups
+//   3. per token: dequant -> m1 = [ckv | kpe | cq] in the input dtype; RmsNormQuant(cq) -> a1
+//      (or RmsNorm + dtype rounding); kN = RmsNorm(ckv), kR = RoPE(kpe) -> cache rows staged
+//   4. per head (parallel over heads): a1 @ wuq[head]^T -> dequant -> [qn | qp];
+//      qn @ wuk[head] -> qNope (-> int8 * qNopeScale in cacheMode 2); RoPE(qp) -> qRope
+//   5. scatter the staged rows into the caches in token order (duplicates: last wins; -1 skips)
+// Each weight is streamed once per chunk (one chunk for T <= 256 tokens). The element-wise
+// stages (RmsNorm, quant, dequant) run in double, as the float64 reference does; the GEMMs are
+// exact int32 (int8 path) or fp32-accumulated (dtype path, wuk).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "core/checked_math.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/workspace.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/mla_rows.h"
+#include "mlaops/numeric.h"
+#include "mlaops/runtime.h"
+#include "ops/mla_preprocess.h"
+
+namespace mlaops {
+namespace {
+
+using kernels::GemmArgs;
+using kernels::GemmTArgs;
+using CacheMode = MlaPreprocessCacheMode;
+
+// Values of the input dtype (fp16 or bf16 bits).
+inline double ld_dt(uint16_t v, bool fp16) { return fp16 ? fp16_to_float(v) : bf16_to_float(v); }
+inline uint16_t st_dt(double v, bool fp16) { return fp16 ? double_to_fp16(v) : double_to_bf16(v); }
+inline double round_dt(double v, bool fp16) { return fp16 ? round_fp16(v) : round_bf16(v); }
+
+// The vendor kernel's activation quant (§C.3): v -> fp16 (round to nearest even) -> clamp to
+// [-128, 127] in fp16 -> int8 (round half to even). NaN gives 0.
+inline int8_t quant_int8(double v) {
+  double h = fp16_to_float(double_to_fp16(v));
+  if (!(h == h)) return 0;
+  h = std::min(std::max(h, -128.0), 127.0);
+  return static_cast<int8_t>(std::nearbyint(h));
+}
+
+// Per-call constants, read once (the small parameter tensors).
+struct Consts {
+  std::vector<double> gamma0, beta0, gamma1, beta1, gamma2;
+  std::vector<double> ds0, ds1, bias0, bias1, q_nope_scale;
+  double qs0_inv = 0, qo0 = 0, qs1_inv = 0, qo1 = 0, ctkv_inv = 0;
+};
+
+std::vector<double> load_dt_vec(const TensorView& t, int64_t n, bool fp16) {
+  std::vector<double> v(static_cast<size_t>(n));
+  const uint16_t* p = t.ptr<const uint16_t>();
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = ld_dt(p[i], fp16);
+  return v;
+}
+
+// deScale: INT64 holding fp32 bits in the low 32 bits (fp16 input) or FP32 (bf16 input).
+std::vector<double> load_descale(const TensorView& t, int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    if (t.dtype == DType::kInt64) {
+      const uint64_t bits = static_cast<uint64_t>(t.ptr<const int64_t>()[i]);
+      v[static_cast<size_t>(i)] = bits_float(static_cast<uint32_t>(bits & 0xffffffffu));
+    } else {
+      v[static_cast<size_t>(i)] = t.ptr<const float>()[i];
+    }
+  }
+  return v;
+}
+
+std::vector<double> load_i32_vec(const TensorView& t, int64_t n) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = t.ptr<const int32_t>()[i];
+  return v;
+}
+
+Consts load_consts(const MlaPreprocessParams& p, const MlaPreprocessPlan& pl) {
+  const MlaPreprocessShape& d = pl.dims;
+  const bool f = pl.fp16;
+  Consts c;
+  c.gamma0 = load_dt_vec(p.gamma0, d.He, f);
+  c.beta0 = load_dt_vec(p.beta0, d.He, f);
+  c.gamma1 = load_dt_vec(p.gamma1, d.Hcq, f);
+  c.beta1 = load_dt_vec(p.beta1, d.Hcq, f);
+  c.gamma2 = load_dt_vec(p.gamma2, d.Hckv, f);
+  if (pl.quant) {
+    c.ds0 = load_descale(*p.de_scale0, d.m1_cols);
+    c.ds1 = load_descale(*p.de_scale1, d.m2_cols);
+    if (!pl.per_token) {
+      c.bias0 = load_i32_vec(*p.bias0, d.m1_cols);
+      c.bias1 = load_i32_vec(*p.bias1, d.m2_cols);
+      c.qs0_inv = 1.0 / ld_dt(p.quant_scale0->ptr<const uint16_t>()[0], f);  // the kernel multiplies by 1/qs
+      c.qs1_inv = 1.0 / ld_dt(p.quant_scale1->ptr<const uint16_t>()[0], f);
+      c.qo0 = p.quant_offset0->ptr<const int8_t>()[0];
+      c.qo1 = p.quant_offset1->ptr<const int8_t>()[0];
+    }
+  }
+  if (pl.cache_mode == CacheMode::kInt8NzCache) {
+    c.ctkv_inv = 1.0 / ld_dt(p.ctkv_scale->ptr<const uint16_t>()[0], f);  // DIVIDE: 1 / ctkvScale
+    c.q_nope_scale = load_dt_vec(*p.q_nope_scale, pl.q_nope_scale_n, f);
+  }
+  return c;
+}
+
+inline int64_t load_slot(const TensorView& s, int64_t t) {
+  return s.dtype == DType::kInt32 ? static_cast<int64_t>(s.ptr<const int32_t>()[t]) : s.ptr<const int64_t>()[t];
+}
+
+// y = v / sqrt(sum(v^2)/n + eps) * gamma (+ beta), in double.
+void rms_norm(const double* v, const double* gamma, const double* beta, int64_t n, double eps, double* y) {
+  double sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) sum += v[i] * v[i];
+  const double rms = std::sqrt(sum / static_cast<double>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) y[i] = v[i] / rms * gamma[i] + (beta ? beta[i] : 0.0);
+}
+
+// RmsNormQuant of one row (§C.3): quantMode 0 q = quant(y / qs + qo); quantMode 1 s = max|y|/127,
+// q = quant(y * (1/s)), returns s (0 for an all-zero row, q = 0).
+double rms_norm_quant(const double* v, const double* gamma, const double* beta, int64_t n, double eps, bool per_token,
+                      double qs_inv, double qo, double* y, int8_t* q) {
+  rms_norm(v, gamma, beta, n, eps, y);
+  if (!per_token) {
+    for (int64_t i = 0; i < n; ++i) q[i] = quant_int8(y[i] * qs_inv + qo);
+    return 1.0;
+  }
+  double m = 0.0;
+  for (int64_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(y[i]));
+  if (!(m > 0.0)) {
+    std::memset(q, 0, static_cast<size_t>(n));
+    return 0.0;
+  }
+  const double s = m / 127.0, inv = 1.0 / s;
+  for (int64_t i = 0; i < n; ++i) q[i] = quant_int8(y[i] * inv);
+  return s;
+}
+
+struct RunCtx {
+  const MlaPreprocessParams* p;
+  const MlaPreprocessPlan* plan;
+  const Consts* k;
+  const kernels::GemmKernels* gk;
+  WorkspaceArena* ws;
+  int64_t t0 = 0, tc = 0;  // chunk start, chunk length
+};
+
+// Step 1 for tokens [b, e) of the chunk: a0 = RmsNormQuant(input[t]).
+void stage1_rows(const RunCtx& c, int64_t b, int64_t e) {
+  const MlaPreprocessParams& p = *c.p;
+  const MlaPreprocessPlan& pl = *c.plan;
+  const int64_t He = pl.dims.He;
+  std::vector<double> x(static_cast<size_t>(He)), y(static_cast<size_t>(He));
+  for (int64_t i = b; i < e; ++i) {
+    const uint16_t* row = p.input.ptr<const uint16_t>() + (c.t0 + i) * He;
+    for (int64_t k = 0; k < He; ++k) x[static_cast<size_t>(k)] = ld_dt(row[k], pl.fp16);
+    c.ws->at<double>(pl.off_scale)[2 * i] =
+        rms_norm_quant(x.data(), c.k->gamma0.data(), c.k->beta0.data(), He, p.epsilon, pl.per_token, c.k->qs0_inv,
+                       c.k->qo0, y.data(), c.ws->at<int8_t>(pl.off_a0) + i * He);
+  }
+}
+
+// Step 2: acc1[tc, m1_cols] = A @ wdqkv^T (int32 or fp32), parallel over 16-channel groups.
+void project_input(const RunCtx& c) {
+  const MlaPreprocessParams& p = *c.p;
+  const MlaPreprocessPlan& pl = *c.plan;
+  const MlaPreprocessShape& d = pl.dims;
+  GemmTArgs g;
+  g.M = c.tc;
+  g.N = d.m1_cols;
+  g.K = d.He;
+  g.A = pl.quant ? static_cast<const void*>(c.ws->at<int8_t>(pl.off_a0))
+                 : static_cast<const void*>(p.input.ptr<const uint16_t>() + c.t0 * d.He);
+  g.lda = d.He;
+  g.W = p.wdqkv.data;
+  g.r1 = pl.wdqkv_r1;
+  g.C = c.ws->at<char>(pl.off_acc1);
+  g.ldc = d.m1_cols;
+  const kernels::GemmTFn fn = pl.quant ? c.gk->s8_t : pl.fp16 ? c.gk->f16_t : c.gk->bf16_t;
+  parallel_for(ceil_div(d.m1_cols, 16), 1, [&](int64_t b, int64_t e) {
+    GemmTArgs gi = g;
+    gi.n_begin = b * 16;
+    gi.n_end = std::min(e * 16, d.m1_cols);
+    fn(gi);
+  });
+}
+
+// Step 3 for tokens [b, e) of the chunk.
+void stage2_rows(const RunCtx& c, int64_t b, int64_t e) {
+  const MlaPreprocessParams& p = *c.p;
+  const MlaPreprocessPlan& pl = *c.plan;
+  const MlaPreprocessShape& d = pl.dims;
+  const Consts& k = *c.k;
+  const bool f = pl.fp16;
+  const CacheMode cm = pl.cache_mode;
+  std::vector<double> m1(static_cast<size_t>(d.m1_cols)), y(static_cast<size_t>(std::max(d.Hcq, d.Hckv)));
+  std::vector<float> kpe(static_cast<size_t>(d.Dr)), rope(static_cast<size_t>(d.Dr));
+  for (int64_t i = b; i < e; ++i) {
+    const int64_t t = c.t0 + i;
+    // m1 = dtype(dequant(acc1)), [ckv | kpe | cq]
+    const int32_t* acci = c.ws->at<int32_t>(pl.off_acc1) + i * d.m1_cols;
+    const float* accf = c.ws->at<float>(pl.off_acc1) + i * d.m1_cols;
+    float* m1_out = c.ws->at<float>(pl.off_m1) + i * d.m1_cols;
+    const double s0 = c.ws->at<double>(pl.off_scale)[2 * i];
+    for (int64_t j = 0; j < d.m1_cols; ++j) {
+      double v;
+      if (!pl.quant) v = accf[j];
+      else if (pl.per_token) v = static_cast<double>(acci[j]) * k.ds0[j] * s0;
+      else v = (static_cast<double>(acci[j]) + k.bias0[j]) * k.ds0[j];
+      m1[j] = round_dt(v, f);
+      m1_out[j] = static_cast<float>(m1[j]);
+    }
+    // a1: RmsNormQuant(cq) (int8) or dtype(RmsNorm(cq) * gamma1 + beta1)
+    const double* cq = m1.data() + d.Hckv + d.Dr;
+    if (pl.quant) {
+      c.ws->at<double>(pl.off_scale)[2 * i + 1] =
+          rms_norm_quant(cq, k.gamma1.data(), k.beta1.data(), d.Hcq, p.epsilon, pl.per_token, k.qs1_inv, k.qo1,
+                         y.data(), c.ws->at<int8_t>(pl.off_a1) + i * d.Hcq);
+    } else {
+      rms_norm(cq, k.gamma1.data(), k.beta1.data(), d.Hcq, p.epsilon, y.data());
+      uint16_t* a1 = c.ws->at<uint16_t>(pl.off_a1) + i * d.Hcq;
+      for (int64_t j = 0; j < d.Hcq; ++j) a1[j] = st_dt(y[j], f);
+    }
+    // cache rows: kN = RmsNorm(ckv, gamma2), kR = RoPE(kpe)
+    if (load_slot(p.slot_mapping, t) == -1) continue;
+    rms_norm(m1.data(), k.gamma2.data(), nullptr, d.Hckv, p.epsilon, y.data());
+    char* kv_row = c.ws->at<char>(pl.off_kv) + i * pl.kv.width * pl.kv.elem_size;
+    if (cm == CacheMode::kInt8NzCache) {
+      int8_t* q = reinterpret_cast<int8_t*>(kv_row);
+      for (int64_t j = 0; j < d.Hckv; ++j) q[j] = quant_int8(y[j] * k.ctkv_inv);  // fp32 RmsNorm value / ctkvScale
+    } else {
+      uint16_t* r = reinterpret_cast<uint16_t*>(kv_row);
+      for (int64_t j = 0; j < d.Hckv; ++j) r[j] = st_dt(y[j], f);
+    }
+    for (int64_t j = 0; j < d.Dr; ++j) kpe[j] = static_cast<float>(m1[d.Hckv + j]);
+    kernels::rope_half_row(kpe.data(), p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr, f,
+                           d.Dr, rope.data());
+    uint16_t* kr = cm == CacheMode::kKvCache ? reinterpret_cast<uint16_t*>(kv_row) + d.Hckv
+                                             : c.ws->at<uint16_t>(pl.off_kr) + i * d.Dr;
+    for (int64_t j = 0; j < d.Dr; ++j) kr[j] = st_dt(rope[j], f);
+  }
+}
+
+// Step 4 for head h, using the calling thread's buffers.
+void head(const RunCtx& c, int64_t h, int thread) {
+  const MlaPreprocessParams& p = *c.p;
+  const MlaPreprocessPlan& pl = *c.plan;
+  const MlaPreprocessShape& d = pl.dims;
+  const Consts& k = *c.k;
+  const bool f = pl.fp16;
+  const CacheMode cm = pl.cache_mode;
+  const int64_t hw = d.D + d.Dr;
+  const int64_t col0 = h * hw;
+  const int64_t lo = col0 / 16 * 16;
+  const int64_t hi = std::min(round_up(col0 + hw, 16), d.m2_cols);
+  char* tb = c.ws->at<char>(pl.off_thread + thread * pl.thread_bytes);
+  float* qq = reinterpret_cast<float*>(tb);  // [tc, head_cols]: wuq columns lo..hi-1
+  uint16_t* qn = reinterpret_cast<uint16_t*>(tb + round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign));  // [tc, D]
+  float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
+  // a1 @ wuq[lo:hi]^T (the kernel addresses C by absolute column)
+  GemmTArgs g;
+  g.M = c.tc;
+  g.N = d.m2_cols;
+  g.K = d.Hcq;
+  g.A = c.ws->at<char>(pl.off_a1);
+  g.lda = d.Hcq;
+  g.W = p.wuq.data;
+  g.r1 = pl.wuq_r1;
+  g.C = reinterpret_cast<char*>(qq) - lo * 4;
+  g.ldc = pl.head_cols;
+  g.n_begin = lo;
+  g.n_end = hi;
+  (pl.quant ? c.gk->s8_t : f ? c.gk->f16_t : c.gk->bf16_t)(g);
+  const double* scale = c.ws->at<double>(pl.off_scale);
+  for (int64_t i = 0; i < c.tc; ++i) {
+    float* row = qq + i * pl.head_cols + (col0 - lo);
+    const int32_t* rowi = reinterpret_cast<const int32_t*>(row);
+    for (int64_t j = 0; j < hw; ++j) {
+      double v;
+      if (!pl.quant) v = row[j];
+      else if (pl.per_token) v = static_cast<double>(rowi[j]) * k.ds1[col0 + j] * scale[2 * i + 1];
+      else v = (static_cast<double>(rowi[j]) + k.bias1[col0 + j]) * k.ds1[col0 + j];
+      row[j] = static_cast<float>(round_dt(v, f));  // in place: element j is read before it is written
+    }
+    for (int64_t j = 0; j < d.D; ++j) qn[i * d.D + j] = st_dt(row[j], f);
+  }
+  // qNope = qn @ wuk[h]   (wuk[h] as B [D, Hckv] in 16-column panels)
+  GemmArgs g3;
+  g3.M = c.tc;
+  g3.N = d.Hckv;
+  g3.K = d.D;
+  g3.A = qn;
+  g3.lda = d.D;
+  g3.B = p.wuk.ptr<const uint16_t>() + h * pl.wuk_head_stride;
+  g3.ldb = pl.wuk_ldb;
+  g3.panel_stride = pl.wuk_panel_stride;
+  g3.panel_width = 16;
+  g3.C = qo;
+  g3.ldc = d.Hckv;
+  g3.n_begin = 0;
+  g3.n_end = d.Hckv;
+  (f ? c.gk->f16 : c.gk->bf16)(g3);
+  const int64_t q_width = cm == CacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv;
+  std::vector<float> rope(static_cast<size_t>(d.Dr));
+  for (int64_t i = 0; i < c.tc; ++i) {
+    const int64_t t = c.t0 + i, row_out = t * d.N + h;
+    const float* q = qo + i * d.Hckv;
+    if (cm == CacheMode::kInt8NzCache) {  // MULTIPLY by qNopeScale[h], round half to even, saturate
+      const double s = k.q_nope_scale[static_cast<size_t>(pl.q_nope_scale_n == 1 ? 0 : h)];
+      int8_t* out = p.q_out.ptr<int8_t>() + row_out * q_width;
+      for (int64_t j = 0; j < d.Hckv; ++j) out[j] = int8_rint_sat(round_dt(q[j], f) * s);
+    } else {
+      uint16_t* out = p.q_out.ptr<uint16_t>() + row_out * q_width;
+      for (int64_t j = 0; j < d.Hckv; ++j) out[j] = st_dt(q[j], f);
+    }
+    const float* qp = qq + i * pl.head_cols + (col0 - lo) + d.D;
+    kernels::rope_half_row(qp, p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr, f, d.Dr,
+                           rope.data());
+    uint16_t* rope_out = cm == CacheMode::kKvCache ? p.q_out.ptr<uint16_t>() + row_out * q_width + d.Hckv
+                                                   : p.q_rope_out->ptr<uint16_t>() + row_out * d.Dr;
+    for (int64_t j = 0; j < d.Dr; ++j) rope_out[j] = st_dt(rope[j], f);
+  }
+}
+
+// Element offset of (slot, j) in a cache (§C.4).
+inline int64_t cache_offset(const MlaPreprocessCacheGeom& g, int64_t block_size, int64_t slot, int64_t j) {
+  const int64_t b = slot / block_size, o = slot % block_size;
+  if (!g.nz) return b * g.block_stride + o * g.width + j;
+  return b * g.block_stride + (j / g.c0) * block_size * g.c0 + o * g.c0 + (j % g.c0);
+}
+
+void scatter_rows(const MlaPreprocessCacheGeom& g, int64_t block_size, void* cache, const char* rows, int64_t i,
+                  int64_t slot) {
+  char* base = static_cast<char*>(cache);
+  const char* src = rows + i * g.width * g.elem_size;
+  if (!g.nz) {
+    std::memcpy(base + cache_offset(g, block_size, slot, 0) * g.elem_size, src, static_cast<size_t>(g.width * g.elem_size));
+    return;
+  }
+  for (int64_t j = 0; j < g.width; j += g.c0)  // one c0 chunk (32 bytes) per fractal row
+    std::memcpy(base + cache_offset(g, block_size, slot, j) * g.elem_size, src + j * g.elem_size,
+                static_cast<size_t>(g.c0 * g.elem_size));
+}
+
+// Step 5: staged rows into the caches, tokens in order.
+void scatter(const RunCtx& c) {
+  const MlaPreprocessParams& p = *c.p;
+  const MlaPreprocessPlan& pl = *c.plan;
+  const int64_t bs = pl.dims.block_size;
+  for (int64_t i = 0; i < c.tc; ++i) {
+    const int64_t slot = load_slot(p.slot_mapping, c.t0 + i);
+    if (slot == -1) continue;
+    scatter_rows(pl.kv, bs, p.kv_cache.data, c.ws->at<char>(pl.off_kv), i, slot);
+    if (pl.cache_mode != CacheMode::kKvCache)
+      scatter_rows(pl.kr, bs, p.kv_cache_rope->data, c.ws->at<char>(pl.off_kr), i, slot);
+  }
+}
+
+}  // namespace
+
+Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan& plan, void* workspace,
+                          uint64_t workspace_size, const char* op) {
+  const MlaPreprocessShape& d = plan.dims;
+  if (d.T == 0) return kSuccess;  // no token: nothing computed, caches untouched
+  // MPP-17: every slotMapping value is checked before the first write (contents may change
+  // between the two phases). -1 skips the token's cache writes in every mode.
+  const int64_t slots = d.block_num * d.block_size;  // fits: checked in phase 1
+  for (int64_t t = 0; t < d.T; ++t) {
+    const int64_t s = load_slot(p.slot_mapping, t);
+    MLAOPS_CHECK(s == -1 || (s >= 0 && s < slots), kParamInvalid,
+                 "%s: slotMapping: MPP-17 slotMapping[%lld] out of range; allowed [0, %lld) (blockNum*blockSize) or -1 "
+                 "(skip), got %lld",
+                 op, (long long)t, (long long)slots, (long long)s);
+  }
+  MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(plan.workspace_bytes), kParamInvalid,
+               "%s: workspaceSize: allowed >= %lld, got %llu", op, (long long)plan.workspace_bytes,
+               (unsigned long long)workspace_size);
+  MLAOPS_CHECK(workspace != nullptr || plan.workspace_bytes == 0, kParamNullptr,
+               "%s: workspace: null, but %lld bytes are needed", op, (long long)plan.workspace_bytes);
+  WorkspaceArena ws(workspace, workspace_size);
+  const Consts consts = load_consts(p, plan);
+  RunCtx c;
+  c.p = &p;
+  c.plan = &plan;
+  c.k = &consts;
+  c.gk = &kernels::gemm_kernels(active_isa());
+  c.ws = &ws;
+  // MLAOPS_PROFILE=1 prints the time of each phase to stderr.
+  static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
+  using clock = std::chrono::steady_clock;
+  double phase[5] = {0, 0, 0, 0, 0};
+  auto lap = [&](int i, clock::time_point& t) {
+    const auto now = clock::now();
+    phase[i] += std::chrono::duration<double, std::micro>(now - t).count();
+    t = now;
+  };
+  for (c.t0 = 0; c.t0 < d.T; c.t0 += plan.chunk) {
+    c.tc = std::min(plan.chunk, d.T - c.t0);
+    auto t = clock::now();
+    if (plan.quant) parallel_for(c.tc, 4, [&](int64_t b, int64_t e) { stage1_rows(c, b, e); });
+    lap(0, t);
+    project_input(c);
+    lap(1, t);
+    parallel_for(c.tc, 4, [&](int64_t b, int64_t e) { stage2_rows(c, b, e); });
+    lap(2, t);
+    struct HeadCtx {
+      const RunCtx* c;
+    } hc{&c};
+    parallel_items(d.N, plan.threads,
+                   [](void* ctx, int64_t n, int thread) { head(*static_cast<HeadCtx*>(ctx)->c, n, thread); }, &hc);
+    lap(3, t);
+    scatter(c);
+    lap(4, t);
+  }
+  if (profile)
+    std::fprintf(stderr,
+                 "%s: T=%lld N=%lld He=%lld cacheMode=%d quantMode=%d: rmsnormquant %.0f us, wdqkv %.0f us, token rows "
+                 "%.0f us, heads %.0f us, scatter %.0f us\n",
+                 op, (long long)d.T, (long long)d.N, (long long)d.He, static_cast<int>(plan.cache_mode),
+                 plan.per_token ? 1 : 0, phase[0], phase[1], phase[2], phase[3], phase[4]);
+  return kSuccess;
+}
+
+Status mla_preprocess_workspace_size(const MlaPreprocessParams& p, uint64_t* workspace_size) {
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mla_preprocess: workspace_size: out-pointer is null");
+  MlaPreprocessPlan plan;
+  MLAOPS_TRY(mla_preprocess_check(p, MlaPreprocessCheckOptions{}, &plan));
+  *workspace_size = static_cast<uint64_t>(plan.workspace_bytes);
+  return kSuccess;
+}
+
+Status mla_preprocess(const MlaPreprocessParams& p, void* workspace, uint64_t workspace_size) {
+  MlaPreprocessPlan plan;
+  MLAOPS_TRY(mla_preprocess_check(p, MlaPreprocessCheckOptions{}, &plan));
+  return mla_preprocess_run(p, plan, workspace, workspace_size, "mla_preprocess");
+}
+
+}  // namespace mlaops

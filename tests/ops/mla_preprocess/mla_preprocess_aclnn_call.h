@@ -1,0 +1,97 @@
+// Calls aclnnMlaPreprocess on a test case through the C API, with an optional mutation of the
+// tensor descriptions and attributes first (negative tests).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnnop/aclnn_mla_preprocess.h"
+#include "ops/acl_tensor_util.h"
+#include "reference/mla_preprocess_test_data.h"
+
+namespace mlaops::testing {
+
+// Every tensor argument in prototype order (24 inputs, then the 4 outputs), as (view, passed)
+// pairs, and the attributes, which a test may edit.
+struct MlaPreprocessArgs {
+  static constexpr int kCount = 28;
+  TensorView v[kCount];
+  bool passed[kCount] = {};
+  int64_t wdq_dim = 1536, q_rope_dim = 64, k_rope_dim = 64;
+  double epsilon = 1e-6;
+  int64_t q_rotary_coeff = 2, k_rotary_coeff = 2;
+  bool transpose_wdq = true, transpose_wuq = true, transpose_wuk = true;
+  int64_t cache_mode = 0, quant_mode = 0;
+  bool do_rms_norm = true;
+  int64_t wdkv_split_count = 1;
+
+  static const char* name(int i) {
+    static const char* const names[kCount] = {
+        "input",       "gamma0",    "beta0",      "quantScale0", "quantOffset0", "wdqkv",    "deScale0",
+        "bias0",       "gamma1",    "beta1",      "quantScale1", "quantOffset1", "wuq",      "deScale1",
+        "bias1",       "gamma2",    "cos",        "sin",         "wuk",          "kvCache",  "kvCacheRope",
+        "slotMapping", "ctkvScale", "qNopeScale", "qOut",        "kvCacheOut",   "qRopeOut", "krCacheOut"};
+    return names[i];
+  }
+  int index(const std::string& n) const {
+    for (int i = 0; i < kCount; ++i)
+      if (n == name(i)) return i;
+    return -1;
+  }
+  TensorView& operator[](const std::string& n) { return v[index(n)]; }
+};
+
+inline MlaPreprocessArgs args_of(const testdata::MlaPreprocessCase& c) {
+  MlaPreprocessArgs a;
+  const testdata::HostTensor* hs[MlaPreprocessArgs::kCount] = {
+      &c.input,   &c.gamma0,        &c.beta0,        &c.quant_scale0, &c.quant_offset0, &c.wdqkv,
+      &c.de_scale0, &c.bias0,       &c.gamma1,       &c.beta1,        &c.quant_scale1,  &c.quant_offset1,
+      &c.wuq,     &c.de_scale1,     &c.bias1,        &c.gamma2,       &c.cos,           &c.sin,
+      &c.wuk,     &c.kv_cache,      &c.kv_cache_rope, &c.slot_mapping, &c.ctkv_scale,   &c.q_nope_scale,
+      &c.q_out,   &c.kv_cache,      &c.q_rope_out,   &c.kv_cache_rope};
+  for (int i = 0; i < MlaPreprocessArgs::kCount; ++i) {
+    a.v[i] = hs[i]->view;
+    a.passed[i] = hs[i]->present();
+  }
+  a.epsilon = c.cfg.epsilon;
+  a.cache_mode = static_cast<int64_t>(c.cfg.cache_mode);
+  a.quant_mode = static_cast<int64_t>(c.cfg.quant_mode);
+  a.do_rms_norm = !c.cfg.float_weights;
+  return a;
+}
+
+using MlaPreprocessMutation = std::function<void(MlaPreprocessArgs&)>;
+
+// Phase 1 only. On success *executor and *workspace_size are set.
+inline aclnnStatus mla_preprocess_phase1(const testdata::MlaPreprocessCase& c, const MlaPreprocessMutation& mutate,
+                                         uint64_t* workspace_size, aclOpExecutor** executor) {
+  MlaPreprocessArgs a = args_of(c);
+  if (mutate) mutate(a);
+  std::vector<AclTensor> t;
+  t.reserve(MlaPreprocessArgs::kCount);
+  for (int i = 0; i < MlaPreprocessArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
+  return aclnnMlaPreprocessGetWorkspaceSize(
+      t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15], t[16],
+      t[17], t[18], t[19], t[20], t[21], t[22], t[23], a.wdq_dim, a.q_rope_dim, a.k_rope_dim, a.epsilon,
+      a.q_rotary_coeff, a.k_rotary_coeff, a.transpose_wdq, a.transpose_wuq, a.transpose_wuk, a.cache_mode,
+      a.quant_mode, a.do_rms_norm, a.wdkv_split_count, t[24], t[25], t[26], t[27], workspace_size, executor);
+}
+
+// Both phases on `stream` (nullptr: synchronous), then synchronize. Returns the first error.
+inline aclnnStatus mla_preprocess_call(const testdata::MlaPreprocessCase& c, const MlaPreprocessMutation& mutate = {},
+                                       aclrtStream stream = nullptr) {
+  uint64_t ws_size = 0;
+  aclOpExecutor* ex = nullptr;
+  aclnnStatus s = mla_preprocess_phase1(c, mutate, &ws_size, &ex);
+  if (s != ACLNN_SUCCESS) return s;
+  void* ws = nullptr;
+  if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
+  s = aclnnMlaPreprocess(ws, ws_size, ex, stream);
+  if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
+  if (ws) aclrtFree(ws);
+  return s;
+}
+
+}  // namespace mlaops::testing

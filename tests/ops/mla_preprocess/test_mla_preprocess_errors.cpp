@@ -1,0 +1,378 @@
+// Negative tests of aclnnMlaPreprocess: every validation rule (docs/ops/mla_preprocess.md, ids
+// MPP-01..MPP-17) with its status code and message, through the C API, and proof that no output
+// or cache byte changed (canary snapshots), including slotMapping values made invalid between
+// the two phases.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <tuple>
+
+#include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
+#include "ops/mla_preprocess/mla_preprocess_harness.h"
+
+namespace mlaops::testing {
+namespace {
+
+using CM = MlaPreprocessCacheMode;
+using QM = MlaPreprocessQuantMode;
+
+enum Base { kFp16Cm1Qm0, kBf16Cm2Qm0, kFp16Cm0Qm1, kBf16Weights, kBf16Cm3Qm1 };
+
+// Vendor-shaped cases (hidden 7168, N 16, T 2, blockSize 128), built once each.
+const MlaPreprocessCase& base_case(Base b) {
+  static std::unique_ptr<MlaPreprocessCase> cases[5];
+  if (cases[b]) return *cases[b];
+  MlaPreprocessCaseConfig c;
+  c.tokens = 2;
+  c.heads = 16;
+  c.hidden = 7168;
+  c.Hckv = 512;
+  c.Dr = 64;
+  c.Hcq = 1536;
+  c.D = 128;
+  c.block_num = 2;
+  c.block_size = 128;
+  switch (b) {
+    case kFp16Cm1Qm0: c.dtype = DType::kFloat16; c.cache_mode = CM::kKropeCtkv; break;
+    case kBf16Cm2Qm0: c.dtype = DType::kBFloat16; c.cache_mode = CM::kInt8NzCache; break;
+    case kFp16Cm0Qm1: c.dtype = DType::kFloat16; c.cache_mode = CM::kKvCache; c.quant_mode = QM::kPerTokenSymm; break;
+    case kBf16Weights:
+      c.dtype = DType::kBFloat16;
+      c.cache_mode = CM::kKropeCtkv;
+      c.float_weights = true;
+      c.hidden = 6144;
+      break;
+    case kBf16Cm3Qm1: c.dtype = DType::kBFloat16; c.cache_mode = CM::kNzCache; c.quant_mode = QM::kPerTokenSymm; break;
+  }
+  c.seed = 77 + static_cast<uint64_t>(b);
+  cases[b] = std::make_unique<MlaPreprocessCase>(testdata::make_mla_preprocess_case(c));
+  return *cases[b];
+}
+
+struct Snapshot {
+  std::vector<uint8_t> kv, kr, q, qr;
+  explicit Snapshot(const MlaPreprocessCase& c)
+      : kv(c.kv_cache.bytes), kr(c.kv_cache_rope.bytes), q(c.q_out.bytes), qr(c.q_rope_out.bytes) {}
+  bool same(const MlaPreprocessCase& c) const {
+    return kv == c.kv_cache.bytes && kr == c.kv_cache_rope.bytes && q == c.q_out.bytes && qr == c.q_rope_out.bytes;
+  }
+};
+
+// Runs both phases with the mutation; expects `code`, a message naming the operator, the
+// parameter and the rule, and every output and cache byte unchanged.
+void expect_rejected(Base b, aclnnStatus code, const char* param, const char* rule, const MlaPreprocessMutation& m) {
+  const MlaPreprocessCase& c = base_case(b);
+  const Snapshot before(c);
+  const aclnnStatus s = mla_preprocess_call(c, m);
+  const std::string msg = aclGetRecentErrMsg();
+  EXPECT_EQ(s, code) << msg;
+  EXPECT_NE(msg.find(param), std::string::npos) << "message does not name " << param << ": " << msg;
+  EXPECT_NE(msg.find(rule), std::string::npos) << "message does not name " << rule << ": " << msg;
+  EXPECT_NE(msg.find("aclnnMlaPreprocess"), std::string::npos) << msg;
+  EXPECT_TRUE(before.same(c)) << "a rejected call changed an output or cache byte (" << rule << ")";
+}
+
+MlaPreprocessMutation set_dtype(const char* name, DType d) {
+  std::string n = name;
+  return [n, d](MlaPreprocessArgs& a) { a[n].dtype = d; };
+}
+MlaPreprocessMutation reshape(const char* name, std::initializer_list<int64_t> dims) {
+  std::string n = name;
+  std::vector<int64_t> v(dims);
+  return [n, v](MlaPreprocessArgs& a) {
+    TensorView& t = a[n];
+    t = make_view(t.data, t.dtype, v.data(), static_cast<int>(v.size()), t.format);
+  };
+}
+MlaPreprocessMutation drop(const char* name) {
+  std::string n = name;
+  return [n](MlaPreprocessArgs& a) { a.passed[a.index(n)] = false; };
+}
+// Passes tensor `name` taken from another base case.
+MlaPreprocessMutation add_from(const char* name, Base src) {
+  std::string n = name;
+  return [n, src](MlaPreprocessArgs& a) {
+    const MlaPreprocessArgs other = args_of(base_case(src));
+    a.v[a.index(n)] = other.v[a.index(n)];
+    a.passed[a.index(n)] = true;
+  };
+}
+// A view whose (huge) extent is never touched: phase 1 rejects it before any access.
+void* fake_pointer() { return reinterpret_cast<void*>(uintptr_t{2} << 44); }
+
+TEST(MlaPreprocessErrors, MPP01_RequiredTensorsAndOutPointers) {
+  for (const char* n : {"input", "gamma0", "beta0", "wdqkv", "gamma1", "beta1", "wuq", "gamma2", "cos", "sin", "wuk",
+                        "kvCache", "slotMapping", "qOut", "kvCacheOut"})
+    expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, n, "MPP-01", drop(n));
+  const MlaPreprocessCase& c = base_case(kFp16Cm1Qm0);
+  aclOpExecutor* ex = nullptr;
+  uint64_t ws = 0;
+  EXPECT_EQ(mla_preprocess_phase1(c, {}, nullptr, &ex), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("MPP-01"), std::string::npos);
+  EXPECT_EQ(mla_preprocess_phase1(c, {}, &ws, nullptr), ACLNN_ERR_PARAM_NULLPTR);
+}
+
+TEST(MlaPreprocessErrors, MPP02_Dtypes) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-02", set_dtype("input", DType::kFloat32));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma0", "MPP-02", set_dtype("gamma0", DType::kBFloat16));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "cos", "MPP-02", set_dtype("cos", DType::kFloat32));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "slotMapping", "MPP-02", set_dtype("slotMapping", DType::kInt64));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-02", set_dtype("wdqkv", DType::kUInt8));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-02", set_dtype("wuk", DType::kBFloat16));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "bias0", "MPP-02", set_dtype("bias0", DType::kFloat32));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantOffset1", "MPP-02", set_dtype("quantOffset1", DType::kUInt8));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantScale0", "MPP-02", set_dtype("quantScale0", DType::kFloat32));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-02", set_dtype("kvCache", DType::kBFloat16));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-02", set_dtype("kvCacheRope", DType::kInt8));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qOut", "MPP-02", set_dtype("qOut", DType::kInt8));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qRopeOut", "MPP-02", set_dtype("qRopeOut", DType::kBFloat16));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qOut", "MPP-02", set_dtype("qOut", DType::kBFloat16));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-02", set_dtype("kvCache", DType::kBFloat16));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "ctkvScale", "MPP-02", set_dtype("ctkvScale", DType::kFloat32));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qNopeScale", "MPP-02", set_dtype("qNopeScale", DType::kFloat16));
+}
+
+TEST(MlaPreprocessErrors, MPP03_Formats) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-03",
+                  [](MlaPreprocessArgs& a) { a["wdqkv"].format = Format::kND; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-03",
+                  [](MlaPreprocessArgs& a) { a["wuq"].format = Format::kND; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-03",
+                  [](MlaPreprocessArgs& a) { a["input"].format = Format::kFractalNZ; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-03",
+                  [](MlaPreprocessArgs& a) { a["kvCache"].format = Format::kFractalNZ; });  // cacheMode 1 is ND
+}
+
+TEST(MlaPreprocessErrors, MPP04_Ranks) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-04", reshape("input", {1, 2, 7168}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-04", reshape("wuk", {16, 128 * 512}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-04", reshape("kvCache", {2, 128, 512}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma1", "MPP-04", reshape("gamma1", {1, 1536}));
+}
+
+TEST(MlaPreprocessErrors, MPP05_DensityAndAlignment) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-05", [](MlaPreprocessArgs& a) {
+    a["input"].strides[0] = 1;  // [2, 7168] column-interleaved inside the same storage
+    a["input"].strides[1] = 2;
+  });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma2", "MPP-05",
+                  [](MlaPreprocessArgs& a) { a["gamma2"].data = static_cast<char*>(a["gamma2"].data) + 1; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-05", [](MlaPreprocessArgs& a) {
+    TensorView& t = a["kvCache"];  // block axis stride smaller than a block (blocks would overlap)
+    t.strides[0] = 128;
+  });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-05", [](MlaPreprocessArgs& a) {
+    TensorView& t = a["wdqkv"];  // each 16 x 32 fractal read transposed: inside the storage, not dense
+    t.strides[2] = 1;
+    t.strides[3] = 16;
+  });
+}
+
+TEST(MlaPreprocessErrors, MPP06_CacheMode) {
+  for (int64_t v : {int64_t{-1}, int64_t{4}, int64_t{1} << 40})
+    expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "cacheMode", "MPP-06",
+                    [v](MlaPreprocessArgs& a) { a.cache_mode = v; });
+}
+
+TEST(MlaPreprocessErrors, MPP07_QuantMode) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantMode", "MPP-07 PER_TOKEN_QUANT_ASYMM is not implemented",
+                  [](MlaPreprocessArgs& a) { a.quant_mode = 2; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantMode", "MPP-07 UNQUANT is not implemented",
+                  [](MlaPreprocessArgs& a) { a.quant_mode = 3; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantMode", "MPP-07",
+                  [](MlaPreprocessArgs& a) { a.quant_mode = -5; });
+}
+
+TEST(MlaPreprocessErrors, MPP08_VendorRanges) {
+  // tokenNum 1025: fake extents, rejected before any access
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-08 tokenNum", [](MlaPreprocessArgs& a) {
+    a["input"] = make_view(fake_pointer(), DType::kFloat16, {1025, 7168});
+  });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-08 hiddenSize", reshape("input", {2, 1792}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-08 hiddenSize", reshape("input", {1, 7000}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-08 headNum", reshape("wuk", {8, 128, 512}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma2", "MPP-08 Hckv", reshape("gamma2", {256}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma1", "MPP-08 Hcq", reshape("gamma1", {1024}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "cos", "MPP-08 rope dim", reshape("cos", {2, 32}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-08 D", reshape("wuk", {16, 64, 512}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-08 blockSize", reshape("kvCache", {1, 129, 1, 512}));
+  expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-08 blockSize in the NZ cache modes",
+                  reshape("kvCache", {4, 32, 64, 16}));
+  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "input", "MPP-08 hiddenSize with BF16 weights",
+                  reshape("input", {2, 7168}));
+}
+
+TEST(MlaPreprocessErrors, MPP09_Shapes) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "sin", "MPP-09", reshape("sin", {2, 32}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "cos", "MPP-09", reshape("cos", {1, 64}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "slotMapping", "MPP-09", reshape("slotMapping", {1}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qOut", "MPP-09", reshape("qOut", {2, 16, 576}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qRopeOut", "MPP-09", reshape("qRopeOut", {2, 8, 64}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "beta0", "MPP-09", reshape("beta0", {7167}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "beta1", "MPP-09", reshape("beta1", {1535}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "deScale0", "MPP-09", reshape("deScale0", {2111}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "bias1", "MPP-09", reshape("bias1", {16 * 192 + 1}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantScale0", "MPP-09", reshape("quantScale0", {2}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-09", reshape("kvCache", {2, 128, 1, 576}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-09", reshape("kvCacheRope", {1, 128, 1, 64}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-09", reshape("wdqkv", {224, 133, 16, 32}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-09", reshape("wuq", {48, 191, 16, 32}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-09", reshape("wuk", {16, 128, 256}));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qNopeScale", "MPP-09", reshape("qNopeScale", {8}));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-09", reshape("kvCacheRope", {2, 128, 1, 64}));
+}
+
+TEST(MlaPreprocessErrors, MPP10_PresenceByMode) {
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-10", add_from("kvCacheRope", kFp16Cm1Qm0));
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "qRopeOut", "MPP-10", add_from("qRopeOut", kFp16Cm1Qm0));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-10", drop("kvCacheRope"));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qRopeOut", "MPP-10", drop("qRopeOut"));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "ctkvScale", "MPP-10", add_from("ctkvScale", kBf16Cm2Qm0));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "ctkvScale", "MPP-10", drop("ctkvScale"));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qNopeScale", "MPP-10", drop("qNopeScale"));
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "bias0", "MPP-10", add_from("bias0", kFp16Cm1Qm0));
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "quantScale1", "MPP-10", add_from("quantScale1", kFp16Cm1Qm0));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantOffset0", "MPP-10", drop("quantOffset0"));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "deScale1", "MPP-10", drop("deScale1"));
+  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "deScale0", "MPP-10", add_from("deScale0", kBf16Cm2Qm0));
+}
+
+TEST(MlaPreprocessErrors, MPP11_DtypeCombinations) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-11", set_dtype("wuq", DType::kFloat16));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "deScale0", "MPP-11", set_dtype("deScale0", DType::kFloat32));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "deScale1", "MPP-11", set_dtype("deScale1", DType::kInt64));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "doRmsNorm", "MPP-11",
+                  [](MlaPreprocessArgs& a) { a.do_rms_norm = false; });
+  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "doRmsNorm", "MPP-11",
+                  [](MlaPreprocessArgs& a) { a.do_rms_norm = true; });
+  // weights in the input dtype need BF16 input (fp16 weights with fp16 input)
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-11", [](MlaPreprocessArgs& a) {
+    a["wdqkv"].dtype = DType::kFloat16;
+    a["wuq"].dtype = DType::kFloat16;
+    a.passed[a.index("deScale0")] = a.passed[a.index("deScale1")] = false;
+    for (const char* n : {"quantScale0", "quantOffset0", "bias0", "quantScale1", "quantOffset1", "bias1"})
+      a.passed[a.index(n)] = false;
+    a.do_rms_norm = false;
+  });
+  // ... and cacheMode 0 / 1
+  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "cacheMode", "MPP-11", [](MlaPreprocessArgs& a) {
+    a.cache_mode = 3;
+  });
+}
+
+TEST(MlaPreprocessErrors, MPP12_ReservedAttributes) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qRotaryCoeff", "MPP-12",
+                  [](MlaPreprocessArgs& a) { a.q_rotary_coeff = 1; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kRotaryCoeff", "MPP-12",
+                  [](MlaPreprocessArgs& a) { a.k_rotary_coeff = 4; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "transposeWdq", "MPP-12",
+                  [](MlaPreprocessArgs& a) { a.transpose_wdq = false; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "transposeWuk", "MPP-12",
+                  [](MlaPreprocessArgs& a) { a.transpose_wuk = false; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdkvSplitCount", "MPP-12",
+                  [](MlaPreprocessArgs& a) { a.wdkv_split_count = 2; });
+}
+
+TEST(MlaPreprocessErrors, MPP13_CacheOutputsAreTheCaches) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13", [](MlaPreprocessArgs& a) {
+    a["kvCacheOut"].data = a["qOut"].data;  // another buffer of the same size class
+  });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13", reshape("kvCacheOut", {1, 128, 1, 512}));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-13",
+                  [](MlaPreprocessArgs& a) { a["krCacheOut"].data = static_cast<char*>(a["krCacheOut"].data) + 32; });
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-10", add_from("krCacheOut", kFp16Cm1Qm0));
+}
+
+TEST(MlaPreprocessErrors, MPP14_Aliasing) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qOut", "MPP-14",
+                  [](MlaPreprocessArgs& a) { a["qOut"].data = a["input"].data; });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qRopeOut", "MPP-14", [](MlaPreprocessArgs& a) {
+    a["qRopeOut"].data = static_cast<char*>(a["kvCache"].data) + 64;
+  });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-14", [](MlaPreprocessArgs& a) {
+    a["kvCache"].data = a["kvCacheOut"].data = a["wuk"].data;
+  });
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-14", [](MlaPreprocessArgs& a) {
+    a["kvCacheRope"].data = a["krCacheOut"].data = static_cast<char*>(a["wdqkv"].data) + 1024;
+  });
+}
+
+// Through the C API aclCreateTensor already refuses views whose extent overflows; the C++ API
+// checks the padded cache span itself.
+TEST(MlaPreprocessErrors, MPP15_TooLarge) {
+  MlaPreprocessCaseConfig cfg;
+  cfg.cache_mode = CM::kKropeCtkv;
+  MlaPreprocessCase c = testdata::make_mla_preprocess_case(cfg);
+  const Snapshot before(c);
+  MlaPreprocessParams p = c.params();
+  p.kv_cache.dims[0] = int64_t{1} << 40;
+  p.kv_cache.strides[0] = int64_t{1} << 30;
+  p.kv_cache_out = TensorView{};
+  p.kv_cache_rope = nullptr;
+  TensorView rope = *c.params().kv_cache_rope;
+  rope.dims[0] = int64_t{1} << 40;
+  rope.strides[0] = int64_t{1} << 30;
+  p.kv_cache_rope = &rope;
+  p.kr_cache_out = nullptr;
+  uint64_t ws = 0;
+  EXPECT_EQ(mla_preprocess_workspace_size(p, &ws), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("MPP-15"), std::string::npos) << last_error_message();
+  EXPECT_TRUE(before.same(c));
+}
+
+TEST(MlaPreprocessErrors, MPP16_Epsilon) {
+  for (double e : {-1e-6, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
+    expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "epsilon", "MPP-16", [e](MlaPreprocessArgs& a) { a.epsilon = e; });
+}
+
+// Slot values are checked at execute time (contents may change after phase 1), before any write.
+TEST(MlaPreprocessErrors, MPP17_SlotOutOfRangeAtExecute) {
+  for (Base b : {kFp16Cm1Qm0, kBf16Cm2Qm0, kFp16Cm0Qm1}) {
+    for (int32_t bad : {2 * 128, -2, std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()}) {
+      MlaPreprocessCase& c = const_cast<MlaPreprocessCase&>(base_case(b));
+      uint64_t ws_size = 0;
+      aclOpExecutor* ex = nullptr;
+      ASSERT_EQ(mla_preprocess_phase1(c, {}, &ws_size, &ex), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+      int32_t* slots = c.slot_mapping.view.ptr<int32_t>();
+      const int32_t saved = slots[1];
+      slots[1] = bad;  // after phase 1
+      const Snapshot before(c);
+      std::vector<uint8_t> ws(static_cast<size_t>(ws_size) + 1);
+      const aclnnStatus s = aclnnMlaPreprocess(ws.data(), ws_size, ex, nullptr);
+      const std::string msg = aclGetRecentErrMsg();
+      slots[1] = saved;
+      EXPECT_EQ(s, ACLNN_ERR_PARAM_INVALID) << msg;
+      EXPECT_NE(msg.find("MPP-17 slotMapping[1]"), std::string::npos) << msg;
+      EXPECT_NE(msg.find(std::to_string(bad)), std::string::npos) << msg;
+      EXPECT_TRUE(before.same(c)) << "an out-of-range slot changed an output or cache byte";
+    }
+  }
+  // the C++ API too
+  MlaPreprocessCaseConfig cfg;
+  cfg.tokens = 3;
+  MlaPreprocessCase c = testdata::make_mla_preprocess_case(cfg);
+  c.slot_mapping.set(2, static_cast<double>(cfg.block_num * cfg.block_size));
+  const Snapshot before(c);
+  EXPECT_EQ(run_fast(c), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("MPP-17 slotMapping[2]"), std::string::npos) << last_error_message();
+  EXPECT_TRUE(before.same(c));
+}
+
+// A short workspace at execute: rejected, nothing written.
+TEST(MlaPreprocessErrors, ShortWorkspace) {
+  const MlaPreprocessCase& c = base_case(kFp16Cm1Qm0);
+  uint64_t ws_size = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(mla_preprocess_phase1(c, {}, &ws_size, &ex), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  ASSERT_GT(ws_size, 0u);
+  const Snapshot before(c);
+  std::vector<uint8_t> ws(static_cast<size_t>(ws_size));
+  EXPECT_NE(aclnnMlaPreprocess(ws.data(), ws_size - 1, ex, nullptr), ACLNN_SUCCESS);
+  EXPECT_TRUE(before.same(c));
+}
+
+}  // namespace
+}  // namespace mlaops::testing
