@@ -22,120 +22,13 @@
 #include <string>
 #include <vector>
 
-#ifdef MLAOPS_HAVE_DNNL
-#include <dnnl.hpp>
-#endif
-
+#include "bench/bench_util.h"
 #include "core/fractal_nz.h"
 #include "mlaops/mla_prolog.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
 
-namespace {
-
-using clk = std::chrono::steady_clock;
-
-struct Limits {
-  double bw = 50e9, bf16 = 740e9, int8 = 1040e9;
-};
-
-struct Buf {
-  std::vector<uint8_t> b;
-  mlaops::TensorView v;
-};
-
-Buf make(mlaops::DType dt, std::vector<int64_t> dims, uint32_t seed, float lo, float hi,
-         mlaops::Format f = mlaops::Format::kND) {
-  Buf x;
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  x.b.resize(static_cast<size_t>(n * mlaops::dtype_size(dt)) + 1);
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(lo, hi);
-  for (int64_t i = 0; i < n; ++i) {
-    const float r = u(rng);
-    switch (dt) {
-      case mlaops::DType::kBFloat16: reinterpret_cast<uint16_t*>(x.b.data())[i] = mlaops::float_to_bf16(r); break;
-      case mlaops::DType::kInt8: reinterpret_cast<int8_t*>(x.b.data())[i] = static_cast<int8_t>(std::lrint(r)); break;
-      case mlaops::DType::kFloat32: reinterpret_cast<float*>(x.b.data())[i] = r; break;
-      case mlaops::DType::kInt64: reinterpret_cast<int64_t*>(x.b.data())[i] = i; break;
-      default: break;
-    }
-  }
-  x.v = mlaops::make_view(x.b.data(), dt, dims.data(), static_cast<int>(dims.size()), f);
-  return x;
-}
-
-// An NZ weight [K, N] with random content (the content does not change the time).
-Buf make_nz(mlaops::DType dt, int64_t K, int64_t N, uint32_t seed) {
-  int64_t s[4];
-  mlaops::nz_storage_shape(K, N, mlaops::dtype_size(dt), s);
-  return make(dt, {s[0], s[1], s[2], s[3]}, seed, dt == mlaops::DType::kInt8 ? -100.f : -0.05f,
-              dt == mlaops::DType::kInt8 ? 100.f : 0.05f, mlaops::Format::kFractalNZ);
-}
-
-struct Times {
-  double best = 0, median = 0;
-};
-
-template <class F>
-Times time_it(F&& f, int reps) {
-  f();  // warm-up
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = clk::now();
-    f();
-    t.push_back(std::chrono::duration<double>(clk::now() - t0).count());
-  }
-  std::sort(t.begin(), t.end());
-  return {t.front(), t[t.size() / 2]};
-}
-
-#ifdef MLAOPS_HAVE_DNNL
-// The three projection GEMMs through oneDNN matmul, weights pre-packed (not timed).
-struct DnnlProjections {
-  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
-  dnnl::stream s{eng};
-  struct One {
-    dnnl::matmul mm;
-    dnnl::memory a, c;
-    std::vector<dnnl::memory> w;  // rotated copies of the packed weights
-  };
-  std::vector<One> gemms;
-  size_t next = 0;
-  DnnlProjections(int64_t T, const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies) {
-    using dt = dnnl::memory::data_type;
-    using tag = dnnl::memory::format_tag;
-    for (auto [K, N] : kn) {
-      dnnl::memory::desc a_md({T, K}, int8 ? dt::s8 : dt::bf16, tag::ab);
-      dnnl::memory::desc w_any({K, N}, int8 ? dt::s8 : dt::bf16, tag::any);
-      dnnl::memory::desc w_plain({K, N}, int8 ? dt::s8 : dt::bf16, tag::ab);
-      dnnl::memory::desc c_md({T, N}, int8 ? dt::f32 : dt::bf16, tag::ab);
-      dnnl::primitive_attr attr;
-      if (int8) attr.set_output_scales(2, std::vector<float>(static_cast<size_t>(N), 0.01f));
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, c_md), attr, eng);
-      One o{dnnl::matmul(pd), dnnl::memory(a_md, eng), dnnl::memory(c_md, eng), {}};
-      dnnl::memory wp(w_plain, eng);
-      std::memset(wp.get_data_handle(), 1, w_plain.get_size());
-      std::memset(o.a.get_data_handle(), 1, a_md.get_size());
-      for (int i = 0; i < copies; ++i) {
-        o.w.emplace_back(pd.weights_desc(), eng);
-        dnnl::reorder(wp, o.w.back()).execute(s, wp, o.w.back());
-      }
-      gemms.push_back(std::move(o));
-    }
-    s.wait();
-  }
-  void run() {
-    for (auto& g : gemms)
-      g.mm.execute(s, {{DNNL_ARG_SRC, g.a}, {DNNL_ARG_WEIGHTS, g.w[next % g.w.size()]}, {DNNL_ARG_DST, g.c}});
-    s.wait();
-    ++next;
-  }
-};
-#endif
-
-}  // namespace
+using namespace bench;  // NOLINT
 
 int main(int argc, char** argv) {
   Limits lim;
@@ -167,17 +60,8 @@ int main(int argc, char** argv) {
       const DType wdt = int8 ? DType::kInt8 : DType::kBFloat16;
       Buf wdq = make_nz(wdt, He, Hcq, 1), wuq = make_nz(wdt, Hcq, N * (D + Dr), 2), wdkv = make_nz(wdt, He, Hckv + Dr, 3);
       Buf wuk = make(DType::kBFloat16, {N, D, Hckv}, 4, -0.05f, 0.05f);
-      // copies of the four weights, >= 1 GiB in all, rotated call by call
-      size_t off[5] = {0};
-      const Buf* ws4[4] = {&wdq, &wuq, &wdkv, &wuk};
-      for (int i = 0; i < 4; ++i) off[i + 1] = (off[i] + ws4[i]->b.size() + 63) / 64 * 64;
-      const size_t set_bytes = off[4];
-      const int copies = static_cast<int>((size_t{1} << 30) / set_bytes + 1);
-      std::vector<std::vector<uint8_t>> pool(static_cast<size_t>(copies));
-      for (auto& c : pool) {
-        c.resize(set_bytes + 64);
-        for (int i = 0; i < 4; ++i) std::memcpy(c.data() + off[i], ws4[i]->b.data(), ws4[i]->b.size());
-      }
+      WeightPool pool({&wdq, &wuq, &wdkv, &wuk});  // >= 1 GiB of copies, rotated call by call
+      const int copies = pool.count();
       Buf gcq = make(DType::kBFloat16, {Hcq}, 5, 0.9f, 1.1f), gckv = make(DType::kBFloat16, {Hckv}, 6, 0.9f, 1.1f);
       Buf dsw_dq = make(DType::kFloat32, {1, Hcq}, 7, 0.001f, 0.002f);
       Buf dsw_uq = make(DType::kFloat32, {1, N * (D + Dr)}, 8, 0.001f, 0.002f);
@@ -228,14 +112,13 @@ int main(int argc, char** argv) {
         }
         std::vector<uint8_t> ws(ws_bytes + 1);
         const int r = T >= 128 ? std::max(3, reps / 2) : reps;
-        size_t call = 0;
         const Times t = time_it(
             [&] {
-              uint8_t* base = pool[call++ % pool.size()].data();
-              p.weight_dq.data = base + off[0];
-              p.weight_uq_qr.data = base + off[1];
-              p.weight_dkv_kr.data = base + off[2];
-              p.weight_uk.data = base + off[3];
+              uint8_t* base = pool.take();
+              p.weight_dq.data = base + pool.off[0];
+              p.weight_uq_qr.data = base + pool.off[1];
+              p.weight_dkv_kr.data = base + pool.off[2];
+              p.weight_uk.data = base + pool.off[3];
               mlaops::mla_prolog(p, ws.data(), ws_bytes);
             },
             r);

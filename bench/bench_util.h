@@ -1,0 +1,153 @@
+// Shared pieces of the operator benchmarks (bench_mla_prolog.cpp, bench_mla_preprocess.cpp):
+// random host buffers, NZ weights, best/median timing, the roofline limits, and the oneDNN peer
+// (the projection GEMMs through matmul with weights pre-packed, rotated over copies so that
+// every call streams from DRAM).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <utility>
+#include <vector>
+
+#ifdef MLAOPS_HAVE_DNNL
+#include <dnnl.hpp>
+#endif
+
+#include "core/fractal_nz.h"
+#include "mlaops/numeric.h"
+#include "mlaops/tensor_view.h"
+
+namespace bench {
+
+using clk = std::chrono::steady_clock;
+
+// The roofline anchors of ../shared/perf/roofline.md (2 cores): overridable on the command line.
+struct Limits {
+  double bw = 50e9, bf16 = 740e9, int8 = 1040e9;
+};
+
+struct Buf {
+  std::vector<uint8_t> b;
+  mlaops::TensorView v;
+};
+
+// A buffer of `dims` with uniform random content in [lo, hi) (int8: rounded; int64: 0, 1, 2, ...).
+inline Buf make(mlaops::DType dt, std::vector<int64_t> dims, uint32_t seed, float lo, float hi,
+                mlaops::Format f = mlaops::Format::kND) {
+  Buf x;
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  x.b.resize(static_cast<size_t>(n * mlaops::dtype_size(dt)) + 1);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = u(rng);
+    switch (dt) {
+      case mlaops::DType::kBFloat16: reinterpret_cast<uint16_t*>(x.b.data())[i] = mlaops::float_to_bf16(r); break;
+      case mlaops::DType::kFloat16: reinterpret_cast<uint16_t*>(x.b.data())[i] = mlaops::float_to_fp16(r); break;
+      case mlaops::DType::kInt8: reinterpret_cast<int8_t*>(x.b.data())[i] = static_cast<int8_t>(std::lrint(r)); break;
+      case mlaops::DType::kInt32: reinterpret_cast<int32_t*>(x.b.data())[i] = static_cast<int32_t>(std::lrint(r)); break;
+      case mlaops::DType::kFloat32: reinterpret_cast<float*>(x.b.data())[i] = r; break;
+      case mlaops::DType::kInt64: reinterpret_cast<int64_t*>(x.b.data())[i] = i; break;
+      default: break;
+    }
+  }
+  x.v = mlaops::make_view(x.b.data(), dt, dims.data(), static_cast<int>(dims.size()), f);
+  return x;
+}
+
+// A FRACTAL_NZ weight of logical [rows, cols] (4-D storage view) with random content.
+inline Buf make_nz(mlaops::DType dt, int64_t rows, int64_t cols, uint32_t seed) {
+  int64_t s[4];
+  mlaops::nz_storage_shape(rows, cols, mlaops::dtype_size(dt), s);
+  const bool i8 = dt == mlaops::DType::kInt8;
+  return make(dt, {s[0], s[1], s[2], s[3]}, seed, i8 ? -100.f : -0.05f, i8 ? 100.f : 0.05f, mlaops::Format::kFractalNZ);
+}
+
+struct Times {
+  double best = 0, median = 0;
+};
+
+// Best and median of `reps` timed runs after one warm-up run (seconds).
+template <class F>
+Times time_it(F&& f, int reps) {
+  f();
+  std::vector<double> t;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = clk::now();
+    f();
+    t.push_back(std::chrono::duration<double>(clk::now() - t0).count());
+  }
+  std::sort(t.begin(), t.end());
+  return {t.front(), t[t.size() / 2]};
+}
+
+// Copies of a set of weight buffers, >= 1 GiB in all, laid out back to back (64-byte aligned) and
+// handed out round robin, so that every call reads its weights from DRAM.
+struct WeightPool {
+  std::vector<size_t> off;
+  std::vector<std::vector<uint8_t>> copies;
+  size_t next = 0;
+  explicit WeightPool(const std::vector<const Buf*>& ws) {
+    off.assign(ws.size() + 1, 0);
+    for (size_t i = 0; i < ws.size(); ++i) off[i + 1] = (off[i] + ws[i]->b.size() + 63) / 64 * 64;
+    const size_t n = (size_t{1} << 30) / off.back() + 1;
+    copies.resize(n);
+    for (auto& c : copies) {
+      c.resize(off.back() + 64);
+      for (size_t i = 0; i < ws.size(); ++i) std::memcpy(c.data() + off[i], ws[i]->b.data(), ws[i]->b.size());
+    }
+  }
+  int count() const { return static_cast<int>(copies.size()); }
+  // The next copy: weight i at the returned pointer + off[i].
+  uint8_t* take() { return copies[next++ % copies.size()].data(); }
+};
+
+#ifdef MLAOPS_HAVE_DNNL
+// GEMMs [T, K] x [K, N] through oneDNN matmul, weights pre-packed (format any, not timed).
+struct DnnlProjections {
+  dnnl::engine eng{dnnl::engine::kind::cpu, 0};
+  dnnl::stream s{eng};
+  struct One {
+    dnnl::matmul mm;
+    dnnl::memory a, c;
+    std::vector<dnnl::memory> w;  // rotated copies of the packed weights
+  };
+  std::vector<One> gemms;
+  size_t next = 0;
+  DnnlProjections(int64_t T, const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies) {
+    using dt = dnnl::memory::data_type;
+    using tag = dnnl::memory::format_tag;
+    for (auto [K, N] : kn) {
+      dnnl::memory::desc a_md({T, K}, int8 ? dt::s8 : dt::bf16, tag::ab);
+      dnnl::memory::desc w_any({K, N}, int8 ? dt::s8 : dt::bf16, tag::any);
+      dnnl::memory::desc w_plain({K, N}, int8 ? dt::s8 : dt::bf16, tag::ab);
+      dnnl::memory::desc c_md({T, N}, int8 ? dt::f32 : dt::bf16, tag::ab);
+      dnnl::primitive_attr attr;
+      if (int8) attr.set_output_scales(2, std::vector<float>(static_cast<size_t>(N), 0.01f));
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, c_md), attr, eng);
+      One o{dnnl::matmul(pd), dnnl::memory(a_md, eng), dnnl::memory(c_md, eng), {}};
+      dnnl::memory wp(w_plain, eng);
+      std::memset(wp.get_data_handle(), 1, w_plain.get_size());
+      std::memset(o.a.get_data_handle(), 1, a_md.get_size());
+      for (int i = 0; i < copies; ++i) {
+        o.w.emplace_back(pd.weights_desc(), eng);
+        dnnl::reorder(wp, o.w.back()).execute(s, wp, o.w.back());
+      }
+      gemms.push_back(std::move(o));
+    }
+    s.wait();
+  }
+  void run() {
+    for (auto& g : gemms)
+      g.mm.execute(s, {{DNNL_ARG_SRC, g.a}, {DNNL_ARG_WEIGHTS, g.w[next % g.w.size()]}, {DNNL_ARG_DST, g.c}});
+    s.wait();
+    ++next;
+  }
+};
+#endif
+
+}  // namespace bench
