@@ -314,27 +314,40 @@ void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKe
       L[m] = L[m] * Alpha[m] + sum;
       Mx[m] = mnew;
     }
-    // 5. V rows [sp * tile, dvp] (fp16: [hi; hi; lo]); pad rows / columns zero.
-    std::memset(VP, 0, static_cast<size_t>(sp * tile * dvp * 2));
-    for (int64_t c = 0; c < nb; ++c) {
-      uint16_t* row = VP + c * dvp;
-      gather_row(it.v, kv_row(it.v, j0 + c), VD, it.fp16, row, row + 2 * tile * dvp, 1);
-      if (it.fp16) std::memcpy(row + tile * dvp, row, static_cast<size_t>(VD) * 2);
-    }
+    // 5. PV[M, VD] = P x V. bf16 rows with a constant stride inside this block (contiguous KV, or
+    //    a tile inside one cache block, channels contiguous): read V in place as ND panels.
+    //    Otherwise pack V rows [sp * tile, dvp] (fp16: [hi; hi; lo]; pad rows / columns zero).
+    const bool v_in_place = !it.fp16 && it.v.c0 >= VD &&
+                            (it.v.block_ids == nullptr || (j0 % it.v.block_size) + nb <= it.v.block_size);
     GemmArgs g2;
     g2.M = M;
-    g2.N = dvp;
-    g2.K = sp * tile;
     g2.A = P;
     g2.lda = pld;
-    g2.B = VP;
-    g2.ldb = dvp;
-    g2.panel_stride = 16;
     g2.panel_width = 16;
     g2.C = PV;
     g2.ldc = dvp;
     g2.n_begin = 0;
-    g2.n_end = dvp;
+    if (v_in_place) {
+      g2.N = VD;
+      g2.K = nb;
+      g2.B = kv_row(it.v, j0);
+      g2.ldb = it.v.slot_stride;
+      g2.panel_stride = 16;
+      g2.n_end = VD;
+    } else {
+      std::memset(VP, 0, static_cast<size_t>(sp * tile * dvp * 2));
+      for (int64_t c = 0; c < nb; ++c) {
+        uint16_t* row = VP + c * dvp;
+        gather_row(it.v, kv_row(it.v, j0 + c), VD, it.fp16, row, row + 2 * tile * dvp, 1);
+        if (it.fp16) std::memcpy(row + tile * dvp, row, static_cast<size_t>(VD) * 2);
+      }
+      g2.N = dvp;
+      g2.K = sp * tile;
+      g2.B = VP;
+      g2.ldb = dvp;
+      g2.panel_stride = 16;
+      g2.n_end = dvp;
+    }
     gk.bf16(g2);
     for (int64_t m = 0; m < M; ++m) {
       float* o = O + m * dvp;
