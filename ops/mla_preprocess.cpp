@@ -9,9 +9,11 @@
 //      qn @ wuk[head] -> qNope (-> int8 * qNopeScale in cacheMode 2); RoPE(qp) -> qRope
 //   5. scatter the staged rows into the caches in token order (duplicates: last wins; -1 skips)
 // Each weight is streamed once per chunk (one chunk for T <= 256 tokens). The element-wise
-// stages (RmsNorm, quant, dequant) run in double, as the float64 reference does; the GEMMs are
-// exact int32 (int8 path) or fp32-accumulated (dtype path, wuk).
+// stages (RmsNorm, quant, dequant, dtype conversions) run in fp32 as the vendor kernel does,
+// through the row kernels of kernels/cpu/mla_preprocess_rows.h (bit-identical on every ISA); the
+// GEMMs are exact int32 (int8 path) or fp32-accumulated (dtype path, wuk).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -23,7 +25,9 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
+#include "kernels/cpu/convert.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/mla_preprocess_rows.h"
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
@@ -36,37 +40,26 @@ using kernels::GemmArgs;
 using kernels::GemmTArgs;
 using CacheMode = MlaPreprocessCacheMode;
 
-// Values of the input dtype (fp16 or bf16 bits).
-inline double ld_dt(uint16_t v, bool fp16) { return fp16 ? fp16_to_float(v) : bf16_to_float(v); }
-inline uint16_t st_dt(double v, bool fp16) { return fp16 ? double_to_fp16(v) : double_to_bf16(v); }
-inline double round_dt(double v, bool fp16) { return fp16 ? round_fp16(v) : round_bf16(v); }
+inline float ld_dt(uint16_t v, bool fp16) { return fp16 ? fp16_to_float(v) : bf16_to_float(v); }
 
-// The vendor kernel's activation quant (§C.3): v -> fp16 (round to nearest even) -> clamp to
-// [-128, 127] in fp16 -> int8 (round half to even). NaN gives 0.
-inline int8_t quant_int8(double v) {
-  double h = fp16_to_float(double_to_fp16(v));
-  if (!(h == h)) return 0;
-  h = std::min(std::max(h, -128.0), 127.0);
-  return static_cast<int8_t>(std::nearbyint(h));
-}
-
-// Per-call constants, read once (the small parameter tensors).
+// Per-call constants, read once (the small parameter tensors), as fp32 values.
 struct Consts {
-  std::vector<double> gamma0, beta0, gamma1, beta1, gamma2;
-  std::vector<double> ds0, ds1, bias0, bias1, q_nope_scale;
-  double qs0_inv = 0, qo0 = 0, qs1_inv = 0, qo1 = 0, ctkv_inv = 0;
+  std::vector<float> gamma0, beta0, gamma1, beta1, gamma2;
+  std::vector<float> ds0, ds1, q_nope_scale;
+  std::vector<int32_t> bias0, bias1;
+  float qs0_inv = 0, qo0 = 0, qs1_inv = 0, qo1 = 0, ctkv_inv = 0;
 };
 
-std::vector<double> load_dt_vec(const TensorView& t, int64_t n, bool fp16) {
-  std::vector<double> v(static_cast<size_t>(n));
+std::vector<float> load_dt_vec(const TensorView& t, int64_t n, bool fp16) {
+  std::vector<float> v(static_cast<size_t>(n));
   const uint16_t* p = t.ptr<const uint16_t>();
   for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = ld_dt(p[i], fp16);
   return v;
 }
 
 // deScale: INT64 holding fp32 bits in the low 32 bits (fp16 input) or FP32 (bf16 input).
-std::vector<double> load_descale(const TensorView& t, int64_t n) {
-  std::vector<double> v(static_cast<size_t>(n));
+std::vector<float> load_descale(const TensorView& t, int64_t n) {
+  std::vector<float> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     if (t.dtype == DType::kInt64) {
       const uint64_t bits = static_cast<uint64_t>(t.ptr<const int64_t>()[i]);
@@ -78,10 +71,9 @@ std::vector<double> load_descale(const TensorView& t, int64_t n) {
   return v;
 }
 
-std::vector<double> load_i32_vec(const TensorView& t, int64_t n) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = t.ptr<const int32_t>()[i];
-  return v;
+std::vector<int32_t> load_i32_vec(const TensorView& t, int64_t n) {
+  const int32_t* p = t.ptr<const int32_t>();
+  return std::vector<int32_t>(p, p + n);
 }
 
 Consts load_consts(const MlaPreprocessParams& p, const MlaPreprocessPlan& pl) {
@@ -99,14 +91,14 @@ Consts load_consts(const MlaPreprocessParams& p, const MlaPreprocessPlan& pl) {
     if (!pl.per_token) {
       c.bias0 = load_i32_vec(*p.bias0, d.m1_cols);
       c.bias1 = load_i32_vec(*p.bias1, d.m2_cols);
-      c.qs0_inv = 1.0 / ld_dt(p.quant_scale0->ptr<const uint16_t>()[0], f);  // the kernel multiplies by 1/qs
-      c.qs1_inv = 1.0 / ld_dt(p.quant_scale1->ptr<const uint16_t>()[0], f);
+      c.qs0_inv = 1.0f / ld_dt(p.quant_scale0->ptr<const uint16_t>()[0], f);  // the kernel multiplies by 1/qs
+      c.qs1_inv = 1.0f / ld_dt(p.quant_scale1->ptr<const uint16_t>()[0], f);
       c.qo0 = p.quant_offset0->ptr<const int8_t>()[0];
       c.qo1 = p.quant_offset1->ptr<const int8_t>()[0];
     }
   }
   if (pl.cache_mode == CacheMode::kInt8NzCache) {
-    c.ctkv_inv = 1.0 / ld_dt(p.ctkv_scale->ptr<const uint16_t>()[0], f);  // DIVIDE: 1 / ctkvScale
+    c.ctkv_inv = 1.0f / ld_dt(p.ctkv_scale->ptr<const uint16_t>()[0], f);  // DIVIDE: 1 / ctkvScale
     c.q_nope_scale = load_dt_vec(*p.q_nope_scale, pl.q_nope_scale_n, f);
   }
   return c;
@@ -116,55 +108,55 @@ inline int64_t load_slot(const TensorView& s, int64_t t) {
   return s.dtype == DType::kInt32 ? static_cast<int64_t>(s.ptr<const int32_t>()[t]) : s.ptr<const int64_t>()[t];
 }
 
-// y = v / sqrt(sum(v^2)/n + eps) * gamma (+ beta), in double.
-void rms_norm(const double* v, const double* gamma, const double* beta, int64_t n, double eps, double* y) {
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) sum += v[i] * v[i];
-  const double rms = std::sqrt(sum / static_cast<double>(n) + eps);
-  for (int64_t i = 0; i < n; ++i) y[i] = v[i] / rms * gamma[i] + (beta ? beta[i] : 0.0);
-}
-
-// RmsNormQuant of one row (§C.3): quantMode 0 q = quant(y / qs + qo); quantMode 1 s = max|y|/127,
-// q = quant(y * (1/s)), returns s (0 for an all-zero row, q = 0).
-double rms_norm_quant(const double* v, const double* gamma, const double* beta, int64_t n, double eps, bool per_token,
-                      double qs_inv, double qo, double* y, int8_t* q) {
-  rms_norm(v, gamma, beta, n, eps, y);
-  if (!per_token) {
-    for (int64_t i = 0; i < n; ++i) q[i] = quant_int8(y[i] * qs_inv + qo);
-    return 1.0;
-  }
-  double m = 0.0;
-  for (int64_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(y[i]));
-  if (!(m > 0.0)) {
-    std::memset(q, 0, static_cast<size_t>(n));
-    return 0.0;
-  }
-  const double s = m / 127.0, inv = 1.0 / s;
-  for (int64_t i = 0; i < n; ++i) q[i] = quant_int8(y[i] * inv);
-  return s;
-}
-
 struct RunCtx {
   const MlaPreprocessParams* p;
   const MlaPreprocessPlan* plan;
   const Consts* k;
   const kernels::GemmKernels* gk;
+  const kernels::MlaPreprocessRowKernels* rk;
+  const kernels::ConvertKernels* ck;
   WorkspaceArena* ws;
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
+  bool profile = false;
 };
+
+// y = v / sqrt(sum(v^2)/n + eps) * gamma (+ beta), in fp32.
+void rms_norm(const RunCtx& c, const float* v, const float* gamma, const float* beta, int64_t n, float* y) {
+  const float ss = c.rk->sum_sq(v, n);
+  const float r = std::sqrt(ss / static_cast<float>(n) + static_cast<float>(c.p->epsilon));
+  c.rk->norm(v, r, gamma, beta, n, y);
+}
+
+// RmsNormQuant of one row (§C.3): quantMode 0 q = quant(y * (1/qs) + qo); quantMode 1
+// s = max|y|/127, q = quant(y * (1/s)), returns s (0 for an all-zero row, q = 0).
+float rms_norm_quant(const RunCtx& c, const float* v, const float* gamma, const float* beta, int64_t n, float qs_inv,
+                     float qo, float* y, int8_t* q) {
+  rms_norm(c, v, gamma, beta, n, y);
+  if (!c.plan->per_token) {
+    c.rk->quant_f16(y, qs_inv, qo, n, q);
+    return 1.0f;
+  }
+  const float m = c.ck->absmax(y, n);
+  if (!(m > 0.0f)) {
+    std::memset(q, 0, static_cast<size_t>(n));
+    return 0.0f;
+  }
+  const float s = m / 127.0f;
+  c.rk->quant_f16(y, 1.0f / s, 0.0f, n, q);
+  return s;
+}
 
 // Step 1 for tokens [b, e) of the chunk: a0 = RmsNormQuant(input[t]).
 void stage1_rows(const RunCtx& c, int64_t b, int64_t e) {
   const MlaPreprocessParams& p = *c.p;
   const MlaPreprocessPlan& pl = *c.plan;
   const int64_t He = pl.dims.He;
-  std::vector<double> x(static_cast<size_t>(He)), y(static_cast<size_t>(He));
+  std::vector<float> x(static_cast<size_t>(He)), y(static_cast<size_t>(He));
   for (int64_t i = b; i < e; ++i) {
-    const uint16_t* row = p.input.ptr<const uint16_t>() + (c.t0 + i) * He;
-    for (int64_t k = 0; k < He; ++k) x[static_cast<size_t>(k)] = ld_dt(row[k], pl.fp16);
-    c.ws->at<double>(pl.off_scale)[2 * i] =
-        rms_norm_quant(x.data(), c.k->gamma0.data(), c.k->beta0.data(), He, p.epsilon, pl.per_token, c.k->qs0_inv,
-                       c.k->qo0, y.data(), c.ws->at<int8_t>(pl.off_a0) + i * He);
+    c.rk->load_dt(p.input.ptr<const uint16_t>() + (c.t0 + i) * He, pl.fp16, x.data(), He);
+    c.ws->at<double>(pl.off_scale)[2 * i] = rms_norm_quant(c, x.data(), c.k->gamma0.data(), c.k->beta0.data(), He,
+                                                           c.k->qs0_inv, c.k->qo0, y.data(),
+                                                           c.ws->at<int8_t>(pl.off_a0) + i * He);
   }
 }
 
@@ -199,54 +191,55 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e) {
   const MlaPreprocessPlan& pl = *c.plan;
   const MlaPreprocessShape& d = pl.dims;
   const Consts& k = *c.k;
+  const kernels::MlaPreprocessRowKernels& rk = *c.rk;
   const bool f = pl.fp16;
   const CacheMode cm = pl.cache_mode;
-  std::vector<double> m1(static_cast<size_t>(d.m1_cols)), y(static_cast<size_t>(std::max(d.Hcq, d.Hckv)));
-  std::vector<float> kpe(static_cast<size_t>(d.Dr)), rope(static_cast<size_t>(d.Dr));
+  std::vector<float> y(static_cast<size_t>(std::max(d.Hcq, d.Hckv))), rope(static_cast<size_t>(d.Dr));
   for (int64_t i = b; i < e; ++i) {
     const int64_t t = c.t0 + i;
-    // m1 = dtype(dequant(acc1)), [ckv | kpe | cq]
-    const int32_t* acci = c.ws->at<int32_t>(pl.off_acc1) + i * d.m1_cols;
-    const float* accf = c.ws->at<float>(pl.off_acc1) + i * d.m1_cols;
-    float* m1_out = c.ws->at<float>(pl.off_m1) + i * d.m1_cols;
-    const double s0 = c.ws->at<double>(pl.off_scale)[2 * i];
-    for (int64_t j = 0; j < d.m1_cols; ++j) {
-      double v;
-      if (!pl.quant) v = accf[j];
-      else if (pl.per_token) v = static_cast<double>(acci[j]) * k.ds0[j] * s0;
-      else v = (static_cast<double>(acci[j]) + k.bias0[j]) * k.ds0[j];
-      m1[j] = round_dt(v, f);
-      m1_out[j] = static_cast<float>(m1[j]);
+    // m1 = dtype(dequant(acc1)), [ckv | kpe | cq], as fp32 values of the dtype
+    float* m1 = c.ws->at<float>(pl.off_m1) + i * d.m1_cols;
+    if (pl.quant) {
+      rk.dequant(c.ws->at<int32_t>(pl.off_acc1) + i * d.m1_cols, pl.per_token ? nullptr : k.bias0.data(),
+                 k.ds0.data(), static_cast<float>(c.ws->at<double>(pl.off_scale)[2 * i]), f, d.m1_cols, m1);
+    } else {
+      std::memcpy(m1, c.ws->at<float>(pl.off_acc1) + i * d.m1_cols, static_cast<size_t>(d.m1_cols) * 4);
+      rk.round_dt(m1, f, d.m1_cols);
     }
     // a1: RmsNormQuant(cq) (int8) or dtype(RmsNorm(cq) * gamma1 + beta1)
-    const double* cq = m1.data() + d.Hckv + d.Dr;
+    const float* cq = m1 + d.Hckv + d.Dr;
     if (pl.quant) {
-      c.ws->at<double>(pl.off_scale)[2 * i + 1] =
-          rms_norm_quant(cq, k.gamma1.data(), k.beta1.data(), d.Hcq, p.epsilon, pl.per_token, k.qs1_inv, k.qo1,
-                         y.data(), c.ws->at<int8_t>(pl.off_a1) + i * d.Hcq);
+      c.ws->at<double>(pl.off_scale)[2 * i + 1] = rms_norm_quant(
+          c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, k.qs1_inv, k.qo1, y.data(), c.ws->at<int8_t>(pl.off_a1) + i * d.Hcq);
     } else {
-      rms_norm(cq, k.gamma1.data(), k.beta1.data(), d.Hcq, p.epsilon, y.data());
-      uint16_t* a1 = c.ws->at<uint16_t>(pl.off_a1) + i * d.Hcq;
-      for (int64_t j = 0; j < d.Hcq; ++j) a1[j] = st_dt(y[j], f);
+      rms_norm(c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, y.data());
+      rk.store_dt(y.data(), f, c.ws->at<uint16_t>(pl.off_a1) + i * d.Hcq, d.Hcq);
     }
     // cache rows: kN = RmsNorm(ckv, gamma2), kR = RoPE(kpe)
     if (load_slot(p.slot_mapping, t) == -1) continue;
-    rms_norm(m1.data(), k.gamma2.data(), nullptr, d.Hckv, p.epsilon, y.data());
+    rms_norm(c, m1, k.gamma2.data(), nullptr, d.Hckv, y.data());
     char* kv_row = c.ws->at<char>(pl.off_kv) + i * pl.kv.width * pl.kv.elem_size;
-    if (cm == CacheMode::kInt8NzCache) {
-      int8_t* q = reinterpret_cast<int8_t*>(kv_row);
-      for (int64_t j = 0; j < d.Hckv; ++j) q[j] = quant_int8(y[j] * k.ctkv_inv);  // fp32 RmsNorm value / ctkvScale
+    if (cm == CacheMode::kInt8NzCache) {  // fp32 RmsNorm value / ctkvScale, through the fp16 double rounding
+      rk.quant_f16(y.data(), k.ctkv_inv, 0.0f, d.Hckv, reinterpret_cast<int8_t*>(kv_row));
     } else {
-      uint16_t* r = reinterpret_cast<uint16_t*>(kv_row);
-      for (int64_t j = 0; j < d.Hckv; ++j) r[j] = st_dt(y[j], f);
+      rk.store_dt(y.data(), f, reinterpret_cast<uint16_t*>(kv_row), d.Hckv);
     }
-    for (int64_t j = 0; j < d.Dr; ++j) kpe[j] = static_cast<float>(m1[d.Hckv + j]);
-    kernels::rope_half_row(kpe.data(), p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr, f,
-                           d.Dr, rope.data());
+    kernels::rope_half_row(m1 + d.Hckv, p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr,
+                           f, d.Dr, rope.data());
     uint16_t* kr = cm == CacheMode::kKvCache ? reinterpret_cast<uint16_t*>(kv_row) + d.Hckv
                                              : c.ws->at<uint16_t>(pl.off_kr) + i * d.Dr;
-    for (int64_t j = 0; j < d.Dr; ++j) kr[j] = st_dt(rope[j], f);
+    rk.store_dt(rope.data(), f, kr, d.Dr);
   }
+}
+
+// MLAOPS_PROFILE: nanoseconds of the sub-steps of step 4, summed over threads.
+std::atomic<int64_t> g_head_ns[4];
+using clock_type = std::chrono::steady_clock;
+inline void head_lap(bool on, int i, clock_type::time_point& t) {
+  if (!on) return;
+  const auto now = clock_type::now();
+  g_head_ns[i].fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count(), std::memory_order_relaxed);
+  t = now;
 }
 
 // Step 4 for head h, using the calling thread's buffers.
@@ -255,6 +248,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   const MlaPreprocessPlan& pl = *c.plan;
   const MlaPreprocessShape& d = pl.dims;
   const Consts& k = *c.k;
+  const kernels::MlaPreprocessRowKernels& rk = *c.rk;
   const bool f = pl.fp16;
   const CacheMode cm = pl.cache_mode;
   const int64_t hw = d.D + d.Dr;
@@ -265,6 +259,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   float* qq = reinterpret_cast<float*>(tb);  // [tc, head_cols]: wuq columns lo..hi-1
   uint16_t* qn = reinterpret_cast<uint16_t*>(tb + round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign));  // [tc, D]
   float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
+  auto t = c.profile ? clock_type::now() : clock_type::time_point{};
   // a1 @ wuq[lo:hi]^T (the kernel addresses C by absolute column)
   GemmTArgs g;
   g.M = c.tc;
@@ -279,19 +274,19 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g.n_begin = lo;
   g.n_end = hi;
   (pl.quant ? c.gk->s8_t : f ? c.gk->f16_t : c.gk->bf16_t)(g);
+  head_lap(c.profile, 0, t);
   const double* scale = c.ws->at<double>(pl.off_scale);
   for (int64_t i = 0; i < c.tc; ++i) {
     float* row = qq + i * pl.head_cols + (col0 - lo);
-    const int32_t* rowi = reinterpret_cast<const int32_t*>(row);
-    for (int64_t j = 0; j < hw; ++j) {
-      double v;
-      if (!pl.quant) v = row[j];
-      else if (pl.per_token) v = static_cast<double>(rowi[j]) * k.ds1[col0 + j] * scale[2 * i + 1];
-      else v = (static_cast<double>(rowi[j]) + k.bias1[col0 + j]) * k.ds1[col0 + j];
-      row[j] = static_cast<float>(round_dt(v, f));  // in place: element j is read before it is written
+    if (!pl.quant) {
+      rk.round_dt(row, f, hw);
+    } else {  // in place: int32 in, fp32 values of the dtype out
+      rk.dequant(reinterpret_cast<const int32_t*>(row), pl.per_token ? nullptr : k.bias1.data() + col0,
+                 k.ds1.data() + col0, static_cast<float>(scale[2 * i + 1]), f, hw, row);
     }
-    for (int64_t j = 0; j < d.D; ++j) qn[i * d.D + j] = st_dt(row[j], f);
+    rk.store_dt(row, f, qn + i * d.D, d.D);
   }
+  head_lap(c.profile, 1, t);
   // qNope = qn @ wuk[h]   (wuk[h] as B [D, Hckv] in 16-column panels)
   GemmArgs g3;
   g3.M = c.tc;
@@ -308,26 +303,29 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g3.n_begin = 0;
   g3.n_end = d.Hckv;
   (f ? c.gk->f16 : c.gk->bf16)(g3);
+  head_lap(c.profile, 2, t);
   const int64_t q_width = cm == CacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv;
-  std::vector<float> rope(static_cast<size_t>(d.Dr));
+  constexpr int64_t kRopeStack = 256;
+  float rope_stack[kRopeStack];
+  std::vector<float> rope_heap(d.Dr > kRopeStack ? static_cast<size_t>(d.Dr) : 0);
+  float* rope = d.Dr > kRopeStack ? rope_heap.data() : rope_stack;
   for (int64_t i = 0; i < c.tc; ++i) {
-    const int64_t t = c.t0 + i, row_out = t * d.N + h;
+    const int64_t tk = c.t0 + i, row_out = tk * d.N + h;
     const float* q = qo + i * d.Hckv;
     if (cm == CacheMode::kInt8NzCache) {  // MULTIPLY by qNopeScale[h], round half to even, saturate
-      const double s = k.q_nope_scale[static_cast<size_t>(pl.q_nope_scale_n == 1 ? 0 : h)];
-      int8_t* out = p.q_out.ptr<int8_t>() + row_out * q_width;
-      for (int64_t j = 0; j < d.Hckv; ++j) out[j] = int8_rint_sat(round_dt(q[j], f) * s);
+      const float s = k.q_nope_scale[static_cast<size_t>(pl.q_nope_scale_n == 1 ? 0 : h)];
+      rk.scale_i8(q, s, f, d.Hckv, p.q_out.ptr<int8_t>() + row_out * q_width);
     } else {
-      uint16_t* out = p.q_out.ptr<uint16_t>() + row_out * q_width;
-      for (int64_t j = 0; j < d.Hckv; ++j) out[j] = st_dt(q[j], f);
+      rk.store_dt(q, f, p.q_out.ptr<uint16_t>() + row_out * q_width, d.Hckv);
     }
     const float* qp = qq + i * pl.head_cols + (col0 - lo) + d.D;
-    kernels::rope_half_row(qp, p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr, f, d.Dr,
-                           rope.data());
+    kernels::rope_half_row(qp, p.cos.ptr<const uint16_t>() + tk * d.Dr, p.sin.ptr<const uint16_t>() + tk * d.Dr, f,
+                           d.Dr, rope);
     uint16_t* rope_out = cm == CacheMode::kKvCache ? p.q_out.ptr<uint16_t>() + row_out * q_width + d.Hckv
                                                    : p.q_rope_out->ptr<uint16_t>() + row_out * d.Dr;
-    for (int64_t j = 0; j < d.Dr; ++j) rope_out[j] = st_dt(rope[j], f);
+    rk.store_dt(rope, f, rope_out, d.Dr);
   }
+  head_lap(c.profile, 3, t);
 }
 
 // Element offset of (slot, j) in a cache (§C.4).
@@ -392,9 +390,15 @@ Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan&
   c.plan = &plan;
   c.k = &consts;
   c.gk = &kernels::gemm_kernels(active_isa());
+  c.rk = &kernels::mla_preprocess_row_kernels(active_isa());
+  c.ck = &kernels::convert_kernels(active_isa());
   c.ws = &ws;
-  // MLAOPS_PROFILE=1 prints the time of each phase to stderr.
+  // MLAOPS_PROFILE=1 prints the time of each phase (and of the sub-steps of the heads, summed
+  // over threads) to stderr.
   static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
+  c.profile = profile;
+  if (profile)
+    for (auto& a : g_head_ns) a.store(0);
   using clock = std::chrono::steady_clock;
   double phase[5] = {0, 0, 0, 0, 0};
   auto lap = [&](int i, clock::time_point& t) {
@@ -426,6 +430,10 @@ Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan&
                  "%.0f us, heads %.0f us, scatter %.0f us\n",
                  op, (long long)d.T, (long long)d.N, (long long)d.He, static_cast<int>(plan.cache_mode),
                  plan.per_token ? 1 : 0, phase[0], phase[1], phase[2], phase[3], phase[4]);
+  if (profile)
+    std::fprintf(stderr, "%s: heads (thread-summed): wuq gemm %.0f us, dequant %.0f us, wuk gemm %.0f us, epilogue %.0f us\n",
+                 op, g_head_ns[0].load() / 1e3, g_head_ns[1].load() / 1e3, g_head_ns[2].load() / 1e3,
+                 g_head_ns[3].load() / 1e3);
   return kSuccess;
 }
 
