@@ -1,6 +1,8 @@
 // AVX2 epilogue conversions (same bit rules as the scalar ones); tails go through the scalar code.
 #include <immintrin.h>
 
+#include "kernels/cpu/simd_avx2.h"
+
 #include <cmath>
 
 #include "kernels/cpu/convert.h"
@@ -9,15 +11,7 @@
 namespace mlaops::kernels {
 namespace {
 
-inline __m256i bf16_bits(__m256 v) {
-  const __m256i u = _mm256_castps_si256(v);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
-  // NaN: |u| > 0x7f800000 (signed compare is fine: |u| < 2^31)
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
-  const __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-  return _mm256_blendv_epi8(r, q, nan);
-}
+using avx2::bf16_bits;
 
 void f32_to_bf16_avx2(const float* x, uint16_t* y, int64_t n) {
   int64_t i = 0;

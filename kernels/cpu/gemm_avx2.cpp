@@ -293,7 +293,6 @@ void s8_avx2(const GemmArgs& g) {
   }
 }
 
-
 // =============================== f16 (panels) ===============================
 // As bf16 above but fp16: A widened to fp32 once per K block, a panel row (16 fp16) widened
 // with two vcvtph2ps, fp32 FMA; tile up to 6 rows x 16 columns. A partial last ND panel goes

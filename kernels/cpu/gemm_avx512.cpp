@@ -421,7 +421,6 @@ void s8_avx512(const GemmArgs& g) {
   }
 }
 
-
 // Unmasked forms through the maskz intrinsics with an all-ones mask (GCC emits the plain
 // instruction): the plain intrinsics pass an _mm512_undefined_*() operand that GCC 12 reports as
 // uninitialized (GCC bug 105593).
@@ -641,7 +640,6 @@ inline __mmask32 mask32(int64_t valid) {
   if (valid >= 32) return ~__mmask32{0};
   return static_cast<__mmask32>((uint32_t{1} << valid) - 1u);
 }
-
 
 constexpr int64_t kTPf = 4;  // k panels of W prefetched ahead
 

@@ -1,6 +1,8 @@
 // AVX2 + F16C MlaPreprocess row kernels (same bits as the scalar rules; tails go through them).
 #include <immintrin.h>
 
+#include "kernels/cpu/simd_avx2.h"
+
 #include <cmath>
 
 #include "kernels/cpu/mla_preprocess_rows.h"
@@ -8,16 +10,9 @@
 namespace mlaops::kernels {
 namespace {
 
-constexpr int kRne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+using avx2::bf16_bits;
 
-inline __m256i bf16_bits(__m256 v) {
-  const __m256i u = _mm256_castps_si256(v);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), lsb)), 16);
-  const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
-  const __m256i q = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-  return _mm256_blendv_epi8(r, q, nan);  // 32-bit lanes, value in the low 16 bits
-}
+constexpr int kRne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 inline __m256 round_dt8(__m256 v, bool fp16) {
   if (fp16) return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));

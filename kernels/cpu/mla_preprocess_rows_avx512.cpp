@@ -1,31 +1,17 @@
 // AVX-512 MlaPreprocess row kernels (same bits as the scalar rules; tails masked).
 #include <immintrin.h>
 
-// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics that pass an
-// _mm512_undefined_*() operand (GCC bug 105593); the operand is never read.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
+#include "kernels/cpu/simd_avx512.h"
 #include "kernels/cpu/mla_preprocess_rows.h"
 
 namespace mlaops::kernels {
 namespace {
 
+using avx512::bf16_bits;
+
 constexpr int kRne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
 
 inline __mmask16 tail_mask(int64_t r) { return static_cast<__mmask16>((1u << r) - 1u); }
-
-inline __m512i bf16_bits(__m512 v) {
-  const __m512i u = _mm512_castps_si512(v);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), lsb)), 16);
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
-  const __m512i q = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-  return _mm512_mask_mov_epi32(r, nan, q);
-}
 
 inline __m256i dt_bits(__m512 v, bool fp16) {
   if (fp16) return _mm512_cvtps_ph(v, kRne);

@@ -6,12 +6,7 @@
 
 #include "kernels/cpu/softmax.h"
 
-// GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics that pass an
-// _mm512_undefined_*() operand (GCC bug 105593); the operand is never read.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+#include "kernels/cpu/simd_avx512.h"
 
 namespace mlaops::kernels {
 namespace {

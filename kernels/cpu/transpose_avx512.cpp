@@ -9,14 +9,8 @@
 // that description.
 #include <immintrin.h>
 
+#include "kernels/cpu/simd_avx512.h"
 #include "kernels/cpu/transpose.h"
-
-// GCC 12 reports -W(maybe-)uninitialized inside its own AVX-512 intrinsics that pass an
-// _mm512_undefined_*() operand (GCC bug 105593); the operand is never read.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
 
 namespace mlaops::kernels {
 namespace {
