@@ -1,5 +1,5 @@
-// Panel GEMM kernels (kernels/cpu/gemm.h) on every ISA the machine supports, against a float64
-// (bf16) / exact int64 (int8) loop: NZ and ND B, M / K / N tails, n_begin / n_end sub-ranges,
+// Panel GEMM kernels (kernels/cpu/gemm.h: bf16, f16, s8) on every ISA the machine supports,
+// against a float64 (bf16, fp16) / exact (int8) loop: NZ and ND B, M / K / N tails, n_begin / n_end sub-ranges,
 // canaries around C, and exact-size A / B allocations (run under ASan to check the extents).
 #include <gtest/gtest.h>
 
@@ -15,95 +15,41 @@
 #include "kernels/cpu/gemm.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
+#include "tests/kernels/gemm_test_util.h"
 
 namespace mlaops::kernels {
 namespace {
 
-struct KernelSet {
-  const GemmKernels* k;
-  std::string name;
-};
-
-std::vector<KernelSet> kernel_sets() {
-  std::vector<KernelSet> v{{&gemm_kernels_scalar(), "scalar"}};
-  const Isa isa = detected_isa();
-  if (static_cast<int>(isa) >= static_cast<int>(Isa::kAvx2)) v.push_back({&gemm_kernels_avx2(), "avx2"});
-  if (static_cast<int>(isa) >= static_cast<int>(Isa::kAvx512)) v.push_back({&gemm_kernels_avx512(), "avx512"});
-  return v;
-}
+using namespace gemm_test;
 
 const std::vector<int64_t> kMs = {1, 2, 3, 7, 8, 9, 17, 64};
 const std::vector<int64_t> kKs = {1, 2, 3, 15, 16, 17, 64, 130, 1536};
 const std::vector<int64_t> kNs = {16, 32, 48, 80, 512, 1, 5, 33};
 
-// [n_begin, n_end) ranges at panel boundaries (n_begin a multiple of W).
-std::vector<std::pair<int64_t, int64_t>> ranges(int64_t N, int64_t W) {
-  std::vector<std::pair<int64_t, int64_t>> r{{0, N}};
-  if (N > W) {
-    r.push_back({W, N});
-    r.push_back({0, W});
-  }
-  if (N > 3 * W) r.push_back({W, 3 * W});
-  return r;
-}
+// ---------------------------------------------------------------- bf16 / fp16 panels
 
-constexpr uint32_t kCanary = 0x7fc0dead;  // a NaN bit pattern, compared bitwise
-
-uint16_t random_bf16(std::mt19937& rng) {
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::uniform_int_distribution<int> e(-6, 3);
-  if (rng() % 29 == 0) return 0;
-  return float_to_bf16(std::ldexp(u(rng), e(rng)));
-}
-
-// C with ldc = N + 3 and one extra row, filled with the canary; the kernel may write only
-// rows [0, M) x columns [n_begin, n_end).
-struct CBuffer {
-  int64_t M, N, ldc;
-  std::vector<uint32_t> bits;
-  CBuffer(int64_t m, int64_t n) : M(m), N(n), ldc(n + 3), bits(static_cast<size_t>((m + 1) * (n + 3)), kCanary) {}
-  void* data() { return bits.data(); }
-  bool canaries_intact(int64_t n_begin, int64_t n_end, std::string* where) const {
-    for (int64_t m = 0; m < M + 1; ++m)
-      for (int64_t n = 0; n < ldc; ++n) {
-        if (m < M && n >= n_begin && n < n_end) continue;
-        if (bits[static_cast<size_t>(m * ldc + n)] != kCanary) {
-          *where = "C[" + std::to_string(m) + "][" + std::to_string(n) + "] overwritten";
-          return false;
-        }
-      }
-    return true;
-  }
-};
-
-std::string describe(const std::string& isa, const char* kind, int64_t M, int64_t K, int64_t N, int64_t nb, int64_t ne,
-                     int64_t lda) {
-  return isa + " " + kind + " M=" + std::to_string(M) + " K=" + std::to_string(K) + " N=" + std::to_string(N) +
-         " range=[" + std::to_string(nb) + "," + std::to_string(ne) + ") lda=" + std::to_string(lda);
-}
-
-// ---------------------------------------------------------------- bf16
-
-void check_bf16(int64_t M, int64_t K, int64_t N, bool nz, int64_t lda_pad, const std::vector<KernelSet>& sets,
-                bool all_ranges) {
-  std::mt19937 rng(static_cast<uint32_t>(M * 1000003 + K * 1009 + N * 7 + (nz ? 1 : 0)));
+// C = A x B for bf16 or fp16 (`kind`), B [K, N] as NZ panels or ND rows; `all_ranges` false:
+// only the full range and one inner range.
+void check_panel(Kind kind, int64_t M, int64_t K, int64_t N, bool nz, int64_t lda_pad,
+                 const std::vector<KernelSet>& sets, bool all_ranges) {
+  std::mt19937 rng(static_cast<uint32_t>(M * 1000003 + K * 1009 + N * 7 + (nz ? 1 : 0) + (kind == Kind::kF16 ? 555 : 0)));
   const int64_t lda = K + lda_pad;
   std::vector<uint16_t> A(static_cast<size_t>(M * lda));  // exactly M * lda elements
   std::vector<uint16_t> Bnd(static_cast<size_t>(K * N));  // exactly K * ldb (ldb = N)
-  for (auto& v : A) v = random_bf16(rng);
-  for (auto& v : Bnd) v = random_bf16(rng);
+  for (auto& v : A) v = random_value(kind, rng);
+  for (auto& v : Bnd) v = random_value(kind, rng);
 
   std::vector<double> ref(static_cast<size_t>(M * N)), mag(static_cast<size_t>(M * N));
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       double s = 0, a = 0;
       for (int64_t k = 0; k < K; ++k) {
-        const double p = double(bf16_to_float(A[m * lda + k])) * double(bf16_to_float(Bnd[k * N + n]));
+        const double p = value_of(kind, A[static_cast<size_t>(m * lda + k)]) * value_of(kind, Bnd[static_cast<size_t>(k * N + n)]);
         s += p;
         a += std::fabs(p);
       }
-      ref[m * N + n] = s;
-      mag[m * N + n] = a;
+      ref[static_cast<size_t>(m * N + n)] = s;
+      mag[static_cast<size_t>(m * N + n)] = a;
     }
 
   std::vector<uint16_t> Bnz;
@@ -128,29 +74,17 @@ void check_bf16(int64_t M, int64_t K, int64_t N, bool nz, int64_t lda_pad, const
     g.panel_stride = 16;
   }
 
-  auto rs = ranges(N, 16);
-  if (!all_ranges) rs.resize(1);
-  for (const auto& ks : sets) {
-    for (const auto& [nb, ne] : rs) {
+  for (const auto& ks : sets)
+    for (const auto& [nb, ne] : ranges(N, 16, !all_ranges)) {
       CBuffer C(M, N);
       g.C = C.data();
       g.ldc = C.ldc;
       g.n_begin = nb;
       g.n_end = ne;
-      ks.k->bf16(g);
-      const std::string ctx = describe(ks.name, nz ? "bf16 NZ" : "bf16 ND", M, K, N, nb, ne, lda);
-      std::string where;
-      ASSERT_TRUE(C.canaries_intact(nb, ne, &where)) << ctx << ": " << where;
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = nb; n < ne; ++n) {
-          float c;
-          std::memcpy(&c, &C.bits[static_cast<size_t>(m * C.ldc + n)], 4);
-          const double tol = 1e-5 * mag[m * N + n] + 1e-30;
-          ASSERT_LE(std::fabs(double(c) - ref[m * N + n]), tol)
-              << ctx << " at m=" << m << " n=" << n << ": got " << c << " want " << ref[m * N + n];
-        }
+      (kind == Kind::kBf16 ? ks.k->bf16 : ks.k->f16)(g);
+      ASSERT_TRUE(check_c(C, kind, ref, mag, M, N, nb, ne))
+          << describe(ks.name, std::string(kind_name(kind)) + (nz ? " NZ" : " ND"), M, K, N, nb, ne, lda);
     }
-  }
 }
 
 TEST(GemmBf16, NzAllShapes) {
@@ -158,7 +92,7 @@ TEST(GemmBf16, NzAllShapes) {
   for (int64_t M : kMs)
     for (int64_t K : kKs)
       for (int64_t N : kNs) {
-        check_bf16(M, K, N, /*nz=*/true, 0, sets, /*all_ranges=*/K <= 130 || M <= 9);
+        check_panel(Kind::kBf16, M, K, N, /*nz=*/true, 0, sets, /*all_ranges=*/K <= 130 || M <= 9);
         if (HasFatalFailure()) return;
       }
 }
@@ -168,7 +102,7 @@ TEST(GemmBf16, NdAllShapes) {
   for (int64_t M : kMs)
     for (int64_t K : kKs)
       for (int64_t N : kNs) {
-        check_bf16(M, K, N, /*nz=*/false, 0, sets, /*all_ranges=*/K <= 130 || M <= 9);
+        check_panel(Kind::kBf16, M, K, N, /*nz=*/false, 0, sets, /*all_ranges=*/K <= 130 || M <= 9);
         if (HasFatalFailure()) return;
       }
 }
@@ -179,7 +113,29 @@ TEST(GemmBf16, PaddedLdaAndKBlocks) {
   for (int64_t M : {1, 5, 8, 13, 25})
     for (int64_t K : {7, 385, 769, 1001})
       for (bool nz : {true, false}) {
-        check_bf16(M, K, 80, nz, 3, sets, true);
+        check_panel(Kind::kBf16, M, K, 80, nz, 3, sets, true);
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(GemmF16, AllShapes) {
+  const auto sets = kernel_sets();
+  for (bool nz : {true, false})
+    for (int64_t M : kMs)
+      for (int64_t K : kKs)
+        for (int64_t N : kNs) {
+          check_panel(Kind::kF16, M, K, N, nz, 0, sets, /*all_ranges=*/M * K * N <= 2'000'000);
+          if (HasFatalFailure()) return;
+        }
+}
+
+TEST(GemmF16, PaddedLdaAndKBlocks) {
+  // K around the K blocks (AVX-512 384, AVX2 256), odd lda, M tails of the 8 / 6 row tiles.
+  const auto sets = kernel_sets();
+  for (int64_t M : {1, 5, 8, 13, 25})
+    for (int64_t K : {7, 257, 385, 769, 1001})
+      for (bool nz : {true, false}) {
+        check_panel(Kind::kF16, M, K, 80, nz, 3, sets, true);
         if (HasFatalFailure()) return;
       }
 }
@@ -201,12 +157,12 @@ void check_s8(int64_t M, int64_t K, int64_t N, int64_t lda_pad, const std::vecto
     if (M > 1) A[(M - 1) * lda + k] = 127;
   }
 
-  std::vector<int64_t> ref(static_cast<size_t>(M * N));
+  std::vector<double> ref(static_cast<size_t>(M * N));  // exact: |sum| < 2^53
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       int64_t s = 0;
       for (int64_t k = 0; k < K; ++k) s += int64_t{A[m * lda + k]} * int64_t{Bnd[k * N + n]};
-      ref[m * N + n] = s;
+      ref[m * N + n] = static_cast<double>(s);
     }
 
   int64_t s[4];
@@ -224,26 +180,16 @@ void check_s8(int64_t M, int64_t K, int64_t N, int64_t lda_pad, const std::vecto
   g.panel_stride = s[1] * 16 * 32;
   g.panel_width = 32;
 
-  auto rs = ranges(N, 32);
-  if (!all_ranges) rs.resize(1);
-  for (const auto& ks : sets) {
-    for (const auto& [nb, ne] : rs) {
+  for (const auto& ks : sets)
+    for (const auto& [nb, ne] : ranges(N, 32, !all_ranges)) {
       CBuffer C(M, N);
       g.C = C.data();
       g.ldc = C.ldc;
       g.n_begin = nb;
       g.n_end = ne;
       ks.k->s8(g);
-      const std::string ctx = describe(ks.name, "s8 NZ", M, K, N, nb, ne, lda);
-      std::string where;
-      ASSERT_TRUE(C.canaries_intact(nb, ne, &where)) << ctx << ": " << where;
-      for (int64_t m = 0; m < M; ++m)
-        for (int64_t n = nb; n < ne; ++n) {
-          const auto c = static_cast<int32_t>(C.bits[static_cast<size_t>(m * C.ldc + n)]);
-          ASSERT_EQ(int64_t{c}, ref[m * N + n]) << ctx << " at m=" << m << " n=" << n;
-        }
+      ASSERT_TRUE(check_c(C, Kind::kS8, ref, {}, M, N, nb, ne)) << describe(ks.name, "s8 NZ", M, K, N, nb, ne, lda);
     }
-  }
 }
 
 TEST(GemmS8, NzAllShapes) {
