@@ -4,6 +4,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 // GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics that pass an
 // _mm512_undefined_*() operand (GCC bug 105593); the operand is never read.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -24,5 +26,36 @@ inline __m512i bf16_bits(__m512 v) {
   const __m512i q = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
   return _mm512_mask_mov_epi32(r, nan, q);
 }
+
+inline __mmask16 mask16(int64_t valid) {  // the low `valid` lanes (clamped to 0..16)
+  if (valid >= 16) return static_cast<__mmask16>(0xFFFF);
+  if (valid <= 0) return 0;
+  return static_cast<__mmask16>((1u << valid) - 1u);
+}
+
+inline __m512 dpbf16(__m512 acc, __m512i b, __m512i a) {
+  return _mm512_dpbf16_ps(acc, (__m512bh)b, (__m512bh)a);
+}
+
+// acc += per-lane dot of 4 unsigned bytes (u8) with 4 signed bytes (s8). Inline asm because
+// GCC 12 surrounds the _mm512_dpbusd_epi32 builtin with a register copy per accumulator.
+inline __m512i dpbusd(__m512i acc, __m512i u8, __m512i s8) {
+  asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(u8), "v"(s8));
+  return acc;
+}
+
+// Unmasked forms through the maskz intrinsics with an all-ones mask (GCC emits the plain
+// instruction): the plain intrinsics pass an _mm512_undefined_*() operand that GCC 12 reports as
+// uninitialized (GCC bug 105593).
+constexpr __mmask16 kAll16 = static_cast<__mmask16>(0xFFFF);
+constexpr __mmask8 kAll8 = static_cast<__mmask8>(0xFF);
+inline __m512 cvtph(__m256i v) { return _mm512_maskz_cvtph_ps(kAll16, v); }
+inline __m512i unpacklo32(__m512i a, __m512i b) { return _mm512_maskz_unpacklo_epi32(kAll16, a, b); }
+inline __m512i unpackhi32(__m512i a, __m512i b) { return _mm512_maskz_unpackhi_epi32(kAll16, a, b); }
+inline __m512i unpacklo64(__m512i a, __m512i b) { return _mm512_maskz_unpacklo_epi64(kAll8, a, b); }
+inline __m512i unpackhi64(__m512i a, __m512i b) { return _mm512_maskz_unpackhi_epi64(kAll8, a, b); }
+template <int IMM>
+inline __m512i shuf128(__m512i a, __m512i b) { return _mm512_maskz_shuffle_i32x4(kAll16, a, b, IMM); }
+inline __m512i dup256(__m256i v) { return _mm512_maskz_broadcast_i64x4(kAll8, v); }
 
 }  // namespace mlaops::kernels::avx512

@@ -1,0 +1,314 @@
+// AVX-512 BF16 / VNNI transposed-NZ GEMMs bf16_t / s8_t / f16_t (GemmTArgs; layouts and
+// semantics: gemm.h; reference: gemm_scalar.cpp). The table in gemm_avx512.cpp picks them.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_t_avx512.h"
+#include "kernels/cpu/simd_avx512.h"
+
+namespace mlaops::kernels {
+namespace {
+
+using namespace avx512;
+
+// =========================== transposed NZ (GemmTArgs) ===========================
+// W^T tiles: for 16 outputs n and c0 k values one row-major 16 x c0 tile (32 bytes a row), so
+// a 64-byte load holds rows n, n+1 of the tile. Dot products run along k:
+//   s8_t  : vpdpbusd of (W ^ 0x80) (unsigned W + 128) with A's 32 bytes in both 256-bit halves:
+//           16 int32 lanes = 8 partial sums of row n and 8 of row n+1; C = sum - 128 * rowsum(A).
+//   bf16_t: vdpbf16ps the same way (A's 16 bf16 in both halves).
+//   f16_t : a tile row (16 fp16) widened to 16 fp32 lanes, FMA with A's widened 16 k values.
+// Per-row partial sums are reduced horizontally once per K block (unpack / shuffle tree). The
+// K tail zero-masks A (W's padding is zero in storage); A is never read past K. Register tile:
+// up to 3 rows of M x one 16-row W tile. Several M tiles share an L1-sized K block of the W tile.
+
+constexpr int kTMR = 3;
+
+struct TTile {
+  const void* a;      // A + m0 * lda + k0 (elements)
+  int64_t lda;
+  const void* w;      // W tile at k panel k0 / c0
+  int64_t wstep;      // elements between consecutive k panels of a tile (r1 * 16 * c0)
+  int64_t kl;         // k values of this block (k0 a multiple of c0)
+  void* c;            // C + m0 * ldc + 16 * tile
+  int64_t ldc;
+  const int32_t* rowsum;
+  __mmask16 nmask;    // valid outputs of the tile
+  int64_t nvalid;
+  bool accumulate;
+};
+
+struct AddI {
+  __m512i operator()(__m512i a, __m512i b) const { return _mm512_add_epi32(a, b); }
+};
+struct AddF {
+  __m512i operator()(__m512i a, __m512i b) const {
+    return _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)));
+  }
+};
+
+// Per 128-bit lane: (a0 + a2, b0 + b2, a1 + a3, b1 + b3).
+template <class Add>
+inline __m512i red_l1(__m512i a, __m512i b) {
+  return Add()(unpacklo32(a, b), unpackhi32(a, b));
+}
+// From two red_l1 results (of a, b and c, d): per 128-bit lane the lane sums (a, b, c, d).
+template <class Add>
+inline __m512i red_l2(__m512i x, __m512i y) {
+  return Add()(unpacklo64(x, y), unpackhi64(x, y));
+}
+// [x.L0 + x.L1, x.L2 + x.L3, y.L0 + y.L1, y.L2 + y.L3] (128-bit lanes).
+template <class Add>
+inline __m512i red_l3(__m512i x, __m512i y) {
+  return Add()(shuf128<_MM_SHUFFLE(2, 0, 2, 0)>(x, y), shuf128<_MM_SHUFFLE(3, 1, 3, 1)>(x, y));
+}
+
+// 8 accumulators, lanes 0-7 of v[j] partial sums of row 2j, lanes 8-15 of row 2j+1 -> the 16
+// row sums in natural order.
+template <class Add>
+inline __m512i reduce_pairs(const __m512i* v) {
+  const __m512i y0 = red_l2<Add>(red_l1<Add>(v[0], v[1]), red_l1<Add>(v[2], v[3]));
+  const __m512i y1 = red_l2<Add>(red_l1<Add>(v[4], v[5]), red_l1<Add>(v[6], v[7]));
+  // lanes: rows 0 2 4 6 | 1 3 5 7 | 8 10 12 14 | 9 11 13 15
+  const __m512i z = red_l3<Add>(y0, y1);
+  return _mm512_maskz_permutexvar_epi32(kAll16, _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), z);
+}
+
+// 16 accumulators (one row each) -> 16 row sums.
+template <class Add>
+inline __m512i reduce16(const __m512i* v) {
+  __m512i y[4];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i)
+    y[i] = red_l2<Add>(red_l1<Add>(v[4 * i], v[4 * i + 1]), red_l1<Add>(v[4 * i + 2], v[4 * i + 3]));
+  return red_l3<Add>(red_l3<Add>(y[0], y[1]), red_l3<Add>(y[2], y[3]));
+}
+
+// 8 accumulators -> 8 row sums (lanes 0-7).
+template <class Add>
+inline __m512i reduce8(const __m512i* v) {
+  const __m512i y0 = red_l2<Add>(red_l1<Add>(v[0], v[1]), red_l1<Add>(v[2], v[3]));
+  const __m512i y1 = red_l2<Add>(red_l1<Add>(v[4], v[5]), red_l1<Add>(v[6], v[7]));
+  const __m512i z = red_l3<Add>(y0, y1);
+  return red_l3<Add>(z, z);
+}
+
+inline __mmask32 mask32(int64_t valid) {
+  if (valid >= 32) return ~__mmask32{0};
+  return static_cast<__mmask32>((uint32_t{1} << valid) - 1u);
+}
+
+constexpr int64_t kTPf = 4;  // k panels of W prefetched ahead
+
+inline void prefetch_tile(const void* p) {
+  const char* c = static_cast<const char*>(p);
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) _mm_prefetch(c + 64 * i, _MM_HINT_T0);
+}
+
+template <int MR>
+void s8t_tile(const TTile& t) {
+  const auto* a = static_cast<const int8_t*>(t.a);
+  const auto* w = static_cast<const int8_t*>(t.w);
+  const int64_t lda = t.lda, wstep = t.wstep;
+  const __m512i x80 = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i acc[MR][8];
+#pragma GCC unroll 3
+  for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) acc[m][j] = _mm512_setzero_si512();
+  const int64_t full = t.kl / 32, tail = t.kl % 32;
+  for (int64_t kp = 0; kp <= full; ++kp) {
+    if (kp == full && tail == 0) break;
+    const int8_t* wp = w + kp * wstep;
+    if (kp + kTPf < full) prefetch_tile(wp + kTPf * wstep);
+    __m512i av[MR];
+    const __mmask32 am = kp < full ? ~__mmask32{0} : mask32(tail);
+#pragma GCC unroll 3
+    for (int m = 0; m < MR; ++m) av[m] = dup256(_mm256_maskz_loadu_epi8(am, a + m * lda + kp * 32));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m512i wv = _mm512_xor_si512(_mm512_loadu_si512(wp + 64 * j), x80);
+#pragma GCC unroll 3
+      for (int m = 0; m < MR; ++m) acc[m][j] = dpbusd(acc[m][j], wv, av[m]);
+    }
+  }
+#pragma GCC unroll 3
+  for (int m = 0; m < MR; ++m) {
+    auto* c = static_cast<int32_t*>(t.c) + m * t.ldc;
+    __m512i r = reduce_pairs<AddI>(acc[m]);
+    if (t.accumulate)
+      r = _mm512_add_epi32(r, _mm512_maskz_loadu_epi32(t.nmask, c));
+    else  // -128 * rowsum(A[m]), modulo 2^32 like the accumulation
+      r = _mm512_add_epi32(r, _mm512_set1_epi32(static_cast<int32_t>(static_cast<uint32_t>(t.rowsum[m]) * 0xFFFFFF80u)));
+    _mm512_mask_storeu_epi32(c, t.nmask, r);
+  }
+}
+
+template <int MR>
+void bf16t_tile(const TTile& t) {
+  const auto* a = static_cast<const uint16_t*>(t.a);
+  const auto* w = static_cast<const uint16_t*>(t.w);
+  const int64_t lda = t.lda, wstep = t.wstep;
+  __m512 acc[MR][8];
+#pragma GCC unroll 3
+  for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) acc[m][j] = _mm512_setzero_ps();
+  const int64_t full = t.kl / 16, tail = t.kl % 16;
+  for (int64_t kp = 0; kp <= full; ++kp) {
+    if (kp == full && tail == 0) break;
+    const uint16_t* wp = w + kp * wstep;
+    if (kp + kTPf < full) prefetch_tile(wp + kTPf * wstep);
+    __m512i av[MR];
+    const __mmask16 am = kp < full ? static_cast<__mmask16>(0xFFFF) : mask16(tail);
+#pragma GCC unroll 3
+    for (int m = 0; m < MR; ++m) av[m] = dup256(_mm256_maskz_loadu_epi16(am, a + m * lda + kp * 16));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) {
+      const __m512i wv = _mm512_loadu_si512(wp + 32 * j);
+#pragma GCC unroll 3
+      for (int m = 0; m < MR; ++m) acc[m][j] = dpbf16(acc[m][j], wv, av[m]);
+    }
+  }
+#pragma GCC unroll 3
+  for (int m = 0; m < MR; ++m) {
+    float* c = static_cast<float*>(t.c) + m * t.ldc;
+    __m512i v[8];
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) v[j] = _mm512_castps_si512(acc[m][j]);
+    __m512 r = _mm512_castsi512_ps(reduce_pairs<AddF>(v));
+    if (t.accumulate) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(t.nmask, c));
+    _mm512_mask_storeu_ps(c, t.nmask, r);
+  }
+}
+
+// f16_t: NR tile rows per pass (16 for one M row, 8 for two or three), so MR * NR <= 24.
+template <int MR, int NR>
+void f16t_pass(const TTile& t, int row0, __mmask16 smask) {
+  const auto* a = static_cast<const uint16_t*>(t.a);
+  const auto* w = static_cast<const uint16_t*>(t.w) + row0 * 16;
+  const int64_t lda = t.lda, wstep = t.wstep;
+  __m512 acc[MR][NR];
+#pragma GCC unroll 3
+  for (int m = 0; m < MR; ++m)
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j) acc[m][j] = _mm512_setzero_ps();
+  const int64_t full = t.kl / 16, tail = t.kl % 16;
+  for (int64_t kp = 0; kp <= full; ++kp) {
+    if (kp == full && tail == 0) break;
+    const uint16_t* wp = w + kp * wstep;
+    if (kp + kTPf < full) {
+#pragma GCC unroll 4
+      for (int i = 0; i < NR / 2; ++i) _mm_prefetch(reinterpret_cast<const char*>(wp + kTPf * wstep) + 64 * i, _MM_HINT_T0);
+    }
+    __m512 av[MR];
+    const __mmask16 am = kp < full ? static_cast<__mmask16>(0xFFFF) : mask16(tail);
+#pragma GCC unroll 3
+    for (int m = 0; m < MR; ++m) av[m] = cvtph(_mm256_maskz_loadu_epi16(am, a + m * lda + kp * 16));
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j) {
+      const __m512 wv = cvtph(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 16 * j)));
+#pragma GCC unroll 3
+      for (int m = 0; m < MR; ++m) acc[m][j] = _mm512_fmadd_ps(av[m], wv, acc[m][j]);
+    }
+  }
+#pragma GCC unroll 3
+  for (int m = 0; m < MR; ++m) {
+    float* c = static_cast<float*>(t.c) + m * t.ldc + row0;
+    __m512i v[NR];
+#pragma GCC unroll 16
+    for (int j = 0; j < NR; ++j) v[j] = _mm512_castps_si512(acc[m][j]);
+    __m512 r;
+    if constexpr (NR == 16) r = _mm512_castsi512_ps(reduce16<AddF>(v));
+    else r = _mm512_castsi512_ps(reduce8<AddF>(v));
+    if (t.accumulate) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(smask, c));
+    _mm512_mask_storeu_ps(c, smask, r);
+  }
+}
+
+template <int MR>
+void f16t_tile(const TTile& t) {
+  if constexpr (MR == 1) {
+    f16t_pass<1, 16>(t, 0, t.nmask);
+  } else {
+    f16t_pass<MR, 8>(t, 0, static_cast<__mmask16>(t.nmask & 0xFF));
+    if (t.nvalid > 8) f16t_pass<MR, 8>(t, 8, static_cast<__mmask16>(t.nmask >> 8));
+  }
+}
+
+using TTileFn = void (*)(const TTile&);
+
+// Splits N into 16-row W tiles and M into tiles of up to kTMR rows; K blocks of kc (a multiple
+// of c0) when several M tiles reuse the W block.
+template <class T, class Acc>
+void gemm_t_drive(const GemmTArgs& g, int64_t c0, int64_t kc_multi, const std::array<TTileFn, kTMR>& table,
+                  const int32_t* rowsum) {
+  const int64_t M = g.M, K = g.K;
+  const auto* A = static_cast<const T*>(g.A);
+  const auto* W = static_cast<const T*>(g.W);
+  auto* C = static_cast<Acc*>(g.C);
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, Acc{0});
+    return;
+  }
+  const int64_t tiles = (M + kTMR - 1) / kTMR;
+  const int64_t kc = tiles == 1 ? K : kc_multi;
+  const int64_t tile_elems = 16 * c0;
+  TTile t;
+  t.lda = g.lda;
+  t.wstep = g.r1 * tile_elems;
+  t.ldc = g.ldc;
+  for (int64_t nt = g.n_begin / 16; nt * 16 < g.n_end; ++nt) {
+    t.nvalid = std::min<int64_t>(16, g.n_end - nt * 16);
+    t.nmask = mask16(t.nvalid);
+    for (int64_t k0 = 0; k0 < K; k0 += kc) {
+      t.kl = std::min(kc, K - k0);
+      t.accumulate = k0 > 0;
+      t.w = W + ((k0 / c0) * g.r1 + nt) * tile_elems;
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        t.a = A + m0 * g.lda + k0;
+        t.c = C + m0 * g.ldc + nt * 16;
+        t.rowsum = rowsum ? rowsum + m0 : nullptr;
+        table[static_cast<size_t>(mr - 1)](t);
+        m0 += mr;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void s8_t_avx512(const GemmTArgs& g) {
+  if (g.M <= 0 || g.n_end <= g.n_begin) return;
+  std::vector<int32_t> rowsum(static_cast<size_t>(g.M));
+  const auto* A = static_cast<const int8_t*>(g.A);
+  for (int64_t m = 0; m < g.M; ++m) {
+    int32_t s = 0;
+    for (int64_t k = 0; k < g.K; ++k) s += A[m * g.lda + k];
+    rowsum[static_cast<size_t>(m)] = s;
+  }
+  static constexpr std::array<TTileFn, kTMR> kTable{&s8t_tile<1>, &s8t_tile<2>, &s8t_tile<3>};
+  gemm_t_drive<int8_t, int32_t>(g, 32, 1024, kTable, rowsum.data());
+}
+
+void bf16_t_avx512(const GemmTArgs& g) {
+  if (g.M <= 0 || g.n_end <= g.n_begin) return;
+  static constexpr std::array<TTileFn, kTMR> kTable{&bf16t_tile<1>, &bf16t_tile<2>, &bf16t_tile<3>};
+  gemm_t_drive<uint16_t, float>(g, 16, 512, kTable, nullptr);
+}
+
+void f16_t_avx512(const GemmTArgs& g) {
+  if (g.M <= 0 || g.n_end <= g.n_begin) return;
+  static constexpr std::array<TTileFn, kTMR> kTable{&f16t_tile<1>, &f16t_tile<2>, &f16t_tile<3>};
+  gemm_t_drive<uint16_t, float>(g, 16, 512, kTable, nullptr);
+}
+
+}  // namespace mlaops::kernels

@@ -1,0 +1,13 @@
+// The AVX-512 transposed-NZ GEMMs (gemm_t_avx512.cpp), for the AVX-512 kernel table in
+// gemm_avx512.cpp. Call them through gemm_kernels() (gemm.h), which checks the CPU first.
+#pragma once
+
+#include "kernels/cpu/gemm.h"
+
+namespace mlaops::kernels {
+
+void s8_t_avx512(const GemmTArgs& g);    // needs AVX512_VNNI
+void bf16_t_avx512(const GemmTArgs& g);  // needs AVX512_BF16
+void f16_t_avx512(const GemmTArgs& g);
+
+}  // namespace mlaops::kernels
