@@ -1,5 +1,5 @@
-// Shared pieces of the operator benchmarks (bench_mla_prolog.cpp, bench_mla_preprocess.cpp):
-// random host buffers, NZ weights, best/median timing, the roofline limits, and the oneDNN peer
+// Shared pieces of the operator benchmark cases (cases_*.cpp): random host buffers, NZ weights,
+// best/median timing, and the oneDNN peer
 // (the projection GEMMs through matmul with weights pre-packed, rotated over copies so that
 // every call streams from DRAM).
 #pragma once
@@ -23,11 +23,6 @@
 namespace bench {
 
 using clk = std::chrono::steady_clock;
-
-// The roofline anchors of ../shared/perf/roofline.md (2 cores): overridable on the command line.
-struct Limits {
-  double bw = 50e9, bf16 = 740e9, int8 = 1040e9;
-};
 
 struct Buf {
   std::vector<uint8_t> b;
@@ -85,16 +80,16 @@ Times time_it(F&& f, int reps) {
   return {t.front(), t[t.size() / 2]};
 }
 
-// Copies of a set of weight buffers, >= 1 GiB in all, laid out back to back (64-byte aligned) and
-// handed out round robin, so that every call reads its weights from DRAM.
+// Copies of a set of weight buffers, >= `total` bytes in all (default 1 GiB), laid out back to back
+// (64-byte aligned) and handed out round robin, so that every call reads its weights from DRAM.
 struct WeightPool {
   std::vector<size_t> off;
   std::vector<std::vector<uint8_t>> copies;
   size_t next = 0;
-  explicit WeightPool(const std::vector<const Buf*>& ws) {
+  explicit WeightPool(const std::vector<const Buf*>& ws, size_t total = size_t{1} << 30) {
     off.assign(ws.size() + 1, 0);
     for (size_t i = 0; i < ws.size(); ++i) off[i + 1] = (off[i] + ws[i]->b.size() + 63) / 64 * 64;
-    const size_t n = (size_t{1} << 30) / off.back() + 1;
+    const size_t n = total / off.back() + 1;
     copies.resize(n);
     for (auto& c : copies) {
       c.resize(off.back() + 64);

@@ -8,6 +8,7 @@ namespace mlaops::tools {
 int cmd_info(int argc, char** argv);
 int cmd_demo(int argc, char** argv);
 int cmd_check(int argc, char** argv);
+int cmd_bench(int argc, char** argv);
 
 struct Command {
   const char* name;

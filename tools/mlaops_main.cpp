@@ -11,6 +11,7 @@ const Command* command_table() {
   static const Command kCommands[] = {
       {"demo", cmd_demo, "a DeepSeek MLA attention layer serving requests on this CPU, checked and timed"},
       {"check", cmd_check, "golden mode: an operator's fast path (or saved .npy outputs) vs the float64 reference"},
+      {"bench", cmd_bench, "the machine's limits, then every operator case vs its roofline bound and peers (JSON, PNG)"},
       {"info", cmd_info, "version, CPU features, the ISA and thread count in use, the operators"},
       {nullptr, nullptr, nullptr},
   };

@@ -1,0 +1,174 @@
+// MlaPreprocess cases of the benchmark suite (suite.h): the W8A8 configuration vllm-ascend runs
+// through MLAPO — bf16 hidden states, int8 wdqkv [2112, 7168] and wuq [N*192, 1536] in
+// FRACTAL_NZ (transposed), per-tensor asymmetric RmsNormQuant (quantMode 0), bf16 wuk,
+// cacheMode 1 (krope_ctkv, block 128) — for tokens {1, 8, 32, 1024} (quick: 1 and 1024) and
+// N in {32, 128}.
+//
+// The whole operator through the C++ API is timed against, in the same run, oneDNN's time for the
+// same two int8 GEMMs alone (x*Wdqkv^T, cq*Wuq^T) with pre-packed weights. Both rotate over
+// >= 1 GiB of weight copies, so every call streams its weights from DRAM. Targets as MlaPrologV2
+// (issue 7): T = 1 >= 80 % of the memory bound, T = 1024 no slower than oneDNN's GEMMs.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.h"
+#include "bench/suite.h"
+#include "mlaops/mla_preprocess.h"
+#include "mlaops/runtime.h"
+
+namespace bench {
+namespace {
+
+using mlaops::DType;
+
+struct Dims {
+  int64_t He = 7168, Hcq = 1536, Hckv = 512, Dr = 64, D = 128;
+  int64_t QKV() const { return Hckv + Dr + Hcq; }
+};
+
+// The weights and quantization parameters of one N, and their rotated copies.
+struct PreWeights {
+  Buf wdqkv, wuq, wuk, gamma0, beta0, gamma1, beta1, gamma2, qs0, qs1, qo0, qo1, ds0, ds1, b0, b1;
+  std::unique_ptr<WeightPool> pool;
+  double w_bytes = 0, int8_ops = 0, bf16_flops = 0;  // per token
+};
+
+PreWeights* make_weights(const Dims& d, int64_t N, size_t pool_bytes) {
+  auto* w = new PreWeights;
+  const int64_t QKV = d.QKV();
+  w->wdqkv = make_nz(DType::kInt8, QKV, d.He, 1);
+  w->wuq = make_nz(DType::kInt8, N * (d.D + d.Dr), d.Hcq, 2);
+  w->wuk = make(DType::kBFloat16, {N, d.D, d.Hckv}, 3, -0.05f, 0.05f);
+  w->pool = std::make_unique<WeightPool>(std::vector<const Buf*>{&w->wdqkv, &w->wuq, &w->wuk}, pool_bytes);
+  w->gamma0 = make(DType::kBFloat16, {d.He}, 4, 0.9f, 1.1f);
+  w->beta0 = make(DType::kBFloat16, {d.He}, 5, -0.1f, 0.1f);
+  w->gamma1 = make(DType::kBFloat16, {d.Hcq}, 6, 0.9f, 1.1f);
+  w->beta1 = make(DType::kBFloat16, {d.Hcq}, 7, -0.1f, 0.1f);
+  w->gamma2 = make(DType::kBFloat16, {d.Hckv}, 8, 0.9f, 1.1f);
+  w->qs0 = make(DType::kBFloat16, {1}, 9, 0.02f, 0.03f);
+  w->qs1 = make(DType::kBFloat16, {1}, 10, 0.02f, 0.03f);
+  w->qo0 = make(DType::kInt8, {1}, 11, -3.f, 3.f);
+  w->qo1 = make(DType::kInt8, {1}, 12, -3.f, 3.f);
+  w->ds0 = make(DType::kFloat32, {QKV}, 13, 0.0005f, 0.001f);
+  w->ds1 = make(DType::kFloat32, {N * (d.D + d.Dr)}, 14, 0.0005f, 0.001f);
+  w->b0 = make(DType::kInt32, {QKV}, 15, -10.f, 10.f);
+  w->b1 = make(DType::kInt32, {N * (d.D + d.Dr)}, 16, -10.f, 10.f);
+  w->w_bytes = static_cast<double>(w->wdqkv.b.size() + w->wuq.b.size() + w->wuk.b.size());
+  w->int8_ops = 2.0 * static_cast<double>(QKV * d.He + N * (d.D + d.Dr) * d.Hcq);
+  w->bf16_flops = 2.0 * static_cast<double>(N * d.D * d.Hckv);
+  return w;
+}
+
+Row run_case(RunContext& ctx, const Dims& d, int64_t N, int64_t T, int threads) {
+  char key[64];
+  std::snprintf(key, sizeof key, "preprocess.%lld.%lld", (long long)N, (long long)d.He);
+  PreWeights& w = ctx.state<PreWeights>(key, [&] { return make_weights(d, N, ctx.pool_bytes); });
+  Buf x = make(DType::kBFloat16, {T, d.He}, 17, -2.f, 2.f);
+  Buf cosv = make(DType::kBFloat16, {T, d.Dr}, 18, -1.f, 1.f), sinv = make(DType::kBFloat16, {T, d.Dr}, 19, -1.f, 1.f);
+  const int64_t bs = 128, blocks = (T + bs - 1) / bs;
+  Buf kv = make(DType::kBFloat16, {blocks, bs, 1, d.Hckv}, 0, 0, 0), kr = make(DType::kBFloat16, {blocks, bs, 1, d.Dr}, 0, 0, 0);
+  Buf slots = make(DType::kInt32, {T}, 0, 0, 0);
+  for (int64_t t = 0; t < T; ++t) reinterpret_cast<int32_t*>(slots.b.data())[t] = static_cast<int32_t>(t);
+  Buf q = make(DType::kBFloat16, {T, N, d.Hckv}, 0, 0, 0), qr = make(DType::kBFloat16, {T, N, d.Dr}, 0, 0, 0);
+  mlaops::MlaPreprocessParams p;
+  p.input = x.v;
+  p.gamma0 = w.gamma0.v;
+  p.beta0 = w.beta0.v;
+  p.quant_scale0 = &w.qs0.v;
+  p.quant_offset0 = &w.qo0.v;
+  p.wdqkv = w.wdqkv.v;
+  p.de_scale0 = &w.ds0.v;
+  p.bias0 = &w.b0.v;
+  p.gamma1 = w.gamma1.v;
+  p.beta1 = w.beta1.v;
+  p.quant_scale1 = &w.qs1.v;
+  p.quant_offset1 = &w.qo1.v;
+  p.wuq = w.wuq.v;
+  p.de_scale1 = &w.ds1.v;
+  p.bias1 = &w.b1.v;
+  p.gamma2 = w.gamma2.v;
+  p.cos = cosv.v;
+  p.sin = sinv.v;
+  p.wuk = w.wuk.v;
+  p.kv_cache = kv.v;
+  p.kv_cache_rope = &kr.v;
+  p.slot_mapping = slots.v;
+  p.cache_mode = mlaops::MlaPreprocessCacheMode::kKropeCtkv;
+  p.q_out = q.v;
+  p.q_rope_out = &qr.v;
+  Row r;
+  r.threads = threads;
+  uint64_t ws_bytes = 0;
+  if (mlaops::mla_preprocess_workspace_size(p, &ws_bytes) != mlaops::kSuccess) {
+    r.error = mlaops::last_error_message();
+    return r;
+  }
+  std::vector<uint8_t> ws(ws_bytes + 1);
+  const int reps = T >= 128 ? std::max(3, ctx.reps / 2) : ctx.reps;
+  const Times t = time_it(
+      [&] {
+        uint8_t* base = w.pool->take();
+        p.wdqkv.data = base + w.pool->off[0];
+        p.wuq.data = base + w.pool->off[1];
+        p.wuk.data = base + w.pool->off[2];
+        mlaops::mla_preprocess(p, ws.data(), ws_bytes);
+      },
+      reps);
+  r.best_us = t.best * 1e6;
+  r.median_us = t.median * 1e6;
+  r.bytes = w.w_bytes + static_cast<double>(x.b.size() + q.b.size() + qr.b.size()) +
+            static_cast<double>(T * (d.Hckv + d.Dr) * 2);
+  r.ops_int8 = static_cast<double>(T) * w.int8_ops;
+  r.flops_bf16 = static_cast<double>(T) * w.bf16_flops;
+#ifdef MLAOPS_HAVE_DNNL
+  if (ctx.peers) {
+    DnnlProjections peer(T, {{d.He, d.QKV()}, {d.Hcq, N * (d.D + d.Dr)}}, true, w.pool->count());
+    const Times pt = time_it([&] { peer.run(); }, reps);
+    r.peers.push_back({"oneDNN 2 int8 GEMMs", pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed"});
+  }
+#else
+  if (ctx.peers) r.peers.push_back({"oneDNN 2 int8 GEMMs", 0, 0, "not built (install libdnnl-dev and rebuild)"});
+#endif
+  return r;
+}
+
+}  // namespace
+
+std::vector<Case> mla_preprocess_cases(Size size, int threads) {
+  std::vector<Case> out;
+  Dims d;
+  std::vector<int64_t> Ts = {1, 8, 32, 1024}, Ns = {32, 128};
+  if (size == Size::kQuick) Ts = {1, 1024};
+  if (size == Size::kTiny) {
+    d = Dims{256, 64, 64, 16, 16};
+    Ts = {1, 16};
+    Ns = {4};
+  }
+  for (int64_t N : Ns)
+    for (int64_t T : Ts) {
+      std::vector<int> tcounts = {threads};
+      if (T == Ts.back() && threads > 1) tcounts.push_back(1);
+      for (int nt : tcounts) {
+        Case c;
+        char id[96], label[96];
+        std::snprintf(id, sizeof id, "mla_preprocess.int8.N%lld.T%lld.t%d", (long long)N, (long long)T, nt);
+        std::snprintf(label, sizeof label, "MlaPreprocess int8 N=%lld T=%lld", (long long)N, (long long)T);
+        c.id = id;
+        c.op = "mla_preprocess";
+        c.label = label;
+        c.threads = nt;
+        const bool target_t1 = T == 1 && size != Size::kTiny, target_big = T == 1024 && nt == threads;
+        c.run = [d, N, T, nt, target_t1, target_big](RunContext& ctx) {
+          Row r = run_case(ctx, d, N, T, nt);
+          if (target_t1) r.target_pct = 80;
+          if (target_big) r.target_peer_ratio = 1.0;
+          return r;
+        };
+        out.push_back(std::move(c));
+      }
+    }
+  return out;
+}
+
+}  // namespace bench

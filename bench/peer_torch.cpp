@@ -1,0 +1,104 @@
+// The PyTorch peer of the benchmark suite (suite.h): GQA decode through
+// torch.nn.functional.scaled_dot_product_attention (the CPU flash-attention kernel of
+// torch >= 2.1; enable_gqa from 2.5, else K / V repeated per group outside the timing), run by a
+// child Python process because torch is a Python library. The script prints one JSON line
+// {"best_us": .., "median_us": .., "torch": "<version>"} or {"error": ".."}.
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "bench/suite.h"
+
+namespace bench {
+namespace {
+
+const char* kScript = R"PY(
+import json, sys, time
+try:
+    import torch
+    import torch.nn.functional as F
+except Exception as e:
+    print(json.dumps({"error": "torch not importable: %s" % e})); sys.exit(0)
+B, N, KVN, D, L, reps, threads = (int(a) for a in sys.argv[1:8])
+torch.set_num_threads(threads)
+g = torch.Generator().manual_seed(1)
+q = torch.rand(B, N, 1, D, generator=g, dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
+k = torch.rand(B, KVN, L, D, generator=g, dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
+v = torch.rand(B, KVN, L, D, generator=g, dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
+gqa = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
+if not gqa:
+    k = k.repeat_interleave(N // KVN, dim=1).contiguous()
+    v = v.repeat_interleave(N // KVN, dim=1).contiguous()
+def run():
+    with torch.no_grad():
+        if gqa:
+            return F.scaled_dot_product_attention(q, k, v, scale=D ** -0.5, enable_gqa=True)
+        return F.scaled_dot_product_attention(q, k, v, scale=D ** -0.5)
+run()
+t = []
+for _ in range(reps):
+    t0 = time.perf_counter(); run(); t.append((time.perf_counter() - t0) * 1e6)
+t.sort()
+print(json.dumps({"best_us": t[0], "median_us": t[len(t) // 2], "torch": torch.__version__,
+                  "gqa": "enable_gqa" if gqa else "repeat_interleave"}))
+)PY";
+
+// The number after "key": in a one-line JSON object (0 if absent).
+double json_number(const std::string& s, const char* key) {
+  const size_t at = s.find(std::string("\"") + key + "\":");
+  return at == std::string::npos ? 0.0 : std::atof(s.c_str() + at + std::string(key).size() + 3);
+}
+
+std::string json_string(const std::string& s, const char* key) {
+  const std::string k = std::string("\"") + key + "\": \"";
+  const size_t at = s.find(k);
+  if (at == std::string::npos) return "";
+  const size_t end = s.find('"', at + k.size());
+  return s.substr(at + k.size(), end == std::string::npos ? std::string::npos : end - at - k.size());
+}
+
+// Single quotes around `s` for /bin/sh ('\'' for each quote inside).
+std::string sh_quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+}  // namespace
+
+PeerTime torch_sdpa_peer(const std::string& python, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L,
+                         int reps, int threads) {
+  PeerTime p;
+  p.name = "torch SDPA";
+  char args[160];
+  std::snprintf(args, sizeof args, " %lld %lld %lld %lld %lld %d %d", (long long)B, (long long)N, (long long)KVN,
+                (long long)D, (long long)L, reps, threads);
+  const std::string cmd = sh_quote(python) + " -c " + sh_quote(kScript) + args + " 2>&1";
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) {
+    p.note = "cannot start " + python;
+    return p;
+  }
+  std::string out;
+  std::array<char, 512> buf{};
+  while (std::fgets(buf.data(), static_cast<int>(buf.size()), f) != nullptr) out += buf.data();
+  const int rc = pclose(f);
+  const size_t brace = out.rfind("{\"");
+  const std::string line = brace == std::string::npos ? "" : out.substr(brace);
+  if (rc != 0 || line.empty()) {
+    p.note = python + " failed: " + out.substr(0, 200);
+    return p;
+  }
+  const std::string err = json_string(line, "error");
+  if (!err.empty()) {
+    p.note = err.substr(0, 200);
+    return p;
+  }
+  p.best_us = json_number(line, "best_us");
+  p.median_us = json_number(line, "median_us");
+  p.note = "torch " + json_string(line, "torch") + ", contiguous K/V, " + json_string(line, "gqa");
+  return p;
+}
+
+}  // namespace bench

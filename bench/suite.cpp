@@ -1,0 +1,81 @@
+// Running one case of the benchmark suite (suite.h): thread count, identity fields, the bound.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "bench/suite.h"
+#include "mlaops/runtime.h"
+
+namespace bench {
+
+void apply_bound(Row& r, const RunContext& ctx) {
+  const Limits& l = r.threads == 1 ? ctx.lim1 : ctx.lim2;
+  const double t_mem = r.bytes / l.bw;
+  const double t_cmp = r.flops_bf16 / l.bf16 + r.ops_int8 / l.int8;
+  r.bound_us = std::max(t_mem, t_cmp) * 1e6;
+  r.mem_bound = t_mem >= t_cmp;
+}
+
+Row run_one(const Case& c, RunContext& ctx) {
+  mlaops::set_num_threads(c.threads);
+  omp_set_num_threads(c.threads);  // the oneDNN peer's pool
+  Row r = c.run(ctx);
+  mlaops::set_num_threads(ctx.threads);
+  omp_set_num_threads(ctx.threads);
+  r.id = c.id;
+  r.op = c.op;
+  r.label = c.label;
+  r.threads = c.threads;
+  apply_bound(r, ctx);
+  return r;
+}
+
+int run_front(int argc, char** argv, const char* name, std::vector<Case> (*make)(Size, int)) {
+  RunContext ctx;
+  ctx.threads = mlaops::num_threads();
+  Size size = Size::kFull;
+  std::string filter;
+  Limits lim;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has = i + 1 < argc;
+    if (a == "--quick") size = Size::kQuick;
+    else if (a == "--tiny") size = Size::kTiny;
+    else if (a == "--no-peers") ctx.peers = false;
+    else if (a == "--reps" && has) ctx.reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--filter" && has) filter = argv[++i];
+    else if (a == "--bw" && has) lim.bw = std::atof(argv[++i]) * 1e9;
+    else if (a == "--bf16" && has) lim.bf16 = std::atof(argv[++i]) * 1e9;
+    else if (a == "--int8" && has) lim.int8 = std::atof(argv[++i]) * 1e9;
+    else {
+      std::fprintf(stderr,
+                   "usage: %s [--quick | --tiny] [--reps N] [--filter TEXT] [--no-peers] [--bw GBs] [--bf16 GFLOPs]"
+                   " [--int8 GOPs]\n(bounds from the given rates, else the roofline anchors; `mlaops bench` measures"
+                   " them in the same run)\n",
+                   name);
+      return 2;
+    }
+  }
+  const char* py = std::getenv("MLAOPS_PYTHON");
+  ctx.python = py && *py ? py : "python3";
+  ctx.size = size;
+  if (size == Size::kTiny) ctx.pool_bytes = size_t{16} << 20;
+  ctx.lim1 = ctx.lim2 = lim;
+  std::printf("%s: mlaops %s, isa %s, %d threads; bounds: DRAM %.1f GB/s, bf16 %.0f GFLOP/s, int8 %.0f GOP/s\n", name,
+              mlaops::version(), mlaops::isa_name(mlaops::active_isa()), ctx.threads, lim.bw / 1e9, lim.bf16 / 1e9,
+              lim.int8 / 1e9);
+  print_row_header();
+  int failed = 0;
+  for (const Case& c : make(size, ctx.threads)) {
+    if (!filter.empty() && c.id.find(filter) == std::string::npos) continue;
+    const Row r = run_one(c, ctx);
+    failed += r.error.empty() ? 0 : 1;
+    print_row(r);
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace bench

@@ -1,0 +1,152 @@
+// The benchmark suite behind `mlaops bench` (tools/cmd_bench.cpp) and the bench_* programs: the
+// machine-limits probe (limits.cpp), the operator cases (cases_fia.cpp, cases_mla_prolog.cpp,
+// cases_mla_preprocess.cpp), the peers run beside them (oneDNN GEMMs with pre-packed weights when
+// built with libdnnl-dev; PyTorch's scaled_dot_product_attention when a Python with torch is
+// found, peer_torch.cpp) and the reports (report.cpp: table, JSON, PNG roofline plot).
+//
+// Every case reports best and median of N timed calls, the bytes that must move and the FLOPs
+// (bf16) / OPs (int8) it does, and its roofline lower bound computed from the limits measured in
+// the same run: bound = max(bytes / DRAM read rate, bf16 FLOPs / bf16 rate + int8 OPs / int8 rate).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+// How much to run: kFull = every case of issue 7's tables, kQuick = the target cases only,
+// kTiny = small shapes that finish in seconds (the CLI tests; not a measurement).
+enum class Size { kTiny, kQuick, kFull };
+
+// ---- limits (limits.cpp) ----
+
+struct Probe {
+  std::string name;  // dram_read | fp32_fma | bf16_dot | int8_vnni
+  std::string unit;  // GB/s | GFLOP/s | GOP/s
+  int threads = 1;
+  double best = 0, median = 0;
+};
+
+struct ProbeOptions {
+  int reps = 7;
+  int max_threads = 2;           // every count 1..max_threads is measured
+  size_t dram_bytes = 1u << 30;  // the read buffer (>= 1 GiB to defeat the L3)
+  long iters = 4'000'000;        // compute probes: rounds of 16 instructions per thread
+};
+
+// Measures the probes, calling on_result after each.
+std::vector<Probe> measure_limits(const ProbeOptions& o, const std::function<void(const Probe&)>& on_result);
+
+// The roofline rates (bytes/s, FLOP/s, OP/s) for `threads` threads.
+struct Limits {
+  double bw = 50e9, bf16 = 740e9, int8 = 1040e9;  // ../shared/perf/roofline.md anchors (2 cores)
+  bool measured = false;                            // false: the anchors above
+};
+// The best rate of each probe at `threads` threads; anchors for what was not measured.
+Limits limits_for(const std::vector<Probe>& probes, int threads);
+
+// ---- cases ----
+
+struct PeerTime {
+  std::string name;  // "oneDNN 3 GEMMs", "torch SDPA"
+  double best_us = 0, median_us = 0;
+  std::string note;  // why it did not run, or what it measures
+};
+
+// One measured row.
+struct Row {
+  std::string id;     // stable key, e.g. "fia.mla_decode.N128.L4096.B1.t2"
+  std::string op;     // fia | mla_prolog | mla_preprocess
+  std::string label;  // human-readable shape
+  int threads = 1;
+  double best_us = 0, median_us = 0;
+  double bytes = 0;                  // bytes that must move (weights / KV read, inputs, outputs)
+  double flops_bf16 = 0, ops_int8 = 0;  // work on the bf16 and the int8 units
+  double bound_us = 0;
+  bool mem_bound = false;
+  std::vector<PeerTime> peers;
+  // issue 7 targets (0 = none): % of the bound, and the ratio peer time / our time
+  double target_pct = 0;
+  double target_peer_ratio = 0;
+  std::string error;  // non-empty: the operator call failed
+};
+
+// What the cases need from the driver.
+struct RunContext {
+  Size size = Size::kQuick;
+  int reps = 7;
+  bool peers = true;
+  std::string python;  // interpreter for the torch peer ("" = skip it)
+  Limits lim1, lim2;   // limits for 1 thread and for the run's thread count
+  int threads = 2;     // the run's thread count
+  size_t pool_bytes = size_t{1} << 30;  // rotated weight copies per group (>= 1 GiB defeats the L3)
+
+  // State shared by consecutive cases of one group (weights, rotated copies): built by `make`
+  // when `key` differs from the held key; the previous state is released first.
+  template <class T, class F>
+  T& state(const std::string& key, F&& make) {
+    if (key != state_key_) {
+      state_.reset();
+      state_key_.clear();
+      state_ = std::shared_ptr<void>(make());
+      state_key_ = key;
+    }
+    return *static_cast<T*>(state_.get());
+  }
+  void release_state() {
+    state_.reset();
+    state_key_.clear();
+  }
+
+ private:
+  std::shared_ptr<void> state_;
+  std::string state_key_;
+};
+
+struct Case {
+  std::string id, op, label;
+  int threads = 2;
+  std::function<Row(RunContext&)> run;
+};
+
+std::vector<Case> fia_cases(Size size, int threads);
+std::vector<Case> mla_prolog_cases(Size size, int threads);
+std::vector<Case> mla_preprocess_cases(Size size, int threads);
+
+// Fills bound_us / mem_bound of `r` from its bytes and work and the limits for its thread count.
+void apply_bound(Row& r, const RunContext& ctx);
+// Runs `c` with its thread count (the operators' and OpenMP's), fills the identity fields and
+// the bound (suite.cpp).
+Row run_one(const Case& c, RunContext& ctx);
+// The main of a bench_<op> program: the cases of `make` with bounds from --bw / --bf16 / --int8
+// (else the anchors), printed as rows. Returns the exit status.
+int run_front(int argc, char** argv, const char* name, std::vector<Case> (*make)(Size, int));
+
+// The torch SDPA peer (peer_torch.cpp): GQA decode q [B, N, 1, D], k / v [B, KVN, L, D] bf16
+// through torch.nn.functional.scaled_dot_product_attention, `threads` torch threads.
+PeerTime torch_sdpa_peer(const std::string& python, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L,
+                         int reps, int threads);
+
+// ---- reports (report.cpp) ----
+
+struct Report {
+  std::string version, isa, cpu, date;
+  int threads = 2, reps = 0;
+  std::string size;
+  std::vector<Probe> probes;
+  Limits lim1, lim2;
+  std::vector<Row> rows;
+};
+
+void print_row_header();
+void print_row(const Row& r);
+// The issue-7 target summary (met / missed per target row, 1 -> 2 thread scaling) as text lines.
+std::vector<std::string> target_summary(const Report& rep);
+bool write_json(const Report& rep, const std::string& path, std::string* error);
+bool write_roofline_png(const Report& rep, const std::string& path, std::string* error);
+
+}  // namespace bench

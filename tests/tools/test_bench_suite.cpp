@@ -1,0 +1,283 @@
+// The benchmark suite's non-timing parts (bench/suite.h, bench/png.h): the PNG writer checked
+// byte by byte with an independent CRC-32 / Adler-32, the canvas, the roofline bound, the limits
+// chosen per thread count, the target summary and the JSON report; and the probe's shape on a
+// tiny run. Timing results themselves are never asserted (benchmarks are not tests).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/png.h"
+#include "bench/suite.h"
+
+namespace {
+
+uint32_t be32(const std::vector<uint8_t>& v, size_t at) {
+  return (uint32_t{v[at]} << 24) | (uint32_t{v[at + 1]} << 16) | (uint32_t{v[at + 2]} << 8) | v[at + 3];
+}
+
+// Bitwise CRC-32 (IEEE 802.3, reflected), independent of the table version under test.
+uint32_t crc_bitwise(const uint8_t* p, size_t n) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+struct Chunk {
+  std::string type;
+  std::vector<uint8_t> data;
+};
+
+// Splits a PNG into chunks, checking the signature and every chunk's CRC.
+std::vector<Chunk> chunks(const std::vector<uint8_t>& png) {
+  const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  EXPECT_GE(png.size(), 8u);
+  EXPECT_TRUE(std::equal(sig, sig + 8, png.begin()));
+  std::vector<Chunk> out;
+  size_t at = 8;
+  while (at + 12 <= png.size()) {
+    const uint32_t len = be32(png, at);
+    Chunk c;
+    c.type.assign(png.begin() + static_cast<long>(at) + 4, png.begin() + static_cast<long>(at) + 8);
+    c.data.assign(png.begin() + static_cast<long>(at) + 8, png.begin() + static_cast<long>(at + 8 + len));
+    EXPECT_EQ(be32(png, at + 8 + len), crc_bitwise(png.data() + at + 4, len + 4)) << c.type;
+    out.push_back(c);
+    at += 12 + len;
+  }
+  EXPECT_EQ(at, png.size());
+  return out;
+}
+
+// Inflates a zlib stream made of stored blocks only (what the writer emits), checking Adler-32.
+std::vector<uint8_t> inflate_stored(const std::vector<uint8_t>& z) {
+  EXPECT_EQ(z[0], 0x78);
+  EXPECT_EQ((z[0] * 256 + z[1]) % 31, 0);  // zlib header check bits
+  std::vector<uint8_t> out;
+  size_t at = 2;
+  for (;;) {
+    const uint8_t hdr = z[at];
+    EXPECT_EQ(hdr & 6, 0);  // BTYPE 00 = stored
+    const size_t len = z[at + 1] | (z[at + 2] << 8), nlen = z[at + 3] | (z[at + 4] << 8);
+    EXPECT_EQ(len ^ 0xFFFF, nlen);
+    out.insert(out.end(), z.begin() + static_cast<long>(at) + 5, z.begin() + static_cast<long>(at + 5 + len));
+    at += 5 + len;
+    if (hdr & 1) break;
+  }
+  uint32_t a = 1, b = 0;
+  for (uint8_t v : out) a = (a + v) % 65521, b = (b + a) % 65521;
+  EXPECT_EQ(be32(z, at), (b << 16) | a);
+  EXPECT_EQ(at + 4, z.size());
+  return out;
+}
+
+TEST(BenchPng, SmallImageRoundTrips) {
+  bench::Canvas c(3, 2, bench::Rgb{10, 20, 30});
+  c.pixel(2, 1, bench::Rgb{255, 0, 7});
+  c.pixel(5, 5, bench::Rgb{1, 1, 1});  // outside: ignored
+  const auto ch = chunks(c.png());
+  ASSERT_EQ(ch.size(), 3u);
+  EXPECT_EQ(ch[0].type, "IHDR");
+  ASSERT_EQ(ch[0].data.size(), 13u);
+  EXPECT_EQ(be32(ch[0].data, 0), 3u);
+  EXPECT_EQ(be32(ch[0].data, 4), 2u);
+  EXPECT_EQ(ch[0].data[8], 8);  // bit depth
+  EXPECT_EQ(ch[0].data[9], 2);  // RGB
+  EXPECT_EQ(ch[1].type, "IDAT");
+  EXPECT_EQ(ch[2].type, "IEND");
+  EXPECT_TRUE(ch[2].data.empty());
+  const std::vector<uint8_t> raw = inflate_stored(ch[1].data);
+  const std::vector<uint8_t> want = {0, 10, 20, 30, 10, 20, 30, 10, 20, 30, 0, 10, 20, 30, 10, 20, 30, 255, 0, 7};
+  EXPECT_EQ(raw, want);
+}
+
+TEST(BenchPng, LargeImageUsesSeveralStoredBlocks) {
+  bench::Canvas c(300, 200, bench::Rgb{255, 255, 255});
+  c.line(0, 0, 299, 199, bench::Rgb{0, 0, 0}, 2);
+  c.text(10, 10, "GFLOP/s 42%", bench::Rgb{200, 0, 0}, 2);
+  c.text_up(5, 190, "UP", bench::Rgb{0, 0, 200});
+  c.dot(150, 100, 4, bench::Rgb{0, 200, 0});
+  const auto ch = chunks(c.png());
+  ASSERT_EQ(ch.size(), 3u);
+  const std::vector<uint8_t> raw = inflate_stored(ch[1].data);
+  ASSERT_EQ(raw.size(), 200u * (300 * 3 + 1));  // > 65535: several blocks, the last one final
+  EXPECT_EQ(raw[1 + 3 * 0], 0);                  // the line's first pixel is black
+  size_t red = 0, green = 0, blue = 0;
+  for (size_t i = 0; i + 2 < raw.size(); ++i) {
+    if (i % (300 * 3 + 1) == 0) continue;
+    const size_t x = (i % (300 * 3 + 1) - 1);
+    if (x % 3 != 0) continue;
+    red += raw[i] == 200 && raw[i + 1] == 0 ? 1 : 0;
+    green += raw[i + 1] == 200 && raw[i] == 0 ? 1 : 0;
+    blue += raw[i + 2] == 200 && raw[i] == 0 ? 1 : 0;
+  }
+  EXPECT_GT(red, 50u);   // the text was drawn
+  EXPECT_GT(green, 20u);  // the dot
+  EXPECT_GT(blue, 10u);   // the rotated text
+  EXPECT_EQ(bench::Canvas::text_width("abc", 2), 36);
+}
+
+bench::Row row(const std::string& id, int threads, double best_us, double bytes, double flops, double ops) {
+  bench::Row r;
+  r.id = id;
+  r.op = "fia";
+  r.label = id;
+  r.threads = threads;
+  r.best_us = r.median_us = best_us;
+  r.bytes = bytes;
+  r.flops_bf16 = flops;
+  r.ops_int8 = ops;
+  return r;
+}
+
+bench::RunContext context() {
+  bench::RunContext ctx;
+  ctx.threads = 2;
+  ctx.lim1 = {25e9, 200e9, 400e9, true};
+  ctx.lim2 = {40e9, 400e9, 800e9, true};
+  return ctx;
+}
+
+TEST(BenchSuite, BoundIsTheLargerOfMemoryAndCompute) {
+  const bench::RunContext ctx = context();
+  bench::Row mem = row("m.t2", 2, 10, 40e3, 1e3, 0);  // 1 us of DRAM, 0.0025 us of compute
+  bench::apply_bound(mem, ctx);
+  EXPECT_TRUE(mem.mem_bound);
+  EXPECT_NEAR(mem.bound_us, 1.0, 1e-12);
+  bench::Row cmp = row("c.t2", 2, 10, 1e3, 400e3, 800e3);  // 1 us bf16 + 1 us int8 of compute
+  bench::apply_bound(cmp, ctx);
+  EXPECT_FALSE(cmp.mem_bound);
+  EXPECT_NEAR(cmp.bound_us, 2.0, 1e-12);
+  bench::Row one = row("c.t1", 1, 10, 1e3, 400e3, 0);  // 1 thread: the 1-thread limits
+  bench::apply_bound(one, ctx);
+  EXPECT_NEAR(one.bound_us, 2.0, 1e-12);
+}
+
+TEST(BenchSuite, LimitsPerThreadCountWithAnchorsForTheRest) {
+  std::vector<bench::Probe> probes = {{"dram_read", "GB/s", 1, 20, 19},  {"bf16_dot", "GFLOP/s", 1, 230, 229},
+                                      {"dram_read", "GB/s", 2, 35, 30},  {"bf16_dot", "GFLOP/s", 2, 460, 450},
+                                      {"int8_vnni", "GOP/s", 2, 900, 890}, {"fp32_fma", "GFLOP/s", 2, 1, 1}};
+  const bench::Limits l1 = bench::limits_for(probes, 1), l2 = bench::limits_for(probes, 2);
+  EXPECT_TRUE(l1.measured);
+  EXPECT_DOUBLE_EQ(l1.bw, 20e9);
+  EXPECT_DOUBLE_EQ(l1.bf16, 230e9);
+  EXPECT_DOUBLE_EQ(l1.int8, bench::Limits{}.int8);  // not measured at 1 thread: the anchor
+  EXPECT_DOUBLE_EQ(l2.bw, 35e9);                    // best, not median
+  EXPECT_DOUBLE_EQ(l2.int8, 900e9);
+  EXPECT_FALSE(bench::limits_for(probes, 4).measured);
+}
+
+bench::Report report() {
+  bench::Report rep;
+  rep.version = "0.1.0";
+  rep.isa = "avx512";
+  rep.cpu = "Test \"CPU\"\\";
+  rep.date = "2026-11-29 00:00 UTC";
+  rep.threads = 2;
+  rep.reps = 3;
+  rep.size = "tiny";
+  rep.probes = {{"dram_read", "GB/s", 2, 40, 38}};
+  const bench::RunContext ctx = context();
+  rep.lim1 = ctx.lim1;
+  rep.lim2 = ctx.lim2;
+  bench::Row a = row("fia.x.t2", 2, 4, 1e3, 400e3, 0);  // bound 1 us: 25 %
+  a.target_pct = 20;
+  bench::Row b = row("fia.x.t1", 1, 6, 1e3, 400e3, 0);  // 1 -> 2 threads 1.5x
+  bench::Row c = row("mla_prolog.y.t2", 2, 10, 40e3, 0, 0);  // bound 1 us: 10 %
+  c.target_pct = 80;
+  c.target_peer_ratio = 1.0;
+  c.peers.push_back({"oneDNN 3 GEMMs", 12, 13, "note"});
+  bench::Row d = row("fia.z.t2", 2, 0, 0, 0, 0);
+  d.error = "bad \"thing\"";
+  d.target_pct = 50;
+  for (bench::Row* r : {&a, &b, &c, &d}) {
+    bench::apply_bound(*r, ctx);
+    rep.rows.push_back(*r);
+  }
+  return rep;
+}
+
+TEST(BenchSuite, TargetSummary) {
+  const std::vector<std::string> t = bench::target_summary(report());
+  auto has = [&](const std::string& s) {
+    for (const std::string& line : t)
+      if (line.find(s) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("fia.x.t2: 25.0 % of the compute bound (target >= 20 %): met"));
+  EXPECT_TRUE(has("mla_prolog.y.t2: 10.0 % of the memory bound (target >= 80 %): MISSED"));
+  EXPECT_TRUE(has("mla_prolog.y.t2: oneDNN 3 GEMMs / ours = 1.20 (target >= 1.00): met"));
+  EXPECT_TRUE(has("fia.x: 1 -> 2 threads 1.50x (target >= 1.70x): MISSED"));
+  EXPECT_TRUE(has("fia.z.t2: not measured (bad \"thing\")"));
+  EXPECT_TRUE(has("int8kv: not measured"));
+}
+
+TEST(BenchSuite, JsonReport) {
+  const std::string path = ::testing::TempDir() + "/bench_suite_test.json";
+  std::string err;
+  ASSERT_TRUE(bench::write_json(report(), path, &err)) << err;
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string j = ss.str();
+  EXPECT_NE(j.find("\"cpu\": \"Test \\\"CPU\\\"\\\\\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"id\": \"fia.x.t2\""), std::string::npos);
+  EXPECT_NE(j.find("\"pct_of_bound\": 25.000"), std::string::npos);
+  EXPECT_NE(j.find("\"bound\": \"memory\""), std::string::npos);
+  EXPECT_NE(j.find("\"error\": \"bad \\\"thing\\\"\""), std::string::npos);
+  EXPECT_NE(j.find("\"name\": \"oneDNN 3 GEMMs\", \"best_us\": 12.000"), std::string::npos);
+  EXPECT_NE(j.find("\"bounds\": {\"dram_read_GBps\": 40.000, \"bf16_GFLOPs\": 400.000"), std::string::npos);
+  EXPECT_NE(j.find("\"targets\": ["), std::string::npos);
+  int depth = 0;
+  bool in_str = false, esc = false;
+  for (char ch : j) {  // brackets balance outside strings
+    if (in_str) {
+      esc = !esc && ch == '\\';
+      if (ch == '"' && !esc) in_str = false;
+      if (ch != '\\') esc = false;
+      continue;
+    }
+    if (ch == '"') in_str = true;
+    depth += (ch == '{' || ch == '[') - (ch == '}' || ch == ']');
+    EXPECT_GE(depth, 0);
+  }
+  EXPECT_EQ(depth, 0);
+  EXPECT_FALSE(bench::write_json(report(), "/nonexistent-dir/x.json", &err));
+  std::remove(path.c_str());
+}
+
+TEST(BenchSuite, RooflinePng) {
+  const std::string path = ::testing::TempDir() + "/bench_suite_test.png";
+  std::string err;
+  ASSERT_TRUE(bench::write_roofline_png(report(), path, &err)) << err;
+  std::ifstream f(path, std::ios::binary);
+  const std::vector<uint8_t> png((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const auto ch = chunks(png);
+  ASSERT_EQ(ch.size(), 3u);
+  EXPECT_EQ(be32(ch[0].data, 0), 1280u);
+  EXPECT_EQ(be32(ch[0].data, 4), 820u);
+  std::remove(path.c_str());
+}
+
+TEST(BenchSuite, ProbeShape) {
+  bench::ProbeOptions o;
+  o.reps = 1;
+  o.max_threads = 1;
+  o.dram_bytes = size_t{4} << 20;
+  o.iters = 1000;
+  int calls = 0;
+  const auto probes = bench::measure_limits(o, [&](const bench::Probe&) { ++calls; });
+  EXPECT_EQ(calls, static_cast<int>(probes.size()));
+  for (const bench::Probe& p : probes) {
+    EXPECT_EQ(p.threads, 1);
+    EXPECT_GT(p.best, 0.0) << p.name;
+    EXPECT_GE(p.best, p.median) << p.name;
+  }
+}
+
+}  // namespace

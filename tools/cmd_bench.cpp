@@ -1,0 +1,256 @@
+// `mlaops bench`: in one process and one run, measures this machine's limits (DRAM read rate,
+// bf16 dot-product and int8 VNNI throughput, 1..N threads), then runs the operator cases of
+// bench/suite.h with their peers, printing each row as it finishes, and writes the JSON report
+// and the PNG roofline plot. A lock file keeps two runs (or any benchmark run under
+// `flock <lock>`) from overlapping. docs/performance.md.
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "bench/suite.h"
+#include "mlaops/runtime.h"
+#include "tools/commands.h"
+
+namespace mlaops::tools {
+namespace {
+
+const char* kBenchUsage =
+    "usage: mlaops bench [--quick | --tiny] [--reps N] [--filter TEXT[,TEXT...]] [--threads N]\n"
+    "                    [--json FILE] [--png FILE] [--no-peers] [--python PATH] [--no-limits]\n"
+    "                    [--lock FILE] [--no-wait] [--list]\n"
+    "\n"
+    "Measures this machine's limits (DRAM read GB/s; bf16 vdpbf16ps GFLOP/s and int8 vpdpbusd GOP/s,\n"
+    "1..N threads), then times each case (MlaPrologV2, MlaPreprocess, FusedInferAttentionScoreV4 at\n"
+    "DeepSeek shapes) as best and median of N calls, with GB/s, GFLOP/s and the % of its roofline\n"
+    "bound max(bytes / DRAM rate, FLOPs / compute rate) from the limits just measured; peers in the\n"
+    "same run: oneDNN's GEMMs with pre-packed weights (when built with libdnnl-dev) and PyTorch's\n"
+    "scaled_dot_product_attention for GQA (when the Python given has torch). Ends with the issue-7\n"
+    "target summary.\n"
+    "\n"
+    "  --quick          only the target cases (default: every case of the tables)\n"
+    "  --tiny           small shapes, a few seconds: checks the driver, measures nothing useful\n"
+    "  --reps N         timed calls per case (default 7; large cases use half, at least 2)\n"
+    "  --filter TEXT    run the cases whose id contains TEXT (comma: any of several)\n"
+    "  --threads N      thread count of the run (default: the library's, MLAOPS_NUM_THREADS)\n"
+    "  --json FILE      the JSON report (default mlaops_bench.json; '-' = none)\n"
+    "  --png FILE       the roofline plot (default mlaops_bench_roofline.png; '-' = none)\n"
+    "  --no-peers       skip oneDNN and torch\n"
+    "  --python PATH    the Python for the torch peer (default $MLAOPS_PYTHON, else python3)\n"
+    "  --no-limits      skip the probe; bounds from ../shared/perf/roofline.md's anchors\n"
+    "  --lock FILE      the lock file (default $MLAOPS_BENCH_LOCK, else /tmp/mlaops-bench.lock)\n"
+    "  --no-wait        exit with status 3 when another run holds the lock (default: wait)\n"
+    "  --list           print the case ids and exit\n"
+    "\n"
+    "Exit status: 0 every case ran (targets met or not), 1 a case failed, 2 bad arguments,\n"
+    "3 the lock is held (--no-wait).\n";
+
+int bad(const std::string& msg) {
+  std::fprintf(stderr, "mlaops bench: %s\n\n%s", msg.c_str(), kBenchUsage);
+  return 2;
+}
+
+bool parse_int(const char* s, int lo, int hi, int* out) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return false;
+  *out = static_cast<int>(v);
+  return true;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("model name", 0) == 0) {
+      const size_t c = line.find(':');
+      return c == std::string::npos ? line : line.substr(c + 2);
+    }
+  return "unknown";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char b[32];
+  std::strftime(b, sizeof b, "%Y-%m-%d %H:%M UTC", &tm);
+  return b;
+}
+
+bool wanted(const std::string& id, const std::string& filter) {
+  if (filter.empty()) return true;
+  size_t start = 0;
+  while (start <= filter.size()) {
+    const size_t comma = filter.find(',', start);
+    const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty() && id.find(part) != std::string::npos) return true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return false;
+}
+
+// Holds an exclusive flock on `path` for the life of the process (released at exit).
+int take_lock(const std::string& path, bool wait) {
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    std::fprintf(stderr, "mlaops bench: cannot open the lock file %s: %s\n", path.c_str(), std::strerror(errno));
+    return 2;
+  }
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    char holder[32] = {};
+    const ssize_t n = ::pread(fd, holder, sizeof holder - 1, 0);
+    const std::string who = n > 0 ? std::string(" (pid ") + std::string(holder, static_cast<size_t>(n)) + ")" : "";
+    if (!wait) {
+      std::fprintf(stderr, "mlaops bench: another benchmark run holds %s%s\n", path.c_str(), who.c_str());
+      return 3;
+    }
+    std::fprintf(stderr, "mlaops bench: waiting for another benchmark run holding %s%s ...\n", path.c_str(),
+                 who.c_str());
+    if (::flock(fd, LOCK_EX) != 0) {
+      std::fprintf(stderr, "mlaops bench: cannot lock %s: %s\n", path.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
+  const std::string pid = std::to_string(::getpid());
+  if (::ftruncate(fd, 0) == 0 && ::pwrite(fd, pid.data(), pid.size(), 0) < 0) {
+    // the pid is only informational
+  }
+  return 0;  // fd stays open (and locked) until exit
+}
+
+}  // namespace
+
+int cmd_bench(int argc, char** argv) {
+  bench::Size size = bench::Size::kFull;
+  int reps = 7, threads = num_threads();
+  std::string filter, json = "mlaops_bench.json", png = "mlaops_bench_roofline.png";
+  const char* env_py = std::getenv("MLAOPS_PYTHON");
+  const char* env_lock = std::getenv("MLAOPS_BENCH_LOCK");
+  std::string python = env_py && *env_py ? env_py : "python3";
+  std::string lock = env_lock && *env_lock ? env_lock : "/tmp/mlaops-bench.lock";
+  bool peers = true, limits = true, wait = true, list = false;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&](const char** out) {
+      if (i + 1 >= argc) return false;
+      *out = argv[++i];
+      return true;
+    };
+    const char* v = nullptr;
+    if (a == "--help" || a == "-h") {
+      std::fputs(kBenchUsage, stdout);
+      return 0;
+    } else if (a == "--quick") {
+      size = bench::Size::kQuick;
+    } else if (a == "--tiny") {
+      size = bench::Size::kTiny;
+    } else if (a == "--no-peers") {
+      peers = false;
+    } else if (a == "--no-limits") {
+      limits = false;
+    } else if (a == "--no-wait") {
+      wait = false;
+    } else if (a == "--list") {
+      list = true;
+    } else if (a == "--reps" || a == "--threads") {
+      int* dst = a == "--reps" ? &reps : &threads;
+      if (!value(&v)) return bad("option '" + a + "' needs a value");
+      if (!parse_int(v, 1, a == "--reps" ? 1000 : 256, dst)) return bad(a + ": '" + v + "' is not an integer in range");
+    } else if (a == "--filter" || a == "--json" || a == "--png" || a == "--python" || a == "--lock") {
+      if (!value(&v)) return bad("option '" + a + "' needs a value");
+      (a == "--filter" ? filter : a == "--json" ? json : a == "--png" ? png : a == "--python" ? python : lock) = v;
+    } else {
+      return bad("unknown option '" + a + "'");
+    }
+  }
+
+  std::vector<bench::Case> cases;
+  for (auto* make : {bench::mla_prolog_cases, bench::mla_preprocess_cases, bench::fia_cases})
+    for (bench::Case& c : make(size, threads))
+      if (wanted(c.id, filter)) cases.push_back(std::move(c));
+  if (list) {
+    for (const bench::Case& c : cases) std::printf("%-46s %s (%d thread%s)\n", c.id.c_str(), c.label.c_str(), c.threads, c.threads == 1 ? "" : "s");
+    return 0;
+  }
+  if (cases.empty()) return bad("--filter '" + filter + "' matches no case (see --list)");
+  if (const int rc = take_lock(lock, wait); rc != 0) return rc;
+
+  const auto t_start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count(); };
+  bench::Report rep;
+  rep.version = version();
+  rep.isa = isa_name(active_isa());
+  rep.cpu = cpu_model();
+  rep.date = utc_now();
+  rep.threads = threads;
+  rep.reps = reps;
+  rep.size = size == bench::Size::kTiny ? "tiny" : size == bench::Size::kQuick ? "quick" : "full";
+  std::printf("mlaops bench: mlaops %s, %s, isa %s, %d threads, %s run, %d reps, %zu cases\n", rep.version.c_str(),
+              rep.cpu.c_str(), rep.isa.c_str(), threads, rep.size.c_str(), reps, cases.size());
+  if (limits) {
+    bench::ProbeOptions po;
+    po.max_threads = threads;
+    po.reps = size == bench::Size::kTiny ? 2 : 7;
+    if (size == bench::Size::kTiny) po.dram_bytes = size_t{64} << 20, po.iters = 100'000;
+    std::printf("limits (best / median of %d):\n", po.reps);
+    rep.probes = bench::measure_limits(po, [&](const bench::Probe& p) {
+      std::printf("  %-10s %3d thread%s  best %8.1f  median %8.1f %s\n", p.name.c_str(), p.threads,
+                  p.threads == 1 ? " " : "s", p.best, p.median, p.unit.c_str());
+      std::fflush(stdout);
+    });
+  } else {
+    std::printf("limits: not measured (--no-limits): the anchors of ../shared/perf/roofline.md\n");
+  }
+  bench::RunContext ctx;
+  ctx.size = size;
+  ctx.reps = reps;
+  ctx.peers = peers;
+  ctx.python = python;
+  ctx.threads = threads;
+  if (size == bench::Size::kTiny) ctx.pool_bytes = size_t{16} << 20;
+  ctx.lim1 = bench::limits_for(rep.probes, 1);
+  ctx.lim2 = bench::limits_for(rep.probes, threads);
+  rep.lim1 = ctx.lim1;
+  rep.lim2 = ctx.lim2;
+  std::printf("bounds (%d threads): DRAM %.1f GB/s, bf16 %.0f GFLOP/s, int8 %.0f GOP/s%s\n\n", threads, ctx.lim2.bw / 1e9,
+              ctx.lim2.bf16 / 1e9, ctx.lim2.int8 / 1e9, ctx.lim2.measured ? " (measured above)" : " (anchors)");
+  bench::print_row_header();
+  int failed = 0;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "[%3zu/%zu %6.1f s] %s ...\n", k + 1, cases.size(), elapsed(), cases[k].id.c_str());
+    const bench::Row r = bench::run_one(cases[k], ctx);
+    failed += r.error.empty() ? 0 : 1;
+    bench::print_row(r);
+    rep.rows.push_back(r);
+  }
+  ctx.release_state();
+  std::printf("\nissue 7 targets:\n");
+  for (const std::string& line : bench::target_summary(rep)) std::printf("  %s\n", line.c_str());
+  std::string err;
+  if (json != "-") {
+    if (!bench::write_json(rep, json, &err)) return bad(err);
+    std::printf("wrote %s\n", json.c_str());
+  }
+  if (png != "-") {
+    if (!bench::write_roofline_png(rep, png, &err)) return bad(err);
+    std::printf("wrote %s\n", png.c_str());
+  }
+  std::fprintf(stderr, "mlaops bench: %zu cases in %.1f s%s\n", cases.size(), elapsed(),
+               failed ? (", " + std::to_string(failed) + " failed").c_str() : "");
+  return failed ? 1 : 0;
+}
+
+}  // namespace mlaops::tools
