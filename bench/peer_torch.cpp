@@ -1,7 +1,9 @@
 // The PyTorch peer of the benchmark suite (suite.h): GQA decode through
 // torch.nn.functional.scaled_dot_product_attention (the CPU flash-attention kernel of
-// torch >= 2.1; enable_gqa from 2.5, else K / V repeated per group outside the timing), run by a
-// child Python process because torch is a Python library. The script prints one JSON line
+// torch >= 2.1), run by a child Python process because torch is a Python library. Two forms are
+// timed and the faster one reported: K / V repeated per query group (outside the timing; takes
+// the flash kernel) and, from torch 2.5, enable_gqa=True (measured 5x slower on torch 2.5.1 here:
+// it takes the unfused math path). The script prints one JSON line
 // {"best_us": .., "median_us": .., "torch": "<version>"} or {"error": ".."}.
 #include <array>
 #include <cstdio>
@@ -27,21 +29,22 @@ q = torch.rand(B, N, 1, D, generator=g, dtype=torch.float32).mul_(2).sub_(1).to(
 k = torch.rand(B, KVN, L, D, generator=g, dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
 v = torch.rand(B, KVN, L, D, generator=g, dtype=torch.float32).mul_(2).sub_(1).to(torch.bfloat16)
 gqa = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 5)
-if not gqa:
-    k = k.repeat_interleave(N // KVN, dim=1).contiguous()
-    v = v.repeat_interleave(N // KVN, dim=1).contiguous()
-def run():
+kr = k.repeat_interleave(N // KVN, dim=1).contiguous()  # outside the timing
+vr = v.repeat_interleave(N // KVN, dim=1).contiguous()
+forms = {"K/V repeated per group": lambda: F.scaled_dot_product_attention(q, kr, vr, scale=D ** -0.5)}
+if gqa:
+    forms["enable_gqa"] = lambda: F.scaled_dot_product_attention(q, k, v, scale=D ** -0.5, enable_gqa=True)
+best = None
+for name, run in forms.items():
     with torch.no_grad():
-        if gqa:
-            return F.scaled_dot_product_attention(q, k, v, scale=D ** -0.5, enable_gqa=True)
-        return F.scaled_dot_product_attention(q, k, v, scale=D ** -0.5)
-run()
-t = []
-for _ in range(reps):
-    t0 = time.perf_counter(); run(); t.append((time.perf_counter() - t0) * 1e6)
-t.sort()
-print(json.dumps({"best_us": t[0], "median_us": t[len(t) // 2], "torch": torch.__version__,
-                  "gqa": "enable_gqa" if gqa else "repeat_interleave"}))
+        run()
+        t = []
+        for _ in range(reps):
+            t0 = time.perf_counter(); run(); t.append((time.perf_counter() - t0) * 1e6)
+    t.sort()
+    if best is None or t[0] < best[1]:
+        best = (name, t[0], t[len(t) // 2])
+print(json.dumps({"best_us": best[1], "median_us": best[2], "torch": torch.__version__, "gqa": best[0]}))
 )PY";
 
 // The number after "key": in a one-line JSON object (0 if absent).

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 need=()
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake ninja-build g++ gcc make pkg-config libgtest-dev libgmock-dev libbenchmark-dev; do
+for pkg in cmake ninja-build g++ gcc make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev; do
   have_pkg "$pkg" || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
