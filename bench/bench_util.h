@@ -8,6 +8,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <random>
 #include <utility>
 #include <vector>
@@ -16,6 +18,7 @@
 #include <dnnl.hpp>
 #endif
 
+#include "bench/suite.h"
 #include "core/fractal_nz.h"
 #include "mlaops/numeric.h"
 #include "mlaops/tensor_view.h"
@@ -100,6 +103,61 @@ struct WeightPool {
   // The next copy: weight i at the returned pointer + off[i].
   uint8_t* take() { return copies[next++ % copies.size()].data(); }
 };
+
+// Times an operator whose weights rotate through `pool`: `ws_size(&bytes)` (a status), then
+// `reps` timed runs of `bind(copy base)` + `call(workspace, bytes)`. Fills r's best / median,
+// or r.error with the library's message when the size query or a call fails.
+template <class WsSize, class Bind, class Call>
+void time_rotated(Row& r, WeightPool& pool, int reps, WsSize&& ws_size, Bind&& bind, Call&& call) {
+  uint64_t ws_bytes = 0;
+  if (ws_size(&ws_bytes) != mlaops::kSuccess) {
+    r.error = mlaops::last_error_message();
+    return;
+  }
+  std::vector<uint8_t> ws(ws_bytes + 1);
+  bool ok = true;
+  const Times t = time_it(
+      [&] {
+        bind(pool.take());
+        ok = ok && call(ws.data(), ws_bytes) == mlaops::kSuccess;
+      },
+      reps);
+  if (!ok) {
+    r.error = mlaops::last_error_message();
+    return;
+  }
+  r.best_us = t.best * 1e6;
+  r.median_us = t.median * 1e6;
+}
+
+// A case of a weight-streaming operator (MlaPrologV2, MlaPreprocess) measured by `run`, with the
+// issue-7 targets: T = 1 streams at >= 80 % of the memory bound (`t1_target`), T = 1024 at the
+// run's thread count is no slower than oneDNN's GEMMs alone (`peer_target`).
+inline Case weight_case(std::string id, std::string op, std::string label, int threads, bool t1_target,
+                        bool peer_target, std::function<Row(RunContext&)> run) {
+  Case c;
+  c.id = std::move(id);
+  c.op = std::move(op);
+  c.label = std::move(label);
+  c.threads = threads;
+  c.run = [run = std::move(run), t1_target, peer_target](RunContext& ctx) {
+    Row r = run(ctx);
+    if (t1_target) r.target_pct = 80;
+    if (peer_target) r.target_peer_ratio = 1.0;
+    return r;
+  };
+  return c;
+}
+
+// The thread counts of a case: the run's, plus 1 for the largest T (the 1 -> N scaling target).
+inline std::vector<int> weight_case_threads(bool largest_t, int threads) {
+  return largest_t && threads > 1 ? std::vector<int>{threads, 1} : std::vector<int>{threads};
+}
+
+// Adds the oneDNN peer to `r` (suite.cpp): the GEMMs [T, K] x [K, N] of `kn`, weights pre-packed
+// and rotated over `copies`, `reps` timed runs; a note instead when built without oneDNN.
+void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T,
+                   const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies, int reps);
 
 #ifdef MLAOPS_HAVE_DNNL
 // GEMMs [T, K] x [K, N] through oneDNN matmul, weights pre-packed (format any, not timed).

@@ -99,37 +99,21 @@ Row run_case(RunContext& ctx, const Dims& d, int64_t N, int64_t T, int threads) 
   p.q_rope_out = &qr.v;
   Row r;
   r.threads = threads;
-  uint64_t ws_bytes = 0;
-  if (mlaops::mla_preprocess_workspace_size(p, &ws_bytes) != mlaops::kSuccess) {
-    r.error = mlaops::last_error_message();
-    return r;
-  }
-  std::vector<uint8_t> ws(ws_bytes + 1);
   const int reps = T >= 128 ? std::max(3, ctx.reps / 2) : ctx.reps;
-  const Times t = time_it(
-      [&] {
-        uint8_t* base = w.pool->take();
+  time_rotated(
+      r, *w.pool, reps, [&](uint64_t* bytes) { return mlaops::mla_preprocess_workspace_size(p, bytes); },
+      [&](uint8_t* base) {
         p.wdqkv.data = base + w.pool->off[0];
         p.wuq.data = base + w.pool->off[1];
         p.wuk.data = base + w.pool->off[2];
-        mlaops::mla_preprocess(p, ws.data(), ws_bytes);
       },
-      reps);
-  r.best_us = t.best * 1e6;
-  r.median_us = t.median * 1e6;
+      [&](void* ws, uint64_t bytes) { return mlaops::mla_preprocess(p, ws, bytes); });
   r.bytes = w.w_bytes + static_cast<double>(x.b.size() + q.b.size() + qr.b.size()) +
             static_cast<double>(T * (d.Hckv + d.Dr) * 2);
   r.ops_int8 = static_cast<double>(T) * w.int8_ops;
   r.flops_bf16 = static_cast<double>(T) * w.bf16_flops;
-#ifdef MLAOPS_HAVE_DNNL
-  if (ctx.peers) {
-    DnnlProjections peer(T, {{d.He, d.QKV()}, {d.Hcq, N * (d.D + d.Dr)}}, true, w.pool->count());
-    const Times pt = time_it([&] { peer.run(); }, reps);
-    r.peers.push_back({"oneDNN 2 int8 GEMMs", pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed"});
-  }
-#else
-  if (ctx.peers) r.peers.push_back({"oneDNN 2 int8 GEMMs", 0, 0, "not built (install libdnnl-dev and rebuild)"});
-#endif
+  add_dnnl_peer(r, ctx, "oneDNN 2 int8 GEMMs", T, {{d.He, d.QKV()}, {d.Hcq, N * (d.D + d.Dr)}}, true, w.pool->count(),
+                reps);
   return r;
 }
 
@@ -147,25 +131,13 @@ std::vector<Case> mla_preprocess_cases(Size size, int threads) {
   }
   for (int64_t N : Ns)
     for (int64_t T : Ts) {
-      std::vector<int> tcounts = {threads};
-      if (T == Ts.back() && threads > 1) tcounts.push_back(1);
-      for (int nt : tcounts) {
-        Case c;
+      for (int nt : weight_case_threads(T == Ts.back(), threads)) {
         char id[96], label[96];
         std::snprintf(id, sizeof id, "mla_preprocess.int8.N%lld.T%lld.t%d", (long long)N, (long long)T, nt);
         std::snprintf(label, sizeof label, "MlaPreprocess int8 N=%lld T=%lld", (long long)N, (long long)T);
-        c.id = id;
-        c.op = "mla_preprocess";
-        c.label = label;
-        c.threads = nt;
-        const bool target_t1 = T == 1 && size != Size::kTiny, target_big = T == 1024 && nt == threads;
-        c.run = [d, N, T, nt, target_t1, target_big](RunContext& ctx) {
-          Row r = run_case(ctx, d, N, T, nt);
-          if (target_t1) r.target_pct = 80;
-          if (target_big) r.target_peer_ratio = 1.0;
-          return r;
-        };
-        out.push_back(std::move(c));
+        out.push_back(weight_case(id, "mla_preprocess", label, nt, T == 1 && size != Size::kTiny,
+                                  T == 1024 && nt == threads,
+                                  [d, N, T, nt](RunContext& ctx) { return run_case(ctx, d, N, T, nt); }));
       }
     }
   return out;

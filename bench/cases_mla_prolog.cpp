@@ -95,25 +95,16 @@ Row run_case(RunContext& ctx, const Dims& d, bool int8, int64_t N, int64_t T, in
   }
   Row r;
   r.threads = threads;
-  uint64_t ws_bytes = 0;
-  if (mlaops::mla_prolog_workspace_size(p, &ws_bytes) != mlaops::kSuccess) {
-    r.error = mlaops::last_error_message();
-    return r;
-  }
-  std::vector<uint8_t> ws(ws_bytes + 1);
   const int reps = T >= 128 ? std::max(3, ctx.reps / 2) : ctx.reps;
-  const Times t = time_it(
-      [&] {
-        uint8_t* base = w.pool->take();
+  time_rotated(
+      r, *w.pool, reps, [&](uint64_t* bytes) { return mlaops::mla_prolog_workspace_size(p, bytes); },
+      [&](uint8_t* base) {
         p.weight_dq.data = base + w.pool->off[0];
         p.weight_uq_qr.data = base + w.pool->off[1];
         p.weight_dkv_kr.data = base + w.pool->off[2];
         p.weight_uk.data = base + w.pool->off[3];
-        mlaops::mla_prolog(p, ws.data(), ws_bytes);
       },
-      reps);
-  r.best_us = t.best * 1e6;
-  r.median_us = t.median * 1e6;
+      [&](void* ws, uint64_t bytes) { return mlaops::mla_prolog(p, ws, bytes); });
   r.bytes = w.w_bytes + static_cast<double>(x.b.size() + q.b.size() + qr.b.size()) +
             static_cast<double>(T) * static_cast<double>(d.Hckv * (int8 ? 1 : 2) + d.Dr * 2);
   if (int8) {
@@ -122,15 +113,8 @@ Row run_case(RunContext& ctx, const Dims& d, bool int8, int64_t N, int64_t T, in
   } else {
     r.flops_bf16 = 2.0 * static_cast<double>(T) * w.params;
   }
-#ifdef MLAOPS_HAVE_DNNL
-  if (ctx.peers) {
-    DnnlProjections peer(T, {{d.He, d.Hcq}, {d.Hcq, N * (d.D + d.Dr)}, {d.He, d.Hckv + d.Dr}}, int8, w.pool->count());
-    const Times pt = time_it([&] { peer.run(); }, reps);
-    r.peers.push_back({"oneDNN 3 GEMMs", pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed"});
-  }
-#else
-  if (ctx.peers) r.peers.push_back({"oneDNN 3 GEMMs", 0, 0, "not built (install libdnnl-dev and rebuild)"});
-#endif
+  add_dnnl_peer(r, ctx, "oneDNN 3 GEMMs", T, {{d.He, d.Hcq}, {d.Hcq, N * (d.D + d.Dr)}, {d.He, d.Hckv + d.Dr}}, int8,
+                w.pool->count(), reps);
   return r;
 }
 
@@ -149,28 +133,15 @@ std::vector<Case> mla_prolog_cases(Size size, int threads) {
   for (bool int8 : {false, true})
     for (int64_t N : Ns)
       for (int64_t T : Ts) {
-        // the compute-bound T = 1024 also at 1 thread: the 1 -> 2 thread scaling target
-        std::vector<int> tcounts = {threads};
-        if (T == Ts.back() && threads > 1) tcounts.push_back(1);
-        for (int nt : tcounts) {
-          Case c;
+        for (int nt : weight_case_threads(T == Ts.back(), threads)) {
           char id[96], label[96];
           std::snprintf(id, sizeof id, "mla_prolog.%s.N%lld.T%lld.t%d", int8 ? "int8" : "bf16", (long long)N,
                         (long long)T, nt);
           std::snprintf(label, sizeof label, "MlaPrologV2 %s N=%lld T=%lld", int8 ? "int8" : "bf16", (long long)N,
                         (long long)T);
-          c.id = id;
-          c.op = "mla_prolog";
-          c.label = label;
-          c.threads = nt;
-          const bool target_t1 = T == 1 && size != Size::kTiny, target_big = T == 1024 && nt == threads;
-          c.run = [d, int8, N, T, nt, target_t1, target_big](RunContext& ctx) {
-            Row r = run_case(ctx, d, int8, N, T, nt);
-            if (target_t1) r.target_pct = 80;
-            if (target_big) r.target_peer_ratio = 1.0;
-            return r;
-          };
-          out.push_back(std::move(c));
+          out.push_back(weight_case(id, "mla_prolog", label, nt, T == 1 && size != Size::kTiny,
+                                    T == 1024 && nt == threads,
+                                    [d, int8, N, T, nt](RunContext& ctx) { return run_case(ctx, d, int8, N, T, nt); }));
         }
       }
   return out;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "bench/bench_util.h"
 #include "bench/suite.h"
 #include "mlaops/runtime.h"
 
@@ -17,6 +18,19 @@ void apply_bound(Row& r, const RunContext& ctx) {
   const double t_cmp = r.flops_bf16 / l.bf16 + r.ops_int8 / l.int8;
   r.bound_us = std::max(t_mem, t_cmp) * 1e6;
   r.mem_bound = t_mem >= t_cmp;
+}
+
+void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T,
+                   const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies, int reps) {
+  if (!ctx.peers) return;
+#ifdef MLAOPS_HAVE_DNNL
+  DnnlProjections peer(T, kn, int8, copies);
+  const Times pt = time_it([&] { peer.run(); }, reps);
+  r.peers.push_back({name, pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed"});
+#else
+  (void)T, (void)kn, (void)int8, (void)copies, (void)reps;
+  r.peers.push_back({name, 0, 0, "not built (install libdnnl-dev and rebuild)"});
+#endif
 }
 
 Row run_one(const Case& c, RunContext& ctx) {
