@@ -49,7 +49,8 @@ void print_row(const Row& r) {
   std::string peer;
   for (const PeerTime& p : r.peers) {
     if (!peer.empty()) peer += "; ";
-    peer += p.best_us > 0 ? p.name + " " + fmt("%.1f", p.best_us) + fmt(" (%.2fx)", p.best_us / r.best_us)
+    peer += p.best_us > 0 ? p.name + " " + fmt("%.1f", p.best_us) + fmt(" (%.2fx)", p.best_us / r.best_us) +
+                                (p.work > 0 ? fmt(" %.0f G/s", p.work / p.best_us * 1e-3) : "")
                           : p.name + ": " + p.note;
   }
   std::printf("%-46s %3d %11.1f %11.1f %8.1f %9.1f %11.1f %4s %6.1f%% %7s  %s\n", r.label.c_str(), r.threads,
@@ -94,6 +95,16 @@ std::vector<std::string> target_summary(const Report& rep) {
                                                                           (s >= 1.7 ? "met" : "MISSED")));
     }
   }
+  // a peer faster than the measured compute rate would mean the probe under-reports the limit
+  for (const Row& r : rep.rows)
+    for (const PeerTime& p : r.peers) {
+      if (p.work <= 0 || p.best_us <= 0) continue;
+      const Limits& l = r.threads == 1 ? rep.lim1 : rep.lim2;
+      const double rate = p.work / p.best_us * 1e-3, limit = (p.int8 ? l.int8 : l.bf16) / 1e9;
+      if (rate > limit)
+        out.push_back(r.id + ": note: " + p.name + fmt(" ran at %.0f G/s, above the measured ", rate) +
+                      (p.int8 ? "int8" : "bf16") + fmt(" limit %.0f: the probe under-reports that limit", limit));
+    }
   out.push_back("fia.gqa_decode.int8kv: not measured (int8 KV needs FIA's KV antiquant, which is not implemented yet)");
   return out;
 }
@@ -139,9 +150,9 @@ bool write_json(const Report& rep, const std::string& path, std::string* error) 
     std::fprintf(o, ", \"peers\": [");
     for (size_t k = 0; k < r.peers.size(); ++k) {
       const PeerTime& p = r.peers[k];
-      std::fprintf(o, "%s{\"name\": \"%s\", \"best_us\": %s, \"median_us\": %s, \"note\": \"%s\"}", k ? ", " : "",
-                   json_escape(p.name).c_str(), p.best_us > 0 ? num(p.best_us).c_str() : "null",
-                   p.best_us > 0 ? num(p.median_us).c_str() : "null", json_escape(p.note).c_str());
+      std::fprintf(o, "%s{\"name\": \"%s\", \"best_us\": %s, \"median_us\": %s, \"work\": %.0f, \"note\": \"%s\"}",
+                   k ? ", " : "", json_escape(p.name).c_str(), p.best_us > 0 ? num(p.best_us).c_str() : "null",
+                   p.best_us > 0 ? num(p.median_us).c_str() : "null", p.work, json_escape(p.note).c_str());
     }
     std::fprintf(o, "]}%s\n", i + 1 < rep.rows.size() ? "," : "");
   }

@@ -26,7 +26,9 @@ void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T,
 #ifdef MLAOPS_HAVE_DNNL
   DnnlProjections peer(T, kn, int8, copies);
   const Times pt = time_it([&] { peer.run(); }, reps);
-  r.peers.push_back({name, pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed"});
+  double work = 0;
+  for (const auto& [K, N] : kn) work += 2.0 * static_cast<double>(T) * static_cast<double>(K) * static_cast<double>(N);
+  r.peers.push_back({name, pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed", work, int8});
 #else
   (void)T, (void)kn, (void)int8, (void)copies, (void)reps;
   r.peers.push_back({name, 0, 0, "not built (install libdnnl-dev and rebuild)"});

@@ -55,6 +55,8 @@ struct PeerTime {
   std::string name;  // "oneDNN 3 GEMMs", "torch SDPA"
   double best_us = 0, median_us = 0;
   std::string note;  // why it did not run, or what it measures
+  double work = 0;   // FLOPs / OPs the peer does (0 = not counted), for its rate
+  bool int8 = false; // its work runs on the int8 units
 };
 
 // One measured row.

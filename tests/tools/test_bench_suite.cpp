@@ -191,7 +191,7 @@ bench::Report report() {
   bench::Row c = row("mla_prolog.y.t2", 2, 10, 40e3, 0, 0);  // bound 1 us: 10 %
   c.target_pct = 80;
   c.target_peer_ratio = 1.0;
-  c.peers.push_back({"oneDNN 3 GEMMs", 12, 13, "note"});
+  c.peers.push_back({"oneDNN 3 GEMMs", 12, 13, "note", 6e6, false});  // 500 GFLOP/s > the 400 limit
   bench::Row d = row("fia.z.t2", 2, 0, 0, 0, 0);
   d.error = "bad \"thing\"";
   d.target_pct = 50;
@@ -215,6 +215,7 @@ TEST(BenchSuite, TargetSummary) {
   EXPECT_TRUE(has("fia.x: 1 -> 2 threads 1.50x (target >= 1.70x): MISSED"));
   EXPECT_TRUE(has("fia.z.t2: not measured (bad \"thing\")"));
   EXPECT_TRUE(has("int8kv: not measured"));
+  EXPECT_TRUE(has("mla_prolog.y.t2: note: oneDNN 3 GEMMs ran at 500 G/s, above the measured bf16 limit 400"));
 }
 
 TEST(BenchSuite, JsonReport) {
@@ -230,7 +231,8 @@ TEST(BenchSuite, JsonReport) {
   EXPECT_NE(j.find("\"pct_of_bound\": 25.000"), std::string::npos);
   EXPECT_NE(j.find("\"bound\": \"memory\""), std::string::npos);
   EXPECT_NE(j.find("\"error\": \"bad \\\"thing\\\"\""), std::string::npos);
-  EXPECT_NE(j.find("\"name\": \"oneDNN 3 GEMMs\", \"best_us\": 12.000"), std::string::npos);
+  EXPECT_NE(j.find("\"name\": \"oneDNN 3 GEMMs\", \"best_us\": 12.000, \"median_us\": 13.000, \"work\": 6000000"),
+            std::string::npos);
   EXPECT_NE(j.find("\"bounds\": {\"dram_read_GBps\": 40.000, \"bf16_GFLOPs\": 400.000"), std::string::npos);
   EXPECT_NE(j.find("\"targets\": ["), std::string::npos);
   int depth = 0;
