@@ -3,7 +3,8 @@
 //      must lie in [0, blockNum) (FIA-13); workspace size (FIA-20) — only then the first write
 //   2. padded query rows (non-packed layouts, rows >= actQ[b]): output 0, lse +inf
 //   3. work items (batch, kv head, block of query rows [, KV split]) in parallel: flash attention
-//      over the KV range (kernels/cpu/flash_attn.h) writing the rows in the output layout
+//      over the KV range (kernels/cpu/flash_attn.h) writing the rows in the output layout; INT8
+//      key / value are first dequantised per item (ops/fia_antiquant.h)
 //   4. KV splits (flash-decoding, when there are fewer items than threads): LSE merge of partials
 #include <algorithm>
 #include <cstring>
@@ -78,6 +79,7 @@ struct RunCtx {
   const FiaParams* p;
   const FiaPlan* plan;
   kernels::FlashKernels fk;
+  FiaAqChannels aq_ch;  // KV antiquant: per-channel scales / offsets as floats
   WorkspaceArena* ws;
   kernels::FlashShape shape;
 };
@@ -159,6 +161,10 @@ void run_item(void* ctx, int64_t index, int thread) {
     it.partial_o = base;
     it.partial_m = base + P.partial_o_floats;
     it.partial_l = base + P.partial_o_floats + P.partial_ml_floats;
+  }
+  if (P.aq.on) {  // INT8 key / value: the item's rows dequantised into the thread's buffer
+    const FiaPlan::Item& w = P.items[static_cast<size_t>(item)];
+    fia_aq_bind_item(*c.p, P, c.aq_ch, w.b, w.h, &it, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes));
   }
   kernels::flash_attn_item(it, c.shape, c.fk, scratch);
 }
@@ -243,6 +249,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.plan = &P;
   c.fk = kernels::flash_kernels(active_isa());
   c.ws = &ws;
+  if (P.aq.on) c.aq_ch = fia_aq_channels(P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
   c.shape.M = P.G * P.R;
   c.shape.R = P.R;
   c.shape.QD = P.QD;

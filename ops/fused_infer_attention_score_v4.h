@@ -8,6 +8,7 @@
 
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/status.h"
+#include "ops/fia_antiquant.h"
 
 namespace mlaops {
 
@@ -65,6 +66,9 @@ struct FiaPlan {
   int64_t thread_bytes = 0, off_thread = 0;
   int64_t off_partial = 0, partial_o_floats = 0, partial_ml_floats = 0;  // per (item, split)
   int64_t workspace_bytes = 0;
+  // KV antiquant (INT8 key / value, FIA-21): dequantisation per item into the thread's buffer
+  FiaAntiquant aq;
+  int64_t aq_thread_bytes = 0, off_aq_thread = 0, off_aq_ch = 0;
 };
 
 // Phase 1: every shape / dtype / attribute / host-array rule; nothing is read from tensor data

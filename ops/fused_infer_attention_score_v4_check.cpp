@@ -15,6 +15,7 @@
 #include "kernels/cpu/flash_attn.h"
 #include "mlaops/runtime.h"
 #include "ops/check_util.h"
+#include "ops/fia_antiquant.h"
 #include "ops/fused_infer_attention_score_v4.h"
 
 namespace mlaops {
@@ -30,6 +31,7 @@ constexpr DType BF16 = DType::kBFloat16;
 constexpr DType F16 = DType::kFloat16;
 constexpr DType F32 = DType::kFloat32;
 constexpr DType I32 = DType::kInt32;
+constexpr DType I8 = DType::kInt8;
 
 bool given(const TensorView& t) { return t.dtype != DType::kUndefined; }
 
@@ -195,14 +197,8 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
       {p.deq_scale2, "deqScale2Optional", "INT8 full quantisation"},
       {p.quant_scale2, "quantScale2Optional", "post-quant INT8 output"},
       {p.quant_offset2, "quantOffset2Optional", "post-quant INT8 output"},
-      {p.antiquant_scale, "antiquantScaleOptional", "KV antiquant"},
-      {p.antiquant_offset, "antiquantOffsetOptional", "KV antiquant"},
       {p.query_padding_size, "queryPaddingSizeOptional", "left padding"},
       {p.kv_padding_size, "kvPaddingSizeOptional", "left padding"},
-      {p.key_antiquant_scale, "keyAntiquantScaleOptional", "KV antiquant"},
-      {p.key_antiquant_offset, "keyAntiquantOffsetOptional", "KV antiquant"},
-      {p.value_antiquant_scale, "valueAntiquantScaleOptional", "KV antiquant"},
-      {p.value_antiquant_offset, "valueAntiquantOffsetOptional", "KV antiquant"},
       {p.key_shared_prefix, "keySharedPrefixOptional", "shared prefix"},
       {p.value_shared_prefix, "valueSharedPrefixOptional", "shared prefix"},
       {p.actual_shared_prefix_len, "actualSharedPrefixLenOptional", "shared prefix"},
@@ -230,11 +226,13 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
                "%s: query: FIA-02 INT8 query (full quantisation) is not supported yet; allowed {FLOAT16, BF16}, got INT8",
                op);
   MLAOPS_TRY(dtype_in(op, "query", "FIA-03", q, {F16, BF16}));
-  if (key.dtype == DType::kInt8 || key.dtype == DType::kInt32 || key.dtype == DType::kInt4)
-    return fail(kParamInvalid, "%s: key: FIA-02 INT8/INT4 key/value (KV antiquant) is not supported yet; allowed %s, got %s",
+  if (key.dtype == DType::kInt32 || key.dtype == DType::kInt4)
+    return fail(kParamInvalid, "%s: key: FIA-02 INT4 key/value (KV antiquant) is not supported yet; allowed %s or INT8, got %s",
                 op, dtype_name(q.dtype), dtype_name(key.dtype));
-  MLAOPS_TRY(dtype_in(op, "key", "FIA-03 (= query dtype)", key, {q.dtype}));
-  MLAOPS_TRY(dtype_in(op, "value", "FIA-03 (= query dtype)", value, {q.dtype}));
+  const bool kv_int8 = key.dtype == DType::kInt8;  // KV antiquant (§2.11): checked with its parameters below
+  MLAOPS_TRY(dtype_in(op, "key", "FIA-03 (= query dtype, or INT8 with KV antiquant)", key, {q.dtype, I8}));
+  MLAOPS_TRY(dtype_in(op, "value", kv_int8 ? "FIA-21 (INT8 with an INT8 key)" : "FIA-03 (= query dtype)", value,
+                      {kv_int8 ? I8 : q.dtype}));
   MLAOPS_TRY(dtype_in(op, "attentionOut", "FIA-03 (= query dtype)", out, {q.dtype}));
   if (lse != nullptr) MLAOPS_TRY(dtype_in(op, "softmaxLse", "FIA-03", *lse, {F32}));
   const bool rope = p.query_rope != nullptr || p.key_rope != nullptr;
@@ -364,6 +362,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
 
   // ---- FIA-07/08/11/12 key, value, keyRope ----
   int64_t KD = 0;
+  int64_t kv_s = 0;  // the key's sequence extent (paged: blockTable width * blockSize)
   P.kv_start.assign(static_cast<size_t>(B), 0);
   if (paged) {
     Pool kp, vp, rp;
@@ -410,6 +409,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
                               "blockTable width * blockSize", &P.act_kv));
     P.block_size = kp.block_size;
     P.block_num = kp.block_num;
+    kv_s = kv_extent;
     P.bt_row_stride = bt.strides[0];
   } else {
     Seq ks, vs;
@@ -422,6 +422,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
                  op, (long long)ks.s, (long long)vs.s);
     KD = ks.d;
     P.VD = vs.d;
+    kv_s = ks.s;
     const FiaSeqStrides kst = seq_strides(key, P.in_l, ks.d), vst = seq_strides(value, P.in_l, vs.d);
     P.k = {kst.b, kst.n, 0, kst.s, std::max<int64_t>(ks.d, 1), 0};
     P.v = {vst.b, vst.n, 0, vst.s, std::max<int64_t>(vs.d, 1), 0};
@@ -447,6 +448,26 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
   MLAOPS_CHECK(KD == P.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
                op, (long long)P.QD, (long long)KD);
   MLAOPS_CHECK(P.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
+
+  // ---- FIA-21 KV antiquant (INT8 key / value) ----
+  {
+    FiaAqShape as;
+    as.op = op;
+    as.q_dtype = q.dtype;
+    as.B = B;
+    as.KVN = KVN;
+    as.QS = P.QS;
+    as.KD = KD;
+    as.VD = P.VD;
+    as.kv_s = kv_s;
+    as.paged = paged;
+    as.packed = P.packed;
+    as.rope = rope;
+    as.nz = paged && key.rank == 5;
+    as.block_num = P.block_num;
+    as.block_size = P.block_size;
+    MLAOPS_TRY(fia_check_antiquant(p, as, &P.aq));
+  }
   if (o.vendor_ranges) {
     MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", P.QD, 1, 512));
     MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", P.VD, 1, 512));
@@ -567,7 +588,13 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
                                 {"queryRopeOptional", p.query_rope},
                                 {"keyRopeOptional", p.key_rope},
                                 {"attenMaskOptional", p.atten_mask},
-                                {"blockTableOptional", p.block_table}}));
+                                {"blockTableOptional", p.block_table},
+                                {"antiquantScaleOptional", p.antiquant_scale},
+                                {"antiquantOffsetOptional", p.antiquant_offset},
+                                {"keyAntiquantScaleOptional", p.key_antiquant_scale},
+                                {"keyAntiquantOffsetOptional", p.key_antiquant_offset},
+                                {"valueAntiquantScaleOptional", p.value_antiquant_scale},
+                                {"valueAntiquantOffsetOptional", p.value_antiquant_offset}}));
 
   // ---- the plan: work items, KV splits, workspace ----
   int64_t max_q = 1, max_kv = 0;
@@ -603,6 +630,18 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
   MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid, "%s: FIA-17 workspace overflows int64",
                op);
   MLAOPS_TRY(l.add(threads_total, &P.off_thread, op));
+  if (P.aq.on) {
+    // per thread: the item's KV range dequantised to the query dtype, [max_kv, QD] + [max_kv, VD];
+    // once per call: per-channel scales / offsets as floats, [KVN, QD] and [KVN, VD] each
+    int64_t per_thread, all_threads, ch;
+    MLAOPS_CHECK(product_ok({std::max<int64_t>(max_kv, 1), P.QD + P.VD, 2}, &per_thread) &&
+                     mul_ok(round_up(per_thread, kWorkspaceAlign), P.threads, &all_threads) &&
+                     product_ok({KVN, P.QD + P.VD, 2, 4}, &ch),
+                 kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
+    P.aq_thread_bytes = round_up(per_thread, kWorkspaceAlign);
+    MLAOPS_TRY(l.add(all_threads, &P.off_aq_thread, op));
+    MLAOPS_TRY(l.add(ch, &P.off_aq_ch, op));
+  }
   if (P.splits > 1) {
     P.partial_o_floats = fs.M * P.VD;
     P.partial_ml_floats = fs.M;

@@ -230,6 +230,39 @@ bool is_2048_template(const TensorView& m) {
   return m.dim(-1) == 2048 && m.dim(-2) == 2048;
 }
 
+// KV antiquant (spec §2.11) of key (which = 0) or value (1): x_deq = (x + offset) * scale, the
+// double result rounded once to the query dtype. Scale / offset element of (b, h, t, d) and the
+// paged location (blk, slot) of t, straight from the spec's shape table: separate parameters
+// (leading dim 1 optional), or combined (2, ...) with key at index 0 and value at index 1.
+struct AntiquantRef {
+  const TensorView* scale = nullptr;
+  const TensorView* offset = nullptr;
+  int64_t mode = 0;
+  int which = 0;
+  bool combined = false;
+  int64_t KVN = 1, D = 1, block_size = 1;
+
+  int64_t index(int64_t b, int64_t h, int64_t t, int64_t d, int64_t blk, int64_t slot) const {
+    const int64_t n = scale->numel(), half = combined ? n / 2 : n, base = combined ? which * half : 0;
+    const int64_t S = scale->dim(-1);
+    switch (mode) {
+      case 0: return half == 1 ? base : base + h * D + d;  // per-tensor / per-channel (KV_N, [1,] D) or (H)
+      case 1: return base + b * S + t;                       // ([1,] B, S)
+      case 2: return h;                                      // (KV_N)
+      case 3: return (b * KVN + h) * S + t;                  // (B, KV_N, S)
+      case 4: return blk * block_size + slot;                // (blockNum, blockSize)
+      default: return (blk * KVN + h) * block_size + slot;   // 5: (blockNum, KV_N, blockSize)
+    }
+  }
+  double dequant(double x, bool fp16, int64_t b, int64_t h, int64_t t, int64_t d, int64_t blk, int64_t slot) const {
+    const int64_t i = index(b, h, t, d, blk, slot);
+    const double sc = load_f64(*scale, linear_to_offset(*scale, i));
+    const double off = offset ? load_f64(*offset, linear_to_offset(*offset, i)) : 0.0;
+    const double v = (x + off) * sc;
+    return fp16 ? fp16_to_float(double_to_fp16(v)) : round_bf16(v);
+  }
+};
+
 // Inputs outside the scope of issue 4.
 Status check_scope(const FiaParams& p) {
   struct Opt {
@@ -243,14 +276,8 @@ Status check_scope(const FiaParams& p) {
       {p.deq_scale2, "deqScale2"},
       {p.quant_scale2, "quantScale2 (post-quant output)"},
       {p.quant_offset2, "quantOffset2 (post-quant output)"},
-      {p.antiquant_scale, "antiquantScale"},
-      {p.antiquant_offset, "antiquantOffset"},
       {p.query_padding_size, "queryPaddingSize (left padding)"},
       {p.kv_padding_size, "kvPaddingSize (left padding)"},
-      {p.key_antiquant_scale, "keyAntiquantScale"},
-      {p.key_antiquant_offset, "keyAntiquantOffset"},
-      {p.value_antiquant_scale, "valueAntiquantScale"},
-      {p.value_antiquant_offset, "valueAntiquantOffset"},
       {p.key_shared_prefix, "keySharedPrefix"},
       {p.value_shared_prefix, "valueSharedPrefix"},
       {p.actual_shared_prefix_len, "actualSharedPrefixLen"},
@@ -268,7 +295,7 @@ Status check_scope(const FiaParams& p) {
     return fail(kParamInvalid, "%s: INT8 query (full quant) is not supported yet", kOp);
   for (const auto* list : {&p.key, &p.value}) {
     for (const TensorView& t : *list) {
-      if (t.dtype == DType::kInt8 || t.dtype == DType::kInt32 || t.dtype == DType::kInt4)
+      if (t.dtype == DType::kInt32 || t.dtype == DType::kInt4)
         return fail(kParamInvalid, "%s: %s KV (antiquant) is not supported yet", kOp, dtype_name(t.dtype));
     }
   }
@@ -339,9 +366,28 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p) {
                "%s: innerPrecise: allowed 0..3, got %lld", kOp, static_cast<long long>(p.inner_precise));
   MLAOPS_CHECK(is_half(q.dtype), kParamInvalid, "%s: query dtype; allowed FLOAT16, BF16, got %s", kOp,
                dtype_name(q.dtype));
-  MLAOPS_CHECK(key.dtype == q.dtype && value.dtype == q.dtype, kParamInvalid,
-               "%s: key/value dtype must equal the query dtype (%s), got %s / %s", kOp, dtype_name(q.dtype),
-               dtype_name(key.dtype), dtype_name(value.dtype));
+  const bool kv_int8 = key.dtype == DType::kInt8 && value.dtype == DType::kInt8;
+  MLAOPS_CHECK((key.dtype == q.dtype && value.dtype == q.dtype) || kv_int8, kParamInvalid,
+               "%s: key/value dtype must equal the query dtype (%s) or both be INT8, got %s / %s", kOp,
+               dtype_name(q.dtype), dtype_name(key.dtype), dtype_name(value.dtype));
+  const bool sep_aq = p.key_antiquant_scale != nullptr && p.value_antiquant_scale != nullptr;
+  MLAOPS_CHECK(!kv_int8 || sep_aq || p.antiquant_scale != nullptr, kParamInvalid,
+               "%s: INT8 key/value need antiquant scales", kOp);
+  AntiquantRef aq_k, aq_v;
+  if (kv_int8) {
+    for (int w = 0; w < 2; ++w) {
+      AntiquantRef& a = w == 0 ? aq_k : aq_v;
+      a.which = w;
+      a.combined = !sep_aq;
+      a.scale = sep_aq ? (w == 0 ? p.key_antiquant_scale : p.value_antiquant_scale) : p.antiquant_scale;
+      a.offset = sep_aq ? (w == 0 ? p.key_antiquant_offset : p.value_antiquant_offset) : p.antiquant_offset;
+      a.mode = sep_aq ? (w == 0 ? p.key_antiquant_mode : p.value_antiquant_mode) : p.antiquant_mode;
+      a.KVN = p.num_key_value_heads == 0 ? p.num_heads : p.num_key_value_heads;
+      a.block_size = p.block_size;
+      MLAOPS_CHECK(a.mode >= 0 && a.mode <= 5 && (sep_aq || a.mode <= 1), kParamInvalid,
+                   "%s: antiquant mode %lld is not supported", kOp, static_cast<long long>(a.mode));
+    }
+  }
   const bool rope = p.query_rope != nullptr || p.key_rope != nullptr;
   MLAOPS_CHECK(!rope || (p.query_rope != nullptr && p.key_rope != nullptr), kParamInvalid,
                "%s: queryRope and keyRope must be given together", kOp);
@@ -597,6 +643,9 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p) {
       store_f64(*lse, elem_offset(*lse, idx), v);
     }
   };
+  aq_k.D = QD;
+  aq_v.D = VD;
+  const bool fp16 = q.dtype == DType::kFloat16;
   std::vector<double> kc, vc, qv(static_cast<size_t>(KF)), sc, acc(static_cast<size_t>(VD));
   std::vector<char> valid;
   for (int64_t b = 0; b < B; ++b) {
@@ -618,11 +667,19 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p) {
           for (int64_t d = 0; d < QD; ++d) kr[d] = k_pg.load(blk, h, slot, d);
           for (int64_t d = 0; d < DR; ++d) kr[QD + d] = kr_pg.load(blk, h, slot, d);
           for (int64_t d = 0; d < VD; ++d) vr[d] = v_pg.load(blk, h, slot, d);
+          if (kv_int8) {
+            for (int64_t d = 0; d < QD; ++d) kr[d] = aq_k.dequant(kr[d], fp16, b, h, j, d, blk, slot);
+            for (int64_t d = 0; d < VD; ++d) vr[d] = aq_v.dequant(vr[d], fp16, b, h, j, d, blk, slot);
+          }
         } else {
           const int64_t t = kv0 + j;
           for (int64_t d = 0; d < QD; ++d) kr[d] = k_seq.load(b, h, t, d);
           for (int64_t d = 0; d < DR; ++d) kr[QD + d] = kr_seq.load(b, h, t, d);
           for (int64_t d = 0; d < VD; ++d) vr[d] = v_seq.load(b, h, t, d);
+          if (kv_int8) {
+            for (int64_t d = 0; d < QD; ++d) kr[d] = aq_k.dequant(kr[d], fp16, b, h, j, d, 0, 0);
+            for (int64_t d = 0; d < VD; ++d) vr[d] = aq_v.dequant(vr[d], fp16, b, h, j, d, 0, 0);
+          }
         }
       }
     }

@@ -533,7 +533,6 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
   const Setter setters[] = {
       [](FiaParams& p, const TensorView* t) { p.pse_shift = t; },
       [](FiaParams& p, const TensorView* t) { p.learnable_sink = t; },
-      [](FiaParams& p, const TensorView* t) { p.key_antiquant_scale = t; },
       [](FiaParams& p, const TensorView* t) { p.quant_scale2 = t; },
       [](FiaParams& p, const TensorView* t) { p.key_shared_prefix = t; },
       [](FiaParams& p, const TensorView* t) { p.query_padding_size = t; },
@@ -557,10 +556,17 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
   EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
   EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos);
   r = build_fia_run(c, FiaRunConfig{});
-  HostTensor k8 = r->key.as(DType::kInt8);
+  HostTensor k8 = r->key.as(DType::kInt32);  // INT4 packed in INT32 (INT8 KV antiquant: test_fia_antiquant.cpp)
   r->params.key[0] = k8.view();
   EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
   EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos);
+  // INT8 key / value need antiquant scales
+  r = build_fia_run(c, FiaRunConfig{});
+  HostTensor k8b = r->key.as(DType::kInt8), v8b = r->value.as(DType::kInt8);
+  r->params.key[0] = k8b.view();
+  r->params.value[0] = v8b.view();
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("antiquant scales"), std::string::npos);
   // Modes 5..8 and a missing mask for modes 1..4 are invalid.
   for (int64_t mode : {1, 2, 3, 4, 5, 8}) {
     r = build_fia_run(c, FiaRunConfig{});

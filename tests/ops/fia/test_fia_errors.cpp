@@ -135,10 +135,7 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
   } opts[] = {{3, "pseShiftOptional"},         {7, "deqScale1Optional"},
               {8, "quantScale1Optional"},      {9, "deqScale2Optional"},
               {10, "quantScale2Optional"},     {11, "quantOffset2Optional"},
-              {12, "antiquantScaleOptional"},  {13, "antiquantOffsetOptional"},
               {15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
-              {17, "keyAntiquantScaleOptional"}, {18, "keyAntiquantOffsetOptional"},
-              {19, "valueAntiquantScaleOptional"}, {20, "valueAntiquantOffsetOptional"},
               {21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
               {26, "keyRopeAntiquantScaleOptional"}, {27, "dequantScaleQueryOptional"},
               {28, "learnableSinkOptional"}};
@@ -160,7 +157,26 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
   });
   expect_rejected(Base::kGqaPagedTnd, {kInv, "sparseMode", "FIA-02"}, [](FiaAclArgs& a) { a.sparse = 9; });
   expect_rejected(Base::kBsnd, {kInv, "query", "FIA-02"}, [](FiaAclArgs& a) { a.in[0].dtype = DType::kInt8; });
-  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt8; });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt4; });
+}
+
+// KV antiquant (FIA-21; the full rule set: tests/ops/fia/test_fia_antiquant.cpp): through the C
+// API, parameters without INT8 key / value and an INT8 key with a BF16 value.
+TEST(FiaErrors, FIA21_AntiquantThroughTheCApi) {
+  const struct {
+    int index;
+    const char* name;
+  } opts[] = {{12, "antiquantScaleOptional"},      {13, "antiquantOffsetOptional"},
+              {17, "keyAntiquantScaleOptional"},   {18, "keyAntiquantOffsetOptional"},
+              {19, "valueAntiquantScaleOptional"}, {20, "valueAntiquantOffsetOptional"}};
+  for (const auto& o : opts) {
+    SCOPED_TRACE(o.name);
+    expect_rejected(Base::kBsnd, {kInv, o.name, "FIA-21"}, [&](FiaAclArgs& a) {
+      a.in[o.index] = dummy();
+      a.passed[o.index] = true;
+    });
+  }
+  expect_rejected(Base::kBsnd, {kInv, "value", "FIA-21"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt8; });
 }
 
 TEST(FiaErrors, FIA03_Dtypes) {

@@ -1,0 +1,25 @@
+// KV antiquant (FusedInferAttentionScore, spec §2.11): one row of an INT8 key / value dequantised
+// to the query dtype,
+//   dst[d] = round_to_dtype((float(x[d]) + offset) * scale)     (fp32 arithmetic, then RNE)
+// with per-channel parameters (ch_scale[d], ch_offset[d]; offset nullable) or, when ch_scale is
+// null, one scale / offset for the whole row. Bit-identical on every ISA.
+#pragma once
+
+#include <cstdint>
+
+#include "mlaops/runtime.h"
+
+namespace mlaops::kernels {
+
+// x: [n] int8; ch_scale / ch_offset: [n] floats or null; dst: [n] bf16 / fp16 bits.
+using DequantRowFn = void (*)(const int8_t* x, int64_t n, const float* ch_scale, const float* ch_offset,
+                              float row_scale, float row_offset, bool fp16, uint16_t* dst);
+
+void dequant_row_scalar(const int8_t* x, int64_t n, const float* ch_scale, const float* ch_offset, float row_scale,
+                        float row_offset, bool fp16, uint16_t* dst);
+void dequant_row_avx512(const int8_t* x, int64_t n, const float* ch_scale, const float* ch_offset, float row_scale,
+                        float row_offset, bool fp16, uint16_t* dst);
+
+DequantRowFn dequant_row_kernel(Isa isa);
+
+}  // namespace mlaops::kernels

@@ -1,0 +1,466 @@
+// FusedInferAttentionScoreV4 KV antiquant (INT8 key / value, spec §2.11, FIA-21): the operator
+// against the float64 reference over every mode (separate 0 per-channel / per-tensor, 1, 2, 3, 4,
+// 5, key 0 + value 1; combined 0 / 1), offsets or none, FP16 / BF16 queries, BNSD / BSND / BSH,
+// contiguous and paged (BnBsH, BnNBsD) caches with a partly filled last block, Q_S = 1 and
+// Q_S > 1, empty and zero-length batches, KV splits, under every ISA; then the FIA-21 errors
+// (status, message, output untouched).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/runtime.h"
+#include "ops/compare.h"
+#include "reference/fia_test_data.h"
+#include "reference/fused_infer_attention_score_v4_ref.h"
+
+namespace mlaops::testing {
+namespace {
+
+using fia_test::HostTensor;
+
+struct AqCase {
+  std::string name;
+  DType dt = DType::kBFloat16;
+  std::string layout = "BNSD";
+  bool paged = false;
+  int paged_rank = 3;  // 3 BnBsH, 4 BnNBsD
+  int64_t B = 2, N = 4, KVN = 2, S = 1, L = 37, D = 64, bs = 16;
+  std::vector<int64_t> act_kv;  // empty: L for every batch
+  int64_t mode_k = 0, mode_v = 0;
+  bool combined = false, offset = true, per_tensor = false;
+  int shape_form = 0;  // mode 0 per-channel shape: 0 (1,KVN,1,D), 1 (1,KVN,D), 2 (1,H), 3 without the leading 1
+  uint32_t seed = 1;
+};
+
+double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
+
+struct AqData {
+  HostTensor q, k, v, bt, out_op, out_ref, lse_op, lse_ref;
+  HostTensor ks, ko, vs, vo;  // separate (or combined in ks / ko)
+  std::vector<int64_t> akv;
+  int64_t blocks_per = 0, block_num = 0;
+};
+
+// The scale (or offset when `off`) tensor of one of key / value for `mode`.
+HostTensor make_param(const AqCase& c, int64_t mode, int64_t lead, int64_t kv_s) {
+  const DType pdt = (mode == 0 || mode == 2) ? c.dt : DType::kFloat32;
+  HostTensor t;
+  const int64_t H = c.KVN * c.D;
+  switch (mode) {
+    case 0:
+      if (c.per_tensor) {
+        t = HostTensor(pdt, {lead});
+      } else {
+        std::vector<int64_t> d;
+        if (c.shape_form == 0) d = {lead, c.KVN, 1, c.D};
+        else if (c.shape_form == 1) d = {lead, c.KVN, c.D};
+        else if (c.shape_form == 2) d = {lead, H};
+        else d = {c.KVN, c.D};  // lead must be 1
+        t = HostTensor(pdt, d);
+      }
+      break;
+    case 1: t = c.S > 1 && !c.combined ? HostTensor(pdt, {c.B, kv_s}) : HostTensor(pdt, {lead, c.B, kv_s}); break;
+    case 2: t = HostTensor(pdt, {c.KVN}); break;
+    case 3: t = HostTensor(pdt, {c.B, c.KVN, kv_s}); break;
+    case 4: t = HostTensor(pdt, {0, c.bs}); break;  // block_num filled by the caller
+    default: t = HostTensor(pdt, {0, c.KVN, c.bs}); break;
+  }
+  return t;
+}
+
+void fill_param(HostTensor& t, bool off, std::mt19937& g) {
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = off ? std::round(uni(g, -4, 4)) + (i % 3 == 0 ? 0.5 : 0.0) : uni(g, 0.5, 1.5) / 127.0;
+    t.set_flat(i, v);
+  }
+}
+
+std::unique_ptr<AqData> build(const AqCase& c, FiaParams* p_op, FiaParams* p_ref) {
+  auto d = std::make_unique<AqData>();
+  std::mt19937 g(c.seed * 977 + 3);
+  d->akv = c.act_kv.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.L) : c.act_kv;
+  const int64_t H = c.KVN * c.D;
+  // query / output in the layout
+  auto qshape = [&](int64_t n) -> std::vector<int64_t> {
+    if (c.layout == "BNSD") return {c.B, n, c.S, c.D};
+    if (c.layout == "BSND") return {c.B, c.S, n, c.D};
+    return {c.B, c.S, n * c.D};
+  };
+  d->q = HostTensor(c.dt, qshape(c.N));
+  for (int64_t i = 0; i < d->q.numel(); ++i) d->q.set_flat(i, uni(g, -1, 1));
+  d->out_op = HostTensor(c.dt, qshape(c.N));
+  d->out_ref = HostTensor(DType::kFloat64, qshape(c.N));
+  d->lse_op = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
+  d->lse_ref = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
+  int64_t kv_s = c.L;
+  if (c.paged) {
+    d->blocks_per = (c.L + c.bs - 1) / c.bs;
+    d->block_num = c.B * d->blocks_per + 1;
+    kv_s = d->blocks_per * c.bs;
+    const std::vector<int64_t> kd = c.paged_rank == 3 ? std::vector<int64_t>{d->block_num, c.bs, H}
+                                                      : std::vector<int64_t>{d->block_num, c.KVN, c.bs, c.D};
+    d->k = HostTensor(DType::kInt8, kd);
+    d->v = HostTensor(DType::kInt8, kd);
+    d->bt = HostTensor(DType::kInt32, {c.B, d->blocks_per});
+    for (int64_t i = 0; i < c.B * d->blocks_per; ++i) d->bt.set_flat(i, static_cast<double>((i * 5 + 1) % d->block_num));
+  } else {
+    const std::vector<int64_t> kd = c.layout == "BNSD"   ? std::vector<int64_t>{c.B, c.KVN, c.L, c.D}
+                                    : c.layout == "BSND" ? std::vector<int64_t>{c.B, c.L, c.KVN, c.D}
+                                                         : std::vector<int64_t>{c.B, c.L, H};
+    d->k = HostTensor(DType::kInt8, kd);
+    d->v = HostTensor(DType::kInt8, kd);
+  }
+  for (HostTensor* t : {&d->k, &d->v})
+    for (int64_t i = 0; i < t->numel(); ++i) t->set_flat(i, std::round(uni(g, -127, 127)));
+  // antiquant parameters
+  const int64_t lead = c.combined ? 2 : 1;
+  auto param = [&](int64_t mode, bool off) {
+    HostTensor t = make_param(c, mode, lead, kv_s);
+    if (mode == 4) t = HostTensor(DType::kFloat32, {d->block_num, c.bs});
+    if (mode == 5) t = HostTensor(DType::kFloat32, {d->block_num, c.KVN, c.bs});
+    fill_param(t, off, g);
+    return t;
+  };
+  d->ks = param(c.mode_k, false);
+  if (c.offset) d->ko = param(c.mode_k, true);
+  if (!c.combined) {
+    d->vs = param(c.mode_v, false);
+    if (c.offset) d->vo = param(c.mode_v, true);
+  }
+  for (int w = 0; w < 2; ++w) {
+    FiaParams& p = w == 0 ? *p_op : *p_ref;
+    p.query = d->q.view();
+    p.key = {d->k.view()};
+    p.value = {d->v.view()};
+    p.num_heads = c.N;
+    p.num_key_value_heads = c.KVN;
+    p.scale_value = 1.0 / std::sqrt(static_cast<double>(c.D));
+    p.input_layout = c.layout;
+    p.actual_seq_lengths_kv = &d->akv;
+    p.attention_out = w == 0 ? d->out_op.view() : d->out_ref.view();
+    p.softmax_lse_flag = true;
+    p.sparse_mode = 0;
+    if (c.paged) {
+      p.block_size = c.bs;
+    }
+  }
+  return d;
+}
+
+// Views of the optional tensors must outlive the params: kept beside the data.
+struct AqViews {
+  TensorView q, k, v, bt, ks, ko, vs, vo, lse_op, lse_ref;
+};
+
+void bind(const AqCase& c, AqData& d, AqViews& vw, FiaParams* op, FiaParams* ref) {
+  vw.bt = d.bt.view();
+  vw.ks = d.ks.view();
+  vw.ko = d.ko.view();
+  vw.vs = d.vs.view();
+  vw.vo = d.vo.view();
+  vw.lse_op = d.lse_op.view();
+  vw.lse_ref = d.lse_ref.view();
+  for (FiaParams* p : {op, ref}) {
+    if (c.paged) p->block_table = &vw.bt;
+    if (c.combined) {
+      p->antiquant_scale = &vw.ks;
+      p->antiquant_offset = c.offset ? &vw.ko : nullptr;
+      p->antiquant_mode = c.mode_k;
+    } else {
+      p->key_antiquant_scale = &vw.ks;
+      p->key_antiquant_offset = c.offset ? &vw.ko : nullptr;
+      p->value_antiquant_scale = &vw.vs;
+      p->value_antiquant_offset = c.offset ? &vw.vo : nullptr;
+      p->key_antiquant_mode = c.mode_k;
+      p->value_antiquant_mode = c.mode_v;
+    }
+    p->softmax_lse = p == op ? &vw.lse_op : &vw.lse_ref;
+  }
+}
+
+Status run_op(const FiaParams& p) {
+  uint64_t ws = 0;
+  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
+  if (s != kSuccess) return s;
+  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
+  return fused_infer_attention_score_v4(p, buf.data(), ws);
+}
+
+Tolerance out_tol(DType dt) {
+  if (dt == DType::kFloat16) return {5e-3, 5e-3, 2e-3, 0.9999, 0, 0, 0, 0};
+  return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
+}
+
+void check_case(const AqCase& c) {
+  SCOPED_TRACE(c.name);
+  FiaParams op, ref;
+  auto d = build(c, &op, &ref);
+  AqViews vw;
+  bind(c, *d, vw, &op, &ref);
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!set_isa(isa)) continue;
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
+      ASSERT_EQ(run_op(op), kSuccess) << isa_name(isa) << ": " << last_error_message();
+      const Stats s = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
+      EXPECT_TRUE(within(s, out_tol(c.dt), false)) << isa_name(isa) << " threads " << threads << ": " << s.str();
+      for (int64_t i = 0; i < d->lse_ref.numel(); ++i) {
+        const double x = d->lse_op.flat(i), y = d->lse_ref.flat(i);
+        if (std::isinf(y)) {
+          EXPECT_EQ(x, y) << i;
+        } else {
+          EXPECT_NEAR(x, y, 1e-4 * std::fabs(y) + 1e-5) << isa_name(isa) << " lse " << i;
+        }
+      }
+    }
+  }
+  reset_isa();
+  set_num_threads(0);
+}
+
+std::vector<AqCase> cases() {
+  std::vector<AqCase> v;
+  auto add = [&](AqCase c) {
+    c.seed = static_cast<uint32_t>(v.size() + 1);
+    v.push_back(c);
+  };
+  for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
+    const std::string t = dt == DType::kFloat16 ? "fp16" : "bf16";
+    for (int form = 0; form < 4; ++form) {
+      AqCase c;
+      c.name = t + " mode0 per-channel form " + std::to_string(form);
+      c.dt = dt;
+      c.shape_form = form;
+      c.offset = form != 1;
+      add(c);
+    }
+    AqCase pt;
+    pt.name = t + " mode0 per-tensor BSND";
+    pt.dt = dt;
+    pt.per_tensor = true;
+    pt.layout = "BSND";
+    add(pt);
+    for (int64_t m : {1, 2, 3}) {
+      AqCase c;
+      c.name = t + " mode" + std::to_string(m) + " BSH";
+      c.dt = dt;
+      c.mode_k = c.mode_v = m;
+      c.layout = "BSH";
+      c.act_kv = {37, 0};  // a zero-length batch
+      add(c);
+    }
+    for (int64_t m : {0, 1, 4, 5}) {
+      for (int rank : {3, 4}) {
+        AqCase c;
+        c.name = t + " paged rank " + std::to_string(rank) + " mode" + std::to_string(m);
+        c.dt = dt;
+        c.paged = true;
+        c.paged_rank = rank;
+        c.mode_k = c.mode_v = m;
+        c.act_kv = {37, 20};  // partly filled last blocks
+        add(c);
+      }
+    }
+    AqCase mix;
+    mix.name = t + " key 0 + value 1";
+    mix.dt = dt;
+    mix.mode_k = 0;
+    mix.mode_v = 1;
+    add(mix);
+    for (int64_t m : {0, 1}) {
+      AqCase c;
+      c.name = t + " combined mode" + std::to_string(m);
+      c.dt = dt;
+      c.combined = true;
+      c.mode_k = c.mode_v = m;
+      c.offset = m == 0;
+      add(c);
+    }
+  }
+  AqCase pre;  // Q_S > 1: BF16, modes 0 / 1, contiguous
+  pre.name = "bf16 Q_S 4 mode0";
+  pre.S = 4;
+  add(pre);
+  pre.name = "bf16 Q_S 3 mode1 BSND";
+  pre.S = 3;
+  pre.mode_k = pre.mode_v = 1;
+  pre.layout = "BSND";
+  add(pre);
+  AqCase big;  // one item per thread: KV splits; D 128, GQA 8
+  big.name = "bf16 B1 N8 KVN1 L1000 D128 KV split";
+  big.B = 1;
+  big.N = 8;
+  big.KVN = 1;
+  big.L = 1000;
+  big.D = 128;
+  big.mode_k = big.mode_v = 0;
+  add(big);
+  big.name = "bf16 B1 paged L1000 mode 1 KV split";
+  big.paged = true;
+  big.bs = 128;
+  big.mode_k = big.mode_v = 1;
+  add(big);
+  return v;
+}
+
+TEST(FiaAntiquant, AllModesMatchTheReference) {
+  for (const AqCase& c : cases()) check_case(c);
+}
+
+// A valid case, mutated; the operator must reject it with kParamInvalid, a message naming the
+// parameter and the rule, and leave the output untouched.
+template <class F>
+void expect_rejected(AqCase c, const char* param, const char* rule, F&& mutate) {
+  FiaParams op, ref;
+  auto d = build(c, &op, &ref);
+  AqViews vw;
+  bind(c, *d, vw, &op, &ref);
+  HostTensor extra;  // storage a mutation may point at
+  mutate(op, *d, extra);
+  std::memset(d->out_op.data(), 0x5A, d->out_op.storage.size() * 8);
+  const std::vector<uint64_t> before = d->out_op.storage;
+  uint64_t ws = 0;
+  const Status s1 = fused_infer_attention_score_v4_workspace_size(op, &ws);
+  EXPECT_EQ(s1, kParamInvalid) << c.name << " / " << param;
+  const std::string msg = last_error_message();
+  EXPECT_NE(msg.find(param), std::string::npos) << msg;
+  EXPECT_NE(msg.find(rule), std::string::npos) << msg;
+  std::vector<uint64_t> buf(1 << 16);
+  EXPECT_EQ(fused_infer_attention_score_v4(op, buf.data(), buf.size() * 8), kParamInvalid);
+  EXPECT_EQ(d->out_op.storage, before) << "output changed on error: " << msg;
+}
+
+TEST(FiaAntiquant, FIA21_Errors) {
+  AqCase c;
+  c.name = "base";
+  using D = AqData;
+  using H = HostTensor;
+  // parameters without INT8 KV, INT8 KV without parameters, dtype pairing
+  expect_rejected(c, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D& d, H& e) {
+    e = H(DType::kBFloat16, d.k.dims);
+    p.key = {e.view()};
+    p.value = {e.view()};
+  });
+  expect_rejected(c, "value", "FIA-", [](FiaParams& p, D& d, H& e) {
+    e = H(DType::kBFloat16, d.v.dims);
+    p.value = {e.view()};
+  });
+  expect_rejected(c, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H&) {
+    p.key_antiquant_scale = p.value_antiquant_scale = nullptr;
+    p.key_antiquant_offset = p.value_antiquant_offset = nullptr;
+  });
+  expect_rejected(c, "valueAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H&) { p.value_antiquant_scale = nullptr; });
+  expect_rejected(c, "keyAntiquantOffsetOptional", "FIA-21", [](FiaParams& p, D&, H&) { p.key_antiquant_offset = nullptr; });
+  // modes
+  expect_rejected(c, "keyAntiquantMode", "FIA-02", [](FiaParams& p, D&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = 6; });
+  expect_rejected(c, "keyAntiquantMode", "FIA-21", [](FiaParams& p, D&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = 7; });
+  expect_rejected(c, "valueAntiquantMode", "FIA-21", [](FiaParams& p, D&, H&) { p.value_antiquant_mode = 2; });
+  // dtypes and shapes of the parameters
+  expect_rejected(c, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D& d, H& e) {
+    e = H(DType::kFloat32, d.ks.dims);
+    p.key_antiquant_scale = p.value_antiquant_scale = nullptr;
+    static TensorView v;
+    v = e.view();
+    p.key_antiquant_scale = p.value_antiquant_scale = &v;
+    p.key_antiquant_offset = p.value_antiquant_offset = nullptr;
+  });
+  expect_rejected(c, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H& e) {
+    e = H(DType::kBFloat16, {1, 3, 1, 64});  // KV_N 2
+    static TensorView v;
+    v = e.view();
+    p.key_antiquant_scale = &v;
+  });
+  expect_rejected(c, "keyAntiquantOffsetOptional", "FIA-21", [](FiaParams& p, D&, H& e) {
+    e = H(DType::kBFloat16, {1, 2, 64});  // scale is (1, 2, 1, 64)
+    static TensorView v;
+    v = e.view();
+    p.key_antiquant_offset = &v;
+  });
+  AqCase tok = c;
+  tok.mode_k = tok.mode_v = 1;
+  expect_rejected(tok, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H& e) {
+    e = H(DType::kFloat32, {1, 2, 36});  // S must be 37
+    static TensorView v;
+    v = e.view();
+    p.key_antiquant_scale = &v;
+  });
+  expect_rejected(tok, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H& e) {
+    e = H(DType::kBFloat16, {1, 2, 37});  // per-token scales are FP32
+    static TensorView v;
+    v = e.view();
+    p.key_antiquant_scale = &v;
+  });
+  AqCase m4 = c;  // modes 4 / 5 need paged attention
+  m4.paged = true;
+  m4.mode_k = m4.mode_v = 4;
+  expect_rejected(m4, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H& e) {
+    e = H(DType::kFloat32, {8, 16});  // blockNum is 7
+    static TensorView v;
+    v = e.view();
+    p.key_antiquant_scale = &v;
+  });
+  AqCase m5 = c;  // mode 5 on a contiguous cache
+  m5.mode_k = m5.mode_v = 5;
+  expect_rejected(m5, "keyAntiquantScaleOptional", "FIA-21 modes 4 / 5", [](FiaParams&, D&, H&) {});
+  // Q_S > 1: modes 0 / 1, BF16 query, Q_S <= 16, no paged attention
+  AqCase pre = c;
+  pre.S = 2;
+  pre.mode_k = pre.mode_v = 2;
+  expect_rejected(pre, "keyAntiquantMode", "FIA-21", [](FiaParams&, D&, H&) {});
+  pre.mode_k = pre.mode_v = 0;
+  pre.dt = DType::kFloat16;
+  expect_rejected(pre, "query", "FIA-21", [](FiaParams&, D&, H&) {});
+  pre.dt = DType::kBFloat16;
+  pre.S = 17;
+  expect_rejected(pre, "query", "FIA-21", [](FiaParams&, D&, H&) {});
+  pre.S = 2;
+  pre.paged = true;
+  expect_rejected(pre, "blockTableOptional", "FIA-21", [](FiaParams&, D&, H&) {});
+  // combined parameters
+  AqCase comb = c;
+  comb.combined = true;
+  expect_rejected(comb, "antiquantMode", "FIA-21", [](FiaParams& p, D&, H&) { p.antiquant_mode = 2; });
+  expect_rejected(comb, "antiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H& e) {
+    e = H(DType::kBFloat16, {3, 2, 1, 64});
+    static TensorView v;
+    v = e.view();
+    p.antiquant_scale = &v;
+    p.antiquant_offset = nullptr;
+  });
+  expect_rejected(comb, "antiquantOffsetOptional", "FIA-21", [](FiaParams& p, D&, H&) { p.antiquant_scale = nullptr; });
+  // features INT8 KV does not combine with here
+  expect_rejected(c, "inputLayout", "FIA-21", [](FiaParams& p, D& d, H& e) {
+    static std::vector<int64_t> aq, akv;
+    e = H(DType::kBFloat16, {2, 4, 64});  // TND, T = 2
+    p.query = e.view();
+    p.input_layout = "TND";
+    static H k8, o;
+    k8 = H(DType::kInt8, {74, 2, 64});
+    o = H(DType::kBFloat16, {2, 4, 64});
+    p.key = {k8.view()};
+    p.value = {k8.view()};
+    p.attention_out = o.view();
+    aq = {1, 2};
+    akv = {37, 74};
+    p.actual_seq_lengths = &aq;
+    p.actual_seq_lengths_kv = &akv;
+    p.softmax_lse_flag = false;
+    (void)d;
+  });
+  expect_rejected(c, "key", "FIA-02", [](FiaParams& p, D& d, H&) {
+    static TensorView k;
+    k = d.k.view();
+    k.dtype = DType::kInt4;
+    p.key = {k};
+  });
+}
+
+}  // namespace
+}  // namespace mlaops::testing
