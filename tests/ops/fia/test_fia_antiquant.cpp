@@ -15,6 +15,7 @@
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
 #include "ops/compare.h"
+#include "ops/fia/fia_aclnn_call.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 
@@ -312,6 +313,59 @@ std::vector<AqCase> cases() {
 
 TEST(FiaAntiquant, AllModesMatchTheReference) {
   for (const AqCase& c : cases()) check_case(c);
+}
+
+// Through the vendor C API (aclCreateTensor ..., two-phase call): separate per-token parameters
+// on a paged cache and combined per-channel parameters, every mode attribute passed by position.
+TEST(FiaAntiquant, ThroughTheCApi) {
+  for (int variant = 0; variant < 3; ++variant) {
+    AqCase c;
+    c.name = variant == 0 ? "C API paged mode 1" : variant == 1 ? "C API combined mode 0" : "C API key 0 + value 1";
+    c.paged = variant == 0;
+    c.mode_k = variant == 0 ? 1 : 0;
+    c.mode_v = variant == 0 ? 1 : variant == 1 ? 0 : 1;
+    c.combined = variant == 1;
+    c.layout = variant == 2 ? "BSH" : "BNSD";
+    SCOPED_TRACE(c.name);
+    FiaParams op, ref;
+    auto d = build(c, &op, &ref);
+    AqViews vw;
+    bind(c, *d, vw, &op, &ref);
+    ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
+    FiaAclArgs a;
+    auto put = [&](int i, const TensorView* t) {
+      if (t == nullptr) return;
+      a.in[i] = *t;
+      a.passed[i] = true;
+    };
+    put(0, &op.query);
+    put(1, &op.key[0]);
+    put(2, &op.value[0]);
+    put(12, op.antiquant_scale);
+    put(13, op.antiquant_offset);
+    put(14, op.block_table);
+    put(17, op.key_antiquant_scale);
+    put(18, op.key_antiquant_offset);
+    put(19, op.value_antiquant_scale);
+    put(20, op.value_antiquant_offset);
+    a.has_asl_kv = true;
+    a.asl_kv = d->akv;
+    a.num_heads = c.N;
+    a.kvn = c.KVN;
+    a.scale = op.scale_value;
+    a.layout = c.layout;
+    a.block_size = op.block_size;
+    a.antiquant_mode = op.antiquant_mode;
+    a.key_aq_mode = op.key_antiquant_mode;
+    a.value_aq_mode = op.value_antiquant_mode;
+    a.lse_flag = true;
+    a.out = op.attention_out;
+    a.lse = *op.softmax_lse;
+    a.lse_passed = true;
+    ASSERT_EQ(fia_aclnn_call(a), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    const Stats st = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
+    EXPECT_TRUE(within(st, out_tol(c.dt), false)) << st.str();
+  }
 }
 
 // A valid case, mutated; the operator must reject it with kParamInvalid, a message naming the
