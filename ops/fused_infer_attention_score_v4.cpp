@@ -3,8 +3,10 @@
 //      must lie in [0, blockNum) (FIA-13); workspace size (FIA-20) — only then the first write
 //   2. padded query rows (non-packed layouts, rows >= actQ[b]): output 0, lse +inf
 //   3. work items (batch, kv head, block of query rows [, KV split]) in parallel: flash attention
-//      over the KV range (kernels/cpu/flash_attn.h) writing the rows in the output layout; INT8
-//      key / value are first dequantised per item (ops/fia_antiquant.h)
+//      over the KV range (kernels/cpu/flash_attn.h; items with one query row per head and no mask
+//      inside their range: the decode kernel of kernels/cpu/flash_decode.h, the KV heads of a
+//      batch together) writing the rows in the output layout; INT8 key / value are first
+//      dequantised per item (ops/fia_antiquant.h)
 //   4. KV splits (flash-decoding, when there are fewer items than threads): LSE merge of partials
 #include <algorithm>
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "core/parallel.h"
 #include "core/workspace.h"
 #include "kernels/cpu/flash_attn.h"
+#include "kernels/cpu/flash_decode.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
 #include "ops/fused_infer_attention_score_v4.h"
@@ -80,6 +83,8 @@ struct RunCtx {
   const FiaPlan* plan;
   kernels::FlashKernels fk;
   FiaAqChannels aq_ch;  // KV antiquant: per-channel scales / offsets as floats
+  kernels::FlashDecodeFn decode = nullptr;  // null: the ISA has no decode kernel
+  int64_t group = 1;                         // items per task (decode_group_size)
   WorkspaceArena* ws;
   kernels::FlashShape shape;
 };
@@ -145,12 +150,11 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   return it;
 }
 
-void run_item(void* ctx, int64_t index, int thread) {
-  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+// The item of work index `index` (item * splits + split) with its KV split range and partials.
+kernels::FlashItem item_at(const RunCtx& c, int64_t index) {
   const FiaPlan& P = *c.plan;
   const int64_t item = index / P.splits, split = index % P.splits;
   kernels::FlashItem it = make_item(c, P.items[static_cast<size_t>(item)]);
-  void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
   if (P.splits > 1) {
     const int64_t s2 = it.kv_end;
     const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), P.tile);
@@ -162,11 +166,41 @@ void run_item(void* ctx, int64_t index, int thread) {
     it.partial_m = base + P.partial_o_floats;
     it.partial_l = base + P.partial_o_floats + P.partial_ml_floats;
   }
-  if (P.aq.on) {  // INT8 key / value: the item's rows dequantised into the thread's buffer
-    const FiaPlan::Item& w = P.items[static_cast<size_t>(item)];
-    fia_aq_bind_item(*c.p, P, c.aq_ch, w.b, w.h, &it, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes));
+  return it;
+}
+
+// Task (group of c.group consecutive items, split): the decode kernel runs the group's items in
+// lockstep where it applies, else flash_attn_item runs each.
+void run_group(void* ctx, int64_t task, int thread) {
+  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+  const FiaPlan& P = *c.plan;
+  const int64_t first = task / P.splits * c.group, split = task % P.splits;
+  kernels::FlashItem items[16];
+  for (int64_t i = 0; i < c.group; ++i) items[i] = item_at(c, (first + i) * P.splits + split);
+  if (P.aq.on) {  // INT8 key / value (group size 1): the item's rows dequantised into the thread's buffer
+    const FiaPlan::Item& w = P.items[static_cast<size_t>(first)];
+    fia_aq_bind_item(*c.p, P, c.aq_ch, w.b, w.h, &items[0], c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes));
   }
-  kernels::flash_attn_item(it, c.shape, c.fk, scratch);
+  void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
+  if (kernels::flash_decode_try(c.decode, items, c.group, scratch, P.thread_bytes)) return;
+  for (int64_t i = 0; i < c.group; ++i) kernels::flash_attn_item(items[i], c.shape, c.fk, scratch);
+}
+
+// Items per task: the KV heads of one batch run together (a power of two <= 16 dividing KV_N)
+// when every item is a decode row (item index = b * KV_N + h), the heads share the K / V rows
+// (paged BnBsH, BSH / BSND: head stride < row stride), the group's scratch fits and there are
+// still at least as many tasks as threads; else 1.
+int64_t decode_group_size(const FiaPlan& P, kernels::FlashDecodeFn decode) {
+  if (P.aq.on || decode == nullptr || P.R != 1 || P.rope || P.k.h >= P.k.slot || P.v.h >= P.v.slot) return 1;
+  const int64_t n_items = static_cast<int64_t>(P.items.size());
+  for (int64_t i = 0; i < n_items; ++i)
+    if (P.items[static_cast<size_t>(i)].h != i % P.KVN || P.items[static_cast<size_t>(i)].rows != 1) return 1;
+  int64_t g = 1;
+  while (g < 16 && P.KVN % (2 * g) == 0) g *= 2;
+  while (g > 1 && (n_items / g * P.splits < P.threads ||
+                   kernels::flash_decode_scratch_bytes(g, P.G, P.QD, P.VD, P.fp16) > P.thread_bytes))
+    g /= 2;
+  return g;
 }
 
 void merge_item(void* ctx, int64_t item, int /*thread*/) {
@@ -248,6 +282,8 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.p = &p;
   c.plan = &P;
   c.fk = kernels::flash_kernels(active_isa());
+  c.decode = kernels::flash_decode_kernel(active_isa());
+  c.group = decode_group_size(P, c.decode);
   c.ws = &ws;
   if (P.aq.on) c.aq_ch = fia_aq_channels(P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
   c.shape.M = P.G * P.R;
@@ -258,7 +294,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.shape.tile = P.tile;
   c.shape.fp16 = P.fp16;
   const int64_t n_items = static_cast<int64_t>(P.items.size());
-  parallel_items(n_items * P.splits, P.threads, run_item, &c);
+  parallel_items(n_items / c.group * P.splits, P.threads, run_group, &c);
   if (P.splits > 1) parallel_items(n_items, P.threads, merge_item, &c);
   return kSuccess;
 }

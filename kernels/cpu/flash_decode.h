@@ -1,0 +1,68 @@
+// Flash decode: a FusedInferAttentionScore work item with one query row per head (R == 1), a
+// small power-of-two group G (1, 2, 4, 8, 16 query heads per KV head), no rope part and no mask
+// inside its KV range. K and V rows are read in place (no K^T panels): per key, the G dot
+// products over D run on vdpbf16ps (bf16) or fp32 FMAs (fp16, exact fp16 -> fp32), reduced
+// horizontally 16 at a time; online softmax per block of keys in fp32; P x V with P rounded to
+// bf16 (bf16 operands, vdpbf16ps on pair-interleaved V rows) or in fp32 (fp16 operands).
+// Numerics as flash_attn_item: fp32 scores, fp32 running max / sum, lse = m + log(l).
+//
+// Raw pointers and validated sizes only; the operator (ops/fused_infer_attention_score_v4.cpp)
+// has checked every shape, length and block id.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/flash_attn.h"
+#include "mlaops/runtime.h"
+
+namespace mlaops::kernels {
+
+// Runs a group of n eligible items (flash_decode_group_eligible) on the calling thread with
+// `scratch` (flash_decode_scratch_bytes(n, ...) bytes, 64-byte aligned). The items are KV heads of
+// one batch (and one KV split) that differ only in their query, K / V base and output pointers;
+// they run in lockstep, key row by key row across the heads, so a paged BnBsH cache (heads
+// interleaved in each row) is read in address order. Each item writes it.out / it.lse, or the
+// partials it.partial_o [G, VD] / partial_m [G] / partial_l [G] when partial_o is non-null.
+using FlashDecodeFn = void (*)(const FlashItem* items, int64_t n, void* scratch);
+
+// The decode kernel of an ISA level, or null where that level has none (the generic item runs).
+FlashDecodeFn flash_decode_kernel(Isa isa);
+FlashDecodeFn flash_decode_kernel_avx512();
+
+// True when one item fits the fast path: R == 1, DR == 0, G in {1, 2, 4, 8, 16}, QD and VD
+// non-zero multiples of 16, K and V channels contiguous (c0 >= D) or NZ (c0 == 16) alike, no
+// explicit mask, and the mask deltas of row0 keep all of [kv_begin, kv_end).
+bool flash_decode_eligible(const FlashItem& it);
+// n (a power of two <= 16) eligible items with the same shape, KV range, scale and KV addressing
+// (block table, strides) apart from the K / V base pointers.
+bool flash_decode_group_eligible(const FlashItem* items, int64_t n);
+
+// Scratch bytes of a group of n items of shape (G, QD, VD, fp16).
+int64_t flash_decode_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16);
+
+// Runs `fn` on the group when fn is non-null, the group is eligible and its scratch fits in
+// `scratch_bytes`; returns false (nothing written) otherwise, so the caller runs flash_attn_item.
+bool flash_decode_try(FlashDecodeFn fn, const FlashItem* items, int64_t n, void* scratch, int64_t scratch_bytes);
+
+// Shared by the kernels: keys per online-softmax step and the scratch layout of a group with
+// nG = n * G rows (row r = head * G + g).
+inline constexpr int64_t kFlashDecodeBlock = 64;
+struct FlashDecodeScratch {
+  float* o;          // [nG, VDp] fp32 accumulators, VDp = VD rounded up to 32
+  float* s;          // [kFlashDecodeBlock + 16, nG] scores, then fp32 P (fp16 operands)
+  uint32_t* p;       // [kFlashDecodeBlock / 2, nG] bf16 P pairs (key 2p low, 2p + 1 high)
+  float* m;          // [nG] running max
+  float* l;          // [nG] running sum
+  float* alpha;      // [nG] rescale of the current block
+  float* q;          // [nG, QD] fp32 query (fp16 operands)
+  int64_t* k_off;    // [2, kFlashDecodeBlock] row offsets (elements): this block's keys, the next's
+  int64_t* v_off;    // [2, kFlashDecodeBlock]
+};
+FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16, void* scratch);
+
+// Final rows of one item from the fp32 state: o [G, VD] unnormalised (channel order natural),
+// m [G], l [G]; writes the partials, or O / l in the operand dtype and lse = m + log(l)
+// (l == 0: 0 / +inf).
+void flash_decode_finish(const FlashItem& it, const float* o, const float* m, const float* l);
+
+}  // namespace mlaops::kernels

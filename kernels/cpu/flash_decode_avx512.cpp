@@ -1,0 +1,466 @@
+// AVX-512 flash decode (see flash_decode.h) over a group of n KV heads (items) of one batch,
+// rows r = head * G + g (nG = n * G). Per block of kFlashDecodeBlock keys:
+//   1. S[j][r] = scale * q_r . k_j: key rows in address order (key j: heads 0 .. n-1, then key
+//      j + 1), a register tile of 16 (key, head, g) dot products (16 / (G * HT) keys x HT heads x
+//      G; bf16: vdpbf16ps on 32 channels, fp16: vcvtph2ps + fp32 FMA against the fp32 query over
+//      16), then one 16-way horizontal reduction gives 16 consecutive S values
+//   2. online softmax with one row per lane: block max, alpha = exp(m_old - m_new),
+//      P = exp(S - m_new), fp32 sums; bf16: P rounded to bf16 as pairs (key 2p, key 2p + 1) per row
+//   3. O[r] = O[r] * alpha_r + sum_j P[j][r] V_head(r)[j], key pairs in address order: bf16: the
+//      two V rows interleaved by vpunpck{l,h}wd against the broadcast P pair with vdpbf16ps (O
+//      holds the channels of each 32-chunk permuted: lo 8L + t, hi 8L + 4 + t, L = 128-bit lane,
+//      t < 4, undone once at the end); fp16: vcvtph2ps + fp32 FMA with the fp32 P.
+// During step 1 the K / V rows kPrefetchKeys keys ahead (into the next block) are prefetched into
+// L2: on the paged BnBsH decode case this measured 1.7x faster than L1 prefetches or none.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/flash_decode.h"
+
+#include "kernels/cpu/simd_avx512.h"
+
+namespace mlaops::kernels {
+namespace {
+
+namespace v5 = avx512;
+constexpr int64_t BK = kFlashDecodeBlock;
+constexpr int64_t ru(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
+
+inline __m512 exp512(__m512 x) {  // as softmax_avx512.cpp: Cody-Waite + degree-6 Taylor, 2^k by vscalefps
+  const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
+  const __m512 ln2_hi = _mm512_set1_ps(0.693359375f), ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
+  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+  x = _mm512_min_ps(x, _mm512_set1_ps(88.7f));
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, ln2_hi, x);
+  r = _mm512_fnmadd_ps(k, ln2_lo, r);
+  __m512 p = _mm512_set1_ps(1.0f / 720.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, k);
+}
+
+// Lane i of the result = sum of the 16 lanes of a[i].
+inline __m512 reduce16(const __m512* a) {
+  __m512 x[8], y[4], z[2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i)
+    x[i] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    const __m512d p = _mm512_castps_pd(x[2 * i]), q = _mm512_castps_pd(x[2 * i + 1]);
+    y[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(p, q)), _mm512_castpd_ps(_mm512_unpackhi_pd(p, q)));
+  }
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i)
+    z[i] = _mm512_add_ps(_mm512_shuffle_f32x4(y[2 * i], y[2 * i + 1], 0x88),
+                         _mm512_shuffle_f32x4(y[2 * i], y[2 * i + 1], 0xDD));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], 0x88), _mm512_shuffle_f32x4(z[0], z[1], 0xDD));
+}
+
+// Channels [32c, 32c + 32) of a bf16 row (HALF: only [32c, 32c + 16), upper half zero). NZ rows
+// hold 16-channel chunks c0s elements apart.
+template <bool NZ, bool HALF>
+inline __m512i load32(const uint16_t* row, int64_t c, int64_t c0s) {
+  if constexpr (!NZ) {
+    if constexpr (HALF) return _mm512_maskz_loadu_epi16(0xFFFFu, row + 32 * c);
+    return _mm512_loadu_si512(row + 32 * c);
+  } else {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 2 * c * c0s));
+    if constexpr (HALF) return _mm512_zextsi256_si512(lo);
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + (2 * c + 1) * c0s));
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  }
+}
+// Channels [16c, 16c + 16) of an fp16 row as fp32.
+template <bool NZ>
+inline __m512 load16_f32(const uint16_t* row, int64_t c, int64_t c0s) {
+  const uint16_t* p = NZ ? row + c * c0s : row + 16 * c;
+  return v5::cvtph(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+
+
+// Element offsets of positions [p0, p0 + n) of a KV source (block ids read only for used blocks).
+void row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t* out) {
+  if (kv.block_ids == nullptr) {
+    for (int64_t i = 0; i < n; ++i) out[i] = (p0 + i) * kv.slot_stride;
+    return;
+  }
+  int64_t blk = p0 / kv.block_size, off = p0 % kv.block_size;
+  int64_t row = static_cast<int64_t>(kv.block_ids[blk]) * kv.blk_stride + off * kv.slot_stride;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = row;
+    row += kv.slot_stride;
+    if (++off == kv.block_size && i + 1 < n) {
+      off = 0;
+      row = static_cast<int64_t>(kv.block_ids[++blk]) * kv.blk_stride;
+    }
+  }
+}
+
+struct Ctx {
+  const FlashItem* items;
+  int64_t n, G, nG, QD, VD, VDp;
+  int64_t kc0s, vc0s;  // NZ chunk strides of K and V
+  FlashDecodeScratch sc;
+  const uint16_t* kb[16];  // K / V base of each head
+  const uint16_t* vb[16];
+  const uint16_t* q[16];   // query rows of each head: q[h] + g * qs[h], [QD]
+  int64_t qs[16];
+  int64_t n_next = 0;  // keys of the next block (offsets at sc.k_off / sc.v_off + BK)
+};
+
+constexpr int64_t kPrefetchKeys = 16;  // prefetch distance (keys), into L2
+
+// prefetcht1 as volatile asm: GCC's IPA marks a function that only holds __builtin_prefetch as
+// const and deletes its calls (observed with GCC 12: no prefetch left in the object).
+inline void prefetch_line_l2(const void* p) { asm volatile("prefetcht1 %0" : : "m"(*static_cast<const char*>(p))); }
+
+template <bool NZ>
+inline void prefetch_l2(const uint16_t* row, int64_t D, int64_t c0s) {
+  if constexpr (NZ) {
+    for (int64_t c = 0; c < D / 16; ++c) prefetch_line_l2(row + c * c0s);
+  } else {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(row), e = a + static_cast<uintptr_t>(D) * 2;
+    for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
+  }
+}
+
+// Prefetches the K and V rows (every head) of block-relative key t: t < nk this block, else
+// (a full block) key t - BK of the next block, whose offsets follow at index BK.
+template <bool NZ>
+inline void prefetch_key(const Ctx& x, int64_t t, int64_t nk) {
+  const int64_t* ko = x.sc.k_off;
+  const int64_t* vo = x.sc.v_off;
+  if (t >= nk && (nk < BK || t - BK >= x.n_next)) return;
+  for (int64_t h = 0; h < x.n; ++h) {
+    prefetch_l2<NZ>(x.kb[h] + ko[t], x.QD, x.kc0s);
+    prefetch_l2<NZ>(x.vb[h] + vo[t], x.VD, x.vc0s);
+  }
+}
+
+// Step 1: S[j * nG + r] for the nk keys of the block (lanes past nk of the last tile unspecified).
+template <int G, int HT, bool F16, bool NZ>
+void scores(const Ctx& x, int64_t nk) {
+  constexpr int KB = 16 / (G * HT);
+  const int64_t D = x.QD, nG = x.nG, c0s = x.kc0s;
+  const int64_t* koff = x.sc.k_off;
+  const __m512 scale = _mm512_set1_ps(x.items[0].scale);
+  for (int64_t j = 0; j < nk; j += KB) {
+    for (int64_t k = j; k < j + KB; ++k) prefetch_key<NZ>(x, k + kPrefetchKeys, nk);
+    for (int64_t h0 = 0; h0 < x.n; h0 += HT) {
+      const uint16_t* kr[KB * HT];
+#pragma GCC unroll 16
+      for (int k = 0; k < KB; ++k)
+#pragma GCC unroll 16
+        for (int hh = 0; hh < HT; ++hh) kr[k * HT + hh] = x.kb[h0 + hh] + koff[std::min<int64_t>(j + k, nk - 1)];
+      __m512 acc[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
+      if constexpr (!F16) {
+        const uint16_t* qp[HT * G];
+#pragma GCC unroll 16
+        for (int hh = 0; hh < HT; ++hh)
+#pragma GCC unroll 16
+          for (int g = 0; g < G; ++g) qp[hh * G + g] = x.q[h0 + hh] + g * x.qs[h0 + hh];
+        const int64_t nfull = D / 32;
+        for (int64_t c = 0; c < nfull; ++c) {
+          __m512i kv[KB * HT];
+#pragma GCC unroll 16
+          for (int i = 0; i < KB * HT; ++i) kv[i] = load32<NZ, false>(kr[i], c, c0s);
+#pragma GCC unroll 16
+          for (int i = 0; i < HT * G; ++i) {
+            const __m512i qv = _mm512_loadu_si512(qp[i] + 32 * c);
+#pragma GCC unroll 16
+            for (int k = 0; k < KB; ++k) acc[k * HT * G + i] = v5::dpbf16(acc[k * HT * G + i], kv[k * HT + i / G], qv);
+          }
+        }
+        if (D % 32 != 0) {
+          __m512i kv[KB * HT];
+#pragma GCC unroll 16
+          for (int i = 0; i < KB * HT; ++i) kv[i] = load32<NZ, true>(kr[i], nfull, c0s);
+#pragma GCC unroll 16
+          for (int i = 0; i < HT * G; ++i) {
+            const __m512i qv = _mm512_maskz_loadu_epi16(0xFFFFu, qp[i] + 32 * nfull);
+#pragma GCC unroll 16
+            for (int k = 0; k < KB; ++k) acc[k * HT * G + i] = v5::dpbf16(acc[k * HT * G + i], kv[k * HT + i / G], qv);
+          }
+        }
+      } else {
+        for (int64_t c = 0; c < D / 16; ++c) {
+          __m512 kv[KB * HT];
+#pragma GCC unroll 16
+          for (int i = 0; i < KB * HT; ++i) kv[i] = load16_f32<NZ>(kr[i], c, c0s);
+#pragma GCC unroll 16
+          for (int hh = 0; hh < HT; ++hh)
+#pragma GCC unroll 16
+            for (int g = 0; g < G; ++g) {
+              const __m512 qv = _mm512_loadu_ps(x.sc.q + ((h0 + hh) * G + g) * D + 16 * c);
+#pragma GCC unroll 16
+              for (int k = 0; k < KB; ++k)
+                acc[(k * HT + hh) * G + g] = _mm512_fmadd_ps(kv[k * HT + hh], qv, acc[(k * HT + hh) * G + g]);
+            }
+        }
+      }
+      // lane (k * HT + hh) * G + g -> S[(j + k) * nG + (h0 + hh) * G + g]: consecutive, as KB == 1 or HT * G == nG
+      _mm512_storeu_ps(x.sc.s + j * nG + h0 * G, _mm512_mul_ps(reduce16(acc), scale));
+    }
+  }
+}
+
+// Step 2 on the nk keys of S, 16 rows per vector: m, l, alpha; P as bf16 pairs into sc.p, or
+// (fp16 operands) as fp32 into sc.s in place.
+template <bool F16>
+void softmax_rows(const Ctx& x, int64_t nk) {
+  const int64_t nG = x.nG;
+  const float* S = x.sc.s;
+  const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t r0 = 0; r0 < nG; r0 += 16) {
+    const __mmask16 in = v5::mask16(nG - r0);
+    const __m512 m = _mm512_mask_loadu_ps(ninf, in, x.sc.m + r0);
+    __m512 bm = ninf;
+    for (int64_t j = 0; j < nk; ++j) bm = _mm512_max_ps(bm, _mm512_mask_loadu_ps(ninf, in, S + j * nG + r0));
+    const __m512 mnew = _mm512_max_ps(m, bm);
+    const __mmask16 had = _mm512_cmp_ps_mask(m, ninf, _CMP_NEQ_OQ);
+    const __mmask16 live = static_cast<__mmask16>(_mm512_cmp_ps_mask(mnew, ninf, _CMP_NEQ_OQ) & in);
+    const __m512 a = _mm512_maskz_mov_ps(had, exp512(_mm512_sub_ps(m, mnew)));
+    __m512 sum = _mm512_setzero_ps();
+    __m512i pend = _mm512_setzero_si512();
+    for (int64_t j = 0; j < nk; ++j) {
+      const __m512 p = _mm512_maskz_mov_ps(live, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(in, S + j * nG + r0), mnew)));
+      sum = _mm512_add_ps(sum, p);
+      if constexpr (F16) {
+        _mm512_mask_storeu_ps(x.sc.s + j * nG + r0, in, p);
+      } else {
+        const __m512i bits = v5::bf16_bits(p);
+        if (j % 2 == 0) {
+          pend = bits;
+          if (j + 1 == nk) _mm512_mask_storeu_epi32(x.sc.p + j / 2 * nG + r0, in, pend);
+        } else {
+          _mm512_mask_storeu_epi32(x.sc.p + j / 2 * nG + r0, in, _mm512_or_si512(pend, _mm512_slli_epi32(bits, 16)));
+        }
+      }
+    }
+    const __m512 l = _mm512_maskz_loadu_ps(in, x.sc.l + r0);
+    _mm512_mask_storeu_ps(x.sc.l + r0, in, _mm512_fmadd_ps(l, a, sum));
+    _mm512_mask_storeu_ps(x.sc.m + r0, in, mnew);
+    _mm512_mask_storeu_ps(x.sc.alpha + r0, in, a);
+  }
+  for (int64_t r = 0; r < nG; ++r) {  // O *= alpha
+    float* o = x.sc.o + r * x.VDp;
+    const __m512 a = _mm512_set1_ps(x.sc.alpha[r]);
+    for (int64_t d = 0; d < x.VDp; d += 16) _mm512_storeu_ps(o + d, _mm512_mul_ps(_mm512_loadu_ps(o + d), a));
+  }
+}
+
+// Step 3, bf16, one key pair (rows ra, rb; rb null: a single key) of one head: rows
+// [g0, g0 + GT) of o (stride VDp) x 32-channel chunks [c0, c0 + CC); w: the rows' P pairs.
+template <int GT, int CC, bool NZ, bool HALF>
+inline void pv_bf16(const uint16_t* ra, const uint16_t* rb, const uint32_t* w, float* o, int64_t VDp, int64_t c0,
+                    int64_t c0s) {
+  __m512i lo[CC], hi[CC];
+#pragma GCC unroll 8
+  for (int cc = 0; cc < CC; ++cc) {
+    const bool half = HALF && cc == CC - 1;
+    const __m512i va = half ? load32<NZ, true>(ra, c0 + cc, c0s) : load32<NZ, false>(ra, c0 + cc, c0s);
+    const __m512i vb = rb == nullptr ? _mm512_setzero_si512()
+                       : half        ? load32<NZ, true>(rb, c0 + cc, c0s)
+                                     : load32<NZ, false>(rb, c0 + cc, c0s);
+    lo[cc] = _mm512_unpacklo_epi16(va, vb);
+    hi[cc] = _mm512_unpackhi_epi16(va, vb);
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < GT; ++g) {
+    const __m512i wv = _mm512_set1_epi32(static_cast<int>(w[g]));
+    float* og = o + g * VDp + c0 * 32;
+#pragma GCC unroll 8
+    for (int cc = 0; cc < CC; ++cc) {
+      _mm512_storeu_ps(og + cc * 32, v5::dpbf16(_mm512_loadu_ps(og + cc * 32), lo[cc], wv));
+      _mm512_storeu_ps(og + cc * 32 + 16, v5::dpbf16(_mm512_loadu_ps(og + cc * 32 + 16), hi[cc], wv));
+    }
+  }
+}
+
+// Step 3, fp16, one key pair of one head: rows [g0, g0 + GT) x 16-channel chunks [c0, c0 + CC);
+// pa / pb: the rows' fp32 P of the two keys (pb unused when rb is null).
+template <int GT, int CC, bool NZ>
+inline void pv_f16(const uint16_t* ra, const uint16_t* rb, const float* pa, const float* pb, float* o, int64_t VDp,
+                   int64_t c0, int64_t c0s) {
+  __m512 va[CC], vb[CC];
+#pragma GCC unroll 8
+  for (int cc = 0; cc < CC; ++cc) {
+    va[cc] = load16_f32<NZ>(ra, c0 + cc, c0s);
+    vb[cc] = rb == nullptr ? _mm512_setzero_ps() : load16_f32<NZ>(rb, c0 + cc, c0s);
+  }
+#pragma GCC unroll 8
+  for (int g = 0; g < GT; ++g) {
+    const __m512 wa = _mm512_set1_ps(pa[g]), wb = _mm512_set1_ps(rb == nullptr ? 0.0f : pb[g]);
+    float* og = o + g * VDp + c0 * 16;
+#pragma GCC unroll 8
+    for (int cc = 0; cc < CC; ++cc)
+      _mm512_storeu_ps(og + cc * 16, _mm512_fmadd_ps(vb[cc], wb, _mm512_fmadd_ps(va[cc], wa, _mm512_loadu_ps(og + cc * 16))));
+  }
+}
+
+// Step 3 over the block: key pairs in address order, heads inside.
+template <int G, bool F16, bool NZ>
+void values(const Ctx& x, int64_t nk) {
+  constexpr int GT = G < 8 ? G : 8;
+  const int64_t nG = x.nG, VDp = x.VDp, c0s = x.vc0s;
+  const int64_t* voff = x.sc.v_off;
+  for (int64_t j = 0; j < nk; j += 2) {
+    const bool single = j + 1 == nk;
+    for (int64_t h = 0; h < x.n; ++h) {
+      const uint16_t* ra = x.vb[h] + voff[j];
+      const uint16_t* rb = single ? nullptr : x.vb[h] + voff[j + 1];
+      for (int64_t g0 = 0; g0 < G; g0 += GT) {
+        const int64_t r = h * G + g0;
+        float* o = x.sc.o + r * VDp;
+        if constexpr (!F16) {
+          constexpr int CC = 8 / GT < 4 ? 8 / GT : 4;
+          const uint32_t* w = x.sc.p + j / 2 * nG + r;
+          const int64_t nch = (x.VD + 31) / 32;
+          for (int64_t c0 = 0; c0 < nch; c0 += CC) {
+            const int64_t cc = std::min<int64_t>(CC, nch - c0);
+            const bool half = x.VD % 32 != 0 && c0 + cc == nch;
+            if (cc == CC) {
+              if (half) pv_bf16<GT, CC, NZ, true>(ra, rb, w, o, VDp, c0, c0s);
+              else pv_bf16<GT, CC, NZ, false>(ra, rb, w, o, VDp, c0, c0s);
+            } else {
+              for (int64_t c = c0; c < c0 + cc; ++c) {
+                if (half && c + 1 == nch) pv_bf16<GT, 1, NZ, true>(ra, rb, w, o, VDp, c, c0s);
+                else pv_bf16<GT, 1, NZ, false>(ra, rb, w, o, VDp, c, c0s);
+              }
+            }
+          }
+        } else {
+          constexpr int CC = G == 1 ? 8 : G <= 4 ? 4 : 2;
+          const float* pa = x.sc.s + j * nG + r;
+          const float* pb = pa + nG;
+          const int64_t nch = x.VD / 16;
+          int64_t c0 = 0;
+          for (; c0 + CC <= nch; c0 += CC) pv_f16<GT, CC, NZ>(ra, rb, pa, pb, o, VDp, c0, c0s);
+          for (; c0 < nch; ++c0) pv_f16<GT, 1, NZ>(ra, rb, pa, pb, o, VDp, c0, c0s);
+        }
+      }
+    }
+  }
+}
+
+using ScoresFn = void (*)(const Ctx&, int64_t);
+
+template <int G, bool F16, bool NZ>
+ScoresFn scores_fn(int64_t n) {  // HT = min(n, 16 / G) heads per register tile
+  const int64_t ht = std::min<int64_t>(n, 16 / G);
+  if constexpr (G <= 1) if (ht >= 16) return scores<G, 16 / (G > 0 ? G : 1), F16, NZ>;
+  if constexpr (G <= 2) if (ht >= 8) return scores<G, 8, F16, NZ>;
+  if constexpr (G <= 4) if (ht >= 4) return scores<G, 4, F16, NZ>;
+  if constexpr (G <= 8) if (ht >= 2) return scores<G, 2, F16, NZ>;
+  return scores<G, 1, F16, NZ>;
+}
+
+template <int G, bool F16, bool NZ>
+void decode_group(const FlashItem* items, int64_t n, void* scratch) {
+  const FlashItem& a = items[0];
+  Ctx x;
+  x.items = items;
+  x.n = n;
+  x.G = G;
+  x.nG = n * G;
+  x.QD = a.QD;
+  x.VD = a.VD;
+  x.VDp = ru(a.VD, 32);
+  x.kc0s = a.k.c0_stride;
+  x.vc0s = a.v.c0_stride;
+  x.sc = flash_decode_scratch(n, G, a.QD, a.VD, F16, scratch);
+  for (int64_t h = 0; h < n; ++h) {
+    x.kb[h] = items[h].k.base;
+    x.vb[h] = items[h].v.base;
+    x.q[h] = items[h].q;
+    x.qs[h] = items[h].q_n_stride;
+  }
+  const int64_t nG = x.nG, VD = x.VD, VDp = x.VDp, QD = x.QD;
+  std::memset(x.sc.o, 0, static_cast<size_t>(nG * VDp) * 4);
+  for (int64_t r = 0; r < nG; ++r) {
+    x.sc.m[r] = -std::numeric_limits<float>::infinity();
+    x.sc.l[r] = 0.0f;
+  }
+  if constexpr (F16) {
+    for (int64_t r = 0; r < nG; ++r)
+      for (int64_t d = 0; d < QD; d += 16)
+        _mm512_storeu_ps(x.sc.q + r * QD + d, v5::cvtph(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                                    x.q[r / G] + (r % G) * x.qs[r / G] + d))));
+  }
+  const ScoresFn score = scores_fn<G, F16, NZ>(n);
+  for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
+    const int64_t nk = std::min(BK, a.kv_end - j0);
+    if (j0 == a.kv_begin) {
+      row_offsets(a.k, j0, nk, x.sc.k_off);
+      row_offsets(a.v, j0, nk, x.sc.v_off);
+    } else {  // computed as the previous block's next
+      std::memcpy(x.sc.k_off, x.sc.k_off + BK, static_cast<size_t>(nk) * 8);
+      std::memcpy(x.sc.v_off, x.sc.v_off + BK, static_cast<size_t>(nk) * 8);
+    }
+    x.n_next = std::max<int64_t>(0, std::min(BK, a.kv_end - j0 - BK));
+    if (x.n_next > 0) {
+      row_offsets(a.k, j0 + BK, x.n_next, x.sc.k_off + BK);
+      row_offsets(a.v, j0 + BK, x.n_next, x.sc.v_off + BK);
+    }
+    score(x, nk);
+    softmax_rows<F16>(x, nk);
+    values<G, F16, NZ>(x, nk);
+  }
+  // Natural channel order, rows of head h compacted to [G, VD] at o + h * G * VDp.
+  float* o = x.sc.o;
+  if constexpr (!F16) {
+    float t[32];
+    for (int64_t r = 0; r < nG; ++r)
+      for (int64_t c = 0; c < VDp; c += 32) {
+        float* ch = o + r * VDp + c;
+        for (int hf = 0; hf < 2; ++hf)
+          for (int L = 0; L < 4; ++L)
+            for (int u = 0; u < 4; ++u) t[8 * L + 4 * hf + u] = ch[16 * hf + 4 * L + u];
+        std::memcpy(ch, t, sizeof(t));
+      }
+  }
+  for (int64_t h = 0; h < n; ++h) {
+    float* oh = o + h * G * VDp;
+    for (int64_t g = 1; g < G; ++g) std::memmove(oh + g * VD, oh + g * VDp, static_cast<size_t>(VD) * 4);
+    flash_decode_finish(items[h], oh, x.sc.m + h * G, x.sc.l + h * G);
+  }
+}
+
+template <int G>
+void decode_g(const FlashItem* items, int64_t n, void* scratch) {
+  const bool nz = items[0].k.c0 < items[0].QD;
+  if (items[0].fp16) {
+    if (nz) decode_group<G, true, true>(items, n, scratch);
+    else decode_group<G, true, false>(items, n, scratch);
+  } else {
+    if (nz) decode_group<G, false, true>(items, n, scratch);
+    else decode_group<G, false, false>(items, n, scratch);
+  }
+}
+
+void decode_avx512(const FlashItem* items, int64_t n, void* scratch) {
+  switch (items[0].G) {
+    case 1: decode_g<1>(items, n, scratch); break;
+    case 2: decode_g<2>(items, n, scratch); break;
+    case 4: decode_g<4>(items, n, scratch); break;
+    case 8: decode_g<8>(items, n, scratch); break;
+    default: decode_g<16>(items, n, scratch); break;
+  }
+}
+
+}  // namespace
+
+FlashDecodeFn flash_decode_kernel_avx512() { return decode_avx512; }
+
+}  // namespace mlaops::kernels
