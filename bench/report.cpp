@@ -15,7 +15,7 @@ double work(const Row& r) { return r.flops_bf16 + r.ops_int8; }
 double pct(const Row& r) { return r.best_us > 0 ? 100.0 * r.bound_us / r.best_us : 0.0; }
 
 std::string fmt(const char* f, double v) {
-  char b[64];
+  char b[160];
   std::snprintf(b, sizeof b, f, v);
   return b;
 }
@@ -98,9 +98,8 @@ std::vector<std::string> target_summary(const Report& rep) {
   // a case faster than its bound: the limits were measured in a noisier moment than the case
   for (const Row& r : rep.rows)
     if (r.error.empty() && pct(r) > 100.0)
-      out.push_back(r.id + fmt(": note: %.0f %% of its bound, above 100 %%: the limits probe ran in a noisier moment; ",
-                               pct(r)) +
-                    "rerun on a quiet machine");
+      out.push_back(r.id + fmt(": note: %.0f %% of its bound", pct(r)) +
+                    ", above 100 %: the limits probe ran in a noisier moment; rerun on a quiet machine");
   // a peer faster than the measured compute rate would mean the probe under-reports the limit
   for (const Row& r : rep.rows)
     for (const PeerTime& p : r.peers) {
