@@ -1,6 +1,7 @@
 // KV antiquant validation and resolution (fia_antiquant.h; spec §2.11, rule FIA-21).
 #include "ops/fia_antiquant.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -294,7 +295,17 @@ uint16_t* fia_dequant_rows(const FiaAntiquant& aq, const FiaAqChannels& ch, cons
     const float* csc = (w == 0 ? ch.k_scale : ch.v_scale) + h * D;
     const float* coff = (w == 0 ? ch.k_offset : ch.v_offset) + h * D;
     uint16_t* out = w == 0 ? dst : vdst;
+    auto row_at = [&r](int64_t t) {
+      return r.base + (r.block_ids ? r.block_ids[t / r.block_size] * r.blk + (t % r.block_size) * r.slot : t * r.slot);
+    };
+    // The rows of one head are strided (BnBsH / BSH / BSND: D bytes of each KV_N * D row), which the
+    // hardware prefetchers do not follow: prefetch kAhead rows ahead (measured: 2x on the dequant).
+    constexpr int64_t kAhead = 16;
+    for (int64_t t = t0; t < std::min(t1, t0 + kAhead); ++t)
+      for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(row_at(t) + c);
     for (int64_t t = t0; t < t1; ++t) {
+      if (t + kAhead < t1)
+        for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(row_at(t + kAhead) + c);
       const int64_t blk = r.block_ids ? r.block_ids[t / r.block_size] : 0, slot = r.block_ids ? t % r.block_size : t;
       const int8_t* row = r.base + (r.block_ids ? blk * r.blk + slot * r.slot : t * r.slot);
       float rs = 1.0f, ro = 0.0f;

@@ -1,6 +1,7 @@
 // KV antiquant (FusedInferAttentionScore, spec §2.11): one row of an INT8 key / value dequantised
 // to the query dtype,
-//   dst[d] = round_to_dtype((float(x[d]) + offset) * scale)     (fp32 arithmetic, then RNE)
+//   dst[d] = round_to_dtype((float(x[d]) + offset) * scale)     (fp32 arithmetic, then RNE;
+//            bf16: an fp32 subnormal product gives +-0, as vcvtne2ps2bf16 does)
 // with per-channel parameters (ch_scale[d], ch_offset[d]; offset nullable) or, when ch_scale is
 // null, one scale / offset for the whole row. Bit-identical on every ISA.
 #pragma once

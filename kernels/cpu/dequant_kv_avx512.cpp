@@ -1,6 +1,6 @@
 // AVX-512 KV antiquant rows (dequant_kv.h): 16 channels per step, int8 -> fp32, (x + off) * scale,
-// then round to nearest even to bf16 (integer rounding, identical bits to the scalar rule) or to
-// fp16 (vcvtps2ph, IEEE round to nearest even; the scalar tail uses float_to_fp16).
+// then round to nearest even to bf16 (vcvtne2ps2bf16, 32 channels per instruction; subnormal
+// products become zero, as in the scalar rule) or to fp16 (vcvtps2ph, IEEE round to nearest even).
 #include <immintrin.h>
 
 #include "kernels/cpu/dequant_kv.h"
@@ -11,19 +11,22 @@ namespace mlaops::kernels {
 void dequant_row_avx512(const int8_t* x, int64_t n, const float* ch_scale, const float* ch_offset, float row_scale,
                         float row_offset, bool fp16, uint16_t* dst) {
   const __m512 rs = _mm512_set1_ps(row_scale), ro = _mm512_set1_ps(row_offset);
-  int64_t d = 0;
-  for (; d + 16 <= n; d += 16) {
+  auto value = [&](int64_t d) {  // 16 channels from d: (x + offset) * scale in fp32
     const __m512 xv = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x + d))));
-    __m512 v;
-    if (ch_scale != nullptr) {
-      const __m512 off = ch_offset ? _mm512_loadu_ps(ch_offset + d) : _mm512_setzero_ps();
-      v = _mm512_mul_ps(_mm512_add_ps(xv, off), _mm512_loadu_ps(ch_scale + d));
-    } else {
-      v = _mm512_mul_ps(_mm512_add_ps(xv, ro), rs);
-    }
-    const __m256i bits = fp16 ? _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
-                              : _mm512_cvtepi32_epi16(avx512::bf16_bits(v));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + d), bits);
+    if (ch_scale == nullptr) return _mm512_mul_ps(_mm512_add_ps(xv, ro), rs);
+    const __m512 off = ch_offset ? _mm512_loadu_ps(ch_offset + d) : _mm512_setzero_ps();
+    return _mm512_mul_ps(_mm512_add_ps(xv, off), _mm512_loadu_ps(ch_scale + d));
+  };
+  int64_t d = 0;
+  if (fp16) {
+    for (; d + 16 <= n; d += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + d),
+                          _mm512_cvtps_ph(value(d), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  } else {
+    for (; d + 32 <= n; d += 32)  // vcvtne2ps2bf16: RNE, subnormal inputs as zero (the scalar rule)
+      _mm512_storeu_si512(dst + d, (__m512i)_mm512_cvtne2ps_pbh(value(d + 16), value(d)));
+    for (; d + 16 <= n; d += 16)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + d), (__m256i)_mm512_cvtneps_pbh(value(d)));
   }
   if (d < n)
     dequant_row_scalar(x + d, n - d, ch_scale ? ch_scale + d : nullptr, ch_scale && ch_offset ? ch_offset + d : nullptr,
