@@ -2,6 +2,7 @@
 #include "ops/fia_antiquant.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "core/error.h"
 #include "kernels/cpu/dequant_kv.h"
 #include "kernels/cpu/flash_attn.h"
+#include "kernels/cpu/flash_decode.h"
 #include "mlaops/runtime.h"
 #include "mlaops/numeric.h"
 #include "ops/check_util.h"
@@ -283,78 +285,171 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
   return c;
 }
 
-uint16_t* fia_dequant_rows(const FiaAntiquant& aq, const FiaAqChannels& ch, const FiaAqRows& k, const FiaAqRows& v,
-                           int64_t b, int64_t h, int64_t t0, int64_t t1, int64_t KD, int64_t VD, bool fp16,
-                           uint16_t* dst) {
-  const kernels::DequantRowFn fn = kernels::dequant_row_kernel(active_isa());
-  uint16_t* vdst = dst + (t1 - t0) * KD;
-  for (int w = 0; w < 2; ++w) {
-    const FiaAqParam& a = w == 0 ? aq.k : aq.v;
-    const FiaAqRows& r = w == 0 ? k : v;
-    const int64_t D = w == 0 ? KD : VD;
-    const float* csc = (w == 0 ? ch.k_scale : ch.v_scale) + h * D;
-    const float* coff = (w == 0 ? ch.k_offset : ch.v_offset) + h * D;
-    uint16_t* out = w == 0 ? dst : vdst;
-    auto row_at = [&r](int64_t t) {
-      return r.base + (r.block_ids ? r.block_ids[t / r.block_size] * r.blk + (t % r.block_size) * r.slot : t * r.slot);
-    };
-    // The rows of one head are strided (BnBsH / BSH / BSND: D bytes of each KV_N * D row), which the
-    // hardware prefetchers do not follow: prefetch kAhead rows ahead (measured: 2x on the dequant).
-    constexpr int64_t kAhead = 16;
-    for (int64_t t = t0; t < std::min(t1, t0 + kAhead); ++t)
-      for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(row_at(t) + c);
-    for (int64_t t = t0; t < t1; ++t) {
-      if (t + kAhead < t1)
-        for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(row_at(t + kAhead) + c);
-      const int64_t blk = r.block_ids ? r.block_ids[t / r.block_size] : 0, slot = r.block_ids ? t % r.block_size : t;
-      const int8_t* row = r.base + (r.block_ids ? blk * r.blk + slot * r.slot : t * r.slot);
-      float rs = 1.0f, ro = 0.0f;
-      if (a.kind == Kind::kRow || a.kind == Kind::kPagedRow) {
-        const int64_t i = a.kind == Kind::kRow ? a.base + b * a.sb + h * a.sh + t * a.st
-                                               : a.base + blk * a.sblk + h * a.sh + slot * a.sslot;
-        rs = fia_aq_value(*a.scale, i);
-        ro = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
-      }
-      fn(row, D, a.kind == Kind::kChannel ? csc : nullptr, a.kind == Kind::kChannel ? coff : nullptr, rs, ro, fp16,
-         out + (t - t0) * D);
-    }
+namespace {
+
+// The INT8 rows of one KV head of one batch (element strides, as FiaKvStrides): position t at
+// base + (block_ids ? block_ids[t / block_size] * blk + (t % block_size) * slot : t * slot).
+struct Rows {
+  const int8_t* base = nullptr;
+  const int32_t* block_ids = nullptr;
+  int64_t block_size = 1, blk = 0, slot = 0;
+  const int8_t* at(int64_t t) const {
+    return base + (block_ids ? block_ids[t / block_size] * blk + (t % block_size) * slot : t * slot);
   }
-  return vdst;
+};
+
+Rows rows_of(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st, int64_t b, int64_t h) {
+  Rows r;
+  r.slot = st.slot;
+  if (P.paged) {
+    r.base = t.ptr<const int8_t>() + h * st.h;
+    r.block_ids = p.block_table->ptr<const int32_t>() + b * P.bt_row_stride;
+    r.block_size = P.block_size;
+    r.blk = st.blk;
+  } else {
+    r.base = t.ptr<const int8_t>() + b * st.b + h * st.h + P.kv_start[static_cast<size_t>(b)] * st.slot;
+  }
+  return r;
 }
 
-void fia_aq_bind_item(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& ch, int64_t b, int64_t h,
-                      kernels::FlashItem* it, void* buf) {
-  auto rows = [&](const TensorView& t, const FiaKvStrides& st) {
-    FiaAqRows r;
-    r.slot = st.slot;
-    if (P.paged) {
-      r.base = t.ptr<const int8_t>() + h * st.h;
-      r.block_ids = p.block_table->ptr<const int32_t>() + b * P.bt_row_stride;
-      r.block_size = P.block_size;
-      r.blk = st.blk;
-    } else {
-      r.base = t.ptr<const int8_t>() + b * st.b + h * st.h + P.kv_start[static_cast<size_t>(b)] * st.slot;
+// Positions [t0, t1) of heads h0 .. h0 + n - 1 (D channels each, parameters `a`, per-channel
+// floats `csc` / `coff` of head h0 onwards) into dst rows [t - t0][n * D]. When the heads lie side
+// by side in a cache row (BnBsH / BSH / BSND: head stride D) the rows are read in address order,
+// the n heads of a row in one call where the parameters allow; otherwise head by head (BNSD /
+// BnNBsD: each head's rows are contiguous), prefetching kAhead rows ahead.
+void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st,
+                   const FiaAqParam& a, const float* csc, const float* coff, int64_t b, int64_t h0, int64_t n,
+                   int64_t t0, int64_t t1, int64_t D, uint16_t* dst, kernels::DequantRowFn fn) {
+  const bool chan = a.kind == Kind::kChannel;
+  auto row_params = [&](const Rows& r, int64_t h, int64_t pos, float* rs, float* ro) {
+    *rs = 1.0f;
+    *ro = 0.0f;
+    if (chan) return;
+    const int64_t blk = r.block_ids ? r.block_ids[pos / r.block_size] : 0, slot = r.block_ids ? pos % r.block_size : pos;
+    const int64_t i = a.kind == Kind::kRow ? a.base + b * a.sb + h * a.sh + pos * a.st
+                                           : a.base + blk * a.sblk + h * a.sh + slot * a.sslot;
+    *rs = fia_aq_value(*a.scale, i);
+    *ro = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
+  };
+  const Rows r0 = rows_of(p, P, t, st, b, h0);
+  float rs, ro;
+  if (st.h == D) {  // heads side by side in a row
+    const bool whole_row = chan || a.sh == 0;  // one parameter set for the n heads of a row
+    for (int64_t pos = t0; pos < t1; ++pos) {
+      const int8_t* row = r0.at(pos);
+      uint16_t* out = dst + (pos - t0) * n * D;
+      if (whole_row) {
+        row_params(r0, h0, pos, &rs, &ro);
+        fn(row, n * D, chan ? csc : nullptr, chan ? coff : nullptr, rs, ro, P.fp16, out);
+      } else {
+        for (int64_t i = 0; i < n; ++i) {
+          row_params(r0, h0 + i, pos, &rs, &ro);
+          fn(row + i * D, D, nullptr, nullptr, rs, ro, P.fp16, out + i * D);
+        }
+      }
     }
-    return r;
-  };
-  const int64_t t0 = it->kv_begin, t1 = it->kv_end, n = t1 - t0;
-  uint16_t* kdst = static_cast<uint16_t*>(buf);
-  const uint16_t* vdst = fia_dequant_rows(P.aq, ch, rows(p.key[0], P.k), rows(p.value[0], P.v), b, h, t0, t1, P.QD,
-                                          P.VD, P.fp16, kdst);
-  auto contiguous = [](const uint16_t* base, int64_t D) {
-    kernels::FlashKv kv;
-    kv.base = base;
-    kv.slot_stride = D;
-    kv.c0 = D;
-    return kv;
-  };
-  it->k = contiguous(kdst, P.QD);
-  it->v = contiguous(vdst, P.VD);
-  it->kv_begin = 0;
-  it->kv_end = n;
-  it->lo_delta -= t0;  // |deltas| <= 2^62, t0 < 2^62: no overflow
-  it->hi_delta -= t0;
-  if (it->mask != nullptr) it->mask += t0 * it->mask_j_stride;
+    return;
+  }
+  constexpr int64_t kAhead = 16;
+  for (int64_t i = 0; i < n; ++i) {
+    const Rows r = rows_of(p, P, t, st, b, h0 + i);
+    for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
+      for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(r.at(pos) + c);
+    for (int64_t pos = t0; pos < t1; ++pos) {
+      if (pos + kAhead < t1)
+        for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(r.at(pos + kAhead) + c);
+      row_params(r, h0 + i, pos, &rs, &ro);
+      fn(r.at(pos), D, chan ? csc + i * D : nullptr, chan ? coff + i * D : nullptr, rs, ro, P.fp16,
+         dst + (pos - t0) * n * D + i * D);
+    }
+  }
+}
+
+// Online-softmax merge of a chunk state (o2, m2, l2) into a running state (o, m, l): M rows of VD.
+void merge_state(float* o, float* m, float* l, const float* o2, const float* m2, const float* l2, int64_t M,
+                 int64_t VD) {
+  for (int64_t r = 0; r < M; ++r) {
+    if (!(l2[r] > 0.0f)) continue;
+    if (!(l[r] > 0.0f)) {
+      std::copy(o2 + r * VD, o2 + (r + 1) * VD, o + r * VD);
+      m[r] = m2[r];
+      l[r] = l2[r];
+      continue;
+    }
+    const float mx = std::max(m[r], m2[r]), a = std::exp(m[r] - mx), c = std::exp(m2[r] - mx);
+    for (int64_t d = 0; d < VD; ++d) o[r * VD + d] = o[r * VD + d] * a + o2[r * VD + d] * c;
+    l[r] = l[r] * a + l2[r] * c;
+    m[r] = mx;
+  }
+}
+
+}  // namespace
+
+int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD) {
+  const int64_t buf = kFiaAqChunk * heads * (KD + VD) * 2;
+  const int64_t states = 2 * heads * M * (VD + 2) * 4;
+  return (buf + states + 63) / 64 * 64;
+}
+
+void fia_aq_run_group(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& ch, int64_t b, int64_t h0,
+                      kernels::FlashItem* items, int64_t n, const FiaAqKernels& k, void* buf) {
+  const int64_t KD = P.QD, VD = P.VD, M = items[0].G * items[0].R;
+  const int64_t t_begin = items[0].kv_begin, t_end = items[0].kv_end;
+  uint16_t* kbuf = static_cast<uint16_t*>(buf);               // [chunk, n * KD]
+  uint16_t* vbuf = kbuf + kFiaAqChunk * n * KD;               // [chunk, n * VD]
+  float* run = reinterpret_cast<float*>(vbuf + kFiaAqChunk * n * VD);  // per head: O [M, VD], m [M], l [M]
+  float* part = run + n * M * (VD + 2);
+  const int64_t per = M * (VD + 2);
+  for (int64_t i = 0; i < n; ++i) {
+    std::fill(run + i * per, run + (i + 1) * per, 0.0f);  // l = 0: empty
+  }
+  const kernels::DequantRowFn fn = kernels::dequant_row_kernel(active_isa());
+  kernels::FlashItem chunk[16];
+  for (int64_t t0 = t_begin; t0 < t_end; t0 += kFiaAqChunk) {
+    const int64_t t1 = std::min(t_end, t0 + kFiaAqChunk), len = t1 - t0;
+    dequant_heads(p, P, p.key[0], P.k, P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, KD, kbuf,
+                  fn);
+    dequant_heads(p, P, p.value[0], P.v, P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, VD,
+                  vbuf, fn);
+    for (int64_t i = 0; i < n; ++i) {
+      kernels::FlashItem& it = chunk[i];
+      it = items[i];
+      it.k = kernels::FlashKv();
+      it.k.base = kbuf + i * KD;
+      it.k.slot_stride = n * KD;
+      it.k.c0 = KD;
+      it.v = kernels::FlashKv();
+      it.v.base = vbuf + i * VD;
+      it.v.slot_stride = n * VD;
+      it.v.c0 = VD;
+      it.kv_begin = 0;  // positions relative to the chunk: the rule and the mask move with them
+      it.kv_end = len;
+      it.lo_delta = items[i].lo_delta - t0;  // |deltas| <= 2^62: no overflow
+      it.hi_delta = items[i].hi_delta - t0;
+      if (it.mask != nullptr) it.mask += t0 * it.mask_j_stride;
+      it.partial_o = part + i * per;
+      it.partial_m = it.partial_o + M * VD;
+      it.partial_l = it.partial_m + M;
+    }
+    if (!kernels::flash_decode_try(k.decode, chunk, n, k.scratch, k.scratch_bytes))
+      for (int64_t i = 0; i < n; ++i) kernels::flash_attn_item(chunk[i], *k.shape, *k.flash, k.scratch);
+    for (int64_t i = 0; i < n; ++i) {
+      float* o = run + i * per;
+      const float* o2 = part + i * per;
+      merge_state(o, o + M * VD, o + M * VD + M, o2, o2 + M * VD, o2 + M * VD + M, M, VD);
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) {  // the item's output, or its KV-split partial
+    const float* o = run + i * per;
+    const kernels::FlashItem& it = items[i];
+    if (it.partial_o != nullptr) {
+      std::copy(o, o + M * VD, it.partial_o);
+      std::copy(o + M * VD, o + M * VD + M, it.partial_m);
+      std::copy(o + M * VD + M, o + M * VD + 2 * M, it.partial_l);
+    } else {
+      kernels::flash_merge(it, M, 1, o, o + M * VD, o + M * VD + M, 0, 0);
+    }
+  }
 }
 
 }  // namespace mlaops

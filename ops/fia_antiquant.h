@@ -16,6 +16,8 @@ namespace mlaops {
 
 namespace kernels {
 struct FlashItem;
+struct FlashKernels;
+struct FlashShape;
 }
 struct FiaPlan;
 
@@ -63,26 +65,30 @@ struct FiaAqChannels {
 };
 FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, int64_t VD, float* floats);
 
-// Where the INT8 rows of one KV head of one batch are (element strides, as FiaKvStrides):
-// position t at base + (block_ids ? block_ids[t / block_size] * blk + (t % block_size) * slot
-// : t * slot), channels contiguous.
-struct FiaAqRows {
-  const int8_t* base = nullptr;
-  const int32_t* block_ids = nullptr;
-  int64_t block_size = 1, blk = 0, slot = 0;
+// KV positions per dequantisation chunk: the chunk's rows of a task's heads stay in L2.
+inline constexpr int64_t kFiaAqChunk = 128;
+
+// Per-thread workspace of the INT8 path: the chunk buffer (kFiaAqChunk rows of up to `heads`
+// heads, K_D + V_D channels, 2 bytes) and two attention states per head (running and chunk:
+// M rows x (V_D + 2) floats, M = query rows per item). 64-byte multiple.
+int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD);
+
+// What the INT8 path needs from the operator's run: the attention kernels and their scratch.
+struct FiaAqKernels {
+  const kernels::FlashKernels* flash = nullptr;
+  const kernels::FlashShape* shape = nullptr;
+  void (*decode)(const kernels::FlashItem* items, int64_t n, void* scratch) = nullptr;  // null: none for this ISA
+  void* scratch = nullptr;  // flash scratch of the thread
+  int64_t scratch_bytes = 0;
 };
 
-// Dequantises positions [t0, t1) of key (K_D channels) and value (V_D channels) of batch b, kv
-// head h into `dst`: [t1 - t0, K_D] keys then [t1 - t0, V_D] values in the query dtype
-// (kernels/cpu/dequant_kv.h). Returns the value rows' start.
-uint16_t* fia_dequant_rows(const FiaAntiquant& aq, const FiaAqChannels& ch, const FiaAqRows& k, const FiaAqRows& v,
-                           int64_t b, int64_t h, int64_t t0, int64_t t1, int64_t KD, int64_t VD, bool fp16,
-                           uint16_t* dst);
-
-// The operator's hook (fia_run, per work item): dequantises the KV range [kv_begin, kv_end) of
-// item `it` (batch b, kv head h) into `buf` (plan.aq_thread_bytes) and points the item at it;
-// positions shift to start at 0, the mask deltas and the mask pointer with them.
-void fia_aq_bind_item(const FiaParams& p, const FiaPlan& plan, const FiaAqChannels& ch, int64_t b, int64_t h,
-                      kernels::FlashItem* it, void* buf);
+// Runs `n` items (heads h0 .. h0 + n - 1 of batch b, same KV range and query rows) over INT8
+// key / value: chunk by chunk, the chunk's rows of the n heads are dequantised into `buf`
+// ([chunk, n * K_D] keys, [chunk, n * V_D] values: rows shared by the heads, the decode
+// kernel's order), the attention runs over the chunk (decode kernel for the group, else the
+// generic item per head) into chunk partials, which merge into running states (online softmax
+// across chunks); finally each item's output (or its KV-split partial) is written.
+void fia_aq_run_group(const FiaParams& p, const FiaPlan& plan, const FiaAqChannels& ch, int64_t b, int64_t h0,
+                      kernels::FlashItem* items, int64_t n, const FiaAqKernels& k, void* buf);
 
 }  // namespace mlaops

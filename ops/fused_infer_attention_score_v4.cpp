@@ -177,21 +177,26 @@ void run_group(void* ctx, int64_t task, int thread) {
   const int64_t first = task / P.splits * c.group, split = task % P.splits;
   kernels::FlashItem items[16];
   for (int64_t i = 0; i < c.group; ++i) items[i] = item_at(c, (first + i) * P.splits + split);
-  if (P.aq.on) {  // INT8 key / value (group size 1): the item's rows dequantised into the thread's buffer
-    const FiaPlan::Item& w = P.items[static_cast<size_t>(first)];
-    fia_aq_bind_item(*c.p, P, c.aq_ch, w.b, w.h, &items[0], c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes));
-  }
   void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
+  if (P.aq.on) {  // INT8 key / value: dequantised chunk by chunk (ops/fia_antiquant.h)
+    const FiaPlan::Item& w = P.items[static_cast<size_t>(first)];
+    const FiaAqKernels k{&c.fk, &c.shape, c.decode, scratch, P.thread_bytes};
+    fia_aq_run_group(*c.p, P, c.aq_ch, w.b, w.h, items, c.group, k,
+                     c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes));
+    return;
+  }
   if (kernels::flash_decode_try(c.decode, items, c.group, scratch, P.thread_bytes)) return;
   for (int64_t i = 0; i < c.group; ++i) kernels::flash_attn_item(items[i], c.shape, c.fk, scratch);
 }
 
 // Items per task: the KV heads of one batch run together (a power of two <= 16 dividing KV_N)
 // when every item is a decode row (item index = b * KV_N + h), the heads share the K / V rows
-// (paged BnBsH, BSH / BSND: head stride < row stride), the group's scratch fits and there are
-// still at least as many tasks as threads; else 1.
+// (paged BnBsH, BSH / BSND: head stride < row stride; INT8 caches: always, through the chunk
+// buffer), the group's scratch fits and there are still at least as many tasks as threads; else 1.
 int64_t decode_group_size(const FiaPlan& P, kernels::FlashDecodeFn decode) {
-  if (P.aq.on || decode == nullptr || P.R != 1 || P.rope || P.k.h >= P.k.slot || P.v.h >= P.v.slot) return 1;
+  // INT8 key / value: the chunk buffer holds the group's heads row by row whatever the cache layout
+  const bool shared_rows = P.aq.on || (P.k.h < P.k.slot && P.v.h < P.v.slot);
+  if (decode == nullptr || P.R != 1 || P.rope || !shared_rows) return 1;
   const int64_t n_items = static_cast<int64_t>(P.items.size());
   for (int64_t i = 0; i < n_items; ++i)
     if (P.items[static_cast<size_t>(i)].h != i % P.KVN || P.items[static_cast<size_t>(i)].rows != 1) return 1;

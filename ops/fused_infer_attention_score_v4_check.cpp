@@ -631,11 +631,16 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
                op);
   MLAOPS_TRY(l.add(threads_total, &P.off_thread, op));
   if (P.aq.on) {
-    // per thread: the item's KV range dequantised to the query dtype, [max_kv, QD] + [max_kv, VD];
-    // once per call: per-channel scales / offsets as floats, [KVN, QD] and [KVN, VD] each
-    int64_t per_thread, all_threads, ch;
-    MLAOPS_CHECK(product_ok({std::max<int64_t>(max_kv, 1), P.QD + P.VD, 2}, &per_thread) &&
-                     mul_ok(round_up(per_thread, kWorkspaceAlign), P.threads, &all_threads) &&
+    // per thread: a chunk of KV rows of up to 16 heads dequantised to the query dtype and two
+    // attention states per head (fia_aq_thread_bytes); once per call: per-channel scales /
+    // offsets as floats, [KVN, QD] and [KVN, VD] each
+    const int64_t heads = std::min<int64_t>(KVN, 16);
+    int64_t buf_bytes, state_bytes, all_threads, ch;
+    MLAOPS_CHECK(product_ok({kFiaAqChunk, heads, P.QD + P.VD, 2}, &buf_bytes) &&
+                     product_ok({heads, fs.M, P.VD + 2, 8}, &state_bytes),
+                 kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
+    const int64_t per_thread = fia_aq_thread_bytes(heads, fs.M, P.QD, P.VD);
+    MLAOPS_CHECK(mul_ok(round_up(per_thread, kWorkspaceAlign), P.threads, &all_threads) &&
                      product_ok({KVN, P.QD + P.VD, 2, 4}, &ch),
                  kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
     P.aq_thread_bytes = round_up(per_thread, kWorkspaceAlign);
