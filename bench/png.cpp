@@ -159,32 +159,35 @@ void Canvas::dot(int x, int y, int r, Rgb c) {
       if (u * u + v * v <= r * r) pixel(x + u, y + v, c);
 }
 
-void Canvas::text(int x, int y, const std::string& s, Rgb c, int scale) {
+namespace {
+
+// Calls dot(u, v) for every set pixel of `s` in the 5x7 font: u along the text (6 per glyph),
+// v down the glyph.
+template <class F>
+void for_each_glyph_pixel(const std::string& s, F&& dot) {
   for (size_t i = 0; i < s.size(); ++i) {
     int ch = static_cast<unsigned char>(s[i]);
     if (ch >= 'a' && ch <= 'z') ch -= 32;
     if (ch < 32 || ch > 95) ch = '?';
     for (int row = 0; row < 7; ++row)
       for (int col = 0; col < 5; ++col)
-        if (kFont[ch - 32][row] & (0x10 >> col))
-          fill(x + (static_cast<int>(i) * 6 + col) * scale, y + row * scale,
-               x + (static_cast<int>(i) * 6 + col) * scale + scale - 1, y + row * scale + scale - 1, c);
+        if (kFont[ch - 32][row] & (0x10 >> col)) dot(static_cast<int>(i) * 6 + col, row);
   }
 }
 
+}  // namespace
+
+void Canvas::text(int x, int y, const std::string& s, Rgb c, int scale) {
+  for_each_glyph_pixel(s, [&](int u, int v) {
+    fill(x + u * scale, y + v * scale, x + u * scale + scale - 1, y + v * scale + scale - 1, c);
+  });
+}
+
 void Canvas::text_up(int x, int y, const std::string& s, Rgb c, int scale) {
-  for (size_t i = 0; i < s.size(); ++i) {
-    int ch = static_cast<unsigned char>(s[i]);
-    if (ch >= 'a' && ch <= 'z') ch -= 32;
-    if (ch < 32 || ch > 95) ch = '?';
-    for (int row = 0; row < 7; ++row)
-      for (int col = 0; col < 5; ++col)
-        if (kFont[ch - 32][row] & (0x10 >> col)) {
-          // glyph column -> up the page, glyph row -> right
-          const int px = x + row * scale, py = y - (static_cast<int>(i) * 6 + col) * scale;
-          fill(px, py - scale + 1, px + scale - 1, py, c);
-        }
-  }
+  for_each_glyph_pixel(s, [&](int u, int v) {  // along the text -> up the page, down the glyph -> right
+    const int px = x + v * scale, py = y - u * scale;
+    fill(px, py - scale + 1, px + scale - 1, py, c);
+  });
 }
 
 std::vector<uint8_t> Canvas::png() const {
