@@ -6,6 +6,9 @@
 //   5. pack V rows [tile, Dvp] (fp16: hi/lo), PV[M, Dvp] = P x V; O = O * alpha + PV
 // Finally O / l in the output dtype and lse = m + log(l); rows without any valid position give
 // 0 and +inf.
+//
+// Items with >= 16 query rows take the lane-major path instead where the ISA has it
+// (flash_attn_lanes.h, AVX-512 BF16): this file builds its Q^T pairs and writes its final rows.
 #include "kernels/cpu/flash_attn.h"
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu/flash_attn_lanes.h"
 #include "mlaops/numeric.h"
 
 namespace mlaops::kernels {
@@ -119,10 +123,16 @@ void pack_keys_bf16(const FlashKv& kv, int64_t p0, int64_t n, int64_t D, Transpo
 
 }  // namespace
 
-int64_t flash_scratch_bytes(const FlashShape& s) { return geometry(s).total; }
+int64_t flash_scratch_bytes(const FlashShape& s) {
+  // lanes: + 64 to align the base (the workspace may be only 32-byte aligned)
+  return s.M >= lanes::kMinRows ? std::max(geometry(s).total, lanes::geometry(s).total + 64) : geometry(s).total;
+}
 
 FlashKernels flash_kernels(Isa isa) {
-  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa)};
+  const CpuFeatures& f = cpu_features();
+  const bool lanes_ok = isa == Isa::kAvx512 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_bf16;
+  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa),
+                      lanes_ok ? &lanes::run_avx512 : nullptr};
 }
 
 void flash_write_empty(const FlashItem& it) {
@@ -154,6 +164,63 @@ void write_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float 
         l > 0.0f ? m + std::log(l) : std::numeric_limits<float>::infinity();
 }
 
+// The item's result from unnormalised rows O (row m at O + m * ldo), max Mx and sum L: the
+// partial of a KV split, or the final rows.
+void finish_item(const FlashItem& it, const float* O, int64_t ldo, const float* Mx, const float* L) {
+  const int64_t M = it.G * it.R;
+  if (it.partial_o != nullptr) {
+    for (int64_t m = 0; m < M; ++m) {
+      std::memcpy(it.partial_o + m * it.VD, O + m * ldo, static_cast<size_t>(it.VD) * 4);
+      it.partial_m[m] = Mx[m];
+      it.partial_l[m] = L[m];
+    }
+    return;
+  }
+  for (int64_t m = 0; m < M; ++m) write_row(it, m / it.R, m % it.R, O + m * ldo, Mx[m], L[m]);
+}
+
+// Lane-major item: QT pairs [kp][m] (group blocks, flash_attn_lanes.h) from the query rows
+// [q | qrope | 0] (fp16: [hi | hi | lo]), then the ISA kernel over the tiles, then the rows.
+void lanes_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, char* scratch) {
+  const lanes::Geo geo = lanes::geometry(shape);
+  char* base = scratch + ((64 - reinterpret_cast<uintptr_t>(scratch) % 64) % 64);
+  const int64_t M = it.G * it.R, nv = (M + 15) / 16, kq = geo.kq, kseg = geo.kseg, kpq = geo.kpq;
+  const int64_t QD = it.QD, DR = it.DR;
+  auto* QT = reinterpret_cast<uint32_t*>(base + geo.off_qt);
+  auto* a = reinterpret_cast<uint16_t*>(base + geo.off_kb);  // one query row, [kq]
+  std::memset(QT, 0, static_cast<size_t>(kpq * nv * 16) * 4);
+  for (int64_t m = 0; m < M; ++m) {
+    const int64_t g = m / it.R, r = m % it.R;
+    const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
+    const uint16_t* qr = DR > 0 ? it.qr + g * it.qr_n_stride + r * it.qr_s_stride : nullptr;
+    std::memset(a, 0, static_cast<size_t>(kq) * 2);
+    for (int64_t d = 0; d < QD + DR; ++d) {
+      const uint16_t bits = d < QD ? q[d] : qr[d - QD];
+      if (!it.fp16) {
+        a[d] = bits;
+      } else {
+        uint16_t hi, lo;
+        split_bf16(fp16_to_float(bits), &hi, &lo);
+        a[d] = hi;
+        a[kseg + d] = hi;
+        a[2 * kseg + d] = lo;
+      }
+    }
+    const int64_t v = m / 16;
+    int64_t g0 = 0, v0 = 0, mv = 0;
+    for (;; ++g0) {
+      lanes::group_of(nv, g0, &v0, &mv);
+      if (v < v0 + mv) break;
+    }
+    uint32_t* dst = QT + v0 * 16 * kpq + (v - v0) * 16 + m % 16;
+    for (int64_t kp = 0; kp < kpq; ++kp)
+      dst[kp * mv * 16] = static_cast<uint32_t>(a[2 * kp]) | static_cast<uint32_t>(a[2 * kp + 1]) << 16;
+  }
+  kern.lanes(it, geo, base);
+  finish_item(it, reinterpret_cast<const float*>(base + geo.off_o), geo.dvp,
+              reinterpret_cast<const float*>(base + geo.off_m), reinterpret_cast<const float*>(base + geo.off_l));
+}
+
 }  // namespace
 
 void flash_merge(const FlashItem& it, int64_t M, int64_t splits, const float* o, const float* m, const float* l,
@@ -178,6 +245,10 @@ void flash_merge(const FlashItem& it, int64_t M, int64_t splits, const float* o,
 }
 
 void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
+  if (kern.lanes != nullptr && it.G * it.R >= lanes::kMinRows) {
+    lanes_item(it, shape, kern, static_cast<char*>(scratch));
+    return;
+  }
   const GemmKernels& gk = *kern.gemm;
   const Geo geo = geometry(shape);
   char* base = static_cast<char*>(scratch);
@@ -361,15 +432,7 @@ void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKe
     }
   }
 
-  if (it.partial_o != nullptr) {
-    for (int64_t m = 0; m < M; ++m) {
-      std::memcpy(it.partial_o + m * VD, O + m * dvp, static_cast<size_t>(VD) * 4);
-      it.partial_m[m] = Mx[m];
-      it.partial_l[m] = L[m];
-    }
-    return;
-  }
-  for (int64_t m = 0; m < M; ++m) write_row(it, m / R, m % R, O + m * dvp, Mx[m], L[m]);
+  finish_item(it, O, dvp, Mx, L);
 }
 
 }  // namespace mlaops::kernels

@@ -67,17 +67,27 @@ struct FlashShape {
   int64_t M = 0;       // G * R
   int64_t R = 0;
   int64_t QD = 0, DR = 0, VD = 0;
-  int64_t tile = 64;   // KV positions per block (multiple of 16)
+  int64_t tile = 64;   // KV positions per block of the panel path (multiple of 16; the lane
+                       // path uses lanes::kTile)
   bool fp16 = false;
 };
 int64_t flash_scratch_bytes(const FlashShape& s);
 
-// The kernel tables of one ISA level the work items use.
+namespace lanes {
+struct Geo;
+}
+// The lane-major path of items with >= 16 query rows (flash_attn_lanes.h): runs the KV tiles.
+using FlashLanesFn = void (*)(const FlashItem& it, const lanes::Geo& geo, char* scratch);
+
+// The kernel tables of one ISA level the work items use. `lanes` is set where the lane-major
+// kernel exists (AVX-512 BF16); items with fewer rows, and every item elsewhere, take the panel
+// path (GEMMs + softmax rows).
 struct FlashKernels {
   const GemmKernels* gemm = nullptr;
   const SoftmaxKernels* softmax = nullptr;
   const ConvertKernels* convert = nullptr;
   Transpose16Fn transpose16 = nullptr;
+  FlashLanesFn lanes = nullptr;
 };
 FlashKernels flash_kernels(Isa isa);
 

@@ -1,0 +1,583 @@
+// AVX-512 BF16 lane-major flash attention: the KV tiles of one work item (layouts and math:
+// flash_attn_lanes.h). Per tile of up to kTile positions:
+//   1. valid bits of each query row (band by a bit range, explicit mask by 64-byte loads); a tile
+//      where no row sees any position is skipped, a tile where every row sees every position
+//      runs without masks
+//   2. S^T = K . QT: vdpbf16ps with the key's channel pair broadcast straight from the cache row
+//      (bf16 rows, channels contiguous, rows dense) or from rows packed into KB (fp16 hi/lo
+//      split, NZ chunks, odd channel counts, rows far apart); register tile NK keys x MV row
+//      vectors; the rows of the next key block (and, for dense rows, of the next tile) are
+//      prefetched meanwhile
+//   4. during the last group's S^T calls: VB, V rows 2kp and 2kp+1 interleaved into bf16 pairs
+//      (vpermt2w) while they are in cache (MLA: V is the K row just read)
+//   3. online softmax per lane (scale, mask, max, alpha, exp, sum), P rounded to bf16 pairs
+//   5. O^T = O^T * alpha + VB . PT: register tile ND channels x MV row vectors
+// After the last tile O^T is transposed into the rows O [M][dvp] (16 x 16 blocks).
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "kernels/cpu/simd_avx512.h"
+#include "kernels/cpu/flash_attn_lanes.h"
+#include "kernels/cpu/softmax_avx512.h"
+
+namespace mlaops::kernels::lanes {
+namespace {
+
+using namespace avx512;
+
+inline int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+inline __mmask32 mask32(int64_t valid) {
+  if (valid >= 32) return ~static_cast<__mmask32>(0);
+  if (valid <= 0) return 0;
+  return static_cast<__mmask32>((1u << valid) - 1u);
+}
+
+// ------------------------------------------------------------------ rows of the KV cache
+
+// Row pointers of positions [p0, p0 + n) (one block lookup per cache block).
+void fill_rows(const FlashKv& kv, int64_t p0, int64_t n, const uint16_t** out) {
+  if (kv.block_ids == nullptr) {
+    for (int64_t i = 0; i < n; ++i) out[i] = kv.base + (p0 + i) * kv.slot_stride;
+    return;
+  }
+  int64_t b = p0 / kv.block_size, o = p0 % kv.block_size;
+  const uint16_t* blk = kv.base + static_cast<int64_t>(kv.block_ids[b]) * kv.blk_stride;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = blk + o * kv.slot_stride;
+    if (++o == kv.block_size && i + 1 < n) {
+      o = 0;
+      blk = kv.base + static_cast<int64_t>(kv.block_ids[++b]) * kv.blk_stride;
+    }
+  }
+}
+
+// Channels [0, D) of n rows towards L2 (prefetcht1; prefetcht0 measured slower here).
+void prefetch_rows(const FlashKv& kv, const uint16_t* const* rows, int64_t n, int64_t D) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
+      const char* src = reinterpret_cast<const char*>(rows[i] + (d0 / kv.c0) * kv.c0_stride);
+      const int64_t bytes = std::min(kv.c0, D - d0) * 2;
+      for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch(src + b, 0, 2);
+    }
+}
+
+// Rows a multiple of 4 KiB apart (one head of a cache with many heads per slot) all map to the
+// same two L2 sets per line offset: at most ~32 of them stay in L2, so they are prefetched one
+// key block ahead only, never a whole tile ahead (measured on Zen 5: whole-tile prefetches of
+// such rows are evicted before use and only cost issue slots).
+inline bool far_prefetch(const FlashKv& kv) { return (kv.slot_stride * 2) % 4096 != 0; }
+
+// Channels [0, D) of one row as bf16 into hi[0, D); FP16: the exact split x = hi + lo, lo into
+// lo[0, D).
+void load_row(const FlashKv& kv, const uint16_t* row, int64_t D, bool fp16, uint16_t* hi, uint16_t* lo) {
+  for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
+    const uint16_t* src = row + (d0 / kv.c0) * kv.c0_stride;
+    const int64_t n = std::min(kv.c0, D - d0);
+    if (!fp16) {
+      for (int64_t d = 0; d < n; d += 32) {
+        const __mmask32 m = mask32(n - d);
+        _mm512_mask_storeu_epi16(hi + d0 + d, m, _mm512_maskz_loadu_epi16(m, src + d));
+      }
+      continue;
+    }
+    for (int64_t d = 0; d < n; d += 16) {
+      const __mmask16 m = mask16(n - d);
+      const __m512 x = cvtph(_mm256_maskz_loadu_epi16(m, src + d));
+      const __m512i h = bf16_bits(x);
+      const __m512i l = bf16_bits(_mm512_sub_ps(x, _mm512_castsi512_ps(_mm512_slli_epi32(h, 16))));
+      _mm256_mask_storeu_epi16(hi + d0 + d, m, _mm512_cvtepi32_epi16(h));
+      _mm256_mask_storeu_epi16(lo + d0 + d, m, _mm512_cvtepi32_epi16(l));
+    }
+  }
+}
+
+// ------------------------------------------------------------------ S^T = K . QT
+
+struct SArgs {
+  const uint32_t* qt;            // group block at pair 0: [pairs][MV * 16]
+  const uint16_t* const* rows0;  // NK key rows of segment 0 (kl0 channel pairs)
+  const uint16_t* const* rows1;  // NK key rows of segment 1 (kl1 pairs, QT continues)
+  int64_t kl0, kl1;
+  float* st;                     // ST + key0 * mp + v0 * 16
+  int64_t mp;
+};
+
+template <int MV, int NK>
+void s_tile(const SArgs& a) {
+  __m512 acc[NK][MV];
+#pragma GCC unroll 16
+  for (int n = 0; n < NK; ++n)
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) acc[n][v] = _mm512_setzero_ps();
+  const uint32_t* q = a.qt;
+  for (int seg = 0; seg < 2; ++seg) {
+    const int64_t kl = seg == 0 ? a.kl0 : a.kl1;
+    if (kl == 0) continue;
+    const uint16_t* r[NK];
+#pragma GCC unroll 16
+    for (int n = 0; n < NK; ++n) r[n] = (seg == 0 ? a.rows0 : a.rows1)[n];
+    for (int64_t kp = 0; kp < kl; ++kp, q += MV * 16) {
+      __m512i qv[MV];
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) qv[v] = _mm512_load_si512(q + v * 16);
+#pragma GCC unroll 16
+      for (int n = 0; n < NK; ++n) {
+        const __m512i b = _mm512_set1_epi32(load_i32(r[n] + 2 * kp));
+#pragma GCC unroll 4
+        for (int v = 0; v < MV; ++v) acc[n][v] = dpbf16(acc[n][v], qv[v], b);
+      }
+    }
+  }
+#pragma GCC unroll 16
+  for (int n = 0; n < NK; ++n)
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) _mm512_store_ps(a.st + n * a.mp + v * 16, acc[n][v]);
+}
+
+// ------------------------------------------------------------------ O^T = O^T * alpha + VB . PT
+
+struct PvArgs {
+  const uint32_t* pt;   // group block: [kl][MV * 16]
+  const uint32_t* vb;   // VB + d0: [kl][dvp]
+  int64_t dvp, kl;
+  float* ot;            // OT + d0 * mp + v0 * 16
+  int64_t mp;
+  const float* alpha;   // Alpha + v0 * 16
+};
+
+template <int MV, int ND>
+void pv_tile(const PvArgs& a) {
+  __m512 acc[ND][MV];
+#pragma GCC unroll 16
+  for (int n = 0; n < ND; ++n)
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) acc[n][v] = _mm512_setzero_ps();
+  const uint32_t* p = a.pt;
+  const uint32_t* vb = a.vb;
+  for (int64_t kp = 0; kp < a.kl; ++kp, p += MV * 16, vb += a.dvp) {
+    __m512i pv[MV];
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) pv[v] = _mm512_load_si512(p + v * 16);
+#pragma GCC unroll 16
+    for (int n = 0; n < ND; ++n) {
+      const __m512i b = _mm512_set1_epi32(static_cast<int32_t>(vb[n]));
+#pragma GCC unroll 4
+      for (int v = 0; v < MV; ++v) acc[n][v] = dpbf16(acc[n][v], pv[v], b);
+    }
+  }
+  __m512 al[MV];
+#pragma GCC unroll 4
+  for (int v = 0; v < MV; ++v) al[v] = _mm512_load_ps(a.alpha + v * 16);
+#pragma GCC unroll 16
+  for (int n = 0; n < ND; ++n)
+#pragma GCC unroll 4
+    for (int v = 0; v < MV; ++v) {
+      float* o = a.ot + n * a.mp + v * 16;
+      _mm512_store_ps(o, _mm512_fmadd_ps(_mm512_load_ps(o), al[v], acc[n][v]));
+    }
+}
+
+// Register tiles per group width MV (1..4): NK keys (S) or ND channels (P x V), <= 24
+// accumulators. S keeps NK <= 8: more key rows spill their pointers (measured: 1 x 16 and
+// 2 x 12 run at 80-91 % of the vdpbf16ps rate, 1 x 8 / 2 x 8 / 4 x 6 at 97-99 %, in L1).
+constexpr int kKeys[4] = {8, 8, 8, 6};
+constexpr int kChannels[4] = {16, 12, 8, 6};
+
+using STileFn = void (*)(const SArgs&);
+using PvTileFn = void (*)(const PvArgs&);
+
+template <int MV, size_t... I>
+constexpr std::array<STileFn, sizeof...(I)> s_row(std::index_sequence<I...>) {
+  return {&s_tile<MV, static_cast<int>(I) + 1>...};
+}
+template <int MV, size_t... I>
+constexpr std::array<PvTileFn, sizeof...(I)> pv_row(std::index_sequence<I...>) {
+  return {&pv_tile<MV, static_cast<int>(I) + 1>...};
+}
+
+STileFn s_fn(int64_t mv, int64_t nk) {
+  static constexpr auto k1 = s_row<1>(std::make_index_sequence<kKeys[0]>());
+  static constexpr auto k2 = s_row<2>(std::make_index_sequence<kKeys[1]>());
+  static constexpr auto k3 = s_row<3>(std::make_index_sequence<kKeys[2]>());
+  static constexpr auto k4 = s_row<4>(std::make_index_sequence<kKeys[3]>());
+  const auto i = static_cast<size_t>(nk - 1);
+  return mv == 1 ? k1[i] : mv == 2 ? k2[i] : mv == 3 ? k3[i] : k4[i];
+}
+
+PvTileFn pv_fn(int64_t mv, int64_t nd) {
+  static constexpr auto k1 = pv_row<1>(std::make_index_sequence<kChannels[0]>());
+  static constexpr auto k2 = pv_row<2>(std::make_index_sequence<kChannels[1]>());
+  static constexpr auto k3 = pv_row<3>(std::make_index_sequence<kChannels[2]>());
+  static constexpr auto k4 = pv_row<4>(std::make_index_sequence<kChannels[3]>());
+  const auto i = static_cast<size_t>(nd - 1);
+  return mv == 1 ? k1[i] : mv == 2 ? k2[i] : mv == 3 ? k3[i] : k4[i];
+}
+
+// ------------------------------------------------------------------ masks
+
+// Bits of positions [base, base + 64) inside [a, b] (relative to base).
+inline uint64_t range_word(int64_t a, int64_t b, int64_t base) {
+  const int64_t lo = std::max(a, base), hi = std::min(b, base + 63);
+  if (lo > hi) return 0;
+  const int64_t n = hi - lo + 1;
+  return (n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1) << (lo - base);
+}
+
+struct TileRows {
+  bool any = false, full = true;
+};
+
+// bits[2r + w]: bit c of word w = position j0 + 64w + c valid for row r (c < nb).
+TileRows tile_rows(const FlashItem& it, int64_t j0, int64_t nb, uint64_t* bits) {
+  TileRows t;
+  const uint64_t full0 = range_word(0, nb - 1, 0), full1 = range_word(0, nb - 1, 64);
+  for (int64_t r = 0; r < it.R; ++r) {
+    const int64_t i = it.row0 + r;
+    const int64_t a = std::max<int64_t>(i + it.lo_delta - j0, 0), b = std::min<int64_t>(i + it.hi_delta - j0, nb - 1);
+    uint64_t w[2] = {range_word(a, b, 0), range_word(a, b, 64)};
+    if (it.mask != nullptr && (w[0] | w[1]) != 0) {
+      const uint8_t* mrow = it.mask + i * it.mask_i_stride + j0 * it.mask_j_stride;
+      for (int64_t h = 0; h < 2; ++h) {
+        if (w[h] == 0) continue;
+        if (it.mask_j_stride == 1) {
+          const __m512i x = _mm512_maskz_loadu_epi8(w[h], mrow + 64 * h);  // only the in-range bytes
+          w[h] &= _mm512_testn_epi8_mask(x, x);
+        } else {
+          for (int64_t c = 0; c < 64; ++c)
+            if ((w[h] >> c & 1) && mrow[(64 * h + c) * it.mask_j_stride] != 0) w[h] &= ~(uint64_t{1} << c);
+        }
+      }
+    }
+    bits[2 * r] = w[0];
+    bits[2 * r + 1] = w[1];
+    t.any = t.any || (w[0] | w[1]) != 0;
+    t.full = t.full && w[0] == full0 && w[1] == full1;
+  }
+  return t;
+}
+
+// LM[c * nv + v]: lanes of row vector v valid at position c (rows m >= M never).
+void lane_masks(int64_t M, int64_t R, int64_t nv, int64_t nb, const uint64_t* bits, uint16_t* LM) {
+  if (R == 1) {
+    for (int64_t c = 0; c < nb; ++c) {
+      const bool on = bits[c >> 6] >> (c & 63) & 1;
+      for (int64_t v = 0; v < nv; ++v) LM[c * nv + v] = on ? mask16(M - 16 * v) : 0;
+    }
+    return;
+  }
+  std::memset(LM, 0, static_cast<size_t>(nb * nv) * 2);
+  for (int64_t m = 0; m < M; ++m) {
+    const uint64_t* rb = bits + 2 * (m % R);
+    const int64_t v = m / 16;
+    const auto lane = static_cast<uint16_t>(1u << (m % 16));
+    for (int64_t c = 0; c < nb; ++c)
+      if (rb[c >> 6] >> (c & 63) & 1) LM[c * nv + v] = static_cast<uint16_t>(LM[c * nv + v] | lane);
+  }
+}
+
+// ------------------------------------------------------------------ online softmax per lane
+
+struct SoftmaxArgs {
+  float* st;              // [nb][mp] scores, scaled in place
+  int64_t mp, nv, nb, kpn;
+  const uint16_t* lm;     // lane masks [nb][nv], null: every lane valid at every position
+  float scale;
+  float *mx, *l, *alpha;  // [mp]
+  uint32_t* pt;           // PT
+  int64_t kpv;            // pairs per PT group row block (group block = v0 * 16 * kpv)
+  bool fp16;
+};
+
+void softmax_tile(const SoftmaxArgs& a) {
+  const __m512 sc = _mm512_set1_ps(a.scale), ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  const int64_t ng = group_count(a.nv);
+  for (int64_t g = 0; g < ng; ++g) {
+    int64_t v0, mv;
+    group_of(a.nv, g, &v0, &mv);
+    for (int64_t v = v0; v < v0 + mv; ++v) {
+      float* s = a.st + v * 16;
+      __m512 mx = ninf;
+      for (int64_t c = 0; c < a.nb; ++c) {
+        __m512 x = _mm512_mul_ps(_mm512_load_ps(s + c * a.mp), sc);
+        if (a.lm != nullptr) x = _mm512_mask_blend_ps(a.lm[c * a.nv + v], ninf, x);
+        _mm512_store_ps(s + c * a.mp, x);
+        mx = _mm512_max_ps(mx, x);
+      }
+      const __m512 mold = _mm512_load_ps(a.mx + v * 16);
+      const __m512 mnew = _mm512_max_ps(mold, mx);
+      const __mmask16 none = _mm512_cmp_ps_mask(mx, ninf, _CMP_EQ_OQ);    // no valid position here
+      const __mmask16 first = _mm512_cmp_ps_mask(mold, ninf, _CMP_EQ_OQ);  // nothing seen before
+      __m512 al = _mm512_maskz_mov_ps(static_cast<__mmask16>(~first), exp512(_mm512_sub_ps(mold, mnew)));
+      al = _mm512_mask_blend_ps(none, al, _mm512_set1_ps(1.0f));
+      // PT rows of this vector: group block, row stride mv * 16 dwords
+      uint32_t* pt = a.pt + v0 * 16 * a.kpv + (v - v0) * 16;
+      const int64_t ps = mv * 16;
+      __m512 sum = _mm512_setzero_ps();
+      for (int64_t kp = 0; kp < a.kpn; ++kp) {
+        const int64_t c0 = 2 * kp, c1 = c0 + 1;
+        const __m512 x0 = _mm512_load_ps(s + c0 * a.mp);
+        const __m512 x1 = c1 < a.nb ? _mm512_load_ps(s + c1 * a.mp) : ninf;
+        const __mmask16 k0 = _mm512_cmp_ps_mask(x0, ninf, _CMP_NEQ_UQ), k1 = _mm512_cmp_ps_mask(x1, ninf, _CMP_NEQ_UQ);
+        const __m512 p0 = _mm512_maskz_mov_ps(k0, exp512(_mm512_sub_ps(x0, mnew)));
+        const __m512 p1 = _mm512_maskz_mov_ps(k1, exp512(_mm512_sub_ps(x1, mnew)));
+        sum = _mm512_add_ps(_mm512_add_ps(sum, p0), p1);
+        const __m512i h0 = bf16_bits(p0), h1 = bf16_bits(p1);
+        const __m512i hp = _mm512_or_si512(h0, _mm512_slli_epi32(h1, 16));
+        _mm512_store_si512(pt + kp * ps, hp);
+        if (a.fp16) {  // segments [hi; hi; lo]
+          const __m512i l0 = bf16_bits(_mm512_sub_ps(p0, _mm512_castsi512_ps(_mm512_slli_epi32(h0, 16))));
+          const __m512i l1 = bf16_bits(_mm512_sub_ps(p1, _mm512_castsi512_ps(_mm512_slli_epi32(h1, 16))));
+          _mm512_store_si512(pt + (a.kpn + kp) * ps, hp);
+          _mm512_store_si512(pt + (2 * a.kpn + kp) * ps, _mm512_or_si512(l0, _mm512_slli_epi32(l1, 16)));
+        }
+      }
+      const __m512 lold = _mm512_load_ps(a.l + v * 16);
+      _mm512_store_ps(a.l + v * 16, _mm512_add_ps(_mm512_mul_ps(lold, al), sum));
+      _mm512_store_ps(a.mx + v * 16, mnew);
+      _mm512_store_ps(a.alpha + v * 16, al);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ VB: V rows in pairs
+
+// dst[d] = (a[d], b[d]) for d < dvp; a, b read below `n` (b null: zeros).
+inline void interleave(const uint16_t* a, const uint16_t* b, int64_t n, int64_t dvp, uint32_t* dst, __m512i ilo,
+                       __m512i ihi) {
+  for (int64_t d = 0; d < dvp; d += 32) {
+    const __mmask32 m = mask32(n - d);
+    const __m512i x = _mm512_maskz_loadu_epi16(m, a + d);
+    const __m512i y = b != nullptr ? _mm512_maskz_loadu_epi16(m, b + d) : _mm512_setzero_si512();
+    _mm512_store_si512(dst + d, _mm512_permutex2var_epi16(x, ilo, y));
+    if (d + 16 < dvp) _mm512_store_si512(dst + d + 16, _mm512_permutex2var_epi16(x, ihi, y));
+  }
+}
+
+// VB rows [sp * kpn][dvp] of pairs [kp0, kp1): segment 0 = V (fp16: hi), segment 1 = lo,
+// segment 2 = hi.
+void pack_v(const FlashItem& it, const uint16_t* const* vrows, int64_t nb, int64_t kpn, int64_t kp0, int64_t kp1,
+            int64_t dvp, bool direct, uint32_t* VB, uint16_t* VT) {
+  alignas(64) static constexpr uint16_t kLo[32] = {0, 32, 1, 33, 2,  34, 3,  35, 4,  36, 5,  37, 6,  38, 7,  39,
+                                                   8, 40, 9, 41, 10, 42, 11, 43, 12, 44, 13, 45, 14, 46, 15, 47};
+  alignas(64) static constexpr uint16_t kHi[32] = {16, 48, 17, 49, 18, 50, 19, 51, 20, 52, 21, 53, 22, 54, 23, 55,
+                                                   24, 56, 25, 57, 26, 58, 27, 59, 28, 60, 29, 61, 30, 62, 31, 63};
+  const __m512i ilo = _mm512_load_si512(kLo), ihi = _mm512_load_si512(kHi);
+  const int64_t VD = it.VD;
+  for (int64_t kp = kp0; kp < kp1; ++kp) {
+    const int64_t c0 = 2 * kp, c1 = c0 + 1;
+    uint32_t* dst = VB + kp * dvp;
+    if (direct) {
+      interleave(vrows[c0], c1 < nb ? vrows[c1] : nullptr, VD, dvp, dst, ilo, ihi);
+      continue;
+    }
+    uint16_t *hi0 = VT, *lo0 = VT + dvp, *hi1 = VT + 2 * dvp, *lo1 = VT + 3 * dvp;
+    std::memset(VT, 0, static_cast<size_t>(4 * dvp) * 2);
+    load_row(it.v, vrows[c0], VD, it.fp16, hi0, lo0);
+    if (c1 < nb) load_row(it.v, vrows[c1], VD, it.fp16, hi1, lo1);
+    interleave(hi0, hi1, dvp, dvp, dst, ilo, ihi);
+    if (it.fp16) {
+      interleave(lo0, lo1, dvp, dvp, VB + (kpn + kp) * dvp, ilo, ihi);
+      std::memcpy(VB + (2 * kpn + kp) * dvp, dst, static_cast<size_t>(dvp) * 4);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ O^T -> O rows
+
+// 16 x 16 transpose of 32-bit elements: r[i] lane j -> r[j] lane i.
+inline void transpose16x16(__m512i r[16]) {
+  __m512i a[16], b[16];
+  for (int i = 0; i < 8; ++i) {
+    a[2 * i] = unpacklo32(r[2 * i], r[2 * i + 1]);
+    a[2 * i + 1] = unpackhi32(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {  // b[4i + c] lane L: rows 4i..4i+3, column 4L + c
+    b[4 * i + 0] = unpacklo64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 1] = unpackhi64(a[4 * i], a[4 * i + 2]);
+    b[4 * i + 2] = unpacklo64(a[4 * i + 1], a[4 * i + 3]);
+    b[4 * i + 3] = unpackhi64(a[4 * i + 1], a[4 * i + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i p = shuf128<0x44>(b[c], b[4 + c]), q = shuf128<0x44>(b[8 + c], b[12 + c]);
+    const __m512i p2 = shuf128<0xEE>(b[c], b[4 + c]), q2 = shuf128<0xEE>(b[8 + c], b[12 + c]);
+    r[c] = shuf128<0x88>(p, q);
+    r[4 + c] = shuf128<0xDD>(p, q);
+    r[8 + c] = shuf128<0x88>(p2, q2);
+    r[12 + c] = shuf128<0xDD>(p2, q2);
+  }
+}
+
+void transpose_out(const float* OT, int64_t mp, int64_t M, int64_t dvp, float* O) {
+  for (int64_t m0 = 0; m0 < M; m0 += 16)
+    for (int64_t d0 = 0; d0 < dvp; d0 += 16) {
+      __m512i r[16];
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_load_si512(OT + (d0 + i) * mp + m0);
+      transpose16x16(r);
+      for (int64_t j = 0; j < 16 && m0 + j < M; ++j) _mm512_storeu_si512(O + (m0 + j) * dvp + d0, r[j]);
+    }
+}
+
+}  // namespace
+
+void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
+  const int64_t M = it.G * it.R, nv = (M + 15) / 16, mp = nv * 16, ng = group_count(nv);
+  const int64_t QD = it.QD, DR = it.DR, sp = geo.sp, kseg = geo.kseg, kq = geo.kq, kpq = geo.kpq, dvp = geo.dvp;
+  const uint32_t* QT = reinterpret_cast<const uint32_t*>(base + geo.off_qt);
+  uint16_t* KB = reinterpret_cast<uint16_t*>(base + geo.off_kb);
+  float* ST = reinterpret_cast<float*>(base + geo.off_st);
+  uint32_t* PT = reinterpret_cast<uint32_t*>(base + geo.off_pt);
+  uint32_t* VB = reinterpret_cast<uint32_t*>(base + geo.off_vb);
+  float* OT = reinterpret_cast<float*>(base + geo.off_ot);
+  float* Mx = reinterpret_cast<float*>(base + geo.off_m);
+  float* L = reinterpret_cast<float*>(base + geo.off_l);
+  float* Alpha = reinterpret_cast<float*>(base + geo.off_alpha);
+  uint16_t* LM = reinterpret_cast<uint16_t*>(base + geo.off_lm);
+  uint16_t* VT = reinterpret_cast<uint16_t*>(base + geo.off_vt);
+  uint64_t* bits = reinterpret_cast<uint64_t*>(base + geo.off_bits);
+
+  std::memset(OT, 0, static_cast<size_t>(dvp * mp) * 4);
+  for (int64_t m = 0; m < mp; ++m) {
+    Mx[m] = -std::numeric_limits<float>::infinity();
+    L[m] = 0.0f;
+  }
+  // K channel pairs straight from the cache rows: bf16, channels contiguous, even counts, and
+  // rows dense in memory. Rows far apart (e.g. one head of a BSH cache with many heads: a
+  // multiple of 4 KiB between rows) all fall into the same few L1/L2 sets, so they are copied
+  // into KB, one key block at a time just before its S^T call, and read from there by every
+  // row-vector group.
+  auto dense = [](const FlashKv& kv, int64_t D) { return kv.c0 >= D && kv.slot_stride <= 2 * D; };
+  const bool k_direct =
+      !it.fp16 && QD % 2 == 0 && dense(it.k, QD) && (DR == 0 || (DR % 2 == 0 && dense(it.kr, DR)));
+  const bool v_direct = !it.fp16 && it.v.c0 >= it.VD;
+  const bool v_is_k = it.v.base == it.k.base && it.v.slot_stride == it.k.slot_stride && it.v.blk_stride == it.k.blk_stride;
+  const uint16_t* krows[kTile];
+  const uint16_t* rrows[kTile];
+  const uint16_t* vrows[kTile];
+  const uint16_t* kbrows[kTile];
+  const uint16_t* nk_rows[kTile];
+  const uint16_t* nr_rows[kTile];
+  const uint16_t* nv_rows[kTile];
+  for (int64_t c = 0; c < kTile; ++c) kbrows[c] = KB + c * kq;
+
+  for (int64_t j0 = it.kv_begin; j0 < it.kv_end; j0 += kTile) {
+    const int64_t nb = std::min(kTile, it.kv_end - j0), kpn = (nb + 1) / 2;
+    const TileRows tr = tile_rows(it, j0, nb, bits);
+    if (!tr.any) continue;
+    fill_rows(it.k, j0, nb, krows);
+    if (DR > 0) fill_rows(it.kr, j0, nb, rrows);
+    fill_rows(it.v, j0, nb, vrows);
+    // The next tile's rows (dense layouts): prefetched a few keys at a time during the S^T calls
+    // below (a burst of a whole tile's prefetches at once stalls on the miss queues).
+    const int64_t nn = std::min(kTile, it.kv_end - j0 - nb);
+    const bool far_k = nn > 0 && far_prefetch(it.k) && (DR == 0 || far_prefetch(it.kr));
+    const bool far_v = nn > 0 && !v_is_k && far_prefetch(it.v);
+    if (far_k) {
+      fill_rows(it.k, j0 + nb, nn, nk_rows);
+      if (DR > 0) fill_rows(it.kr, j0 + nb, nn, nr_rows);
+    }
+    if (far_v) fill_rows(it.v, j0 + nb, nn, nv_rows);
+    auto prefetch_next = [&](int64_t c0, int64_t n) {
+      n = std::min(n, nn - c0);
+      if (n <= 0) return;
+      if (far_k) {
+        prefetch_rows(it.k, nk_rows + c0, n, QD);
+        if (DR > 0) prefetch_rows(it.kr, nr_rows + c0, n, DR);
+      }
+      if (far_v) prefetch_rows(it.v, nv_rows + c0, n, it.VD);
+    };
+    // 2. S^T [nb][mp]
+    const uint16_t* const* r0 = krows;
+    int64_t kl0 = QD / 2, kl1 = DR / 2;
+    auto pack_k = [&](int64_t c0, int64_t c1) {  // KB rows of keys [c0, c1)
+      for (int64_t c = c0; c < c1; ++c) {
+        uint16_t* row = KB + c * kq;
+        std::memset(row, 0, static_cast<size_t>(kq) * 2);
+        load_row(it.k, krows[c], QD, it.fp16, row, row + kseg);
+        if (DR > 0) load_row(it.kr, rrows[c], DR, it.fp16, row + QD, row + kseg + QD);
+        if (it.fp16) std::memcpy(row + 2 * kseg, row, static_cast<size_t>(kseg) * 2);  // [hi | lo | hi]
+      }
+    };
+    if (!k_direct) {
+      r0 = kbrows;
+      kl0 = kpq;
+      kl1 = 0;
+    }
+    for (int64_t g = 0; g < ng; ++g) {
+      int64_t v0, mv;
+      group_of(nv, g, &v0, &mv);
+      const int64_t blk = kKeys[mv - 1];
+      SArgs a;
+      a.qt = QT + v0 * 16 * kpq;
+      a.kl0 = kl0;
+      a.kl1 = kl1;
+      a.mp = mp;
+      for (int64_t key0 = 0; key0 < nb; key0 += blk) {
+        const int64_t n1 = std::min(blk, nb - key0 - blk);  // keys of the next block
+        if (g == 0) {
+          prefetch_next(key0 * kTile / nb, (key0 + blk) * kTile / nb - key0 * kTile / nb);
+          if (n1 > 0) {
+            prefetch_rows(it.k, krows + key0 + blk, n1, QD);
+            if (DR > 0) prefetch_rows(it.kr, rrows + key0 + blk, n1, DR);
+          }
+          if (!k_direct) pack_k(key0, std::min(key0 + blk, nb));
+        }
+        if (g == ng - 1 && !v_is_k && n1 > 0) prefetch_rows(it.v, vrows + key0 + blk, n1, it.VD);
+        a.rows0 = r0 + key0;
+        a.rows1 = rrows + key0;
+        a.st = ST + key0 * mp + v0 * 16;
+        s_fn(mv, std::min(blk, nb - key0))(a);
+        // 4. VB of these keys (blk is even: whole pairs), while their rows are in cache
+        if (g == ng - 1) pack_v(it, vrows, nb, kpn, key0 / 2, (std::min(key0 + blk, nb) + 1) / 2, dvp, v_direct, VB, VT);
+      }
+    }
+
+    // 3. softmax, P pairs
+    if (!tr.full) lane_masks(M, it.R, nv, nb, bits, LM);
+    SoftmaxArgs sa;
+    sa.st = ST;
+    sa.mp = mp;
+    sa.nv = nv;
+    sa.nb = nb;
+    sa.kpn = kpn;
+    sa.lm = tr.full ? nullptr : LM;
+    sa.scale = it.scale;
+    sa.mx = Mx;
+    sa.l = L;
+    sa.alpha = Alpha;
+    sa.pt = PT;
+    sa.kpv = geo.kpv;
+    sa.fp16 = it.fp16;
+    softmax_tile(sa);
+
+    // 5. O^T
+    for (int64_t g = 0; g < ng; ++g) {
+      int64_t v0, mv;
+      group_of(nv, g, &v0, &mv);
+      const int64_t blk = kChannels[mv - 1];
+      PvArgs a;
+      a.pt = PT + v0 * 16 * geo.kpv;
+      a.dvp = dvp;
+      a.kl = sp * kpn;
+      a.mp = mp;
+      a.alpha = Alpha + v0 * 16;
+      for (int64_t d0 = 0; d0 < dvp; d0 += blk) {
+        a.vb = VB + d0;
+        a.ot = OT + d0 * mp + v0 * 16;
+        pv_fn(mv, std::min(blk, dvp - d0))(a);
+      }
+    }
+  }
+  transpose_out(OT, mp, M, dvp, reinterpret_cast<float*>(base + geo.off_o));
+}
+
+}  // namespace mlaops::kernels::lanes
