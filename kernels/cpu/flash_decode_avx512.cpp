@@ -21,6 +21,7 @@
 #include "kernels/cpu/flash_decode.h"
 
 #include "kernels/cpu/simd_avx512.h"
+#include "kernels/cpu/softmax_avx512.h"
 
 namespace mlaops::kernels {
 namespace {
@@ -29,23 +30,7 @@ namespace v5 = avx512;
 constexpr int64_t BK = kFlashDecodeBlock;
 constexpr int64_t ru(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
-inline __m512 exp512(__m512 x) {  // as softmax_avx512.cpp: Cody-Waite + degree-6 Taylor, 2^k by vscalefps
-  const __m512 log2e = _mm512_set1_ps(1.44269504088896341f);
-  const __m512 ln2_hi = _mm512_set1_ps(0.693359375f), ln2_lo = _mm512_set1_ps(-2.12194440e-4f);
-  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
-  x = _mm512_min_ps(x, _mm512_set1_ps(88.7f));
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, log2e), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, ln2_hi, x);
-  r = _mm512_fnmadd_ps(k, ln2_lo, r);
-  __m512 p = _mm512_set1_ps(1.0f / 720.0f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_scalef_ps(p, k);
-}
+using avx512::exp512;  // the shared softmax exp (softmax_avx512.h)
 
 // Lane i of the result = sum of the 16 lanes of a[i].
 inline __m512 reduce16(const __m512* a) {
