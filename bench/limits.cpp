@@ -151,6 +151,7 @@ std::vector<Probe> measure_limits(const ProbeOptions& o, const std::function<voi
         kernel(iters);
       };
     };
+    if (o.dram_only) continue;
     if (avx512 && f.fma) add(measure("fp32_fma", "GFLOP/s", t, o.reps, per * 32, run(fma_f32)));
     if (avx512 && f.avx512_bf16) add(measure("bf16_dot", "GFLOP/s", t, o.reps, per * 64, run(dot_bf16)));
     if (avx512 && f.avx512_vnni) add(measure("int8_vnni", "GOP/s", t, o.reps, per * 128, run(dot_int8)));

@@ -36,6 +36,7 @@ struct ProbeOptions {
   int max_threads = 2;           // every count 1..max_threads is measured
   size_t dram_bytes = 1u << 30;  // the read buffer (>= 1 GiB to defeat the L3)
   long iters = 4'000'000;        // compute probes: rounds of 16 instructions per thread
+  bool dram_only = false;        // only the DRAM probe (the re-probe after the cases)
 };
 
 // Measures the probes, calling on_result after each.
@@ -49,6 +50,12 @@ struct Limits {
 // The best rate of each probe at `threads` threads; anchors for what was not measured.
 Limits limits_for(const std::vector<Probe>& probes, int threads);
 
+// Raises the DRAM rate of `rep` (bounds for 1 thread and for the run's threads) to the fastest
+// weight stream a peer reached in a memory-bound case of the same run (a peer reading faster than
+// the probe shows the machine can), then recomputes every row's bound. Returns a note per raise.
+struct Report;
+std::vector<std::string> raise_dram_to_peers(Report& rep);
+
 // ---- cases ----
 
 struct PeerTime {
@@ -57,6 +64,7 @@ struct PeerTime {
   std::string note;  // why it did not run, or what it measures
   double work = 0;   // FLOPs / OPs the peer does (0 = not counted), for its rate
   bool int8 = false; // its work runs on the int8 units
+  double bytes = 0;  // weight bytes it streams (0 = not counted), for its GB/s
 };
 
 // One measured row.
