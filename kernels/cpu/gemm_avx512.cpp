@@ -157,6 +157,67 @@ constexpr std::array<Bf16TileFn, sizeof...(I)> bf16_table(std::index_sequence<I.
   return {&bf16_tile<static_cast<int>(I / kBf16NP) + 1, static_cast<int>(I % kBf16NP) + 1, ND>...};
 }
 
+// M <= 2 with ND B [K, N] (ldb): a GEMV that streams B row by row in address order, W columns
+// per pass (W = 256 for M = 1, 128 for M = 2: 16 accumulators). Rows k and k+1 are pair-
+// interleaved by vpunpcklwd / vpunpckhwd, which pair columns 8j..8j+3 (lo) and 8j+4..8j+7 (hi)
+// of each 128-bit lane j; the store puts the columns back in order.
+template <int MR>
+void bf16_gemv_nd(const GemmArgs& g) {
+  constexpr int kChunks = MR == 1 ? 8 : 4;  // 32-column chunks per pass
+  const auto* A = static_cast<const uint16_t*>(g.A);
+  const auto* B = static_cast<const uint16_t*>(g.B);
+  auto* C = static_cast<float*>(g.C);
+  const int64_t K = g.K, ldb = g.ldb;
+  alignas(64) static constexpr int32_t kIdx[2][16] = {{0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23},
+                                                      {8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31}};
+  const __m512i idx0 = _mm512_load_si512(kIdx[0]), idx1 = _mm512_load_si512(kIdx[1]);
+  for (int64_t n0 = g.n_begin; n0 < g.n_end; n0 += kChunks * 32) {
+    __m512 acc[MR][kChunks][2];
+    __mmask32 lm[kChunks];
+#pragma GCC unroll 8
+    for (int c = 0; c < kChunks; ++c) {
+      const int64_t valid = std::clamp<int64_t>(g.n_end - (n0 + c * 32), 0, 32);
+      lm[c] = valid >= 32 ? 0xFFFFFFFFu : ((1u << valid) - 1u);
+#pragma GCC unroll 2
+      for (int m = 0; m < MR; ++m) acc[m][c][0] = acc[m][c][1] = _mm512_setzero_ps();
+    }
+    for (int64_t k = 0; k < K; k += 2) {
+      const bool pair = k + 1 < K;
+      __m512i av[MR];
+#pragma GCC unroll 2
+      for (int m = 0; m < MR; ++m) {
+        const uint16_t* a = A + m * g.lda + k;
+        av[m] = _mm512_set1_epi32(pair ? load_i32(a) : static_cast<int32_t>(a[0]));
+      }
+      const uint16_t* r0 = B + k * ldb + n0;
+#pragma GCC unroll 8
+      for (int c = 0; c < kChunks; ++c) {
+        if (lm[c] == 0) continue;
+        const __m512i x = _mm512_maskz_loadu_epi16(lm[c], r0 + c * 32);
+        const __m512i y = pair ? _mm512_maskz_loadu_epi16(lm[c], r0 + ldb + c * 32) : _mm512_setzero_si512();
+        const __m512i lo = _mm512_unpacklo_epi16(x, y), hi = _mm512_unpackhi_epi16(x, y);
+#pragma GCC unroll 2
+        for (int m = 0; m < MR; ++m) {
+          acc[m][c][0] = dpbf16(acc[m][c][0], lo, av[m]);
+          acc[m][c][1] = dpbf16(acc[m][c][1], hi, av[m]);
+        }
+      }
+    }
+#pragma GCC unroll 2
+    for (int m = 0; m < MR; ++m) {
+      float* c_row = C + m * g.ldc + n0;
+#pragma GCC unroll 8
+      for (int c = 0; c < kChunks; ++c) {
+        if (lm[c] == 0) continue;
+        const __m512 v0 = _mm512_permutex2var_ps(acc[m][c][0], idx0, acc[m][c][1]);
+        const __m512 v1 = _mm512_permutex2var_ps(acc[m][c][0], idx1, acc[m][c][1]);
+        _mm512_mask_storeu_ps(c_row + c * 32, static_cast<__mmask16>(lm[c]), v0);
+        _mm512_mask_storeu_ps(c_row + c * 32 + 16, static_cast<__mmask16>(lm[c] >> 16), v1);
+      }
+    }
+  }
+}
+
 void bf16_avx512(const GemmArgs& g) {
   if (g.panel_width != 16) return gemm_kernels_scalar().bf16(g);
   const int64_t M = g.M, K = g.K;
@@ -170,6 +231,11 @@ void bf16_avx512(const GemmArgs& g) {
   }
   // NZ (and ND with N == 16): rows k and k+1 of a panel are adjacent, one 64-byte load.
   const bool nd = g.ldb != 16;
+  if (nd && M <= 2 && g.panel_stride == 16) {  // ND row-major B, decode GEMV: stream B in address order
+    if (M == 1) bf16_gemv_nd<1>(g);
+    else bf16_gemv_nd<2>(g);
+    return;
+  }
   static constexpr auto kNz = bf16_table<false>(std::make_index_sequence<kBf16MR * kBf16NP>());
   static constexpr auto kNd = bf16_table<true>(std::make_index_sequence<kBf16MR * kBf16NP>());
   const auto& table = nd ? kNd : kNz;
