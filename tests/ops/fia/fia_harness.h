@@ -103,6 +103,20 @@ inline std::unique_ptr<FiaCaseData> make_case_data(const FiaCase& c) {
   return d;
 }
 
+// The float64 reference run of a case (FP64 output: no final rounding); a failure is recorded.
+inline std::unique_ptr<FiaRun> reference_run(const FiaCaseData& d) {
+  FiaRunConfig rcfg = d.cfg;
+  rcfg.out_dtype = DType::kFloat64;
+  auto ref = fia_test::build_fia_run(d.canon, rcfg);
+  if (ref == nullptr) {
+    ADD_FAILURE() << "the reference run could not be built";
+  } else if (fused_infer_attention_score_v4_ref(ref->params) != kSuccess) {
+    ADD_FAILURE() << last_error_message();
+    ref.reset();
+  }
+  return ref;
+}
+
 // The operator through the C++ API (workspace from ..._workspace_size).
 inline Status run_fia_cpp(const FiaParams& p) {
   uint64_t ws = 0;

@@ -78,10 +78,8 @@ class FiaAclnnPriority : public ::testing::TestWithParam<Priority> {};
 TEST_P(FiaAclnnPriority, MatchesReferenceOnStream) {
   const FiaCase& c = GetParam().c;
   auto data = make_case_data(c);
-  FiaRunConfig rcfg = data->cfg;
-  rcfg.out_dtype = DType::kFloat64;
-  auto ref = fia_test::build_fia_run(data->canon, rcfg);
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(ref->params), kSuccess) << last_error_message();
+  auto ref = reference_run(*data);
+  ASSERT_TRUE(ref);
   auto op = fia_test::build_fia_run(data->canon, data->cfg);
   aclrtStream stream = nullptr;
   ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);

@@ -9,8 +9,7 @@
 //     and paged NZ with block size 16 (partly filled last blocks, shuffled block table)
 //   * KV splits (flash-decoding: one item, 2..4 threads) over lengths 129..1000
 // plus the eligibility rules on hand-made items. Tolerances: tests/ops/fia/fia_harness.h
-// (unchanged). This target does not link the reference library, so the reference source is
-// compiled into it.
+// (unchanged).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,7 +20,6 @@
 #include "kernels/cpu/flash_decode.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_harness.h"
-#include "reference/fused_infer_attention_score_v4_ref.cpp"  // NOLINT: the float64 reference
 
 namespace mlaops::testing {
 namespace {
@@ -99,11 +97,8 @@ TEST_P(FlashDecodeOp, MatchesReference) {
   const DecodeCase& d = GetParam();
   const FiaCase c = to_fia(d);
   auto data = make_case_data(c);
-  FiaRunConfig rcfg = data->cfg;
-  rcfg.out_dtype = DType::kFloat64;
-  auto ref = fia_test::build_fia_run(data->canon, rcfg);
+  auto ref = reference_run(*data);
   ASSERT_TRUE(ref);
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(ref->params), kSuccess) << last_error_message();
   double worst = 0, worst_lse = 0;
   int runs = 0;
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
