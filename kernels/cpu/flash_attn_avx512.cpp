@@ -36,12 +36,6 @@ inline int32_t load_i32(const void* p) {
   return v;
 }
 
-inline __mmask32 mask32(int64_t valid) {
-  if (valid >= 32) return ~static_cast<__mmask32>(0);
-  if (valid <= 0) return 0;
-  return static_cast<__mmask32>((1u << valid) - 1u);
-}
-
 // ------------------------------------------------------------------ rows of the KV cache
 
 // Row pointers of positions [p0, p0 + n) (one block lookup per cache block).

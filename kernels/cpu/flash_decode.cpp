@@ -34,7 +34,7 @@ Layout layout(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16) {
   y.m = take(nG * 4);
   y.l = take(nG * 4);
   y.alpha = take(nG * 4);
-  y.q = take(fp16 ? nG * QD * 4 : 0);
+  y.q = take(fp16 ? nG * QD * 4 : ru(QD, 32) * nG * 2);
   y.k_off = take(2 * B * 8);
   y.v_off = take(2 * B * 8);
   y.total = off;

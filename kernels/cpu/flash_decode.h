@@ -46,7 +46,7 @@ bool flash_decode_try(FlashDecodeFn fn, const FlashItem* items, int64_t n, void*
 
 // Shared by the kernels: keys per online-softmax step and the scratch layout of a group with
 // nG = n * G rows (row r = head * G + g).
-inline constexpr int64_t kFlashDecodeBlock = 64;
+inline constexpr int64_t kFlashDecodeBlock = 32;
 struct FlashDecodeScratch {
   float* o;          // [nG, VDp] fp32 accumulators, VDp = VD rounded up to 32
   float* s;          // [kFlashDecodeBlock + 16, nG] scores, then fp32 P (fp16 operands)
@@ -54,7 +54,8 @@ struct FlashDecodeScratch {
   float* m;          // [nG] running max
   float* l;          // [nG] running sum
   float* alpha;      // [nG] rescale of the current block
-  float* q;          // [nG, QD] fp32 query (fp16 operands)
+  float* q;          // [nG, QD] fp32 query (fp16 operands); bf16 operands: the packed query
+                     // [QDp / 32, nG, 32] bf16 (QDp = QD rounded up to 32, zero padded)
   int64_t* k_off;    // [2, kFlashDecodeBlock] row offsets (elements): this block's keys, the next's
   int64_t* v_off;    // [2, kFlashDecodeBlock]
 };

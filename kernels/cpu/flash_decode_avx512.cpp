@@ -1,17 +1,20 @@
 // AVX-512 flash decode (see flash_decode.h) over a group of n KV heads (items) of one batch,
-// rows r = head * G + g (nG = n * G). Per block of kFlashDecodeBlock keys:
-//   1. S[j][r] = scale * q_r . k_j: key rows in address order (key j: heads 0 .. n-1, then key
-//      j + 1), a register tile of 16 (key, head, g) dot products (16 / (G * HT) keys x HT heads x
-//      G; bf16: vdpbf16ps on 32 channels, fp16: vcvtph2ps + fp32 FMA against the fp32 query over
-//      16), then one 16-way horizontal reduction gives 16 consecutive S values
+// rows r = head * G + g (nG = n * G). Per block of kFlashDecodeBlock (32) keys:
+//   1. S[j][r] = scale * q_r . k_j: per head, a register tile of 16 / G keys x G rows (bf16:
+//      vdpbf16ps on 32 channels against the packed query [QD / 32, nG, 32], one pointer with
+//      immediate offsets; fp16: vcvtph2ps + fp32 FMA against the fp32 query over 16), then one
+//      16-way horizontal reduction gives the tile's 16 S values
 //   2. online softmax with one row per lane: block max, alpha = exp(m_old - m_new),
 //      P = exp(S - m_new), fp32 sums; bf16: P rounded to bf16 as pairs (key 2p, key 2p + 1) per row
-//   3. O[r] = O[r] * alpha_r + sum_j P[j][r] V_head(r)[j], key pairs in address order: bf16: the
-//      two V rows interleaved by vpunpck{l,h}wd against the broadcast P pair with vdpbf16ps (O
-//      holds the channels of each 32-chunk permuted: lo 8L + t, hi 8L + 4 + t, L = 128-bit lane,
-//      t < 4, undone once at the end); fp16: vcvtph2ps + fp32 FMA with the fp32 P.
-// During step 1 the K / V rows kPrefetchKeys keys ahead (into the next block) are prefetched into
-// L2: on the paged BnBsH decode case this measured 1.7x faster than L1 prefetches or none.
+//   3. O[r] = O[r] * alpha_r + sum_j P[j][r] V_head(r)[j]: bf16: per head, row tile and channel
+//      range the block's key pairs with the accumulators in registers, the two V rows interleaved
+//      by vpunpck{l,h}wd against the broadcast P pair with vdpbf16ps (O holds the channels of each
+//      32-chunk permuted: lo 8L + t, hi 8L + 4 + t, L = 128-bit lane, t < 4, undone once at the
+//      end); fp16: key pairs in address order, vcvtph2ps + fp32 FMA with the fp32 P.
+// Prefetches into L2: K rows kPrefetchKeys keys ahead during step 1; bf16 V rows of the next block
+// during step 3 (fp16: with K). Measured on the paged BnBsH GQA case (32q / 8kv, D 128, L 4096,
+// B 8): blocks of 32 keys with V prefetched in step 3 1.35x faster than blocks of 64 with K and V
+// prefetched 16 keys ahead in step 1; no prefetch 2x slower.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -99,10 +102,11 @@ struct Ctx {
   const uint16_t* vb[16];
   const uint16_t* q[16];   // query rows of each head: q[h] + g * qs[h], [QD]
   int64_t qs[16];
+  const uint16_t* qk = nullptr;  // bf16: the packed query [QDp / 32, nG, 32] (sc.q)
   int64_t n_next = 0;  // keys of the next block (offsets at sc.k_off / sc.v_off + BK)
 };
 
-constexpr int64_t kPrefetchKeys = 16;  // prefetch distance (keys), into L2
+constexpr int64_t kPrefetchKeys = 8;  // K prefetch distance (keys), into L2
 
 // prefetcht1 as volatile asm: GCC's IPA marks a function that only holds __builtin_prefetch as
 // const and deletes its calls (observed with GCC 12: no prefetch left in the object).
@@ -118,16 +122,17 @@ inline void prefetch_l2(const uint16_t* row, int64_t D, int64_t c0s) {
   }
 }
 
-// Prefetches the K and V rows (every head) of block-relative key t: t < nk this block, else
-// (a full block) key t - BK of the next block, whose offsets follow at index BK.
-template <bool NZ>
+// Prefetches the K rows (and V rows: fp16 operands; bf16 ones prefetch V in step 3) of every head
+// of block-relative key t: t < nk this block, else (a full block) key t - BK of the next block,
+// whose offsets follow at index BK.
+template <bool F16, bool NZ>
 inline void prefetch_key(const Ctx& x, int64_t t, int64_t nk) {
   const int64_t* ko = x.sc.k_off;
   const int64_t* vo = x.sc.v_off;
   if (t >= nk && (nk < BK || t - BK >= x.n_next)) return;
   for (int64_t h = 0; h < x.n; ++h) {
     prefetch_l2<NZ>(x.kb[h] + ko[t], x.QD, x.kc0s);
-    prefetch_l2<NZ>(x.vb[h] + vo[t], x.VD, x.vc0s);
+    if (F16) prefetch_l2<NZ>(x.vb[h] + vo[t], x.VD, x.vc0s);
   }
 }
 
@@ -139,7 +144,7 @@ void scores(const Ctx& x, int64_t nk) {
   const int64_t* koff = x.sc.k_off;
   const __m512 scale = _mm512_set1_ps(x.items[0].scale);
   for (int64_t j = 0; j < nk; j += KB) {
-    for (int64_t k = j; k < j + KB; ++k) prefetch_key<NZ>(x, k + kPrefetchKeys, nk);
+    for (int64_t k = j; k < j + KB; ++k) prefetch_key<F16, NZ>(x, k + kPrefetchKeys, nk);
     for (int64_t h0 = 0; h0 < x.n; h0 += HT) {
       const uint16_t* kr[KB * HT];
 #pragma GCC unroll 16
@@ -150,30 +155,28 @@ void scores(const Ctx& x, int64_t nk) {
 #pragma GCC unroll 16
       for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
       if constexpr (!F16) {
-        const uint16_t* qp[HT * G];
-#pragma GCC unroll 16
-        for (int hh = 0; hh < HT; ++hh)
-#pragma GCC unroll 16
-          for (int g = 0; g < G; ++g) qp[hh * G + g] = x.q[h0 + hh] + g * x.qs[h0 + hh];
-        const int64_t nfull = D / 32;
-        for (int64_t c = 0; c < nfull; ++c) {
+        // packed query: chunk c of row r at qk + (c * nG + r) * 32, so the tile's rows sit at
+        // immediate offsets i * 64 bytes from one pointer
+        const uint16_t* qc = x.qk + h0 * G * 32;
+        const int64_t nfull = D / 32, cstep = nG * 32;
+        for (int64_t c = 0; c < nfull; ++c, qc += cstep) {
           __m512i kv[KB * HT];
 #pragma GCC unroll 16
           for (int i = 0; i < KB * HT; ++i) kv[i] = load32<NZ, false>(kr[i], c, c0s);
 #pragma GCC unroll 16
           for (int i = 0; i < HT * G; ++i) {
-            const __m512i qv = _mm512_loadu_si512(qp[i] + 32 * c);
+            const __m512i qv = _mm512_loadu_si512(qc + 32 * i);
 #pragma GCC unroll 16
             for (int k = 0; k < KB; ++k) acc[k * HT * G + i] = v5::dpbf16(acc[k * HT * G + i], kv[k * HT + i / G], qv);
           }
         }
-        if (D % 32 != 0) {
+        if (D % 32 != 0) {  // the query's upper 16 channels are zero; the keys' are masked
           __m512i kv[KB * HT];
 #pragma GCC unroll 16
           for (int i = 0; i < KB * HT; ++i) kv[i] = load32<NZ, true>(kr[i], nfull, c0s);
 #pragma GCC unroll 16
           for (int i = 0; i < HT * G; ++i) {
-            const __m512i qv = _mm512_maskz_loadu_epi16(0xFFFFu, qp[i] + 32 * nfull);
+            const __m512i qv = _mm512_loadu_si512(qc + 32 * i);
 #pragma GCC unroll 16
             for (int k = 0; k < KB; ++k) acc[k * HT * G + i] = v5::dpbf16(acc[k * HT * G + i], kv[k * HT + i / G], qv);
           }
@@ -194,8 +197,17 @@ void scores(const Ctx& x, int64_t nk) {
             }
         }
       }
-      // lane (k * HT + hh) * G + g -> S[(j + k) * nG + (h0 + hh) * G + g]: consecutive, as KB == 1 or HT * G == nG
-      _mm512_storeu_ps(x.sc.s + j * nG + h0 * G, _mm512_mul_ps(reduce16(acc), scale));
+      // lane (k * HT + hh) * G + g -> S[(j + k) * nG + (h0 + hh) * G + g]: consecutive when KB == 1 or
+      // HT * G == nG, else one masked store per key (lanes [k HT G, (k + 1) HT G))
+      const __m512 sv = _mm512_mul_ps(reduce16(acc), scale);
+      if (KB == 1 || HT * G == nG) {
+        _mm512_storeu_ps(x.sc.s + j * nG + h0 * G, sv);
+      } else {
+#pragma GCC unroll 16
+        for (int k = 0; k < KB; ++k)
+          _mm512_mask_storeu_ps(x.sc.s + (j + k) * nG + h0 * G - k * HT * G,
+                                static_cast<__mmask16>(((1u << (HT * G)) - 1u) << (k * HT * G)), sv);
+      }
     }
   }
 }
@@ -245,32 +257,56 @@ void softmax_rows(const Ctx& x, int64_t nk) {
   }
 }
 
-// Step 3, bf16, one key pair (rows ra, rb; rb null: a single key) of one head: rows
-// [g0, g0 + GT) of o (stride VDp) x 32-channel chunks [c0, c0 + CC); w: the rows' P pairs.
+// Step 3, bf16, the nk keys of the block for one head: rows [g0, g0 + GT) of o (stride VDp) x
+// 32-channel chunks [c0, c0 + CC), accumulated in registers over the key pairs (address order);
+// w: P pairs of the rows, pair j at w + j * nG.
 template <int GT, int CC, bool NZ, bool HALF>
-inline void pv_bf16(const uint16_t* ra, const uint16_t* rb, const uint32_t* w, float* o, int64_t VDp, int64_t c0,
-                    int64_t c0s) {
-  __m512i lo[CC], hi[CC];
+inline void pv_bf16(const uint16_t* vb, const int64_t* voff, int64_t nk, const uint32_t* w, int64_t nG, float* o,
+                    int64_t VDp, int64_t c0, int64_t c0s, int64_t npf, int64_t VD) {
+  __m512 acc[GT][CC][2];
 #pragma GCC unroll 8
-  for (int cc = 0; cc < CC; ++cc) {
-    const bool half = HALF && cc == CC - 1;
-    const __m512i va = half ? load32<NZ, true>(ra, c0 + cc, c0s) : load32<NZ, false>(ra, c0 + cc, c0s);
-    const __m512i vb = rb == nullptr ? _mm512_setzero_si512()
-                       : half        ? load32<NZ, true>(rb, c0 + cc, c0s)
-                                     : load32<NZ, false>(rb, c0 + cc, c0s);
-    lo[cc] = _mm512_unpacklo_epi16(va, vb);
-    hi[cc] = _mm512_unpackhi_epi16(va, vb);
-  }
-#pragma GCC unroll 8
-  for (int g = 0; g < GT; ++g) {
-    const __m512i wv = _mm512_set1_epi32(static_cast<int>(w[g]));
-    float* og = o + g * VDp + c0 * 32;
+  for (int g = 0; g < GT; ++g)
 #pragma GCC unroll 8
     for (int cc = 0; cc < CC; ++cc) {
-      _mm512_storeu_ps(og + cc * 32, v5::dpbf16(_mm512_loadu_ps(og + cc * 32), lo[cc], wv));
-      _mm512_storeu_ps(og + cc * 32 + 16, v5::dpbf16(_mm512_loadu_ps(og + cc * 32 + 16), hi[cc], wv));
+      acc[g][cc][0] = _mm512_loadu_ps(o + g * VDp + (c0 + cc) * 32);
+      acc[g][cc][1] = _mm512_loadu_ps(o + g * VDp + (c0 + cc) * 32 + 16);
     }
+  auto pair = [&](const uint16_t* ra, const uint16_t* rb, const uint32_t* wp) {
+    __m512i lo[CC], hi[CC];
+#pragma GCC unroll 8
+    for (int cc = 0; cc < CC; ++cc) {
+      const bool half = HALF && cc == CC - 1;
+      const __m512i va = half ? load32<NZ, true>(ra, c0 + cc, c0s) : load32<NZ, false>(ra, c0 + cc, c0s);
+      const __m512i vb2 = rb == nullptr ? _mm512_setzero_si512()
+                          : half        ? load32<NZ, true>(rb, c0 + cc, c0s)
+                                        : load32<NZ, false>(rb, c0 + cc, c0s);
+      lo[cc] = _mm512_unpacklo_epi16(va, vb2);
+      hi[cc] = _mm512_unpackhi_epi16(va, vb2);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < GT; ++g) {
+      const __m512i wv = _mm512_set1_epi32(static_cast<int>(wp[g]));
+#pragma GCC unroll 8
+      for (int cc = 0; cc < CC; ++cc) {
+        acc[g][cc][0] = v5::dpbf16(acc[g][cc][0], lo[cc], wv);
+        acc[g][cc][1] = v5::dpbf16(acc[g][cc][1], hi[cc], wv);
+      }
+    }
+  };
+  int64_t j = 0;
+  for (; j + 1 < nk; j += 2) {
+    if (j < npf) prefetch_l2<NZ>(vb + voff[BK + j], VD, c0s);
+    if (j + 1 < npf) prefetch_l2<NZ>(vb + voff[BK + j + 1], VD, c0s);
+    pair(vb + voff[j], vb + voff[j + 1], w + j / 2 * nG);
   }
+  if (j < nk) pair(vb + voff[j], nullptr, w + j / 2 * nG);
+#pragma GCC unroll 8
+  for (int g = 0; g < GT; ++g)
+#pragma GCC unroll 8
+    for (int cc = 0; cc < CC; ++cc) {
+      _mm512_storeu_ps(o + g * VDp + (c0 + cc) * 32, acc[g][cc][0]);
+      _mm512_storeu_ps(o + g * VDp + (c0 + cc) * 32 + 16, acc[g][cc][1]);
+    }
 }
 
 // Step 3, fp16, one key pair of one head: rows [g0, g0 + GT) x 16-channel chunks [c0, c0 + CC);
@@ -294,42 +330,50 @@ inline void pv_f16(const uint16_t* ra, const uint16_t* rb, const float* pa, cons
   }
 }
 
-// Step 3 over the block: key pairs in address order, heads inside.
+// Step 3 over the block. bf16: per head, row tile and channel range, the block's key pairs with
+// the accumulators in registers (the block's V rows were prefetched into L2 during step 1);
+// fp16: key pairs in address order, heads inside, accumulators in memory.
 template <int G, bool F16, bool NZ>
 void values(const Ctx& x, int64_t nk) {
   constexpr int GT = G < 8 ? G : 8;
   const int64_t nG = x.nG, VDp = x.VDp, c0s = x.vc0s;
   const int64_t* voff = x.sc.v_off;
-  for (int64_t j = 0; j < nk; j += 2) {
-    const bool single = j + 1 == nk;
-    for (int64_t h = 0; h < x.n; ++h) {
-      const uint16_t* ra = x.vb[h] + voff[j];
-      const uint16_t* rb = single ? nullptr : x.vb[h] + voff[j + 1];
+  if constexpr (!F16) {
+    constexpr int CC = GT == 1 ? 4 : 8 / GT;  // accumulators 2 * GT * CC <= 16
+    const int64_t nch = (x.VD + 31) / 32;
+    const bool half_tail = x.VD % 32 != 0;
+    for (int64_t h = 0; h < x.n; ++h)
       for (int64_t g0 = 0; g0 < G; g0 += GT) {
         const int64_t r = h * G + g0;
         float* o = x.sc.o + r * VDp;
-        if constexpr (!F16) {
-          constexpr int CC = 8 / GT < 4 ? 8 / GT : 4;
-          const uint32_t* w = x.sc.p + j / 2 * nG + r;
-          const int64_t nch = (x.VD + 31) / 32;
-          for (int64_t c0 = 0; c0 < nch; c0 += CC) {
-            const int64_t cc = std::min<int64_t>(CC, nch - c0);
-            const bool half = x.VD % 32 != 0 && c0 + cc == nch;
-            if (cc == CC) {
-              if (half) pv_bf16<GT, CC, NZ, true>(ra, rb, w, o, VDp, c0, c0s);
-              else pv_bf16<GT, CC, NZ, false>(ra, rb, w, o, VDp, c0, c0s);
-            } else {
-              for (int64_t c = c0; c < c0 + cc; ++c) {
-                if (half && c + 1 == nch) pv_bf16<GT, 1, NZ, true>(ra, rb, w, o, VDp, c, c0s);
-                else pv_bf16<GT, 1, NZ, false>(ra, rb, w, o, VDp, c, c0s);
-              }
-            }
-          }
-        } else {
+        const uint32_t* w = x.sc.p + r;
+        // the first call of the head also prefetches the head's V rows of the next block
+        const int64_t npf = g0 == 0 && nk == BK ? x.n_next : 0;
+        int64_t c0 = 0;
+        for (; c0 + CC <= nch; c0 += CC) {
+          const int64_t pf = c0 == 0 ? npf : 0;
+          if (half_tail && c0 + CC == nch) pv_bf16<GT, CC, NZ, true>(x.vb[h], voff, nk, w, nG, o, VDp, c0, c0s, pf, x.VD);
+          else pv_bf16<GT, CC, NZ, false>(x.vb[h], voff, nk, w, nG, o, VDp, c0, c0s, pf, x.VD);
+        }
+        for (; c0 < nch; ++c0) {
+          const int64_t pf = c0 == 0 ? npf : 0;
+          if (half_tail && c0 + 1 == nch) pv_bf16<GT, 1, NZ, true>(x.vb[h], voff, nk, w, nG, o, VDp, c0, c0s, pf, x.VD);
+          else pv_bf16<GT, 1, NZ, false>(x.vb[h], voff, nk, w, nG, o, VDp, c0, c0s, pf, x.VD);
+        }
+      }
+  } else {
+    for (int64_t j = 0; j < nk; j += 2) {
+      const bool single = j + 1 == nk;
+      for (int64_t h = 0; h < x.n; ++h) {
+        const uint16_t* ra = x.vb[h] + voff[j];
+        const uint16_t* rb = single ? nullptr : x.vb[h] + voff[j + 1];
+        for (int64_t g0 = 0; g0 < G; g0 += GT) {
+          const int64_t r = h * G + g0;
           constexpr int CC = G == 1 ? 8 : G <= 4 ? 4 : 2;
           const float* pa = x.sc.s + j * nG + r;
           const float* pb = pa + nG;
           const int64_t nch = x.VD / 16;
+          float* o = x.sc.o + r * VDp;
           int64_t c0 = 0;
           for (; c0 + CC <= nch; c0 += CC) pv_f16<GT, CC, NZ>(ra, rb, pa, pb, o, VDp, c0, c0s);
           for (; c0 < nch; ++c0) pv_f16<GT, 1, NZ>(ra, rb, pa, pb, o, VDp, c0, c0s);
@@ -341,13 +385,11 @@ void values(const Ctx& x, int64_t nk) {
 
 using ScoresFn = void (*)(const Ctx&, int64_t);
 
+// One head per register tile (HT = 1) x 16 / G keys: each query chunk is loaded once per tile and
+// the K rows come from L2 (prefetched); measured ~8 % faster on the GQA case than tiles of
+// min(n, 16 / G) heads of one key (address order, 4x the query loads), which scores<> also runs.
 template <int G, bool F16, bool NZ>
-ScoresFn scores_fn(int64_t n) {  // HT = min(n, 16 / G) heads per register tile
-  const int64_t ht = std::min<int64_t>(n, 16 / G);
-  if constexpr (G <= 1) if (ht >= 16) return scores<G, 16 / (G > 0 ? G : 1), F16, NZ>;
-  if constexpr (G <= 2) if (ht >= 8) return scores<G, 8, F16, NZ>;
-  if constexpr (G <= 4) if (ht >= 4) return scores<G, 4, F16, NZ>;
-  if constexpr (G <= 8) if (ht >= 2) return scores<G, 2, F16, NZ>;
+ScoresFn scores_fn(int64_t /*n*/) {
   return scores<G, 1, F16, NZ>;
 }
 
@@ -376,6 +418,15 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
   for (int64_t r = 0; r < nG; ++r) {
     x.sc.m[r] = -std::numeric_limits<float>::infinity();
     x.sc.l[r] = 0.0f;
+  }
+  if constexpr (!F16) {
+    uint16_t* qk = reinterpret_cast<uint16_t*>(x.sc.q);
+    for (int64_t c = 0; c < (QD + 31) / 32; ++c)
+      for (int64_t r = 0; r < nG; ++r) {
+        const uint16_t* src = x.q[r / G] + (r % G) * x.qs[r / G] + 32 * c;
+        _mm512_storeu_si512(qk + (c * nG + r) * 32, _mm512_maskz_loadu_epi16(v5::mask32(QD - 32 * c), src));
+      }
+    x.qk = qk;
   }
   if constexpr (F16) {
     for (int64_t r = 0; r < nG; ++r)

@@ -98,10 +98,7 @@ inline __m512i reduce8(const __m512i* v) {
   return red_l3<Add>(z, z);
 }
 
-inline __mmask32 mask32(int64_t valid) {
-  if (valid >= 32) return ~__mmask32{0};
-  return static_cast<__mmask32>((uint32_t{1} << valid) - 1u);
-}
+using avx512::mask32;  // simd_avx512.h
 
 constexpr int64_t kTPf = 4;  // k panels of W prefetched ahead
 

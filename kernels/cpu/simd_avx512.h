@@ -33,6 +33,12 @@ inline __mmask16 mask16(int64_t valid) {  // the low `valid` lanes (clamped to 0
   return static_cast<__mmask16>((1u << valid) - 1u);
 }
 
+inline __mmask32 mask32(int64_t valid) {  // the low `valid` lanes (clamped to 0..32)
+  if (valid >= 32) return static_cast<__mmask32>(0xFFFFFFFFu);
+  if (valid <= 0) return 0;
+  return static_cast<__mmask32>((1u << valid) - 1u);
+}
+
 inline __m512 dpbf16(__m512 acc, __m512i b, __m512i a) {
   return _mm512_dpbf16_ps(acc, (__m512bh)b, (__m512bh)a);
 }
