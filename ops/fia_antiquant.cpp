@@ -319,7 +319,7 @@ Rows rows_of(const FiaParams& p, const FiaPlan& P, const TensorView& t, const Fi
 // BnNBsD: each head's rows are contiguous), prefetching kAhead rows ahead.
 void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st,
                    const FiaAqParam& a, const float* csc, const float* coff, int64_t b, int64_t h0, int64_t n,
-                   int64_t t0, int64_t t1, int64_t D, uint16_t* dst, kernels::DequantRowFn fn) {
+                   int64_t t0, int64_t t1, int64_t t_end, int64_t D, uint16_t* dst, kernels::DequantRowFn fn) {
   const bool chan = a.kind == Kind::kChannel;
   auto row_params = [&](const Rows& r, int64_t h, int64_t pos, float* rs, float* ro) {
     *rs = 1.0f;
@@ -333,9 +333,14 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
   };
   const Rows r0 = rows_of(p, P, t, st, b, h0);
   float rs, ro;
+  constexpr int64_t kAhead = 16;  // rows prefetched ahead (into L2), up to the item's end t_end
   if (st.h == D) {  // heads side by side in a row
     const bool whole_row = chan || a.sh == 0;  // one parameter set for the n heads of a row
+    for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
+      for (int64_t c = 0; c < n * D; c += 64) __builtin_prefetch(r0.at(pos) + c, 0, 2);
     for (int64_t pos = t0; pos < t1; ++pos) {
+      if (pos + kAhead < t_end)
+        for (int64_t c = 0; c < n * D; c += 64) __builtin_prefetch(r0.at(pos + kAhead) + c, 0, 2);
       const int8_t* row = r0.at(pos);
       uint16_t* out = dst + (pos - t0) * n * D;
       if (whole_row) {
@@ -350,7 +355,6 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
     }
     return;
   }
-  constexpr int64_t kAhead = 16;
   for (int64_t i = 0; i < n; ++i) {
     const Rows r = rows_of(p, P, t, st, b, h0 + i);
     for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
@@ -407,9 +411,9 @@ void fia_aq_run_group(const FiaParams& p, const FiaPlan& P, const FiaAqChannels&
   kernels::FlashItem chunk[16];
   for (int64_t t0 = t_begin; t0 < t_end; t0 += kFiaAqChunk) {
     const int64_t t1 = std::min(t_end, t0 + kFiaAqChunk), len = t1 - t0;
-    dequant_heads(p, P, p.key[0], P.k, P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, KD, kbuf,
+    dequant_heads(p, P, p.key[0], P.k, P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, t_end, KD, kbuf,
                   fn);
-    dequant_heads(p, P, p.value[0], P.v, P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, VD,
+    dequant_heads(p, P, p.value[0], P.v, P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, t_end, VD,
                   vbuf, fn);
     for (int64_t i = 0; i < n; ++i) {
       kernels::FlashItem& it = chunk[i];
