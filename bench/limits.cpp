@@ -29,26 +29,48 @@ using clk = std::chrono::steady_clock;
 
 volatile float g_sink;  // keeps every probe's result alive
 
-// ---- DRAM read: each thread sums its contiguous share of a buffer larger than any cache ----
+// ---- DRAM read: each thread sums its contiguous share of a buffer larger than any cache, as two
+// interleaved streams (its two halves) with software prefetches (prefetcht1) 4 KiB ahead of each.
+// Measured here in one window: one plain stream per thread 38 GB/s, this pattern 53 GB/s (and up to
+// ~60 with 4-8 streams prefetched 64+ KiB ahead); the plain read under-reported what a kernel that
+// prefetches can stream.
+
+constexpr size_t kPfAhead = 4096 / sizeof(float);  // floats
 
 __attribute__((target("avx512f"))) float read_avx512(const float* p, size_t n) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 64 <= n; i += 64) {
-    a0 = _mm512_add_ps(a0, _mm512_load_ps(p + i));
-    a1 = _mm512_add_ps(a1, _mm512_load_ps(p + i + 16));
-    a2 = _mm512_add_ps(a2, _mm512_load_ps(p + i + 32));
-    a3 = _mm512_add_ps(a3, _mm512_load_ps(p + i + 48));
+  const size_t h = n / 2 / 64 * 64;
+  const float* q = p + h;
+  for (size_t i = 0; i + 64 <= h; i += 64) {
+    for (size_t l = 0; l < 64; l += 16) {
+      if (i + kPfAhead + l < h) {
+        _mm_prefetch(reinterpret_cast<const char*>(p + i + kPfAhead + l), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(q + i + kPfAhead + l), _MM_HINT_T1);
+      }
+    }
+    a0 = _mm512_add_ps(a0, _mm512_add_ps(_mm512_load_ps(p + i), _mm512_load_ps(q + i)));
+    a1 = _mm512_add_ps(a1, _mm512_add_ps(_mm512_load_ps(p + i + 16), _mm512_load_ps(q + i + 16)));
+    a2 = _mm512_add_ps(a2, _mm512_add_ps(_mm512_load_ps(p + i + 32), _mm512_load_ps(q + i + 32)));
+    a3 = _mm512_add_ps(a3, _mm512_add_ps(_mm512_load_ps(p + i + 48), _mm512_load_ps(q + i + 48)));
   }
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
 __attribute__((target("avx2"))) float read_avx2(const float* p, size_t n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  for (size_t i = 0; i + 32 <= n; i += 32) {
-    a0 = _mm256_add_ps(a0, _mm256_load_ps(p + i));
-    a1 = _mm256_add_ps(a1, _mm256_load_ps(p + i + 8));
-    a2 = _mm256_add_ps(a2, _mm256_load_ps(p + i + 16));
-    a3 = _mm256_add_ps(a3, _mm256_load_ps(p + i + 24));
+  const size_t h = n / 2 / 32 * 32;
+  const float* q = p + h;
+  for (size_t i = 0; i + 32 <= h; i += 32) {
+    for (size_t l = 0; l < 32; l += 16) {
+      if (i + kPfAhead + l < h) {
+        _mm_prefetch(reinterpret_cast<const char*>(p + i + kPfAhead + l), _MM_HINT_T1);
+        _mm_prefetch(reinterpret_cast<const char*>(q + i + kPfAhead + l), _MM_HINT_T1);
+      }
+    }
+    a0 = _mm256_add_ps(a0, _mm256_add_ps(_mm256_load_ps(p + i), _mm256_load_ps(q + i)));
+    a1 = _mm256_add_ps(a1, _mm256_add_ps(_mm256_load_ps(p + i + 8), _mm256_load_ps(q + i + 8)));
+    a2 = _mm256_add_ps(a2, _mm256_add_ps(_mm256_load_ps(p + i + 16), _mm256_load_ps(q + i + 16)));
+    a3 = _mm256_add_ps(a3, _mm256_add_ps(_mm256_load_ps(p + i + 24), _mm256_load_ps(q + i + 24)));
   }
   alignas(32) float t[8];
   _mm256_store_ps(t, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
