@@ -125,12 +125,14 @@ inline void prefetch_l2(const uint16_t* row, int64_t D, int64_t c0s) {
 // Prefetches the K rows (and V rows: fp16 operands; bf16 ones prefetch V in step 3) of every head
 // of block-relative key t: t < nk this block, else (a full block) key t - BK of the next block,
 // whose offsets follow at index BK.
+// Heads [h0, h1) only: the score tiles spread their prefetches over the heads of a key tile (a
+// burst of every head's rows stalled the tile on full miss buffers).
 template <bool F16, bool NZ>
-inline void prefetch_key(const Ctx& x, int64_t t, int64_t nk) {
+inline void prefetch_key(const Ctx& x, int64_t t, int64_t nk, int64_t h0, int64_t h1) {
   const int64_t* ko = x.sc.k_off;
   const int64_t* vo = x.sc.v_off;
   if (t >= nk && (nk < BK || t - BK >= x.n_next)) return;
-  for (int64_t h = 0; h < x.n; ++h) {
+  for (int64_t h = h0; h < h1; ++h) {
     prefetch_l2<NZ>(x.kb[h] + ko[t], x.QD, x.kc0s);
     if (F16) prefetch_l2<NZ>(x.vb[h] + vo[t], x.VD, x.vc0s);
   }
@@ -144,8 +146,8 @@ void scores(const Ctx& x, int64_t nk) {
   const int64_t* koff = x.sc.k_off;
   const __m512 scale = _mm512_set1_ps(x.items[0].scale);
   for (int64_t j = 0; j < nk; j += KB) {
-    for (int64_t k = j; k < j + KB; ++k) prefetch_key<F16, NZ>(x, k + kPrefetchKeys, nk);
     for (int64_t h0 = 0; h0 < x.n; h0 += HT) {
+      for (int64_t k = j; k < j + KB; ++k) prefetch_key<F16, NZ>(x, k + kPrefetchKeys, nk, h0, h0 + HT);
       const uint16_t* kr[KB * HT];
 #pragma GCC unroll 16
       for (int k = 0; k < KB; ++k)
