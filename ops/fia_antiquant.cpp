@@ -398,6 +398,29 @@ int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD) {
 void fia_aq_run_group(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& ch, int64_t b, int64_t h0,
                       kernels::FlashItem* items, int64_t n, const FiaAqKernels& k, void* buf) {
   const int64_t KD = P.QD, VD = P.VD, M = items[0].G * items[0].R;
+  if (k.decode_i8 != nullptr && P.aq.k.kind == Kind::kChannel && P.aq.v.kind == Kind::kChannel &&
+      kernels::flash_decode_i8_eligible(items, n) &&
+      kernels::flash_decode_i8_scratch_bytes(n, items[0].G, KD, VD) <= P.aq_thread_bytes) {
+    kernels::FlashDecodeI8 kv;
+    for (int w = 0; w < 2; ++w) {
+      const Rows r = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0);
+      kernels::FlashKv& a = w == 0 ? kv.k : kv.v;
+      a.block_ids = r.block_ids;
+      a.block_size = r.block_size;
+      a.blk_stride = r.blk;
+      a.slot_stride = r.slot;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      kv.kb[i] = rows_of(p, P, p.key[0], P.k, b, h0 + i).base;
+      kv.vb[i] = rows_of(p, P, p.value[0], P.v, b, h0 + i).base;
+      kv.k_scale[i] = ch.k_scale + (h0 + i) * KD;
+      kv.k_offset[i] = ch.k_offset + (h0 + i) * KD;
+      kv.v_scale[i] = ch.v_scale + (h0 + i) * VD;
+      kv.v_offset[i] = ch.v_offset + (h0 + i) * VD;
+    }
+    k.decode_i8(items, n, kv, buf);
+    return;
+  }
   const int64_t t_begin = items[0].kv_begin, t_end = items[0].kv_end;
   uint16_t* kbuf = static_cast<uint16_t*>(buf);               // [chunk, n * KD]
   uint16_t* vbuf = kbuf + kFiaAqChunk * n * KD;               // [chunk, n * VD]

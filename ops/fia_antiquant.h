@@ -15,6 +15,7 @@
 namespace mlaops {
 
 namespace kernels {
+struct FlashDecodeI8;
 struct FlashItem;
 struct FlashKernels;
 struct FlashShape;
@@ -80,10 +81,15 @@ struct FiaAqKernels {
   void (*decode)(const kernels::FlashItem* items, int64_t n, void* scratch) = nullptr;  // null: none for this ISA
   void* scratch = nullptr;  // flash scratch of the thread
   int64_t scratch_bytes = 0;
+  // the decode kernel over INT8 rows in place (per-channel parameters; null: none for this ISA)
+  void (*decode_i8)(const kernels::FlashItem* items, int64_t n, const kernels::FlashDecodeI8& kv,
+                    void* scratch) = nullptr;
 };
 
 // Runs `n` items (heads h0 .. h0 + n - 1 of batch b, same KV range and query rows) over INT8
-// key / value: chunk by chunk, the chunk's rows of the n heads are dequantised into `buf`
+// key / value. Per-channel parameters on key and value (modes 0 / 2, per-tensor included) with
+// decode items (kernels::flash_decode_i8_eligible) run k.decode_i8 on the INT8 rows in place, with
+// `buf` as its scratch. Otherwise chunk by chunk, the chunk's rows of the n heads are dequantised into `buf`
 // ([chunk, n * K_D] keys, [chunk, n * V_D] values: rows shared by the heads, the decode
 // kernel's order), the attention runs over the chunk (decode kernel for the group, else the
 // generic item per head) into chunk partials, which merge into running states (online softmax

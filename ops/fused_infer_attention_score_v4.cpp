@@ -84,6 +84,7 @@ struct RunCtx {
   kernels::FlashKernels fk;
   FiaAqChannels aq_ch;  // KV antiquant: per-channel scales / offsets as floats
   kernels::FlashDecodeFn decode = nullptr;  // null: the ISA has no decode kernel
+  kernels::FlashDecodeI8Fn decode_i8 = nullptr;  // null: INT8 rows are dequantised instead
   int64_t group = 1;                         // items per task (decode_group_size)
   WorkspaceArena* ws;
   kernels::FlashShape shape;
@@ -180,7 +181,7 @@ void run_group(void* ctx, int64_t task, int thread) {
   void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
   if (P.aq.on) {  // INT8 key / value: dequantised chunk by chunk (ops/fia_antiquant.h)
     const FiaPlan::Item& w = P.items[static_cast<size_t>(first)];
-    const FiaAqKernels k{&c.fk, &c.shape, c.decode, scratch, P.thread_bytes};
+    const FiaAqKernels k{&c.fk, &c.shape, c.decode, scratch, P.thread_bytes, c.decode_i8};
     fia_aq_run_group(*c.p, P, c.aq_ch, w.b, w.h, items, c.group, k,
                      c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes));
     return;
@@ -288,6 +289,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.plan = &P;
   c.fk = kernels::flash_kernels(active_isa());
   c.decode = kernels::flash_decode_kernel(active_isa());
+  c.decode_i8 = kernels::flash_decode_i8_kernel(active_isa());
   c.group = decode_group_size(P, c.decode);
   c.ws = &ws;
   if (P.aq.on) c.aq_ch = fia_aq_channels(P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));

@@ -241,6 +241,7 @@ struct AntiquantRef {
   int which = 0;
   bool combined = false;
   int64_t KVN = 1, D = 1, block_size = 1;
+  bool exact = false;  // FiaRefAntiquant::kExact: no rounding to the query dtype
 
   int64_t index(int64_t b, int64_t h, int64_t t, int64_t d, int64_t blk, int64_t slot) const {
     const int64_t n = scale->numel(), half = combined ? n / 2 : n, base = combined ? which * half : 0;
@@ -259,6 +260,7 @@ struct AntiquantRef {
     const double sc = load_f64(*scale, linear_to_offset(*scale, i));
     const double off = offset ? load_f64(*offset, linear_to_offset(*offset, i)) : 0.0;
     const double v = (x + off) * sc;
+    if (exact) return v;
     return fp16 ? fp16_to_float(double_to_fp16(v)) : round_bf16(v);
   }
 };
@@ -315,7 +317,7 @@ using Wide = __int128;
 
 }  // namespace
 
-Status fused_infer_attention_score_v4_ref(const FiaParams& p) {
+Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
   // ---------- 0. scope, presence, empty tensors ----------
   MLAOPS_TRY(check_scope(p));
   MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
@@ -383,6 +385,7 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p) {
       a.offset = sep_aq ? (w == 0 ? p.key_antiquant_offset : p.value_antiquant_offset) : p.antiquant_offset;
       a.mode = sep_aq ? (w == 0 ? p.key_antiquant_mode : p.value_antiquant_mode) : p.antiquant_mode;
       a.KVN = p.num_key_value_heads == 0 ? p.num_heads : p.num_key_value_heads;
+      a.exact = antiquant == FiaRefAntiquant::kExact;
       a.block_size = p.block_size;
       MLAOPS_CHECK(a.mode >= 0 && a.mode <= 5 && (sep_aq || a.mode <= 1), kParamInvalid,
                    "%s: antiquant mode %lld is not supported", kOp, static_cast<long long>(a.mode));

@@ -64,6 +64,44 @@ bool flash_decode_eligible(const FlashItem& it) {
   return true;
 }
 
+bool flash_decode_i8_eligible(const FlashItem* items, int64_t n) {
+  if (n < 1 || n > 16 || (n & (n - 1)) != 0) return false;
+  const FlashItem& a = items[0];
+  for (int64_t i = 0; i < n; ++i) {
+    const FlashItem& it = items[i];
+    if (it.R != 1 || it.DR != 0 || it.mask != nullptr) return false;
+    if (it.G != 1 && it.G != 2 && it.G != 4 && it.G != 8 && it.G != 16) return false;
+    if (it.QD <= 0 || it.VD <= 0 || it.QD % 32 != 0 || it.VD % 32 != 0) return false;
+    if (it.kv_end > it.kv_begin && (it.row0 + it.lo_delta > it.kv_begin || it.row0 + it.hi_delta < it.kv_end - 1))
+      return false;
+    if (it.G != a.G || it.QD != a.QD || it.VD != a.VD || it.fp16 != a.fp16 || it.kv_begin != a.kv_begin ||
+        it.kv_end != a.kv_end || it.scale != a.scale || (it.partial_o == nullptr) != (a.partial_o == nullptr))
+      return false;
+  }
+  return true;
+}
+
+int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD) {
+  return layout(n, G, QD, VD, true).total + n * 32 * 4;  // + the per-head score lane factors
+}
+
+void flash_decode_row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t* out) {
+  if (kv.block_ids == nullptr) {
+    for (int64_t i = 0; i < n; ++i) out[i] = (p0 + i) * kv.slot_stride;
+    return;
+  }
+  int64_t blk = p0 / kv.block_size, off = p0 % kv.block_size;
+  int64_t row = static_cast<int64_t>(kv.block_ids[blk]) * kv.blk_stride + off * kv.slot_stride;
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = row;
+    row += kv.slot_stride;
+    if (++off == kv.block_size && i + 1 < n) {
+      off = 0;
+      row = static_cast<int64_t>(kv.block_ids[++blk]) * kv.blk_stride;
+    }
+  }
+}
+
 bool flash_decode_group_eligible(const FlashItem* items, int64_t n) {
   if (n < 1 || n > 16 || (n & (n - 1)) != 0) return false;
   const FlashItem& a = items[0];
@@ -133,8 +171,16 @@ void flash_decode_finish(const FlashItem& it, const float* o, const float* m, co
   }
 }
 
+// The AVX-512 kernels use vdpbf16ps / vcvtne2ps2bf16 (AVX512_BF16) and vpdpwssd (AVX512_VNNI),
+// which the kAvx512 level does not imply.
 FlashDecodeFn flash_decode_kernel(Isa isa) {
-  if (isa == Isa::kAvx512) return flash_decode_kernel_avx512();
+  if (isa == Isa::kAvx512 && cpu_features().avx512_bf16) return flash_decode_kernel_avx512();
+  return nullptr;
+}
+
+FlashDecodeI8Fn flash_decode_i8_kernel(Isa isa) {
+  const CpuFeatures& f = cpu_features();
+  if (isa == Isa::kAvx512 && f.avx512_bf16 && f.avx512_vnni) return flash_decode_i8_kernel_avx512();
   return nullptr;
 }
 

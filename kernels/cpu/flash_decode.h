@@ -66,4 +66,37 @@ FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_
 // (l == 0: 0 / +inf).
 void flash_decode_finish(const FlashItem& it, const float* o, const float* m, const float* l);
 
+// ---- INT8 key / value with per-channel antiquant, read in place (no dequantised copy) ----
+// K_deq[t][d] = (K[t][d] + k_offset[d]) * k_scale[d] per head, V likewise. The kernel folds the key
+// parameters into the query, q'_d = q_d * k_scale_d, quantises q' per row to int16 (scale
+// max|q'| / 32767) and takes the dot products with the INT8 rows exactly in int32 (vpdpwssd):
+//   S = scale * (alpha_q * sum_d q16_d K_d + sum_d q'_d k_offset_d).
+// P = exp(S - m) is quantised to int16 (P * 32767, round to nearest) and P x V is exact in int32
+// per block of keys; at the end O_d = v_scale_d * (O_d + v_offset_d * l). The dequantised values
+// are therefore used unrounded (the vendor rounds them to the query dtype): more precise, within
+// the operator's stated tolerances (docs/ops/fused_infer_attention_score.md).
+struct FlashDecodeI8 {
+  FlashKv k, v;                      // addressing only (block ids, strides in elements = bytes); base unused
+  const int8_t* kb[16] = {};         // K / V base of each head
+  const int8_t* vb[16] = {};
+  const float* k_scale[16] = {};     // [QD] per head
+  const float* k_offset[16] = {};    // [QD] per head (zeros when symmetric)
+  const float* v_scale[16] = {};     // [VD]
+  const float* v_offset[16] = {};    // [VD]
+};
+// Runs a group of n items (flash_decode_i8_eligible) whose K / V are described by `kv`; items
+// supply the query, G / QD / VD, the KV range, scale and the outputs (or partials).
+using FlashDecodeI8Fn = void (*)(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch);
+// The kernel of an ISA level, or null (AVX-512 with VNNI only; the caller dequantises instead).
+FlashDecodeI8Fn flash_decode_i8_kernel(Isa isa);
+FlashDecodeI8Fn flash_decode_i8_kernel_avx512();
+// n (a power of two <= 16) items with R == 1, DR == 0, G in {1, 2, 4, 8, 16}, QD and VD non-zero
+// multiples of 32, no explicit mask and deltas keeping all of [kv_begin, kv_end), all of the same
+// shape, KV range and scale.
+bool flash_decode_i8_eligible(const FlashItem* items, int64_t n);
+int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD);
+
+// Element offsets of positions [p0, p0 + n) of a KV source (block ids read only for used blocks).
+void flash_decode_row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t* out);
+
 }  // namespace mlaops::kernels

@@ -75,23 +75,7 @@ inline __m512 load16_f32(const uint16_t* row, int64_t c, int64_t c0s) {
 }
 
 
-// Element offsets of positions [p0, p0 + n) of a KV source (block ids read only for used blocks).
-void row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t* out) {
-  if (kv.block_ids == nullptr) {
-    for (int64_t i = 0; i < n; ++i) out[i] = (p0 + i) * kv.slot_stride;
-    return;
-  }
-  int64_t blk = p0 / kv.block_size, off = p0 % kv.block_size;
-  int64_t row = static_cast<int64_t>(kv.block_ids[blk]) * kv.blk_stride + off * kv.slot_stride;
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = row;
-    row += kv.slot_stride;
-    if (++off == kv.block_size && i + 1 < n) {
-      off = 0;
-      row = static_cast<int64_t>(kv.block_ids[++blk]) * kv.blk_stride;
-    }
-  }
-}
+inline void row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t* out) { flash_decode_row_offsets(kv, p0, n, out); }
 
 struct Ctx {
   const FlashItem* items;
@@ -103,6 +87,12 @@ struct Ctx {
   const uint16_t* q[16];   // query rows of each head: q[h] + g * qs[h], [QD]
   int64_t qs[16];
   const uint16_t* qk = nullptr;  // bf16: the packed query [QDp / 32, nG, 32] (sc.q)
+  // INT8 key / value (decode_group_i8)
+  const int8_t* kb8[16];
+  const int8_t* vb8[16];
+  const int16_t* q16 = nullptr;  // the int16 query, packed as qk [QD / 32, nG, 32]
+  const float* lane_a = nullptr;  // [n][16]: per head, score lane k * G + g -> scale * alpha_q(row)
+  const float* lane_c = nullptr;  // [n][16]: scale * sum_d q'_d k_offset_d
   int64_t n_next = 0;  // keys of the next block (offsets at sc.k_off / sc.v_off + BK)
 };
 
@@ -214,9 +204,12 @@ void scores(const Ctx& x, int64_t nk) {
   }
 }
 
-// Step 2 on the nk keys of S, 16 rows per vector: m, l, alpha; P as bf16 pairs into sc.p, or
-// (fp16 operands) as fp32 into sc.s in place.
-template <bool F16>
+// How step 2 stores P: bf16 pairs into sc.p, fp32 into sc.s in place (fp16 operands), or int16
+// pairs P * 32767 into sc.p (INT8 key / value).
+enum class PStore { kBf16Pairs, kF32, kI16Pairs };
+
+// Step 2 on the nk keys of S, 16 rows per vector: m, l, alpha; P stored as PS says.
+template <PStore PS>
 void softmax_rows(const Ctx& x, int64_t nk) {
   const int64_t nG = x.nG;
   const float* S = x.sc.s;
@@ -235,10 +228,11 @@ void softmax_rows(const Ctx& x, int64_t nk) {
     for (int64_t j = 0; j < nk; ++j) {
       const __m512 p = _mm512_maskz_mov_ps(live, exp512(_mm512_sub_ps(_mm512_maskz_loadu_ps(in, S + j * nG + r0), mnew)));
       sum = _mm512_add_ps(sum, p);
-      if constexpr (F16) {
+      if constexpr (PS == PStore::kF32) {
         _mm512_mask_storeu_ps(x.sc.s + j * nG + r0, in, p);
       } else {
-        const __m512i bits = v5::bf16_bits(p);
+        const __m512i bits = PS == PStore::kBf16Pairs ? v5::bf16_bits(p)
+                                                      : _mm512_cvtps_epi32(_mm512_mul_ps(p, _mm512_set1_ps(32767.0f)));
         if (j % 2 == 0) {
           pend = bits;
           if (j + 1 == nk) _mm512_mask_storeu_epi32(x.sc.p + j / 2 * nG + r0, in, pend);
@@ -395,6 +389,42 @@ ScoresFn scores_fn(int64_t /*n*/) {
   return scores<G, 1, F16, NZ>;
 }
 
+// The group's final rows: the permuted channel order of the pair-interleaved P x V undone
+// (PERMUTED), the INT8 value parameters applied (kv non-null: O_d = v_scale_d * (O_d +
+// v_offset_d * l)), rows of head h compacted to [G, VD] and written by flash_decode_finish.
+template <bool PERMUTED>
+void finish_group(const Ctx& x, const FlashItem* items, const FlashDecodeI8* kv) {
+  const int64_t nG = x.nG, G = x.G, VD = x.VD, VDp = x.VDp;
+  float* o = x.sc.o;
+  if constexpr (PERMUTED) {
+    float t[32];
+    for (int64_t r = 0; r < nG; ++r)
+      for (int64_t c = 0; c < VDp; c += 32) {
+        float* ch = o + r * VDp + c;
+        for (int hf = 0; hf < 2; ++hf)
+          for (int L = 0; L < 4; ++L)
+            for (int u = 0; u < 4; ++u) t[8 * L + 4 * hf + u] = ch[16 * hf + 4 * L + u];
+        std::memcpy(ch, t, sizeof(t));
+      }
+  }
+  if (kv != nullptr) {
+    for (int64_t r = 0; r < nG; ++r) {
+      const float* vs = kv->v_scale[r / G];
+      const float* vo = kv->v_offset[r / G];
+      const __m512 l = _mm512_set1_ps(x.sc.l[r]);
+      float* orow = o + r * VDp;
+      for (int64_t d = 0; d < VD; d += 16)
+        _mm512_storeu_ps(orow + d, _mm512_mul_ps(_mm512_loadu_ps(vs + d),
+                                                 _mm512_fmadd_ps(_mm512_loadu_ps(vo + d), l, _mm512_loadu_ps(orow + d))));
+    }
+  }
+  for (int64_t h = 0; h < x.n; ++h) {
+    float* oh = o + h * G * VDp;
+    for (int64_t g = 1; g < G; ++g) std::memmove(oh + g * VD, oh + g * VDp, static_cast<size_t>(VD) * 4);
+    flash_decode_finish(items[h], oh, x.sc.m + h * G, x.sc.l + h * G);
+  }
+}
+
 template <int G, bool F16, bool NZ>
 void decode_group(const FlashItem* items, int64_t n, void* scratch) {
   const FlashItem& a = items[0];
@@ -415,7 +445,7 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
     x.q[h] = items[h].q;
     x.qs[h] = items[h].q_n_stride;
   }
-  const int64_t nG = x.nG, VD = x.VD, VDp = x.VDp, QD = x.QD;
+  const int64_t nG = x.nG, VDp = x.VDp, QD = x.QD;
   std::memset(x.sc.o, 0, static_cast<size_t>(nG * VDp) * 4);
   for (int64_t r = 0; r < nG; ++r) {
     x.sc.m[r] = -std::numeric_limits<float>::infinity();
@@ -452,27 +482,10 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
       row_offsets(a.v, j0 + BK, x.n_next, x.sc.v_off + BK);
     }
     score(x, nk);
-    softmax_rows<F16>(x, nk);
+    softmax_rows<F16 ? PStore::kF32 : PStore::kBf16Pairs>(x, nk);
     values<G, F16, NZ>(x, nk);
   }
-  // Natural channel order, rows of head h compacted to [G, VD] at o + h * G * VDp.
-  float* o = x.sc.o;
-  if constexpr (!F16) {
-    float t[32];
-    for (int64_t r = 0; r < nG; ++r)
-      for (int64_t c = 0; c < VDp; c += 32) {
-        float* ch = o + r * VDp + c;
-        for (int hf = 0; hf < 2; ++hf)
-          for (int L = 0; L < 4; ++L)
-            for (int u = 0; u < 4; ++u) t[8 * L + 4 * hf + u] = ch[16 * hf + 4 * L + u];
-        std::memcpy(ch, t, sizeof(t));
-      }
-  }
-  for (int64_t h = 0; h < n; ++h) {
-    float* oh = o + h * G * VDp;
-    for (int64_t g = 1; g < G; ++g) std::memmove(oh + g * VD, oh + g * VDp, static_cast<size_t>(VD) * 4);
-    flash_decode_finish(items[h], oh, x.sc.m + h * G, x.sc.l + h * G);
-  }
+  finish_group<!F16>(x, items, nullptr);
 }
 
 template <int G>
@@ -497,8 +510,232 @@ void decode_avx512(const FlashItem* items, int64_t n, void* scratch) {
   }
 }
 
+// ------------------------------------------------ INT8 key / value in place (FlashDecodeI8)
+
+// Rows (`bytes` long) of block-relative key t (this block or, full blocks, the next) into L2.
+inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, int64_t t, int64_t nk, int64_t bytes) {
+  if (t >= nk && (nk < BK || t - BK >= x.n_next)) return;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(base + off[t]), e = a + static_cast<uintptr_t>(bytes);
+  for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
+}
+
+// Channels [32c, 32c + 32) of an INT8 row, sign-extended to int16.
+inline __m512i load32_i8(const int8_t* row, int64_t c) {
+  return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * c)));
+}
+
+// Step 1, INT8 keys: per head, tiles of 16 / G keys x G rows of exact int32 dot products of the
+// int16 query with the sign-extended rows (vpdpwssd), reduced to 16 scores
+// S = lane_a * dot + lane_c (lane_a folds scale and the query's quantisation step).
+template <int G>
+void scores_i8(const Ctx& x, int64_t nk) {
+  constexpr int KB = 16 / G;
+  const int64_t nG = x.nG, nch = x.QD / 32, cstep = nG * 32;
+  const int64_t* koff = x.sc.k_off;
+  for (int64_t j = 0; j < nk; j += KB) {
+    for (int64_t h = 0; h < x.n; ++h) {
+      for (int64_t k = j; k < j + KB; ++k) prefetch_i8(x, x.kb8[h], koff, k + kPrefetchKeys, nk, x.QD);
+      const int8_t* kr[KB];
+#pragma GCC unroll 16
+      for (int k = 0; k < KB; ++k) kr[k] = x.kb8[h] + koff[std::min<int64_t>(j + k, nk - 1)];
+      __m512i acc[16];
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
+      const int16_t* qc = x.q16 + h * G * 32;
+      for (int64_t c = 0; c < nch; ++c, qc += cstep) {
+        __m512i kv[KB];
+#pragma GCC unroll 16
+        for (int k = 0; k < KB; ++k) kv[k] = load32_i8(kr[k], c);
+#pragma GCC unroll 16
+        for (int g = 0; g < G; ++g) {
+          const __m512i qv = _mm512_loadu_si512(qc + 32 * g);
+#pragma GCC unroll 16
+          for (int k = 0; k < KB; ++k) acc[k * G + g] = v5::dpwssd(acc[k * G + g], kv[k], qv);
+        }
+      }
+      __m512 f[16];  // |lane| <= QD / 16 * 2^22: exact enough in fp32 (relative 2^-24)
+#pragma GCC unroll 16
+      for (int i = 0; i < 16; ++i) f[i] = _mm512_cvtepi32_ps(acc[i]);
+      const __m512 sv = _mm512_fmadd_ps(reduce16(f), _mm512_loadu_ps(x.lane_a + h * 16), _mm512_loadu_ps(x.lane_c + h * 16));
+      if (KB == 1 || G == nG) {  // lane k * G + g -> S[(j + k) * nG + h * G + g]
+        _mm512_storeu_ps(x.sc.s + j * nG + h * G, sv);
+      } else {
+#pragma GCC unroll 16
+        for (int k = 0; k < KB; ++k)
+          _mm512_mask_storeu_ps(x.sc.s + (j + k) * nG + h * G - k * G,
+                                static_cast<__mmask16>(((1u << G) - 1u) << (k * G)), sv);
+      }
+    }
+  }
+}
+
+// Step 3, INT8 values, as pv_bf16: int16 P pairs against pair-interleaved sign-extended V rows
+// (vpdpwssd), exact int32 over the block (|lane| <= BK * 32767 * 128 < 2^31), then
+// O += acc / 32767 in fp32.
+template <int GT, int CC>
+inline void pv_i8(const int8_t* vb, const int64_t* voff, int64_t nk, const uint32_t* w, int64_t nG, float* o,
+                  int64_t VDp, int64_t c0, int64_t npf, int64_t VD) {
+  __m512i acc[GT][CC][2];
+#pragma GCC unroll 8
+  for (int g = 0; g < GT; ++g)
+#pragma GCC unroll 8
+    for (int cc = 0; cc < CC; ++cc) acc[g][cc][0] = acc[g][cc][1] = _mm512_setzero_si512();
+  auto pair = [&](const int8_t* ra, const int8_t* rb, const uint32_t* wp) {
+    __m512i lo[CC], hi[CC];
+#pragma GCC unroll 8
+    for (int cc = 0; cc < CC; ++cc) {
+      const __m512i va = load32_i8(ra, c0 + cc);
+      const __m512i vb2 = rb == nullptr ? _mm512_setzero_si512() : load32_i8(rb, c0 + cc);
+      lo[cc] = _mm512_unpacklo_epi16(va, vb2);
+      hi[cc] = _mm512_unpackhi_epi16(va, vb2);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < GT; ++g) {
+      const __m512i wv = _mm512_set1_epi32(static_cast<int>(wp[g]));
+#pragma GCC unroll 8
+      for (int cc = 0; cc < CC; ++cc) {
+        acc[g][cc][0] = v5::dpwssd(acc[g][cc][0], lo[cc], wv);
+        acc[g][cc][1] = v5::dpwssd(acc[g][cc][1], hi[cc], wv);
+      }
+    }
+  };
+  const uintptr_t vbytes = static_cast<uintptr_t>(VD);
+  auto prefetch_row = [&](int64_t t) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(vb + voff[BK + t]);
+    for (uintptr_t l = a & ~uintptr_t{63}; l < a + vbytes; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
+  };
+  int64_t j = 0;
+  for (; j + 1 < nk; j += 2) {
+    if (j < npf) prefetch_row(j);
+    if (j + 1 < npf) prefetch_row(j + 1);
+    pair(vb + voff[j], vb + voff[j + 1], w + j / 2 * nG);
+  }
+  if (j < nk) pair(vb + voff[j], nullptr, w + j / 2 * nG);
+  const __m512 inv = _mm512_set1_ps(1.0f / 32767.0f);
+#pragma GCC unroll 8
+  for (int g = 0; g < GT; ++g)
+#pragma GCC unroll 8
+    for (int cc = 0; cc < CC; ++cc)
+      for (int hf = 0; hf < 2; ++hf) {
+        float* p = o + g * VDp + (c0 + cc) * 32 + 16 * hf;
+        _mm512_storeu_ps(p, _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[g][cc][hf]), inv, _mm512_loadu_ps(p)));
+      }
+}
+
+template <int G>
+void values_i8(const Ctx& x, int64_t nk) {
+  constexpr int GT = G < 8 ? G : 8;
+  constexpr int CC = GT == 1 ? 4 : 8 / GT;  // accumulators 2 * GT * CC <= 16
+  const int64_t nG = x.nG, VDp = x.VDp, nch = x.VD / 32;
+  for (int64_t h = 0; h < x.n; ++h)
+    for (int64_t g0 = 0; g0 < G; g0 += GT) {
+      const int64_t r = h * G + g0;
+      float* o = x.sc.o + r * VDp;
+      const uint32_t* w = x.sc.p + r;
+      const int64_t npf = g0 == 0 && nk == BK ? x.n_next : 0;  // the head's V rows of the next block
+      int64_t c0 = 0;
+      for (; c0 + CC <= nch; c0 += CC) pv_i8<GT, CC>(x.vb8[h], x.sc.v_off, nk, w, nG, o, VDp, c0, c0 == 0 ? npf : 0, x.VD);
+      for (; c0 < nch; ++c0) pv_i8<GT, 1>(x.vb8[h], x.sc.v_off, nk, w, nG, o, VDp, c0, c0 == 0 ? npf : 0, x.VD);
+    }
+}
+
+// 16 query channels as fp32 (bf16 or fp16 bits).
+inline __m512 load_q16(const uint16_t* p, bool fp16) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  if (fp16) return v5::cvtph(v);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
+}
+
+template <int G>
+void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
+  const FlashItem& a = items[0];
+  constexpr int KB = 16 / G;
+  Ctx x;
+  x.items = items;
+  x.n = n;
+  x.G = G;
+  x.nG = n * G;
+  x.QD = a.QD;
+  x.VD = a.VD;
+  x.VDp = a.VD;  // a multiple of 32
+  x.kc0s = x.vc0s = 0;
+  x.sc = flash_decode_scratch(n, G, a.QD, a.VD, true, scratch);
+  float* lanes = reinterpret_cast<float*>(static_cast<char*>(scratch) + flash_decode_scratch_bytes(n, G, a.QD, a.VD, true));
+  x.lane_a = lanes;
+  x.lane_c = lanes + n * 16;
+  for (int64_t h = 0; h < n; ++h) {
+    x.kb8[h] = kv.kb[h];
+    x.vb8[h] = kv.vb[h];
+  }
+  const int64_t nG = x.nG, QD = x.QD;
+  std::memset(x.sc.o, 0, static_cast<size_t>(nG * x.VDp) * 4);
+  // The query: q' = q * k_scale, int16 with step alpha = max|q'| / 32767, c = q' . k_offset.
+  int16_t* q16 = reinterpret_cast<int16_t*>(x.sc.q);
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t r = 0; r < nG; ++r) {
+    const int64_t h = r / G, g = r % G;
+    const uint16_t* qrow = items[h].q + g * items[h].q_n_stride;
+    const float* ks = kv.k_scale[h];
+    const float* ko = kv.k_offset[h];
+    __m512 mx = _mm512_setzero_ps(), cs = _mm512_setzero_ps();
+    for (int64_t d = 0; d < QD; d += 16) {
+      const __m512 qp = _mm512_mul_ps(load_q16(qrow + d, a.fp16), _mm512_loadu_ps(ks + d));
+      mx = _mm512_max_ps(mx, _mm512_abs_ps(qp));
+      cs = _mm512_fmadd_ps(qp, _mm512_loadu_ps(ko + d), cs);
+    }
+    const float amax = _mm512_reduce_max_ps(mx), c = _mm512_reduce_add_ps(cs);
+    // a non-finite q' (inf / NaN in the query or scales) makes the row's scores NaN, as the
+    // dequantising path's arithmetic would; nothing reads past the row either way
+    const bool finite = amax <= std::numeric_limits<float>::max();
+    const float step = finite ? amax / 32767.0f : std::numeric_limits<float>::quiet_NaN();
+    const __m512 inv = _mm512_set1_ps(finite && amax > 0.0f ? 32767.0f / amax : 0.0f);
+    for (int64_t d = 0; d < QD; d += 16) {
+      const __m512 qp = _mm512_mul_ps(load_q16(qrow + d, a.fp16), _mm512_loadu_ps(ks + d));
+      const __m256i w = _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(_mm512_mul_ps(qp, inv)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q16 + ((d / 32) * nG + r) * 32 + d % 32), w);
+    }
+    for (int k = 0; k < KB; ++k) {
+      lanes[h * 16 + k * G + g] = step * a.scale;
+      lanes[n * 16 + h * 16 + k * G + g] = c * a.scale;
+    }
+    x.sc.m[r] = -inf;
+    x.sc.l[r] = 0.0f;
+  }
+  x.q16 = q16;
+  for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
+    const int64_t nk = std::min(BK, a.kv_end - j0);
+    if (j0 == a.kv_begin) {
+      row_offsets(kv.k, j0, nk, x.sc.k_off);
+      row_offsets(kv.v, j0, nk, x.sc.v_off);
+    } else {
+      std::memcpy(x.sc.k_off, x.sc.k_off + BK, static_cast<size_t>(nk) * 8);
+      std::memcpy(x.sc.v_off, x.sc.v_off + BK, static_cast<size_t>(nk) * 8);
+    }
+    x.n_next = std::max<int64_t>(0, std::min(BK, a.kv_end - j0 - BK));
+    if (x.n_next > 0) {
+      row_offsets(kv.k, j0 + BK, x.n_next, x.sc.k_off + BK);
+      row_offsets(kv.v, j0 + BK, x.n_next, x.sc.v_off + BK);
+    }
+    scores_i8<G>(x, nk);
+    softmax_rows<PStore::kI16Pairs>(x, nk);
+    values_i8<G>(x, nk);
+  }
+  finish_group<true>(x, items, &kv);
+}
+
+void decode_i8_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
+  switch (items[0].G) {
+    case 1: decode_group_i8<1>(items, n, kv, scratch); break;
+    case 2: decode_group_i8<2>(items, n, kv, scratch); break;
+    case 4: decode_group_i8<4>(items, n, kv, scratch); break;
+    case 8: decode_group_i8<8>(items, n, kv, scratch); break;
+    default: decode_group_i8<16>(items, n, kv, scratch); break;
+  }
+}
+
 }  // namespace
 
 FlashDecodeFn flash_decode_kernel_avx512() { return decode_avx512; }
+FlashDecodeI8Fn flash_decode_i8_kernel_avx512() { return decode_i8_avx512; }
 
 }  // namespace mlaops::kernels

@@ -50,6 +50,12 @@ inline __m512i dpbusd(__m512i acc, __m512i u8, __m512i s8) {
   return acc;
 }
 
+// acc += per-lane dot of 2 signed words with 2 signed words (AVX512_VNNI vpdpwssd), as dpbusd.
+inline __m512i dpwssd(__m512i acc, __m512i a, __m512i b) {
+  asm("vpdpwssd %2, %1, %0" : "+v"(acc) : "v"(a), "v"(b));
+  return acc;
+}
+
 // Unmasked forms through the maskz intrinsics with an all-ones mask (GCC emits the plain
 // instruction): the plain intrinsics pass an _mm512_undefined_*() operand that GCC 12 reports as
 // uninitialized (GCC bug 105593).

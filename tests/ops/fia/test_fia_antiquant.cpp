@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/flash_decode.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
 #include "ops/compare.h"
@@ -197,6 +198,15 @@ Tolerance out_tol(DType dt) {
   return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
 }
 
+// True when the AVX-512 level runs the case through the in-place INT8 decode kernel
+// (kernels::flash_decode_i8_eligible + per-channel parameters on both key and value), which follows
+// the exact (FP32 high-precision) golden; the other paths round the dequantised values first.
+bool in_place(const AqCase& c, Isa isa) {
+  const int64_t G = c.N / c.KVN;
+  return isa == Isa::kAvx512 && kernels::flash_decode_i8_kernel(Isa::kAvx512) != nullptr && c.mode_k == 0 &&
+         c.mode_v == 0 && c.S == 1 && c.D % 32 == 0 && (G == 1 || G == 2 || G == 4 || G == 8 || G == 16);
+}
+
 void check_case(const AqCase& c) {
   SCOPED_TRACE(c.name);
   FiaParams op, ref;
@@ -204,20 +214,31 @@ void check_case(const AqCase& c) {
   AqViews vw;
   bind(c, *d, vw, &op, &ref);
   ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
+  const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
+  HostTensor out_exact, lse_exact;
+  if (in_place(c, Isa::kAvx512)) {
+    ASSERT_EQ(fused_infer_attention_score_v4_ref(ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
+    out_exact = d->out_ref;
+    lse_exact = d->lse_ref;
+  }
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!set_isa(isa)) continue;
+    const bool exact = in_place(c, isa);
+    const HostTensor& out_ref = exact ? out_exact : out_round;
+    const HostTensor& lse_ref = exact ? lse_exact : lse_round;
     for (int threads : {1, 2}) {
       set_num_threads(threads);
       std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
       ASSERT_EQ(run_op(op), kSuccess) << isa_name(isa) << ": " << last_error_message();
-      const Stats s = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
-      EXPECT_TRUE(within(s, out_tol(c.dt), false)) << isa_name(isa) << " threads " << threads << ": " << s.str();
-      for (int64_t i = 0; i < d->lse_ref.numel(); ++i) {
-        const double x = d->lse_op.flat(i), y = d->lse_ref.flat(i);
+      const Stats s = compare(d->out_op.view(), out_ref.view(), out_tol(c.dt));
+      EXPECT_TRUE(within(s, out_tol(c.dt), false))
+          << isa_name(isa) << (exact ? " (in place, exact golden)" : "") << " threads " << threads << ": " << s.str();
+      for (int64_t i = 0; i < lse_ref.numel(); ++i) {
+        const double x = d->lse_op.flat(i), y = lse_ref.flat(i);
         if (std::isinf(y)) {
           EXPECT_EQ(x, y) << i;
         } else {
-          EXPECT_NEAR(x, y, 1e-4 * std::fabs(y) + 1e-5) << isa_name(isa) << " lse " << i;
+          EXPECT_NEAR(x, y, 1e-4 * std::fabs(y) + 1e-5) << isa_name(isa) << (exact ? " (in place)" : "") << " lse " << i;
         }
       }
     }
@@ -308,6 +329,34 @@ std::vector<AqCase> cases() {
   big.bs = 128;
   big.mode_k = big.mode_v = 1;
   add(big);
+  // Per-channel decode shapes of the in-place INT8 kernel (AVX-512): every G, D 32..256, 16 KV
+  // heads per group, paged BnBsH with partly filled last blocks, a zero-length batch, FP16 query.
+  struct Ip {
+    const char* name;
+    DType dt;
+    int64_t B, N, KVN, L, D, bs;
+    bool paged;
+    std::vector<int64_t> act;
+  };
+  for (const Ip& ip : std::vector<Ip>{{"bf16 in-place G1 D128 paged", DType::kBFloat16, 2, 4, 4, 300, 128, 64, true, {300, 129}},
+                                      {"bf16 in-place G4 D128 paged B3", DType::kBFloat16, 3, 8, 2, 129, 128, 32, true, {129, 1, 64}},
+                                      {"fp16 in-place G16 D32", DType::kFloat16, 2, 16, 1, 77, 32, 16, false, {77, 0}},
+                                      {"bf16 in-place G2 D256", DType::kBFloat16, 1, 4, 2, 100, 256, 16, false, {}},
+                                      {"bf16 in-place G4 16 KV heads paged", DType::kBFloat16, 2, 64, 16, 70, 64, 16, true, {70, 33}},
+                                      {"fp16 in-place G8 D64 paged", DType::kFloat16, 2, 16, 2, 200, 64, 128, true, {200, 65}}}) {
+    AqCase c;
+    c.name = ip.name;
+    c.dt = ip.dt;
+    c.B = ip.B;
+    c.N = ip.N;
+    c.KVN = ip.KVN;
+    c.L = ip.L;
+    c.D = ip.D;
+    c.bs = ip.bs;
+    c.paged = ip.paged;
+    c.act_kv = ip.act;
+    add(c);
+  }
   return v;
 }
 
