@@ -71,7 +71,8 @@ bool flash_decode_i8_eligible(const FlashItem* items, int64_t n) {
     const FlashItem& it = items[i];
     if (it.R != 1 || it.DR != 0 || it.mask != nullptr) return false;
     if (it.G != 1 && it.G != 2 && it.G != 4 && it.G != 8 && it.G != 16) return false;
-    if (it.QD <= 0 || it.VD <= 0 || it.QD % 32 != 0 || it.VD % 32 != 0) return false;
+    // QD <= 512: the int32 dot products stay below 2^31 (512 * 32767 * 128 < 2^31)
+    if (it.QD <= 0 || it.VD <= 0 || it.QD % 32 != 0 || it.VD % 32 != 0 || it.QD > 512) return false;
     if (it.kv_end > it.kv_begin && (it.row0 + it.lo_delta > it.kv_begin || it.row0 + it.hi_delta < it.kv_end - 1))
       return false;
     if (it.G != a.G || it.QD != a.QD || it.VD != a.VD || it.fp16 != a.fp16 || it.kv_begin != a.kv_begin ||

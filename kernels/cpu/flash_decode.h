@@ -91,7 +91,7 @@ using FlashDecodeI8Fn = void (*)(const FlashItem* items, int64_t n, const FlashD
 FlashDecodeI8Fn flash_decode_i8_kernel(Isa isa);
 FlashDecodeI8Fn flash_decode_i8_kernel_avx512();
 // n (a power of two <= 16) items with R == 1, DR == 0, G in {1, 2, 4, 8, 16}, QD and VD non-zero
-// multiples of 32, no explicit mask and deltas keeping all of [kv_begin, kv_end), all of the same
+// multiples of 32 (QD <= 512), no explicit mask and deltas keeping all of [kv_begin, kv_end), all of the same
 // shape, KV range and scale.
 bool flash_decode_i8_eligible(const FlashItem* items, int64_t n);
 int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD);

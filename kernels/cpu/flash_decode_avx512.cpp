@@ -35,22 +35,31 @@ constexpr int64_t ru(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 using avx512::exp512;  // the shared softmax exp (softmax_avx512.h)
 
-// Lane i of the result = sum of the 16 lanes of a[i].
+// Lane i of the result = sum of the 16 lanes of a[i]: fp32 (ADD = _mm512_add_ps) or, on the same
+// shuffles, int32 (ADD adds the bits as epi32).
+struct AddPs {
+  __m512 operator()(__m512 a, __m512 b) const { return _mm512_add_ps(a, b); }
+};
+struct AddEpi32 {
+  __m512 operator()(__m512 a, __m512 b) const {
+    return _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(a), _mm512_castps_si512(b)));
+  }
+};
+template <class ADD = AddPs>
 inline __m512 reduce16(const __m512* a) {
+  const ADD add;
   __m512 x[8], y[4], z[2];
 #pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i)
-    x[i] = _mm512_add_ps(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+  for (int i = 0; i < 8; ++i) x[i] = add(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]), _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
 #pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) {
     const __m512d p = _mm512_castps_pd(x[2 * i]), q = _mm512_castps_pd(x[2 * i + 1]);
-    y[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(p, q)), _mm512_castpd_ps(_mm512_unpackhi_pd(p, q)));
+    y[i] = add(_mm512_castpd_ps(_mm512_unpacklo_pd(p, q)), _mm512_castpd_ps(_mm512_unpackhi_pd(p, q)));
   }
 #pragma GCC unroll 2
   for (int i = 0; i < 2; ++i)
-    z[i] = _mm512_add_ps(_mm512_shuffle_f32x4(y[2 * i], y[2 * i + 1], 0x88),
-                         _mm512_shuffle_f32x4(y[2 * i], y[2 * i + 1], 0xDD));
-  return _mm512_add_ps(_mm512_shuffle_f32x4(z[0], z[1], 0x88), _mm512_shuffle_f32x4(z[0], z[1], 0xDD));
+    z[i] = add(_mm512_shuffle_f32x4(y[2 * i], y[2 * i + 1], 0x88), _mm512_shuffle_f32x4(y[2 * i], y[2 * i + 1], 0xDD));
+  return add(_mm512_shuffle_f32x4(z[0], z[1], 0x88), _mm512_shuffle_f32x4(z[0], z[1], 0xDD));
 }
 
 // Channels [32c, 32c + 32) of a bf16 row (HALF: only [32c, 32c + 16), upper half zero). NZ rows
@@ -553,10 +562,11 @@ void scores_i8(const Ctx& x, int64_t nk) {
           for (int k = 0; k < KB; ++k) acc[k * G + g] = v5::dpwssd(acc[k * G + g], kv[k], qv);
         }
       }
-      __m512 f[16];  // |lane| <= QD / 16 * 2^22: exact enough in fp32 (relative 2^-24)
+      __m512 f[16];  // the int32 sums as bits: reduced exactly in int32 (|dot| <= QD * 2^22 < 2^31)
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) f[i] = _mm512_cvtepi32_ps(acc[i]);
-      const __m512 sv = _mm512_fmadd_ps(reduce16(f), _mm512_loadu_ps(x.lane_a + h * 16), _mm512_loadu_ps(x.lane_c + h * 16));
+      for (int i = 0; i < 16; ++i) f[i] = _mm512_castsi512_ps(acc[i]);
+      const __m512 dot = _mm512_cvtepi32_ps(_mm512_castps_si512(reduce16<AddEpi32>(f)));
+      const __m512 sv = _mm512_fmadd_ps(dot, _mm512_loadu_ps(x.lane_a + h * 16), _mm512_loadu_ps(x.lane_c + h * 16));
       if (KB == 1 || G == nG) {  // lane k * G + g -> S[(j + k) * nG + h * G + g]
         _mm512_storeu_ps(x.sc.s + j * nG + h * G, sv);
       } else {
