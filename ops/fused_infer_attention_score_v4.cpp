@@ -300,6 +300,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.shape.VD = P.VD;
   c.shape.tile = P.tile;
   c.shape.fp16 = P.fp16;
+  c.shape.copy_rows = P.copy_rows;
   const int64_t n_items = static_cast<int64_t>(P.items.size());
   parallel_items(n_items / c.group * P.splits, P.threads, run_group, &c);
   if (P.splits > 1) parallel_items(n_items, P.threads, merge_item, &c);

@@ -56,6 +56,7 @@ struct FiaPlan {
   // Work decomposition.
   int64_t R = 1;       // query rows per work item
   int64_t tile = 64;   // KV positions per block
+  int64_t copy_rows = 0;  // lane path dense copy chunk (kernels::FlashShape::copy_rows)
   int64_t splits = 1;  // KV splits per item (flash-decoding) when items < threads
   struct Item {
     int64_t b, h, r0, rows;

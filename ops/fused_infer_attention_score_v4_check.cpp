@@ -621,6 +621,14 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
   fs.VD = P.VD;
   fs.tile = P.tile;
   fs.fp16 = P.fp16;
+  // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
+  // apart (many heads per slot) with contiguous channels: KV is read through a dense copy of 512
+  // positions per chunk (kernels/cpu/flash_attn.h), which costs 512 x (QD + DR + VD) x 2 bytes of
+  // per-thread scratch.
+  if (!P.fp16 && !P.aq.on && fs.M >= 16 && P.k.slot > 2 * P.QD && P.k.c0 >= P.QD && P.v.c0 >= P.VD &&
+      max_kv > 128)  // more than one lane tile
+    fs.copy_rows = 512;
+  P.copy_rows = fs.copy_rows;
   int64_t m_kq, m_v;
   MLAOPS_CHECK(product_ok({fs.M, P.QD + P.DR + 32, 3 * 2}, &m_kq) && product_ok({fs.M, P.VD + 16, 3 * 4}, &m_v),
                kParamInvalid, "%s: FIA-17 workspace size overflows int64", op);

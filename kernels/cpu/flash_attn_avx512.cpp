@@ -12,7 +12,9 @@
 //      (vpermt2w) while they are in cache (MLA: V is the K row just read)
 //   3. online softmax per lane (scale, mask, max, alpha, exp, sum), P rounded to bf16 pairs
 //   5. O^T = O^T * alpha + VB . PT: register tile ND channels x MV row vectors
-// After the last tile O^T is transposed into the rows O [M][dvp] (16 x 16 blocks).
+// After the last tile O^T is transposed into the rows O [M][dvp] (16 x 16 blocks). Key rows far
+// apart (many heads per slot; geo.copy_rows > 0) are first copied, 512 positions at a time, into
+// dense rows that the tiles read instead.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -91,6 +93,27 @@ void load_row(const FlashKv& kv, const uint16_t* row, int64_t D, bool fp16, uint
       const __m512i l = bf16_bits(_mm512_sub_ps(x, _mm512_castsi512_ps(_mm512_slli_epi32(h, 16))));
       _mm256_mask_storeu_epi16(hi + d0 + d, m, _mm512_cvtepi32_epi16(h));
       _mm256_mask_storeu_epi16(lo + d0 + d, m, _mm512_cvtepi32_epi16(l));
+    }
+  }
+}
+
+// Positions [p0, p0 + n) of `src` (channels contiguous) into the dense rows `dst` [n][D]; the
+// source rows are prefetched kCopyAhead rows ahead (a gather of rows far apart: the loop issues
+// nothing else, so many misses are in flight).
+constexpr int64_t kCopyAhead = 16;
+void copy_rows(const FlashKv& src, int64_t p0, int64_t n, int64_t D, uint16_t* dst) {
+  const uint16_t* rows[kTile];
+  for (int64_t q0 = 0; q0 < n; q0 += kTile) {
+    const int64_t m = std::min(kTile, n - q0);
+    fill_rows(src, p0 + q0, m, rows);
+    prefetch_rows(src, rows, std::min(m, kCopyAhead), D);
+    for (int64_t r = 0; r < m; ++r) {
+      if (r + kCopyAhead < m) prefetch_rows(src, rows + r + kCopyAhead, 1, D);
+      uint16_t* out = dst + (q0 + r) * D;
+      for (int64_t d = 0; d < D; d += 32) {
+        const __mmask32 k = mask32(D - d);
+        _mm512_mask_storeu_epi16(out + d, k, _mm512_maskz_loadu_epi16(k, rows[r] + d));
+      }
     }
   }
 }
@@ -450,10 +473,29 @@ void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
   // into KB, one key block at a time just before its S^T call, and read from there by every
   // row-vector group.
   auto dense = [](const FlashKv& kv, int64_t D) { return kv.c0 >= D && kv.slot_stride <= 2 * D; };
+  // Dense copy (geo.copy_rows > 0, BF16): rows far apart but channels contiguous are copied chunk
+  // by chunk into [copy_rows][QD + DR + VD] and the tiles read the copy (k / kr / v of `w` point
+  // there, positions relative to the chunk). Measured on the MLA prefill case (128 heads per
+  // slot, rows 32 KiB apart, 4 KiB pages): 163-169 ms -> 146-148 ms; the same data with per-head
+  // rows (BnNBsD) takes 128 ms. The copy itself (~28 % of the time) is a gather of rows on
+  // different pages.
+  const bool copy = geo.copy_rows > 0 && !it.fp16 && it.k.c0 >= QD && (DR == 0 || it.kr.c0 >= DR) &&
+                    it.v.c0 >= it.VD && !(dense(it.k, QD) && (DR == 0 || dense(it.kr, DR)));
+  FlashItem w = it;
+  int64_t pos0 = 0, chunk_end = it.kv_begin;  // w's positions are j - pos0 for j in [pos0, chunk_end)
+  uint16_t* CK = reinterpret_cast<uint16_t*>(base + geo.off_copy);
+  uint16_t* CR = CK + geo.copy_rows * QD;
+  uint16_t* CV = CR + geo.copy_rows * DR;
+  if (copy) {
+    w.k = FlashKv{CK, nullptr, 1, 0, QD, QD, 0};
+    w.kr = FlashKv{CR, nullptr, 1, 0, DR, DR, 0};
+    w.v = FlashKv{CV, nullptr, 1, 0, it.VD, it.VD, 0};
+  }
   const bool k_direct =
-      !it.fp16 && QD % 2 == 0 && dense(it.k, QD) && (DR == 0 || (DR % 2 == 0 && dense(it.kr, DR)));
-  const bool v_direct = !it.fp16 && it.v.c0 >= it.VD;
-  const bool v_is_k = it.v.base == it.k.base && it.v.slot_stride == it.k.slot_stride && it.v.blk_stride == it.k.blk_stride;
+      !it.fp16 && QD % 2 == 0 && dense(w.k, QD) && (DR == 0 || (DR % 2 == 0 && dense(w.kr, DR)));
+  const bool v_direct = !it.fp16 && w.v.c0 >= it.VD;
+  const bool v_is_k = !copy && it.v.base == it.k.base && it.v.slot_stride == it.k.slot_stride &&
+                      it.v.blk_stride == it.k.blk_stride;
   const uint16_t* krows[kTile];
   const uint16_t* rrows[kTile];
   const uint16_t* vrows[kTile];
@@ -467,27 +509,34 @@ void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
     const int64_t nb = std::min(kTile, it.kv_end - j0), kpn = (nb + 1) / 2;
     const TileRows tr = tile_rows(it, j0, nb, bits);
     if (!tr.any) continue;
-    fill_rows(it.k, j0, nb, krows);
-    if (DR > 0) fill_rows(it.kr, j0, nb, rrows);
-    fill_rows(it.v, j0, nb, vrows);
+    if (copy && j0 >= chunk_end) {  // the chunk of this tile (tiles never straddle chunks: kTile | copy_rows)
+      pos0 = j0;
+      chunk_end = std::min(it.kv_end, j0 + geo.copy_rows);
+      copy_rows(it.k, pos0, chunk_end - pos0, QD, CK);
+      if (DR > 0) copy_rows(it.kr, pos0, chunk_end - pos0, DR, CR);
+      copy_rows(it.v, pos0, chunk_end - pos0, it.VD, CV);
+    }
+    fill_rows(w.k, j0 - pos0, nb, krows);
+    if (DR > 0) fill_rows(w.kr, j0 - pos0, nb, rrows);
+    fill_rows(w.v, j0 - pos0, nb, vrows);
     // The next tile's rows (dense layouts): prefetched a few keys at a time during the S^T calls
     // below (a burst of a whole tile's prefetches at once stalls on the miss queues).
-    const int64_t nn = std::min(kTile, it.kv_end - j0 - nb);
-    const bool far_k = nn > 0 && far_prefetch(it.k) && (DR == 0 || far_prefetch(it.kr));
-    const bool far_v = nn > 0 && !v_is_k && far_prefetch(it.v);
+    const int64_t nn = std::min(kTile, (copy ? chunk_end : it.kv_end) - j0 - nb);
+    const bool far_k = nn > 0 && far_prefetch(w.k) && (DR == 0 || far_prefetch(w.kr));
+    const bool far_v = nn > 0 && !v_is_k && far_prefetch(w.v);
     if (far_k) {
-      fill_rows(it.k, j0 + nb, nn, nk_rows);
-      if (DR > 0) fill_rows(it.kr, j0 + nb, nn, nr_rows);
+      fill_rows(w.k, j0 + nb - pos0, nn, nk_rows);
+      if (DR > 0) fill_rows(w.kr, j0 + nb - pos0, nn, nr_rows);
     }
-    if (far_v) fill_rows(it.v, j0 + nb, nn, nv_rows);
+    if (far_v) fill_rows(w.v, j0 + nb - pos0, nn, nv_rows);
     auto prefetch_next = [&](int64_t c0, int64_t n) {
       n = std::min(n, nn - c0);
       if (n <= 0) return;
       if (far_k) {
-        prefetch_rows(it.k, nk_rows + c0, n, QD);
-        if (DR > 0) prefetch_rows(it.kr, nr_rows + c0, n, DR);
+        prefetch_rows(w.k, nk_rows + c0, n, QD);
+        if (DR > 0) prefetch_rows(w.kr, nr_rows + c0, n, DR);
       }
-      if (far_v) prefetch_rows(it.v, nv_rows + c0, n, it.VD);
+      if (far_v) prefetch_rows(w.v, nv_rows + c0, n, it.VD);
     };
     // 2. S^T [nb][mp]
     const uint16_t* const* r0 = krows;
@@ -496,8 +545,8 @@ void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
       for (int64_t c = c0; c < c1; ++c) {
         uint16_t* row = KB + c * kq;
         std::memset(row, 0, static_cast<size_t>(kq) * 2);
-        load_row(it.k, krows[c], QD, it.fp16, row, row + kseg);
-        if (DR > 0) load_row(it.kr, rrows[c], DR, it.fp16, row + QD, row + kseg + QD);
+        load_row(w.k, krows[c], QD, it.fp16, row, row + kseg);
+        if (DR > 0) load_row(w.kr, rrows[c], DR, it.fp16, row + QD, row + kseg + QD);
         if (it.fp16) std::memcpy(row + 2 * kseg, row, static_cast<size_t>(kseg) * 2);  // [hi | lo | hi]
       }
     };
@@ -520,18 +569,18 @@ void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
         if (g == 0) {
           prefetch_next(key0 * kTile / nb, (key0 + blk) * kTile / nb - key0 * kTile / nb);
           if (n1 > 0) {
-            prefetch_rows(it.k, krows + key0 + blk, n1, QD);
-            if (DR > 0) prefetch_rows(it.kr, rrows + key0 + blk, n1, DR);
+            prefetch_rows(w.k, krows + key0 + blk, n1, QD);
+            if (DR > 0) prefetch_rows(w.kr, rrows + key0 + blk, n1, DR);
           }
           if (!k_direct) pack_k(key0, std::min(key0 + blk, nb));
         }
-        if (g == ng - 1 && !v_is_k && n1 > 0) prefetch_rows(it.v, vrows + key0 + blk, n1, it.VD);
+        if (g == ng - 1 && !v_is_k && n1 > 0) prefetch_rows(w.v, vrows + key0 + blk, n1, it.VD);
         a.rows0 = r0 + key0;
         a.rows1 = rrows + key0;
         a.st = ST + key0 * mp + v0 * 16;
         s_fn(mv, std::min(blk, nb - key0))(a);
         // 4. VB of these keys (blk is even: whole pairs), while their rows are in cache
-        if (g == ng - 1) pack_v(it, vrows, nb, kpn, key0 / 2, (std::min(key0 + blk, nb) + 1) / 2, dvp, v_direct, VB, VT);
+        if (g == ng - 1) pack_v(w, vrows, nb, kpn, key0 / 2, (std::min(key0 + blk, nb) + 1) / 2, dvp, v_direct, VB, VT);
       }
     }
 

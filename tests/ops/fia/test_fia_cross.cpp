@@ -110,6 +110,22 @@ std::vector<FiaCase> cases() {
   paged(c, 3, 512);
   sparse(c, 3, MaskForm::kTemplate);
   v.push_back(c);
+  // --- BF16 lane items whose key rows lie far apart: the dense copy path (512 positions per
+  // chunk; kernels/cpu/flash_attn.h): several chunks with a partial last one, GQA, a band that
+  // skips the first tiles so the first chunk starts late ---
+  c = base("mla_prefill_tnd_copy_3_chunks", BF, 2, 4, 4, 20, 1100, 128, "TND");
+  mla(c, 64);
+  c.cfg.value_is_key = false;
+  c.act_q = {20, 17};
+  c.act_kv = {1100, 600};
+  paged(c, 3, 128);
+  sparse(c, 3, MaskForm::kTemplate);
+  v.push_back(c);
+  c = base("bsh_gqa2_prefill_copy", BF, 1, 8, 4, 16, 700, 64, "BSH");
+  v.push_back(c);
+  c = base("bsh_band_copy_late_chunk", BF, 1, 4, 4, 16, 900, 32, "BSH");
+  sparse(c, 4, MaskForm::kTemplate, 100, 0);
+  v.push_back(c);
   // --- packed layouts, sparse modes ---
   c = base("ntd_tnd_gqa4_sparse3_row_invalid", BF, 3, 8, 2, 7, 20, 64, "NTD_TND");
   c.act_q = {5, 0, 7};
