@@ -84,8 +84,6 @@ inline __m512 load16_f32(const uint16_t* row, int64_t c, int64_t c0s) {
 }
 
 
-inline void row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t* out) { flash_decode_row_offsets(kv, p0, n, out); }
-
 struct Ctx {
   const FlashItem* items;
   int64_t n, G, nG, QD, VD, VDp;
@@ -134,6 +132,25 @@ inline void prefetch_key(const Ctx& x, int64_t t, int64_t nk, int64_t h0, int64_
   for (int64_t h = h0; h < h1; ++h) {
     prefetch_l2<NZ>(x.kb[h] + ko[t], x.QD, x.kc0s);
     if (F16) prefetch_l2<NZ>(x.vb[h] + vo[t], x.VD, x.vc0s);
+  }
+}
+
+// Row offsets (sc.k_off / sc.v_off) of the block [j0, j0 + nk) of the range [begin, end), taken
+// from the previous call's next block after the first, and of the next block (x.n_next keys) at
+// index BK.
+inline void block_offsets(Ctx& x, const FlashKv& k, const FlashKv& v, int64_t j0, int64_t nk, int64_t begin,
+                          int64_t end) {
+  if (j0 == begin) {
+    flash_decode_row_offsets(k, j0, nk, x.sc.k_off);
+    flash_decode_row_offsets(v, j0, nk, x.sc.v_off);
+  } else {
+    std::memcpy(x.sc.k_off, x.sc.k_off + BK, static_cast<size_t>(nk) * 8);
+    std::memcpy(x.sc.v_off, x.sc.v_off + BK, static_cast<size_t>(nk) * 8);
+  }
+  x.n_next = std::max<int64_t>(0, std::min(BK, end - j0 - BK));
+  if (x.n_next > 0) {
+    flash_decode_row_offsets(k, j0 + BK, x.n_next, x.sc.k_off + BK);
+    flash_decode_row_offsets(v, j0 + BK, x.n_next, x.sc.v_off + BK);
   }
 }
 
@@ -262,29 +279,63 @@ void softmax_rows(const Ctx& x, int64_t nk) {
   }
 }
 
-// Step 3, bf16, the nk keys of the block for one head: rows [g0, g0 + GT) of o (stride VDp) x
-// 32-channel chunks [c0, c0 + CC), accumulated in registers over the key pairs (address order);
-// w: P pairs of the rows, pair j at w + j * nG.
-template <int GT, int CC, bool NZ, bool HALF>
-inline void pv_bf16(const uint16_t* vb, const int64_t* voff, int64_t nk, const uint32_t* w, int64_t nG, float* o,
-                    int64_t VDp, int64_t c0, int64_t c0s, int64_t npf, int64_t VD) {
-  __m512 acc[GT][CC][2];
+// Channels [32c, 32c + 32) of an INT8 row, sign-extended to int16.
+inline __m512i load32_i8(const int8_t* row, int64_t c) {
+  return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * c)));
+}
+
+// Step 3 elements: bf16 V rows (dpbf16 into fp32 accumulators that start from O) or INT8 V rows
+// sign-extended to int16 (vpdpwssd into exact int32 accumulators, |lane| <= BK * 32767 * 128 <
+// 2^31, added to O as acc / 32767 at the end of the block).
+template <bool NZ, bool HALF>
+struct PvBf16 {
+  using T = uint16_t;
+  using Acc = __m512;
+  int64_t VD, c0s;
+  __m512i load(const T* row, int64_t c, bool last) const {
+    return HALF && last ? load32<NZ, true>(row, c, c0s) : load32<NZ, false>(row, c, c0s);
+  }
+  void prefetch(const T* row) const { prefetch_l2<NZ>(row, VD, c0s); }
+  static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpbf16(a, v, w); }
+  static Acc start(const float* o) { return _mm512_loadu_ps(o); }
+  static void finish(Acc a, float* o) { _mm512_storeu_ps(o, a); }
+};
+struct PvI8 {
+  using T = int8_t;
+  using Acc = __m512i;
+  int64_t VD;
+  static __m512i load(const T* row, int64_t c, bool) { return load32_i8(row, c); }
+  void prefetch(const T* row) const {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(row), e = a + static_cast<uintptr_t>(VD);
+    for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
+  }
+  static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpwssd(a, v, w); }
+  static Acc start(const float*) { return _mm512_setzero_si512(); }
+  static void finish(Acc a, float* o) {
+    _mm512_storeu_ps(o, _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(1.0f / 32767.0f), _mm512_loadu_ps(o)));
+  }
+};
+
+// Step 3 (bf16 / INT8), the nk keys of the block for one head: rows [0, GT) of o (stride VDp) x
+// 32-channel chunks [c0, c0 + CC), accumulated in registers over the key pairs (address order):
+// the two V rows interleaved by vpunpck{l,h}wd against the broadcast P pair; w: the rows' P
+// pairs, pair j at w + j * nG. The first npf keys' rows of the next block are prefetched.
+template <class E, int GT, int CC>
+inline void pv_block(const E& e, const typename E::T* vb, const int64_t* voff, int64_t nk, const uint32_t* w,
+                     int64_t nG, float* o, int64_t VDp, int64_t c0, int64_t npf) {
+  using Acc = typename E::Acc;
+  Acc acc[GT][CC][2];
 #pragma GCC unroll 8
   for (int g = 0; g < GT; ++g)
 #pragma GCC unroll 8
-    for (int cc = 0; cc < CC; ++cc) {
-      acc[g][cc][0] = _mm512_loadu_ps(o + g * VDp + (c0 + cc) * 32);
-      acc[g][cc][1] = _mm512_loadu_ps(o + g * VDp + (c0 + cc) * 32 + 16);
-    }
-  auto pair = [&](const uint16_t* ra, const uint16_t* rb, const uint32_t* wp) {
+    for (int cc = 0; cc < CC; ++cc)
+      for (int hf = 0; hf < 2; ++hf) acc[g][cc][hf] = E::start(o + g * VDp + (c0 + cc) * 32 + 16 * hf);
+  auto pair = [&](const typename E::T* ra, const typename E::T* rb, const uint32_t* wp) {
     __m512i lo[CC], hi[CC];
 #pragma GCC unroll 8
     for (int cc = 0; cc < CC; ++cc) {
-      const bool half = HALF && cc == CC - 1;
-      const __m512i va = half ? load32<NZ, true>(ra, c0 + cc, c0s) : load32<NZ, false>(ra, c0 + cc, c0s);
-      const __m512i vb2 = rb == nullptr ? _mm512_setzero_si512()
-                          : half        ? load32<NZ, true>(rb, c0 + cc, c0s)
-                                        : load32<NZ, false>(rb, c0 + cc, c0s);
+      const __m512i va = e.load(ra, c0 + cc, cc == CC - 1);
+      const __m512i vb2 = rb == nullptr ? _mm512_setzero_si512() : e.load(rb, c0 + cc, cc == CC - 1);
       lo[cc] = _mm512_unpacklo_epi16(va, vb2);
       hi[cc] = _mm512_unpackhi_epi16(va, vb2);
     }
@@ -293,24 +344,51 @@ inline void pv_bf16(const uint16_t* vb, const int64_t* voff, int64_t nk, const u
       const __m512i wv = _mm512_set1_epi32(static_cast<int>(wp[g]));
 #pragma GCC unroll 8
       for (int cc = 0; cc < CC; ++cc) {
-        acc[g][cc][0] = v5::dpbf16(acc[g][cc][0], lo[cc], wv);
-        acc[g][cc][1] = v5::dpbf16(acc[g][cc][1], hi[cc], wv);
+        acc[g][cc][0] = E::dot(acc[g][cc][0], lo[cc], wv);
+        acc[g][cc][1] = E::dot(acc[g][cc][1], hi[cc], wv);
       }
     }
   };
   int64_t j = 0;
   for (; j + 1 < nk; j += 2) {
-    if (j < npf) prefetch_l2<NZ>(vb + voff[BK + j], VD, c0s);
-    if (j + 1 < npf) prefetch_l2<NZ>(vb + voff[BK + j + 1], VD, c0s);
+    if (j < npf) e.prefetch(vb + voff[BK + j]);
+    if (j + 1 < npf) e.prefetch(vb + voff[BK + j + 1]);
     pair(vb + voff[j], vb + voff[j + 1], w + j / 2 * nG);
   }
   if (j < nk) pair(vb + voff[j], nullptr, w + j / 2 * nG);
 #pragma GCC unroll 8
   for (int g = 0; g < GT; ++g)
 #pragma GCC unroll 8
-    for (int cc = 0; cc < CC; ++cc) {
-      _mm512_storeu_ps(o + g * VDp + (c0 + cc) * 32, acc[g][cc][0]);
-      _mm512_storeu_ps(o + g * VDp + (c0 + cc) * 32 + 16, acc[g][cc][1]);
+    for (int cc = 0; cc < CC; ++cc)
+      for (int hf = 0; hf < 2; ++hf) E::finish(acc[g][cc][hf], o + g * VDp + (c0 + cc) * 32 + 16 * hf);
+}
+
+// Step 3 (bf16 / INT8) over the block: per head, row tile of GT and channel range of CC chunks;
+// the head's first call also prefetches its V rows of the next block. Tail: a last 32-chunk half
+// full (bf16, VD % 32 == 16) takes the HALF policy `et`.
+template <int G, class E, class ET>
+void values_pv(const Ctx& x, int64_t nk, const E& e, const ET& et, const typename E::T* const* vbase) {
+  constexpr int GT = G < 8 ? G : 8;
+  constexpr int CC = GT == 1 ? 4 : 8 / GT;  // accumulators 2 * GT * CC <= 16
+  const int64_t nG = x.nG, VDp = x.VDp, nch = (x.VD + 31) / 32;
+  const bool half_tail = x.VD % 32 != 0;
+  for (int64_t h = 0; h < x.n; ++h)
+    for (int64_t g0 = 0; g0 < G; g0 += GT) {
+      const int64_t r = h * G + g0;
+      float* o = x.sc.o + r * VDp;
+      const uint32_t* w = x.sc.p + r;
+      const int64_t npf = g0 == 0 && nk == BK ? x.n_next : 0;
+      int64_t c0 = 0;
+      for (; c0 + CC <= nch; c0 += CC) {
+        const int64_t pf = c0 == 0 ? npf : 0;
+        if (half_tail && c0 + CC == nch) pv_block<ET, GT, CC>(et, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        else pv_block<E, GT, CC>(e, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+      }
+      for (; c0 < nch; ++c0) {
+        const int64_t pf = c0 == 0 ? npf : 0;
+        if (half_tail && c0 + 1 == nch) pv_block<ET, GT, 1>(et, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        else pv_block<E, GT, 1>(e, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+      }
     }
 }
 
@@ -335,38 +413,16 @@ inline void pv_f16(const uint16_t* ra, const uint16_t* rb, const float* pa, cons
   }
 }
 
-// Step 3 over the block. bf16: per head, row tile and channel range, the block's key pairs with
-// the accumulators in registers (the block's V rows were prefetched into L2 during step 1);
-// fp16: key pairs in address order, heads inside, accumulators in memory.
+// Step 3 over the block. bf16: values_pv; fp16: key pairs in address order, heads inside,
+// accumulators in memory.
 template <int G, bool F16, bool NZ>
 void values(const Ctx& x, int64_t nk) {
-  constexpr int GT = G < 8 ? G : 8;
-  const int64_t nG = x.nG, VDp = x.VDp, c0s = x.vc0s;
-  const int64_t* voff = x.sc.v_off;
   if constexpr (!F16) {
-    constexpr int CC = GT == 1 ? 4 : 8 / GT;  // accumulators 2 * GT * CC <= 16
-    const int64_t nch = (x.VD + 31) / 32;
-    const bool half_tail = x.VD % 32 != 0;
-    for (int64_t h = 0; h < x.n; ++h)
-      for (int64_t g0 = 0; g0 < G; g0 += GT) {
-        const int64_t r = h * G + g0;
-        float* o = x.sc.o + r * VDp;
-        const uint32_t* w = x.sc.p + r;
-        // the first call of the head also prefetches the head's V rows of the next block
-        const int64_t npf = g0 == 0 && nk == BK ? x.n_next : 0;
-        int64_t c0 = 0;
-        for (; c0 + CC <= nch; c0 += CC) {
-          const int64_t pf = c0 == 0 ? npf : 0;
-          if (half_tail && c0 + CC == nch) pv_bf16<GT, CC, NZ, true>(x.vb[h], voff, nk, w, nG, o, VDp, c0, c0s, pf, x.VD);
-          else pv_bf16<GT, CC, NZ, false>(x.vb[h], voff, nk, w, nG, o, VDp, c0, c0s, pf, x.VD);
-        }
-        for (; c0 < nch; ++c0) {
-          const int64_t pf = c0 == 0 ? npf : 0;
-          if (half_tail && c0 + 1 == nch) pv_bf16<GT, 1, NZ, true>(x.vb[h], voff, nk, w, nG, o, VDp, c0, c0s, pf, x.VD);
-          else pv_bf16<GT, 1, NZ, false>(x.vb[h], voff, nk, w, nG, o, VDp, c0, c0s, pf, x.VD);
-        }
-      }
+    values_pv<G>(x, nk, PvBf16<NZ, false>{x.VD, x.vc0s}, PvBf16<NZ, true>{x.VD, x.vc0s}, x.vb);
   } else {
+    constexpr int GT = G < 8 ? G : 8;
+    const int64_t nG = x.nG, VDp = x.VDp, c0s = x.vc0s;
+    const int64_t* voff = x.sc.v_off;
     for (int64_t j = 0; j < nk; j += 2) {
       const bool single = j + 1 == nk;
       for (int64_t h = 0; h < x.n; ++h) {
@@ -434,8 +490,8 @@ void finish_group(const Ctx& x, const FlashItem* items, const FlashDecodeI8* kv)
   }
 }
 
-template <int G, bool F16, bool NZ>
-void decode_group(const FlashItem* items, int64_t n, void* scratch) {
+// The context of a group of n items of G rows each (shapes from the first item).
+Ctx group_ctx(const FlashItem* items, int64_t n, int64_t G) {
   const FlashItem& a = items[0];
   Ctx x;
   x.items = items;
@@ -447,6 +503,13 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
   x.VDp = ru(a.VD, 32);
   x.kc0s = a.k.c0_stride;
   x.vc0s = a.v.c0_stride;
+  return x;
+}
+
+template <int G, bool F16, bool NZ>
+void decode_group(const FlashItem* items, int64_t n, void* scratch) {
+  const FlashItem& a = items[0];
+  Ctx x = group_ctx(items, n, G);
   x.sc = flash_decode_scratch(n, G, a.QD, a.VD, F16, scratch);
   for (int64_t h = 0; h < n; ++h) {
     x.kb[h] = items[h].k.base;
@@ -478,18 +541,7 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
   const ScoresFn score = scores_fn<G, F16, NZ>(n);
   for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
     const int64_t nk = std::min(BK, a.kv_end - j0);
-    if (j0 == a.kv_begin) {
-      row_offsets(a.k, j0, nk, x.sc.k_off);
-      row_offsets(a.v, j0, nk, x.sc.v_off);
-    } else {  // computed as the previous block's next
-      std::memcpy(x.sc.k_off, x.sc.k_off + BK, static_cast<size_t>(nk) * 8);
-      std::memcpy(x.sc.v_off, x.sc.v_off + BK, static_cast<size_t>(nk) * 8);
-    }
-    x.n_next = std::max<int64_t>(0, std::min(BK, a.kv_end - j0 - BK));
-    if (x.n_next > 0) {
-      row_offsets(a.k, j0 + BK, x.n_next, x.sc.k_off + BK);
-      row_offsets(a.v, j0 + BK, x.n_next, x.sc.v_off + BK);
-    }
+    block_offsets(x, a.k, a.v, j0, nk, a.kv_begin, a.kv_end);
     score(x, nk);
     softmax_rows<F16 ? PStore::kF32 : PStore::kBf16Pairs>(x, nk);
     values<G, F16, NZ>(x, nk);
@@ -528,10 +580,6 @@ inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, in
   for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
 }
 
-// Channels [32c, 32c + 32) of an INT8 row, sign-extended to int16.
-inline __m512i load32_i8(const int8_t* row, int64_t c) {
-  return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * c)));
-}
 
 // Step 1, INT8 keys: per head, tiles of 16 / G keys x G rows of exact int32 dot products of the
 // int16 query with the sign-extended rows (vpdpwssd), reduced to 16 scores
@@ -579,76 +627,6 @@ void scores_i8(const Ctx& x, int64_t nk) {
   }
 }
 
-// Step 3, INT8 values, as pv_bf16: int16 P pairs against pair-interleaved sign-extended V rows
-// (vpdpwssd), exact int32 over the block (|lane| <= BK * 32767 * 128 < 2^31), then
-// O += acc / 32767 in fp32.
-template <int GT, int CC>
-inline void pv_i8(const int8_t* vb, const int64_t* voff, int64_t nk, const uint32_t* w, int64_t nG, float* o,
-                  int64_t VDp, int64_t c0, int64_t npf, int64_t VD) {
-  __m512i acc[GT][CC][2];
-#pragma GCC unroll 8
-  for (int g = 0; g < GT; ++g)
-#pragma GCC unroll 8
-    for (int cc = 0; cc < CC; ++cc) acc[g][cc][0] = acc[g][cc][1] = _mm512_setzero_si512();
-  auto pair = [&](const int8_t* ra, const int8_t* rb, const uint32_t* wp) {
-    __m512i lo[CC], hi[CC];
-#pragma GCC unroll 8
-    for (int cc = 0; cc < CC; ++cc) {
-      const __m512i va = load32_i8(ra, c0 + cc);
-      const __m512i vb2 = rb == nullptr ? _mm512_setzero_si512() : load32_i8(rb, c0 + cc);
-      lo[cc] = _mm512_unpacklo_epi16(va, vb2);
-      hi[cc] = _mm512_unpackhi_epi16(va, vb2);
-    }
-#pragma GCC unroll 8
-    for (int g = 0; g < GT; ++g) {
-      const __m512i wv = _mm512_set1_epi32(static_cast<int>(wp[g]));
-#pragma GCC unroll 8
-      for (int cc = 0; cc < CC; ++cc) {
-        acc[g][cc][0] = v5::dpwssd(acc[g][cc][0], lo[cc], wv);
-        acc[g][cc][1] = v5::dpwssd(acc[g][cc][1], hi[cc], wv);
-      }
-    }
-  };
-  const uintptr_t vbytes = static_cast<uintptr_t>(VD);
-  auto prefetch_row = [&](int64_t t) {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(vb + voff[BK + t]);
-    for (uintptr_t l = a & ~uintptr_t{63}; l < a + vbytes; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
-  };
-  int64_t j = 0;
-  for (; j + 1 < nk; j += 2) {
-    if (j < npf) prefetch_row(j);
-    if (j + 1 < npf) prefetch_row(j + 1);
-    pair(vb + voff[j], vb + voff[j + 1], w + j / 2 * nG);
-  }
-  if (j < nk) pair(vb + voff[j], nullptr, w + j / 2 * nG);
-  const __m512 inv = _mm512_set1_ps(1.0f / 32767.0f);
-#pragma GCC unroll 8
-  for (int g = 0; g < GT; ++g)
-#pragma GCC unroll 8
-    for (int cc = 0; cc < CC; ++cc)
-      for (int hf = 0; hf < 2; ++hf) {
-        float* p = o + g * VDp + (c0 + cc) * 32 + 16 * hf;
-        _mm512_storeu_ps(p, _mm512_fmadd_ps(_mm512_cvtepi32_ps(acc[g][cc][hf]), inv, _mm512_loadu_ps(p)));
-      }
-}
-
-template <int G>
-void values_i8(const Ctx& x, int64_t nk) {
-  constexpr int GT = G < 8 ? G : 8;
-  constexpr int CC = GT == 1 ? 4 : 8 / GT;  // accumulators 2 * GT * CC <= 16
-  const int64_t nG = x.nG, VDp = x.VDp, nch = x.VD / 32;
-  for (int64_t h = 0; h < x.n; ++h)
-    for (int64_t g0 = 0; g0 < G; g0 += GT) {
-      const int64_t r = h * G + g0;
-      float* o = x.sc.o + r * VDp;
-      const uint32_t* w = x.sc.p + r;
-      const int64_t npf = g0 == 0 && nk == BK ? x.n_next : 0;  // the head's V rows of the next block
-      int64_t c0 = 0;
-      for (; c0 + CC <= nch; c0 += CC) pv_i8<GT, CC>(x.vb8[h], x.sc.v_off, nk, w, nG, o, VDp, c0, c0 == 0 ? npf : 0, x.VD);
-      for (; c0 < nch; ++c0) pv_i8<GT, 1>(x.vb8[h], x.sc.v_off, nk, w, nG, o, VDp, c0, c0 == 0 ? npf : 0, x.VD);
-    }
-}
-
 // 16 query channels as fp32 (bf16 or fp16 bits).
 inline __m512 load_q16(const uint16_t* p, bool fp16) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
@@ -660,15 +638,7 @@ template <int G>
 void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   const FlashItem& a = items[0];
   constexpr int KB = 16 / G;
-  Ctx x;
-  x.items = items;
-  x.n = n;
-  x.G = G;
-  x.nG = n * G;
-  x.QD = a.QD;
-  x.VD = a.VD;
-  x.VDp = a.VD;  // a multiple of 32
-  x.kc0s = x.vc0s = 0;
+  Ctx x = group_ctx(items, n, G);  // VDp == VD: a multiple of 32
   x.sc = flash_decode_scratch(n, G, a.QD, a.VD, true, scratch);
   float* lanes = reinterpret_cast<float*>(static_cast<char*>(scratch) + flash_decode_scratch_bytes(n, G, a.QD, a.VD, true));
   x.lane_a = lanes;
@@ -714,21 +684,10 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
   x.q16 = q16;
   for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
     const int64_t nk = std::min(BK, a.kv_end - j0);
-    if (j0 == a.kv_begin) {
-      row_offsets(kv.k, j0, nk, x.sc.k_off);
-      row_offsets(kv.v, j0, nk, x.sc.v_off);
-    } else {
-      std::memcpy(x.sc.k_off, x.sc.k_off + BK, static_cast<size_t>(nk) * 8);
-      std::memcpy(x.sc.v_off, x.sc.v_off + BK, static_cast<size_t>(nk) * 8);
-    }
-    x.n_next = std::max<int64_t>(0, std::min(BK, a.kv_end - j0 - BK));
-    if (x.n_next > 0) {
-      row_offsets(kv.k, j0 + BK, x.n_next, x.sc.k_off + BK);
-      row_offsets(kv.v, j0 + BK, x.n_next, x.sc.v_off + BK);
-    }
+    block_offsets(x, kv.k, kv.v, j0, nk, a.kv_begin, a.kv_end);
     scores_i8<G>(x, nk);
     softmax_rows<PStore::kI16Pairs>(x, nk);
-    values_i8<G>(x, nk);
+    values_pv<G>(x, nk, PvI8{x.VD}, PvI8{x.VD}, x.vb8);
   }
   finish_group<true>(x, items, &kv);
 }
