@@ -179,33 +179,38 @@ void finish_item(const FlashItem& it, const float* O, int64_t ldo, const float* 
   for (int64_t m = 0; m < M; ++m) write_row(it, m / it.R, m % it.R, O + m * ldo, Mx[m], L[m]);
 }
 
+// Query row (g, r) as [q | qrope] bf16 into a[0, QD + DR) (fp16: the exact split x = hi + lo as
+// [hi | hi | lo], segments kseg apart); the caller has zeroed the padding.
+void query_row(const FlashItem& it, int64_t g, int64_t r, int64_t kseg, uint16_t* a) {
+  const int64_t QD = it.QD, DR = it.DR;
+  const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
+  const uint16_t* qr = DR > 0 ? it.qr + g * it.qr_n_stride + r * it.qr_s_stride : nullptr;
+  for (int64_t d = 0; d < QD + DR; ++d) {
+    const uint16_t bits = d < QD ? q[d] : qr[d - QD];
+    if (!it.fp16) {
+      a[d] = bits;
+    } else {
+      uint16_t hi, lo;
+      split_bf16(fp16_to_float(bits), &hi, &lo);
+      a[d] = hi;
+      a[kseg + d] = hi;
+      a[2 * kseg + d] = lo;
+    }
+  }
+}
+
 // Lane-major item: QT pairs [kp][m] (group blocks, flash_attn_lanes.h) from the query rows
 // [q | qrope | 0] (fp16: [hi | hi | lo]), then the ISA kernel over the tiles, then the rows.
 void lanes_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, char* scratch) {
   const lanes::Geo geo = lanes::geometry(shape);
   char* base = scratch + ((64 - reinterpret_cast<uintptr_t>(scratch) % 64) % 64);
   const int64_t M = it.G * it.R, nv = (M + 15) / 16, kq = geo.kq, kseg = geo.kseg, kpq = geo.kpq;
-  const int64_t QD = it.QD, DR = it.DR;
   auto* QT = reinterpret_cast<uint32_t*>(base + geo.off_qt);
   auto* a = reinterpret_cast<uint16_t*>(base + geo.off_kb);  // one query row, [kq]
   std::memset(QT, 0, static_cast<size_t>(kpq * nv * 16) * 4);
   for (int64_t m = 0; m < M; ++m) {
-    const int64_t g = m / it.R, r = m % it.R;
-    const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
-    const uint16_t* qr = DR > 0 ? it.qr + g * it.qr_n_stride + r * it.qr_s_stride : nullptr;
     std::memset(a, 0, static_cast<size_t>(kq) * 2);
-    for (int64_t d = 0; d < QD + DR; ++d) {
-      const uint16_t bits = d < QD ? q[d] : qr[d - QD];
-      if (!it.fp16) {
-        a[d] = bits;
-      } else {
-        uint16_t hi, lo;
-        split_bf16(fp16_to_float(bits), &hi, &lo);
-        a[d] = hi;
-        a[kseg + d] = hi;
-        a[2 * kseg + d] = lo;
-      }
-    }
+    query_row(it, m / it.R, m % it.R, kseg, a);
     const int64_t v = m / 16;
     int64_t g0 = 0, v0 = 0, mv = 0;
     for (;; ++g0) {
@@ -271,21 +276,7 @@ void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKe
   std::memset(A, 0, static_cast<size_t>(M * kq * 2));
   for (int64_t g = 0; g < it.G; ++g)
     for (int64_t r = 0; r < R; ++r) {
-      uint16_t* a = A + (g * R + r) * kq;
-      const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
-      const uint16_t* qr = DR > 0 ? it.qr + g * it.qr_n_stride + r * it.qr_s_stride : nullptr;
-      for (int64_t d = 0; d < QD + DR; ++d) {
-        const uint16_t bits = d < QD ? q[d] : qr[d - QD];
-        if (!it.fp16) {
-          a[d] = bits;
-        } else {
-          uint16_t hi, lo;
-          split_bf16(fp16_to_float(bits), &hi, &lo);
-          a[d] = hi;
-          a[kseg + d] = hi;
-          a[2 * kseg + d] = lo;
-        }
-      }
+      query_row(it, g, r, kseg, A + (g * R + r) * kq);
     }
   std::memset(O, 0, static_cast<size_t>(M * dvp * 4));
   for (int64_t m = 0; m < M; ++m) {

@@ -132,10 +132,7 @@ struct SArgs {
 template <int MV, int NK>
 void s_tile(const SArgs& a) {
   __m512 acc[NK][MV];
-#pragma GCC unroll 16
-  for (int n = 0; n < NK; ++n)
-#pragma GCC unroll 4
-    for (int v = 0; v < MV; ++v) acc[n][v] = _mm512_setzero_ps();
+  zero_tile(acc);
   const uint32_t* q = a.qt;
   for (int seg = 0; seg < 2; ++seg) {
     const int64_t kl = seg == 0 ? a.kl0 : a.kl1;
@@ -175,10 +172,7 @@ struct PvArgs {
 template <int MV, int ND>
 void pv_tile(const PvArgs& a) {
   __m512 acc[ND][MV];
-#pragma GCC unroll 16
-  for (int n = 0; n < ND; ++n)
-#pragma GCC unroll 4
-    for (int v = 0; v < MV; ++v) acc[n][v] = _mm512_setzero_ps();
+  zero_tile(acc);
   const uint32_t* p = a.pt;
   const uint32_t* vb = a.vb;
   for (int64_t kp = 0; kp < a.kl; ++kp, p += MV * 16, vb += a.dvp) {

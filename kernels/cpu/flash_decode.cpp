@@ -50,35 +50,44 @@ bool same_addressing(const FlashKv& a, const FlashKv& b) {
          a.slot_stride == b.slot_stride && a.c0 == b.c0 && a.c0_stride == b.c0_stride;
 }
 
-}  // namespace
-
-bool flash_decode_eligible(const FlashItem& it) {
+// Shared by both kernels: one query row per head, G a power of two <= 16, no rope part, no
+// explicit mask, and mask deltas that keep every column of [kv_begin, kv_end).
+bool decode_item_ok(const FlashItem& it) {
   if (it.R != 1 || it.DR != 0 || it.mask != nullptr) return false;
   if (it.G != 1 && it.G != 2 && it.G != 4 && it.G != 8 && it.G != 16) return false;
-  if (it.QD <= 0 || it.VD <= 0 || it.QD % 16 != 0 || it.VD % 16 != 0) return false;
-  if (!channels_ok(it.k, it.QD) || !channels_ok(it.v, it.VD)) return false;
-  if (is_nz(it.k, it.QD) != is_nz(it.v, it.VD)) return false;
-  if (it.kv_end > it.kv_begin) {  // the deltas must keep every column of the range
-    if (it.row0 + it.lo_delta > it.kv_begin || it.row0 + it.hi_delta < it.kv_end - 1) return false;
+  return it.kv_end <= it.kv_begin ||
+         (it.row0 + it.lo_delta <= it.kv_begin && it.row0 + it.hi_delta >= it.kv_end - 1);
+}
+
+// n a power of two <= 16 and every item shaped like the first (shape, KV range, scale, outputs).
+bool same_group(const FlashItem* items, int64_t n) {
+  if (n < 1 || n > 16 || (n & (n - 1)) != 0) return false;
+  const FlashItem& a = items[0];
+  for (int64_t i = 1; i < n; ++i) {
+    const FlashItem& b = items[i];
+    if (b.G != a.G || b.QD != a.QD || b.VD != a.VD || b.fp16 != a.fp16 || b.kv_begin != a.kv_begin ||
+        b.kv_end != a.kv_end || b.scale != a.scale || (b.partial_o == nullptr) != (a.partial_o == nullptr))
+      return false;
   }
   return true;
 }
 
+}  // namespace
+
+bool flash_decode_eligible(const FlashItem& it) {
+  if (!decode_item_ok(it)) return false;
+  if (it.QD <= 0 || it.VD <= 0 || it.QD % 16 != 0 || it.VD % 16 != 0) return false;
+  if (!channels_ok(it.k, it.QD) || !channels_ok(it.v, it.VD)) return false;
+  return is_nz(it.k, it.QD) == is_nz(it.v, it.VD);
+}
+
 bool flash_decode_i8_eligible(const FlashItem* items, int64_t n) {
-  if (n < 1 || n > 16 || (n & (n - 1)) != 0) return false;
+  if (!same_group(items, n)) return false;
   const FlashItem& a = items[0];
-  for (int64_t i = 0; i < n; ++i) {
-    const FlashItem& it = items[i];
-    if (it.R != 1 || it.DR != 0 || it.mask != nullptr) return false;
-    if (it.G != 1 && it.G != 2 && it.G != 4 && it.G != 8 && it.G != 16) return false;
-    // QD <= 512: the int32 dot products stay below 2^31 (512 * 32767 * 128 < 2^31)
-    if (it.QD <= 0 || it.VD <= 0 || it.QD % 32 != 0 || it.VD % 32 != 0 || it.QD > 512) return false;
-    if (it.kv_end > it.kv_begin && (it.row0 + it.lo_delta > it.kv_begin || it.row0 + it.hi_delta < it.kv_end - 1))
-      return false;
-    if (it.G != a.G || it.QD != a.QD || it.VD != a.VD || it.fp16 != a.fp16 || it.kv_begin != a.kv_begin ||
-        it.kv_end != a.kv_end || it.scale != a.scale || (it.partial_o == nullptr) != (a.partial_o == nullptr))
-      return false;
-  }
+  // QD <= 512: the int32 dot products stay below 2^31 (512 * 32767 * 128 < 2^31)
+  if (a.QD <= 0 || a.VD <= 0 || a.QD % 32 != 0 || a.VD % 32 != 0 || a.QD > 512) return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (!decode_item_ok(items[i])) return false;
   return true;
 }
 
@@ -104,16 +113,11 @@ void flash_decode_row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t*
 }
 
 bool flash_decode_group_eligible(const FlashItem* items, int64_t n) {
-  if (n < 1 || n > 16 || (n & (n - 1)) != 0) return false;
-  const FlashItem& a = items[0];
-  for (int64_t i = 0; i < n; ++i) {
-    const FlashItem& b = items[i];
-    if (!flash_decode_eligible(b)) return false;
-    if (b.G != a.G || b.QD != a.QD || b.VD != a.VD || b.fp16 != a.fp16 || b.kv_begin != a.kv_begin ||
-        b.kv_end != a.kv_end || b.scale != a.scale || !same_addressing(a.k, b.k) || !same_addressing(a.v, b.v) ||
-        (b.partial_o == nullptr) != (a.partial_o == nullptr))
+  if (!same_group(items, n)) return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (!flash_decode_eligible(items[i]) || !same_addressing(items[0].k, items[i].k) ||
+        !same_addressing(items[0].v, items[i].v))
       return false;
-  }
   return true;
 }
 

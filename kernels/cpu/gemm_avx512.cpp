@@ -82,10 +82,7 @@ void bf16_tile(const Bf16Tile& t) {
   const __m512i perm = bf16_pair_index();
   [[maybe_unused]] const __m512i perm2 = bf16_pair_index2();
   __m512 acc[MR][NP];
-#pragma GCC unroll 8
-  for (int m = 0; m < MR; ++m)
-#pragma GCC unroll 3
-    for (int p = 0; p < NP; ++p) acc[m][p] = _mm512_setzero_ps();
+  zero_tile(acc);
 
   const uint16_t* bp[NP];
   __mmask32 lm[NP];
@@ -497,10 +494,7 @@ struct F16Tile {
 template <int MR, int NP>
 void f16_tile(const F16Tile& t) {
   __m512 acc[MR][NP];
-#pragma GCC unroll 8
-  for (int m = 0; m < MR; ++m)
-#pragma GCC unroll 3
-    for (int p = 0; p < NP; ++p) acc[m][p] = _mm512_setzero_ps();
+  zero_tile(acc);
   const uint16_t* bp[NP];
   __mmask16 lm[NP];
 #pragma GCC unroll 3

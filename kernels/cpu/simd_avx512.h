@@ -39,6 +39,15 @@ inline __mmask32 mask32(int64_t valid) {  // the low `valid` lanes (clamped to 0
   return static_cast<__mmask32>((1u << valid) - 1u);
 }
 
+// Zeroes a register tile of accumulators.
+template <int A, int B>
+inline void zero_tile(__m512 (&acc)[A][B]) {
+#pragma GCC unroll 16
+  for (int i = 0; i < A; ++i)
+#pragma GCC unroll 16
+    for (int j = 0; j < B; ++j) acc[i][j] = _mm512_setzero_ps();
+}
+
 inline __m512 dpbf16(__m512 acc, __m512i b, __m512i a) {
   return _mm512_dpbf16_ps(acc, (__m512bh)b, (__m512bh)a);
 }

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/runtime.h"
 #include "ops/compare.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
@@ -162,6 +164,38 @@ inline FiaCompare compare_fia(const FiaRun& op, const FiaRun& ref, DType dtype, 
     r.ok = r.ok && r.lse.bad == 0;
   }
   return r;
+}
+
+// The operator against `ref` under every ISA the machine has and each thread count; each run's
+// mismatch is an EXPECT failure naming the case, ISA and thread count. Returns the worst errors.
+struct FiaWorst {
+  double out_rel = 0, out_abs = 0, lse_rel = 0;
+  int runs = 0;
+};
+inline FiaWorst check_every_isa(const FiaCaseData& data, const FiaRun& ref, DType dtype, bool lse,
+                                const std::vector<int>& threads, const std::string& name) {
+  FiaWorst w;
+  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+    if (!set_isa(isa)) continue;
+    for (int t : threads) {
+      set_num_threads(t);
+      auto op = fia_test::build_fia_run(data.canon, data.cfg);
+      const Status s = op ? run_fia_cpp(op->params) : kParamInvalid;
+      set_num_threads(0);
+      if (s != kSuccess) {
+        ADD_FAILURE() << name << " isa=" << isa_name(isa) << " threads=" << t << ": " << last_error_message();
+        continue;
+      }
+      const FiaCompare r = compare_fia(*op, ref, dtype, lse);
+      EXPECT_TRUE(r.ok) << name << " isa=" << isa_name(isa) << " threads=" << t << ": " << r.str();
+      w.out_rel = std::max(w.out_rel, r.out.max_rel);
+      w.out_abs = std::max(w.out_abs, r.out.max_abs);
+      w.lse_rel = std::max(w.lse_rel, r.lse.max_rel);
+      ++w.runs;
+    }
+  }
+  reset_isa();
+  return w;
 }
 
 }  // namespace mlaops::testing

@@ -6,8 +6,11 @@
 // (status, message, output untouched).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -185,6 +188,19 @@ void bind(const AqCase& c, AqData& d, AqViews& vw, FiaParams* op, FiaParams* ref
   }
 }
 
+// A case's data and its bound operator / reference parameters (the views live beside them).
+struct AqSetup {
+  std::unique_ptr<AqData> d;
+  AqViews vw;
+  FiaParams op, ref;
+};
+std::unique_ptr<AqSetup> setup(const AqCase& c) {
+  auto st = std::make_unique<AqSetup>();
+  st->d = build(c, &st->op, &st->ref);
+  bind(c, *st->d, st->vw, &st->op, &st->ref);
+  return st;
+}
+
 Status run_op(const FiaParams& p) {
   uint64_t ws = 0;
   const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
@@ -199,20 +215,20 @@ Tolerance out_tol(DType dt) {
 }
 
 // True when the AVX-512 level runs the case through the in-place INT8 decode kernel
-// (kernels::flash_decode_i8_eligible + per-channel parameters on both key and value), which follows
+// (kernels::flash_decode_i8_eligible + modes 0 / 2 on both key and value), which follows
 // the exact (FP32 high-precision) golden; the other paths round the dequantised values first.
 bool in_place(const AqCase& c, Isa isa) {
   const int64_t G = c.N / c.KVN;
-  return isa == Isa::kAvx512 && kernels::flash_decode_i8_kernel(Isa::kAvx512) != nullptr && c.mode_k == 0 &&
-         c.mode_v == 0 && c.S == 1 && c.D % 32 == 0 && (G == 1 || G == 2 || G == 4 || G == 8 || G == 16);
+  auto channel = [](int64_t mode) { return mode == 0 || mode == 2; };  // per-channel / per-tensor / per-head
+  return isa == Isa::kAvx512 && kernels::flash_decode_i8_kernel(Isa::kAvx512) != nullptr && channel(c.mode_k) &&
+         channel(c.mode_v) && c.S == 1 && c.D % 32 == 0 && (G == 1 || G == 2 || G == 4 || G == 8 || G == 16);
 }
 
 void check_case(const AqCase& c) {
   SCOPED_TRACE(c.name);
-  FiaParams op, ref;
-  auto d = build(c, &op, &ref);
-  AqViews vw;
-  bind(c, *d, vw, &op, &ref);
+  const auto cs = setup(c);
+  FiaParams &op = cs->op, &ref = cs->ref;
+  const auto& d = cs->d;
   ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
   const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
   HostTensor out_exact, lse_exact;
@@ -233,14 +249,19 @@ void check_case(const AqCase& c) {
       const Stats s = compare(d->out_op.view(), out_ref.view(), out_tol(c.dt));
       EXPECT_TRUE(within(s, out_tol(c.dt), false))
           << isa_name(isa) << (exact ? " (in place, exact golden)" : "") << " threads " << threads << ": " << s.str();
+      double lse_rel = 0;
       for (int64_t i = 0; i < lse_ref.numel(); ++i) {
         const double x = d->lse_op.flat(i), y = lse_ref.flat(i);
         if (std::isinf(y)) {
           EXPECT_EQ(x, y) << i;
         } else {
           EXPECT_NEAR(x, y, 1e-4 * std::fabs(y) + 1e-5) << isa_name(isa) << (exact ? " (in place)" : "") << " lse " << i;
+          lse_rel = std::max(lse_rel, std::fabs(x - y) / std::fabs(y));
         }
       }
+      if (threads == 2)
+        std::printf("[fia-aq-stats] %s %s%s out max_abs %.3g lse max_rel %.3g\n", c.name.c_str(), isa_name(isa),
+                    exact ? " in-place/exact" : "", s.max_abs, lse_rel);
     }
   }
   reset_isa();
@@ -376,10 +397,9 @@ TEST(FiaAntiquant, ThroughTheCApi) {
     c.combined = variant == 1;
     c.layout = variant == 2 ? "BSH" : "BNSD";
     SCOPED_TRACE(c.name);
-    FiaParams op, ref;
-    auto d = build(c, &op, &ref);
-    AqViews vw;
-    bind(c, *d, vw, &op, &ref);
+    const auto cs = setup(c);
+    FiaParams &op = cs->op, &ref = cs->ref;
+    const auto& d = cs->d;
     ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
     FiaAclArgs a;
     auto put = [&](int i, const TensorView* t) {
@@ -421,10 +441,9 @@ TEST(FiaAntiquant, ThroughTheCApi) {
 // parameter and the rule, and leave the output untouched.
 template <class F>
 void expect_rejected(AqCase c, const char* param, const char* rule, F&& mutate) {
-  FiaParams op, ref;
-  auto d = build(c, &op, &ref);
-  AqViews vw;
-  bind(c, *d, vw, &op, &ref);
+  const auto cs = setup(c);
+  FiaParams& op = cs->op;
+  const auto& d = cs->d;
   HostTensor extra;  // storage a mutation may point at
   mutate(op, *d, extra);
   std::memset(d->out_op.data(), 0x5A, d->out_op.storage.size() * 8);

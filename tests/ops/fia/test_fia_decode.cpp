@@ -99,27 +99,9 @@ TEST_P(FlashDecodeOp, MatchesReference) {
   auto data = make_case_data(c);
   auto ref = reference_run(*data);
   ASSERT_TRUE(ref);
-  double worst = 0, worst_lse = 0;
-  int runs = 0;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (!set_isa(isa)) continue;
-    for (int threads : d.threads) {
-      set_num_threads(threads);
-      auto op = fia_test::build_fia_run(data->canon, data->cfg);
-      ASSERT_TRUE(op);
-      const Status s = run_fia_cpp(op->params);
-      set_num_threads(0);
-      ASSERT_EQ(s, kSuccess) << last_error_message();
-      const FiaCompare r = compare_fia(*op, *ref, c.dtype, true);
-      EXPECT_TRUE(r.ok) << d.name << " isa=" << isa_name(isa) << " threads=" << threads << ": " << r.str();
-      worst = std::max(worst, r.out.max_rel);
-      worst_lse = std::max(worst_lse, r.lse.max_rel);
-      ++runs;
-    }
-  }
-  reset_isa();
-  EXPECT_GT(runs, 0);
-  std::printf("[flash-decode] %s out max_rel %.3g lse max_rel %.3g\n", d.name.c_str(), worst, worst_lse);
+  const FiaWorst w = check_every_isa(*data, *ref, c.dtype, true, d.threads, d.name);
+  EXPECT_GT(w.runs, 0);
+  std::printf("[flash-decode] %s out max_rel %.3g lse max_rel %.3g\n", d.name.c_str(), w.out_rel, w.lse_rel);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, FlashDecodeOp, ::testing::ValuesIn(cases()),
