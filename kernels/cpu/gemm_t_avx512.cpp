@@ -107,6 +107,11 @@ inline void prefetch_tile(const void* p) {
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) _mm_prefetch(c + 64 * i, _MM_HINT_T0);
 }
+inline void prefetch_tile_l2(const void* p) {
+  const char* c = static_cast<const char*>(p);
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) _mm_prefetch(c + 64 * i, _MM_HINT_T1);
+}
 
 template <int MR>
 void s8t_tile(const TTile& t) {
@@ -239,6 +244,160 @@ void f16t_tile(const TTile& t) {
   }
 }
 
+// ---- one M tile (M <= 3, decode): W in address order ----
+// Such a call is bound by reading W, and W^T's NZ storage puts the 16-row tiles of one k panel
+// side by side: [C1][R1][16][c0]. So the thread walks its tiles [nt0, nt1) kStreamPanels k
+// panels at a time: that many sequential streams (one per panel), each prefetched into L2
+// kStreamPf bytes ahead (continuing into the next group of panels). A tile's kAcc accumulators
+// of one visit are folded (the first levels of the reduction tree, which is linear) into
+// kState vectors that are added up in a small per-thread scratch (2 or 4 vectors per tile) and
+// reduced once after the last panel. Measured on the W_DQKV GEMV (7168 x 2112 int8, M = 1):
+// one panel per visit (a single stream) ran 0.6-0.75x the speed of the panel-layout GEMV, the
+// per-tile order of the M > 3 path 0.6x, 4 panels per visit with L2 prefetch 0.95-1.1x.
+constexpr int64_t kStreamPf = 1024;  // bytes
+constexpr int kStreamPanels = 4;     // k panels per visit of a tile: 4 sequential streams
+
+struct S8Stream {
+  using T = int8_t;
+  using C = int32_t;
+  using Add = AddI;
+  static constexpr int64_t kC0 = 32;
+  static constexpr int kAcc = 8, kState = 2;
+  static __m512i load_a(const int8_t* a, int64_t valid) { return dup256(_mm256_maskz_loadu_epi8(mask32(valid), a)); }
+  static void step(__m512i* acc, const int8_t* w, __m512i av) {
+    const __m512i x80 = _mm512_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j)
+      acc[j] = dpbusd(acc[j], _mm512_xor_si512(_mm512_loadu_si512(w + 64 * j), x80), av);
+  }
+  static void finish(const __m512i* st, int32_t* c, __mmask16 nmask, const int32_t* rowsum) {
+    // reduce_pairs' last level; then -128 * rowsum(A[m]), modulo 2^32 like the accumulation
+    const __m512i z = _mm512_maskz_permutexvar_epi32(
+        kAll16, _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), red_l3<AddI>(st[0], st[1]));
+    const auto adj = static_cast<int32_t>(static_cast<uint32_t>(*rowsum) * 0xFFFFFF80u);
+    _mm512_mask_storeu_epi32(c, nmask, _mm512_add_epi32(z, _mm512_set1_epi32(adj)));
+  }
+};
+
+struct Bf16Stream {
+  using T = uint16_t;
+  using C = float;
+  using Add = AddF;
+  static constexpr int64_t kC0 = 16;
+  static constexpr int kAcc = 8, kState = 2;
+  static __m512i load_a(const uint16_t* a, int64_t valid) { return dup256(_mm256_maskz_loadu_epi16(mask16(valid), a)); }
+  static void step(__m512i* acc, const uint16_t* w, __m512i av) {
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j)
+      acc[j] = _mm512_castps_si512(dpbf16(_mm512_castsi512_ps(acc[j]), _mm512_loadu_si512(w + 32 * j), av));
+  }
+  static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {
+    const __m512i z = _mm512_maskz_permutexvar_epi32(
+        kAll16, _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), red_l3<AddF>(st[0], st[1]));
+    _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(z));
+  }
+};
+
+struct F16Stream {
+  using T = uint16_t;
+  using C = float;
+  using Add = AddF;
+  static constexpr int64_t kC0 = 16;
+  static constexpr int kAcc = 16, kState = 4;  // one accumulator per W row
+  static __m512i load_a(const uint16_t* a, int64_t valid) {
+    return _mm512_castps_si512(cvtph(_mm256_maskz_loadu_epi16(mask16(valid), a)));
+  }
+  static void step(__m512i* acc, const uint16_t* w, __m512i av) {
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j) {
+      const __m512 wv = cvtph(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + 16 * j)));
+      acc[j] = _mm512_castps_si512(_mm512_fmadd_ps(_mm512_castsi512_ps(av), wv, _mm512_castsi512_ps(acc[j])));
+    }
+  }
+  static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {  // reduce16's last levels
+    const __m512i z = red_l3<AddF>(red_l3<AddF>(st[0], st[1]), red_l3<AddF>(st[2], st[3]));
+    _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(z));
+  }
+};
+
+// acc[4i .. 4i+3] -> st[i]: the first two levels of reduce_pairs / reduce16.
+template <class Add, int S>
+inline void fold(const __m512i* acc, __m512i* st) {
+#pragma GCC unroll 4
+  for (int i = 0; i < S; ++i)
+    st[i] = red_l2<Add>(red_l1<Add>(acc[4 * i], acc[4 * i + 1]), red_l1<Add>(acc[4 * i + 2], acc[4 * i + 3]));
+}
+
+template <class P, int MR, int KP>
+void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
+  using T = typename P::T;
+  using Add = typename P::Add;
+  constexpr int64_t c0 = P::kC0, tile = 16 * c0, tile_bytes = tile * static_cast<int64_t>(sizeof(T));
+  constexpr int S = P::kState;
+  const auto* A = static_cast<const T*>(g.A);
+  const auto* W = static_cast<const T*>(g.W);
+  const int64_t nt0 = g.n_begin / 16, nt1 = (g.n_end + 15) / 16, nts = nt1 - nt0;
+  const int64_t panels = (g.K + c0 - 1) / c0, wstep_bytes = g.r1 * tile_bytes;
+  const int64_t run_bytes = nts * tile_bytes;  // one panel's tiles of this call, contiguous
+  struct Z {
+    __m512i v;
+  };
+  thread_local std::vector<Z> scratch;  // [nts][MR][S] folded sums
+  const auto need = static_cast<size_t>(nts * MR * S);
+  if (scratch.size() < need) scratch.resize(need);
+  Z* const sums = scratch.data();  // (one thread-local lookup per call)
+  for (int64_t kp = 0; kp < panels; kp += KP) {
+    const int kn = static_cast<int>(std::min<int64_t>(KP, panels - kp));
+    const bool first = kp == 0, last = kp + kn == panels;
+    __m512i av[KP][MR];
+#pragma GCC unroll 4
+    for (int q = 0; q < KP; ++q)
+#pragma GCC unroll 3
+      for (int m = 0; m < MR; ++m)
+        av[q][m] = q < kn ? P::load_a(A + m * g.lda + (kp + q) * c0, std::min<int64_t>(c0, g.K - (kp + q) * c0))
+                          : _mm512_setzero_si512();
+    const char* run = reinterpret_cast<const char*>(W + nt0 * tile) + kp * wstep_bytes;
+    for (int64_t i = 0; i < nts; ++i) {
+      const int64_t pf = i * tile_bytes + kStreamPf;  // address order, on into the next panels
+#pragma GCC unroll 4
+      for (int q = 0; q < KP; ++q) {
+        if (q >= kn) break;
+        const char* pp = pf < run_bytes ? run + q * wstep_bytes + pf
+                                        : (!last ? run + (q + KP) * wstep_bytes + (pf - run_bytes) : nullptr);
+        if (pp) prefetch_tile_l2(pp);
+      }
+      Z* st = sums + i * MR * S;
+#pragma GCC unroll 3
+      for (int m = 0; m < MR; ++m) {
+        __m512i acc[P::kAcc], f[S];
+#pragma GCC unroll 16
+        for (int j = 0; j < P::kAcc; ++j) acc[j] = _mm512_setzero_si512();
+#pragma GCC unroll 4
+        for (int q = 0; q < KP; ++q)
+          if (q < kn) P::step(acc, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes), av[q][m]);
+        fold<Add, S>(acc, f);
+#pragma GCC unroll 4
+        for (int j = 0; j < S; ++j) f[j] = first ? f[j] : Add()(f[j], st[m * S + j].v);
+        if (!last) {
+#pragma GCC unroll 4
+          for (int j = 0; j < S; ++j) st[m * S + j].v = f[j];
+        } else {
+          const int64_t n = (nt0 + i) * 16;
+          P::finish(f, static_cast<typename P::C*>(g.C) + m * g.ldc + n, mask16(g.n_end - n),
+                    rowsum ? rowsum + m : nullptr);
+        }
+      }
+    }
+  }
+}
+
+template <class P>
+void gemm_t_stream_m(const GemmTArgs& g, const int32_t* rowsum) {
+  if (g.M == 1) gemm_t_stream<P, 1, kStreamPanels>(g, rowsum);
+  else if (g.M == 2) gemm_t_stream<P, 2, kStreamPanels>(g, rowsum);
+  else gemm_t_stream<P, 3, kStreamPanels>(g, rowsum);
+}
+
 using TTileFn = void (*)(const TTile&);
 
 // Splits N into 16-row W tiles and M into tiles of up to kTMR rows; K blocks of kc (a multiple
@@ -292,18 +451,21 @@ void s8_t_avx512(const GemmTArgs& g) {
     for (int64_t k = 0; k < g.K; ++k) s += A[m * g.lda + k];
     rowsum[static_cast<size_t>(m)] = s;
   }
+  if (g.M <= kTMR && g.K > 0) return gemm_t_stream_m<S8Stream>(g, rowsum.data());
   static constexpr std::array<TTileFn, kTMR> kTable{&s8t_tile<1>, &s8t_tile<2>, &s8t_tile<3>};
   gemm_t_drive<int8_t, int32_t>(g, 32, 1024, kTable, rowsum.data());
 }
 
 void bf16_t_avx512(const GemmTArgs& g) {
   if (g.M <= 0 || g.n_end <= g.n_begin) return;
+  if (g.M <= kTMR && g.K > 0) return gemm_t_stream_m<Bf16Stream>(g, nullptr);
   static constexpr std::array<TTileFn, kTMR> kTable{&bf16t_tile<1>, &bf16t_tile<2>, &bf16t_tile<3>};
   gemm_t_drive<uint16_t, float>(g, 16, 512, kTable, nullptr);
 }
 
 void f16_t_avx512(const GemmTArgs& g) {
   if (g.M <= 0 || g.n_end <= g.n_begin) return;
+  if (g.M <= kTMR && g.K > 0) return gemm_t_stream_m<F16Stream>(g, nullptr);
   static constexpr std::array<TTileFn, kTMR> kTable{&f16t_tile<1>, &f16t_tile<2>, &f16t_tile<3>};
   gemm_t_drive<uint16_t, float>(g, 16, 512, kTable, nullptr);
 }
