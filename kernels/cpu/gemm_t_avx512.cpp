@@ -100,13 +100,8 @@ inline __m512i reduce8(const __m512i* v) {
 
 using avx512::mask32;  // simd_avx512.h
 
-constexpr int64_t kTPf = 4;  // k panels of W prefetched ahead
+constexpr size_t kTPackBytes = 32 * 512;  // one K block of one W tile: 32 k panels of 512 bytes
 
-inline void prefetch_tile(const void* p) {
-  const char* c = static_cast<const char*>(p);
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) _mm_prefetch(c + 64 * i, _MM_HINT_T0);
-}
 inline void prefetch_tile_l2(const void* p) {
   const char* c = static_cast<const char*>(p);
 #pragma GCC unroll 8
@@ -128,7 +123,6 @@ void s8t_tile(const TTile& t) {
   for (int64_t kp = 0; kp <= full; ++kp) {
     if (kp == full && tail == 0) break;
     const int8_t* wp = w + kp * wstep;
-    if (kp + kTPf < full) prefetch_tile(wp + kTPf * wstep);
     __m512i av[MR];
     const __mmask32 am = kp < full ? ~__mmask32{0} : mask32(tail);
 #pragma GCC unroll 3
@@ -166,7 +160,6 @@ void bf16t_tile(const TTile& t) {
   for (int64_t kp = 0; kp <= full; ++kp) {
     if (kp == full && tail == 0) break;
     const uint16_t* wp = w + kp * wstep;
-    if (kp + kTPf < full) prefetch_tile(wp + kTPf * wstep);
     __m512i av[MR];
     const __mmask16 am = kp < full ? static_cast<__mmask16>(0xFFFF) : mask16(tail);
 #pragma GCC unroll 3
@@ -205,10 +198,6 @@ void f16t_pass(const TTile& t, int row0, __mmask16 smask) {
   for (int64_t kp = 0; kp <= full; ++kp) {
     if (kp == full && tail == 0) break;
     const uint16_t* wp = w + kp * wstep;
-    if (kp + kTPf < full) {
-#pragma GCC unroll 4
-      for (int i = 0; i < NR / 2; ++i) _mm_prefetch(reinterpret_cast<const char*>(wp + kTPf * wstep) + 64 * i, _MM_HINT_T0);
-    }
     __m512 av[MR];
     const __mmask16 am = kp < full ? static_cast<__mmask16>(0xFFFF) : mask16(tail);
 #pragma GCC unroll 3
@@ -244,18 +233,21 @@ void f16t_tile(const TTile& t) {
   }
 }
 
-// ---- one M tile (M <= 3, decode): W in address order ----
+// ---- small M (decode, M <= kStreamMaxM): W in address order ----
 // Such a call is bound by reading W, and W^T's NZ storage puts the 16-row tiles of one k panel
 // side by side: [C1][R1][16][c0]. So the thread walks its tiles [nt0, nt1) kStreamPanels k
 // panels at a time: that many sequential streams (one per panel), each prefetched into L2
-// kStreamPf bytes ahead (continuing into the next group of panels). A tile's kAcc accumulators
-// of one visit are folded (the first levels of the reduction tree, which is linear) into
-// kState vectors that are added up in a small per-thread scratch (2 or 4 vectors per tile) and
-// reduced once after the last panel. Measured on the W_DQKV GEMV (7168 x 2112 int8, M = 1):
-// one panel per visit (a single stream) ran 0.6-0.75x the speed of the panel-layout GEMV, the
-// per-tile order of the M > 3 path 0.6x, 4 panels per visit with L2 prefetch 0.95-1.1x.
+// kStreamPf bytes ahead (continuing into the next group of panels); every row of A uses the
+// visit's W from L1. A tile's kAcc accumulators of one visit are folded (the first levels of
+// the reduction tree, which is linear) into kState vectors that are added up in a small
+// per-thread scratch ([tiles][M][kState]) and reduced once after the last panel. Measured on
+// the W_DQKV GEMV (7168 x 2112 int8, M = 1): one panel per visit (a single stream) ran
+// 0.6-0.75x the speed of the panel-layout GEMV, the M-tiled order below 0.6x, 4 panels per
+// visit with L2 prefetch 0.95-1.1x; at M = 4..8 20-25 GB/s against 14-22 for the M tiles,
+// at M = 16 even, at M = 32 slower.
 constexpr int64_t kStreamPf = 1024;  // bytes
 constexpr int kStreamPanels = 4;     // k panels per visit of a tile: 4 sequential streams
+constexpr int64_t kStreamMaxM = 8;
 
 struct S8Stream {
   using T = int8_t;
@@ -328,12 +320,14 @@ inline void fold(const __m512i* acc, __m512i* st) {
     st[i] = red_l2<Add>(red_l1<Add>(acc[4 * i], acc[4 * i + 1]), red_l1<Add>(acc[4 * i + 2], acc[4 * i + 3]));
 }
 
-template <class P, int MR, int KP>
+template <class P>
 void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
   using T = typename P::T;
   using Add = typename P::Add;
+  constexpr int KP = kStreamPanels;
   constexpr int64_t c0 = P::kC0, tile = 16 * c0, tile_bytes = tile * static_cast<int64_t>(sizeof(T));
   constexpr int S = P::kState;
+  const int64_t M = g.M;
   const auto* A = static_cast<const T*>(g.A);
   const auto* W = static_cast<const T*>(g.W);
   const int64_t nt0 = g.n_begin / 16, nt1 = (g.n_end + 15) / 16, nts = nt1 - nt0;
@@ -342,20 +336,16 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
   struct Z {
     __m512i v;
   };
-  thread_local std::vector<Z> scratch;  // [nts][MR][S] folded sums
-  const auto need = static_cast<size_t>(nts * MR * S);
+  thread_local std::vector<Z> scratch;  // [nts][M][S] folded sums
+  const auto need = static_cast<size_t>(nts * M * S);
   if (scratch.size() < need) scratch.resize(need);
   Z* const sums = scratch.data();  // (one thread-local lookup per call)
   for (int64_t kp = 0; kp < panels; kp += KP) {
     const int kn = static_cast<int>(std::min<int64_t>(KP, panels - kp));
     const bool first = kp == 0, last = kp + kn == panels;
-    __m512i av[KP][MR];
+    int64_t valid[KP];  // k values of each panel of this visit
 #pragma GCC unroll 4
-    for (int q = 0; q < KP; ++q)
-#pragma GCC unroll 3
-      for (int m = 0; m < MR; ++m)
-        av[q][m] = q < kn ? P::load_a(A + m * g.lda + (kp + q) * c0, std::min<int64_t>(c0, g.K - (kp + q) * c0))
-                          : _mm512_setzero_si512();
+    for (int q = 0; q < KP; ++q) valid[q] = std::clamp<int64_t>(g.K - (kp + q) * c0, 0, c0);
     const char* run = reinterpret_cast<const char*>(W + nt0 * tile) + kp * wstep_bytes;
     for (int64_t i = 0; i < nts; ++i) {
       const int64_t pf = i * tile_bytes + kStreamPf;  // address order, on into the next panels
@@ -366,15 +356,16 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
                                         : (!last ? run + (q + KP) * wstep_bytes + (pf - run_bytes) : nullptr);
         if (pp) prefetch_tile_l2(pp);
       }
-      Z* st = sums + i * MR * S;
-#pragma GCC unroll 3
-      for (int m = 0; m < MR; ++m) {
+      Z* st = sums + i * M * S;
+      for (int64_t m = 0; m < M; ++m) {  // the visit's W (KP x 512 bytes) stays in L1 across rows
         __m512i acc[P::kAcc], f[S];
 #pragma GCC unroll 16
         for (int j = 0; j < P::kAcc; ++j) acc[j] = _mm512_setzero_si512();
 #pragma GCC unroll 4
         for (int q = 0; q < KP; ++q)
-          if (q < kn) P::step(acc, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes), av[q][m]);
+          if (q < kn)
+            P::step(acc, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes),
+                    P::load_a(A + m * g.lda + (kp + q) * c0, valid[q]));
         fold<Add, S>(acc, f);
 #pragma GCC unroll 4
         for (int j = 0; j < S; ++j) f[j] = first ? f[j] : Add()(f[j], st[m * S + j].v);
@@ -391,17 +382,13 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
   }
 }
 
-template <class P>
-void gemm_t_stream_m(const GemmTArgs& g, const int32_t* rowsum) {
-  if (g.M == 1) gemm_t_stream<P, 1, kStreamPanels>(g, rowsum);
-  else if (g.M == 2) gemm_t_stream<P, 2, kStreamPanels>(g, rowsum);
-  else gemm_t_stream<P, 3, kStreamPanels>(g, rowsum);
-}
-
 using TTileFn = void (*)(const TTile&);
 
-// Splits N into 16-row W tiles and M into tiles of up to kTMR rows; K blocks of kc (a multiple
-// of c0) when several M tiles reuse the W block.
+// M > 3: splits N into 16-row W tiles and M into tiles of up to kTMR rows, in K blocks of
+// kc_multi (a multiple of c0; 32 k panels). The block's k panels of one W tile lie r1 * 16 * c0
+// elements apart, a multiple of 4 KiB for the MlaPreprocess weights (W_UQ: 768 KiB), so they
+// map to the same L1 and L2 sets and did not stay cached across the M tiles (s8_t ran at
+// 57 % of the int8 peak at M = 256); the block is copied into a contiguous buffer first.
 template <class T, class Acc>
 void gemm_t_drive(const GemmTArgs& g, int64_t c0, int64_t kc_multi, const std::array<TTileFn, kTMR>& table,
                   const int32_t* rowsum) {
@@ -414,19 +401,27 @@ void gemm_t_drive(const GemmTArgs& g, int64_t c0, int64_t kc_multi, const std::a
     return;
   }
   const int64_t tiles = (M + kTMR - 1) / kTMR;
-  const int64_t kc = tiles == 1 ? K : kc_multi;
   const int64_t tile_elems = 16 * c0;
+  const auto tile_bytes = static_cast<size_t>(tile_elems) * sizeof(T);
+  alignas(64) unsigned char packed[kTPackBytes];  // [kc_multi / c0][16][c0]
   TTile t;
   t.lda = g.lda;
-  t.wstep = g.r1 * tile_elems;
+  t.wstep = tile_elems;
   t.ldc = g.ldc;
+  t.w = packed;
   for (int64_t nt = g.n_begin / 16; nt * 16 < g.n_end; ++nt) {
     t.nvalid = std::min<int64_t>(16, g.n_end - nt * 16);
     t.nmask = mask16(t.nvalid);
-    for (int64_t k0 = 0; k0 < K; k0 += kc) {
-      t.kl = std::min(kc, K - k0);
+    for (int64_t k0 = 0; k0 < K; k0 += kc_multi) {
+      t.kl = std::min(kc_multi, K - k0);
       t.accumulate = k0 > 0;
-      t.w = W + ((k0 / c0) * g.r1 + nt) * tile_elems;
+      const int64_t np = (t.kl + c0 - 1) / c0;  // whole panels (NZ storage pads K to c0)
+      const bool next = (nt + 1) * 16 < g.n_end;
+      for (int64_t q = 0; q < np; ++q) {
+        const T* src = W + ((k0 / c0 + q) * g.r1 + nt) * tile_elems;
+        if (next) prefetch_tile_l2(src + tile_elems);  // the next tile's block (adjacent chunks)
+        std::memcpy(packed + q * tile_bytes, src, tile_bytes);
+      }
       int64_t m0 = 0;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
@@ -451,21 +446,21 @@ void s8_t_avx512(const GemmTArgs& g) {
     for (int64_t k = 0; k < g.K; ++k) s += A[m * g.lda + k];
     rowsum[static_cast<size_t>(m)] = s;
   }
-  if (g.M <= kTMR && g.K > 0) return gemm_t_stream_m<S8Stream>(g, rowsum.data());
+  if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<S8Stream>(g, rowsum.data());
   static constexpr std::array<TTileFn, kTMR> kTable{&s8t_tile<1>, &s8t_tile<2>, &s8t_tile<3>};
   gemm_t_drive<int8_t, int32_t>(g, 32, 1024, kTable, rowsum.data());
 }
 
 void bf16_t_avx512(const GemmTArgs& g) {
   if (g.M <= 0 || g.n_end <= g.n_begin) return;
-  if (g.M <= kTMR && g.K > 0) return gemm_t_stream_m<Bf16Stream>(g, nullptr);
+  if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<Bf16Stream>(g, nullptr);
   static constexpr std::array<TTileFn, kTMR> kTable{&bf16t_tile<1>, &bf16t_tile<2>, &bf16t_tile<3>};
   gemm_t_drive<uint16_t, float>(g, 16, 512, kTable, nullptr);
 }
 
 void f16_t_avx512(const GemmTArgs& g) {
   if (g.M <= 0 || g.n_end <= g.n_begin) return;
-  if (g.M <= kTMR && g.K > 0) return gemm_t_stream_m<F16Stream>(g, nullptr);
+  if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<F16Stream>(g, nullptr);
   static constexpr std::array<TTileFn, kTMR> kTable{&f16t_tile<1>, &f16t_tile<2>, &f16t_tile<3>};
   gemm_t_drive<uint16_t, float>(g, 16, 512, kTable, nullptr);
 }
