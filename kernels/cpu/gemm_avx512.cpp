@@ -249,23 +249,38 @@ void bf16_avx512(const GemmArgs& g) {
   }
   static constexpr auto kNz = bf16_table<false>(std::make_index_sequence<kBf16MR * kBf16NP>());
   static constexpr auto kNd = bf16_table<true>(std::make_index_sequence<kBf16MR * kBf16NP>());
-  const auto& table = nd ? kNd : kNz;
 
   const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
   const int64_t tiles = (M + kBf16MR - 1) / kBf16MR;
   const int64_t kc = tiles == 1 ? K : kBf16KC;
+  // ND B with several M tiles: each K block of a panel group is copied once into NZ panels
+  // (zero past N), so the tiles load a row pair with one 64-byte load instead of two row loads
+  // and a vpermt2w (W_UK 128 x 512 at M = 256: 80-83 % of the bf16 peak ND, 91-95 % NZ).
+  const bool pack = nd && tiles > 1;
+  const auto& table = nd && !pack ? kNd : kNz;
+  alignas(64) uint16_t packed[kBf16KC * 16 * kBf16NP];  // [kBf16NP][kBf16KC][16] when pack
   for (int64_t pg = p_begin; pg < p_end; pg += kBf16NP) {
     const int64_t np = std::min<int64_t>(kBf16NP, p_end - pg);
     Bf16Tile t;
     t.lda = g.lda;
-    t.ldb = g.ldb;
-    t.panel_stride = g.panel_stride;
+    t.ldb = pack ? 16 : g.ldb;
+    t.panel_stride = pack ? kBf16KC * 16 : g.panel_stride;
     t.ldc = g.ldc;
     t.last_mask = mask16(g.n_end - (pg + np - 1) * 16);
     for (int64_t k0 = 0; k0 < K; k0 += kc) {
       t.kl = std::min(kc, K - k0);
       t.accumulate = k0 > 0;
       t.b = B + pg * g.panel_stride + k0 * g.ldb;
+      if (pack) {
+        for (int64_t q = 0; q < np; ++q) {
+          const __mmask16 cm = q == np - 1 ? t.last_mask : static_cast<__mmask16>(0xFFFF);
+          const uint16_t* src = t.b + q * g.panel_stride;
+          uint16_t* dst = packed + q * kBf16KC * 16;
+          for (int64_t k = 0; k < t.kl; ++k)
+            _mm256_store_si256(reinterpret_cast<__m256i*>(dst + k * 16), _mm256_maskz_loadu_epi16(cm, src + k * g.ldb));
+        }
+        t.b = packed;
+      }
       int64_t m0 = 0;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
