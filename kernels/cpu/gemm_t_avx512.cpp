@@ -70,13 +70,18 @@ inline __m512i red_l3(__m512i x, __m512i y) {
 
 // 8 accumulators, lanes 0-7 of v[j] partial sums of row 2j, lanes 8-15 of row 2j+1 -> the 16
 // row sums in natural order.
+// reduce_pairs' last level, from its two halves y0 (v[0..3]) and y1 (v[4..7]).
+template <class Add>
+inline __m512i reduce_pairs_last(__m512i y0, __m512i y1) {
+  // lanes: rows 0 2 4 6 | 1 3 5 7 | 8 10 12 14 | 9 11 13 15
+  const __m512i z = red_l3<Add>(y0, y1);
+  return _mm512_maskz_permutexvar_epi32(kAll16, _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), z);
+}
 template <class Add>
 inline __m512i reduce_pairs(const __m512i* v) {
   const __m512i y0 = red_l2<Add>(red_l1<Add>(v[0], v[1]), red_l1<Add>(v[2], v[3]));
   const __m512i y1 = red_l2<Add>(red_l1<Add>(v[4], v[5]), red_l1<Add>(v[6], v[7]));
-  // lanes: rows 0 2 4 6 | 1 3 5 7 | 8 10 12 14 | 9 11 13 15
-  const __m512i z = red_l3<Add>(y0, y1);
-  return _mm512_maskz_permutexvar_epi32(kAll16, _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), z);
+  return reduce_pairs_last<Add>(y0, y1);
 }
 
 // 16 accumulators (one row each) -> 16 row sums.
@@ -263,9 +268,8 @@ struct S8Stream {
       acc[j] = dpbusd(acc[j], _mm512_xor_si512(_mm512_loadu_si512(w + 64 * j), x80), av);
   }
   static void finish(const __m512i* st, int32_t* c, __mmask16 nmask, const int32_t* rowsum) {
-    // reduce_pairs' last level; then -128 * rowsum(A[m]), modulo 2^32 like the accumulation
-    const __m512i z = _mm512_maskz_permutexvar_epi32(
-        kAll16, _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), red_l3<AddI>(st[0], st[1]));
+    // -128 * rowsum(A[m]), modulo 2^32 like the accumulation
+    const __m512i z = reduce_pairs_last<AddI>(st[0], st[1]);
     const auto adj = static_cast<int32_t>(static_cast<uint32_t>(*rowsum) * 0xFFFFFF80u);
     _mm512_mask_storeu_epi32(c, nmask, _mm512_add_epi32(z, _mm512_set1_epi32(adj)));
   }
@@ -284,9 +288,7 @@ struct Bf16Stream {
       acc[j] = _mm512_castps_si512(dpbf16(_mm512_castsi512_ps(acc[j]), _mm512_loadu_si512(w + 32 * j), av));
   }
   static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {
-    const __m512i z = _mm512_maskz_permutexvar_epi32(
-        kAll16, _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), red_l3<AddF>(st[0], st[1]));
-    _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(z));
+    _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(reduce_pairs_last<AddF>(st[0], st[1])));
   }
 };
 
