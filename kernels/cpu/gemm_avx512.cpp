@@ -50,6 +50,8 @@ inline int32_t load_i32(const void* p) {
 constexpr int kBf16MR = 8;         // rows per register tile
 constexpr int kBf16NP = 3;         // 16-column panels per register tile
 constexpr int64_t kBf16KC = 384;   // K block (even) when several M tiles share the B block
+constexpr int64_t kNdPf = 8;       // ND B: rows prefetched ahead
+constexpr int64_t kNdWholeRows = 256 * 1024;  // ND B segments up to this size: whole rows prefetched
 
 // vpermw index: result word 2i = source word i (row k), 2i+1 = source word 16+i (row k+1).
 inline __m512i bf16_pair_index() {
@@ -75,6 +77,8 @@ struct Bf16Tile {
   int64_t ldc;
   __mmask16 last_mask;  // valid columns of the last panel of the tile
   bool accumulate;      // add to C (later K blocks) instead of storing
+  const char* pf = nullptr;  // ND: prefetch pf_lines lines of row k + kNdPf at pf + k * ldb (bytes)
+  int64_t pf_lines = 0;
 };
 
 template <int MR, int NP, bool ND>
@@ -96,6 +100,15 @@ void bf16_tile(const Bf16Tile& t) {
 
   int64_t k = 0;
   for (; k + 2 <= kl; k += 2) {
+    if constexpr (ND) {
+      if (t.pf_lines > 0 && k + kNdPf + 1 < kl) {
+        const char* r = t.pf + (k + kNdPf) * ldb * 2;
+        for (int64_t l = 0; l < t.pf_lines; ++l) {
+          _mm_prefetch(r + 64 * l, _MM_HINT_T1);
+          _mm_prefetch(r + ldb * 2 + 64 * l, _MM_HINT_T1);
+        }
+      }
+    }
     __m512i bv[NP];
 #pragma GCC unroll 3
     for (int p = 0; p < NP; ++p) {
@@ -158,8 +171,6 @@ constexpr std::array<Bf16TileFn, sizeof...(I)> bf16_table(std::index_sequence<I.
 // per pass (W = 256 for M = 1, 128 for M = 2: 16 accumulators). Rows k and k+1 are pair-
 // interleaved by vpunpcklwd / vpunpckhwd, which pair columns 8j..8j+3 (lo) and 8j+4..8j+7 (hi)
 // of each 128-bit lane j; the store puts the columns back in order.
-constexpr int64_t kNdPf = 8;  // rows of B prefetched ahead
-
 template <int MR>
 void bf16_gemv_nd(const GemmArgs& g) {
   constexpr int kChunks = MR == 1 ? 8 : 4;  // 32-column chunks per pass
@@ -267,10 +278,16 @@ void bf16_avx512(const GemmArgs& g) {
     t.panel_stride = pack ? kBf16KC * 16 : g.panel_stride;
     t.ldc = g.ldc;
     t.last_mask = mask16(g.n_end - (pg + np - 1) * 16);
+    // ND, one M tile: the first panel group prefetches whole row segments [n_begin, n_end)
+    // (the later groups then read L2); each pass reads only 96 bytes of every row, which the
+    // hardware prefetcher follows poorly (W_UK 128 x 512 at M = 4..8: 1.7-1.8x the NZ time).
+    const bool whole = nd && tiles == 1 && pg == p_begin && (g.n_end - g.n_begin) * 2 * K <= kNdWholeRows;
+    t.pf_lines = whole ? ((g.n_end - g.n_begin) * 2 + 63) / 64 : 0;
     for (int64_t k0 = 0; k0 < K; k0 += kc) {
       t.kl = std::min(kc, K - k0);
       t.accumulate = k0 > 0;
       t.b = B + pg * g.panel_stride + k0 * g.ldb;
+      t.pf = reinterpret_cast<const char*>(B + g.n_begin + k0 * g.ldb);
       if (pack) {
         for (int64_t q = 0; q < np; ++q) {
           const __mmask16 cm = q == np - 1 ? t.last_mask : static_cast<__mmask16>(0xFFFF);
