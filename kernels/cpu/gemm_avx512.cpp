@@ -205,7 +205,7 @@ void bf16_gemv_nd(const GemmArgs& g) {
         av[m] = _mm512_set1_epi32(pair ? load_i32(a) : static_cast<int32_t>(a[0]));
       }
       const uint16_t* r0 = B + k * ldb + n0;
-      if (k + kNdPf < K) {  // this pass's columns of rows k + kNdPf, k + kNdPf + 1
+      if (k + kNdPf + 1 < K) {  // this pass's columns of rows k + kNdPf, k + kNdPf + 1
         const char* pf = reinterpret_cast<const char*>(B + (k + kNdPf) * ldb + n0);
         for (int64_t l = 0; l < pf_lines; ++l) {
           _mm_prefetch(pf + 64 * l, _MM_HINT_T1);

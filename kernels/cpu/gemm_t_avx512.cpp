@@ -23,9 +23,12 @@ using namespace avx512;
 //           16 int32 lanes = 8 partial sums of row n and 8 of row n+1; C = sum - 128 * rowsum(A).
 //   bf16_t: vdpbf16ps the same way (A's 16 bf16 in both halves).
 //   f16_t : a tile row (16 fp16) widened to 16 fp32 lanes, FMA with A's widened 16 k values.
-// Per-row partial sums are reduced horizontally once per K block (unpack / shuffle tree). The
-// K tail zero-masks A (W's padding is zero in storage); A is never read past K. Register tile:
-// up to 3 rows of M x one 16-row W tile. Several M tiles share an L1-sized K block of the W tile.
+// Per-row partial sums are reduced horizontally (unpack / shuffle tree). The K tail zero-masks A
+// (W's padding is zero in storage); A is never read past K. Two drivers:
+//   * M <= kStreamMaxM (decode): W read in address order, 4 k panels per tile visit, sums folded
+//     into a per-thread scratch (gemm_t_stream, below);
+//   * larger M: register tiles of up to 3 rows of M x one 16-row W tile, the tile's K block
+//     copied into a contiguous L1 buffer and shared by all M tiles (gemm_t_drive).
 
 constexpr int kTMR = 3;
 
@@ -355,7 +358,7 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
       for (int q = 0; q < KP; ++q) {
         if (q >= kn) break;
         const char* pp = pf < run_bytes ? run + q * wstep_bytes + pf
-                                        : (!last ? run + (q + KP) * wstep_bytes + (pf - run_bytes) : nullptr);
+                         : kp + q + KP < panels ? run + (q + KP) * wstep_bytes + (pf - run_bytes) : nullptr;
         if (pp) prefetch_tile_l2(pp);
       }
       Z* st = sums + i * M * S;
