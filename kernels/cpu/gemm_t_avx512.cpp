@@ -270,6 +270,17 @@ struct S8Stream {
     for (int j = 0; j < 8; ++j)
       acc[j] = dpbusd(acc[j], _mm512_xor_si512(_mm512_loadu_si512(w + 64 * j), x80), av);
   }
+  // M >= 4: a tile made unsigned once per visit (dst 64-byte aligned), then step_raw per row.
+  static constexpr bool kPrep = true;
+  static void prep(int8_t* dst, const int8_t* w) {
+    const __m512i x80 = _mm512_set1_epi8(static_cast<char>(0x80));
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) _mm512_store_si512(dst + 64 * j, _mm512_xor_si512(_mm512_loadu_si512(w + 64 * j), x80));
+  }
+  static void step_raw(__m512i* acc, const int8_t* u, __m512i av) {
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) acc[j] = dpbusd(acc[j], _mm512_load_si512(u + 64 * j), av);
+  }
   static void finish(const __m512i* st, int32_t* c, __mmask16 nmask, const int32_t* rowsum) {
     // -128 * rowsum(A[m]), modulo 2^32 like the accumulation
     const __m512i z = reduce_pairs_last<AddI>(st[0], st[1]);
@@ -290,6 +301,9 @@ struct Bf16Stream {
     for (int j = 0; j < 8; ++j)
       acc[j] = _mm512_castps_si512(dpbf16(_mm512_castsi512_ps(acc[j]), _mm512_loadu_si512(w + 32 * j), av));
   }
+  static constexpr bool kPrep = false;
+  static void prep(uint16_t*, const uint16_t*) {}
+  static void step_raw(__m512i* acc, const uint16_t* w, __m512i av) { step(acc, w, av); }
   static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {
     _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(reduce_pairs_last<AddF>(st[0], st[1])));
   }
@@ -311,6 +325,9 @@ struct F16Stream {
       acc[j] = _mm512_castps_si512(_mm512_fmadd_ps(_mm512_castsi512_ps(av), wv, _mm512_castsi512_ps(acc[j])));
     }
   }
+  static constexpr bool kPrep = false;
+  static void prep(uint16_t*, const uint16_t*) {}
+  static void step_raw(__m512i* acc, const uint16_t* w, __m512i av) { step(acc, w, av); }
   static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {  // reduce16's last levels
     const __m512i z = red_l3<AddF>(red_l3<AddF>(st[0], st[1]), red_l3<AddF>(st[2], st[3]));
     _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(z));
@@ -345,6 +362,10 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
   const auto need = static_cast<size_t>(nts * M * S);
   if (scratch.size() < need) scratch.resize(need);
   Z* const sums = scratch.data();  // (one thread-local lookup per call)
+  // int8, M >= 4: the visit's tiles made unsigned once, not once per row (W_DQKV, M = 8:
+  // 19-23 -> 23-24 GB/s in a probe; at M = 2 it cost more than it saved)
+  const bool prepped = P::kPrep && M >= 4;
+  alignas(64) T vis[KP * tile];
   for (int64_t kp = 0; kp < panels; kp += KP) {
     const int kn = static_cast<int>(std::min<int64_t>(KP, panels - kp));
     const bool first = kp == 0, last = kp + kn == panels;
@@ -362,15 +383,19 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
         if (pp) prefetch_tile_l2(pp);
       }
       Z* st = sums + i * M * S;
+      if (prepped)
+        for (int q = 0; q < kn; ++q) P::prep(vis + q * tile, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes));
       for (int64_t m = 0; m < M; ++m) {  // the visit's W (KP x 512 bytes) stays in L1 across rows
         __m512i acc[P::kAcc], f[S];
 #pragma GCC unroll 16
         for (int j = 0; j < P::kAcc; ++j) acc[j] = _mm512_setzero_si512();
 #pragma GCC unroll 4
-        for (int q = 0; q < KP; ++q)
-          if (q < kn)
-            P::step(acc, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes),
-                    P::load_a(A + m * g.lda + (kp + q) * c0, valid[q]));
+        for (int q = 0; q < KP; ++q) {
+          if (q >= kn) continue;
+          const __m512i a = P::load_a(A + m * g.lda + (kp + q) * c0, valid[q]);
+          if (prepped) P::step_raw(acc, vis + q * tile, a);
+          else P::step(acc, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes), a);
+        }
         fold<Add, S>(acc, f);
 #pragma GCC unroll 4
         for (int j = 0; j < S; ++j) f[j] = first ? f[j] : Add()(f[j], st[m * S + j].v);
