@@ -105,17 +105,15 @@ struct Ctx {
 
 constexpr int64_t kPrefetchKeys = 8;  // K prefetch distance (keys), into L2
 
-// prefetcht1 as volatile asm: GCC's IPA marks a function that only holds __builtin_prefetch as
-// const and deletes its calls (observed with GCC 12: no prefetch left in the object).
-inline void prefetch_line_l2(const void* p) { asm volatile("prefetcht1 %0" : : "m"(*static_cast<const char*>(p))); }
+using avx512::prefetch_line_l2;  // simd_avx512.h
+using avx512::prefetch_range_l2;
 
 template <bool NZ>
 inline void prefetch_l2(const uint16_t* row, int64_t D, int64_t c0s) {
   if constexpr (NZ) {
     for (int64_t c = 0; c < D / 16; ++c) prefetch_line_l2(row + c * c0s);
   } else {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(row), e = a + static_cast<uintptr_t>(D) * 2;
-    for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
+    prefetch_range_l2(row, D * 2);
   }
 }
 
@@ -305,10 +303,7 @@ struct PvI8 {
   using Acc = __m512i;
   int64_t VD;
   static __m512i load(const T* row, int64_t c, bool) { return load32_i8(row, c); }
-  void prefetch(const T* row) const {
-    const uintptr_t a = reinterpret_cast<uintptr_t>(row), e = a + static_cast<uintptr_t>(VD);
-    for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
-  }
+  void prefetch(const T* row) const { prefetch_range_l2(row, VD); }
   static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpwssd(a, v, w); }
   static Acc start(const float*) { return _mm512_setzero_si512(); }
   static void finish(Acc a, float* o) {
@@ -576,8 +571,7 @@ void decode_avx512(const FlashItem* items, int64_t n, void* scratch) {
 // Rows (`bytes` long) of block-relative key t (this block or, full blocks, the next) into L2.
 inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, int64_t t, int64_t nk, int64_t bytes) {
   if (t >= nk && (nk < BK || t - BK >= x.n_next)) return;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(base + off[t]), e = a + static_cast<uintptr_t>(bytes);
-  for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
+  prefetch_range_l2(base + off[t], bytes);
 }
 
 

@@ -77,8 +77,8 @@ struct Bf16Tile {
   int64_t ldc;
   __mmask16 last_mask;  // valid columns of the last panel of the tile
   bool accumulate;      // add to C (later K blocks) instead of storing
-  const char* pf = nullptr;  // ND: prefetch pf_lines lines of row k + kNdPf at pf + k * ldb (bytes)
-  int64_t pf_lines = 0;
+  const uint16_t* pf = nullptr;  // ND: prefetch pf_bytes of row k + kNdPf at pf + k * ldb
+  int64_t pf_bytes = 0;
 };
 
 template <int MR, int NP, bool ND>
@@ -101,12 +101,9 @@ void bf16_tile(const Bf16Tile& t) {
   int64_t k = 0;
   for (; k + 2 <= kl; k += 2) {
     if constexpr (ND) {
-      if (t.pf_lines > 0 && k + kNdPf + 1 < kl) {
-        const char* r = t.pf + (k + kNdPf) * ldb * 2;
-        for (int64_t l = 0; l < t.pf_lines; ++l) {
-          _mm_prefetch(r + 64 * l, _MM_HINT_T1);
-          _mm_prefetch(r + ldb * 2 + 64 * l, _MM_HINT_T1);
-        }
+      if (t.pf_bytes > 0 && k + kNdPf + 1 < kl) {
+        prefetch_range_l2(t.pf + (k + kNdPf) * ldb, t.pf_bytes);
+        prefetch_range_l2(t.pf + (k + kNdPf + 1) * ldb, t.pf_bytes);
       }
     }
     __m512i bv[NP];
@@ -186,7 +183,7 @@ void bf16_gemv_nd(const GemmArgs& g) {
   // follows poorly: 2 threads streamed W_UK heads at 19.5 GB/s without, 26 GB/s with
   // (the NZ panel path 30-35 GB/s).
   for (int64_t n0 = g.n_begin; n0 < g.n_end; n0 += kChunks * 32) {
-    const int64_t pf_lines = (std::min<int64_t>(kChunks * 32, g.n_end - n0) * 2 + 63) / 64;
+    const int64_t pf_bytes = std::min<int64_t>(kChunks * 32, g.n_end - n0) * 2;
     __m512 acc[MR][kChunks][2];
     __mmask32 lm[kChunks];
 #pragma GCC unroll 8
@@ -206,11 +203,8 @@ void bf16_gemv_nd(const GemmArgs& g) {
       }
       const uint16_t* r0 = B + k * ldb + n0;
       if (k + kNdPf + 1 < K) {  // this pass's columns of rows k + kNdPf, k + kNdPf + 1
-        const char* pf = reinterpret_cast<const char*>(B + (k + kNdPf) * ldb + n0);
-        for (int64_t l = 0; l < pf_lines; ++l) {
-          _mm_prefetch(pf + 64 * l, _MM_HINT_T1);
-          _mm_prefetch(pf + 2 * ldb + 64 * l, _MM_HINT_T1);
-        }
+        prefetch_range_l2(B + (k + kNdPf) * ldb + n0, pf_bytes);
+        prefetch_range_l2(B + (k + kNdPf + 1) * ldb + n0, pf_bytes);
       }
 #pragma GCC unroll 8
       for (int c = 0; c < kChunks; ++c) {
@@ -282,12 +276,12 @@ void bf16_avx512(const GemmArgs& g) {
     // (the later groups then read L2); each pass reads only 96 bytes of every row, which the
     // hardware prefetcher follows poorly (W_UK 128 x 512 at M = 4..8: 1.7-1.8x the NZ time).
     const bool whole = nd && tiles == 1 && pg == p_begin && (g.n_end - g.n_begin) * 2 * K <= kNdWholeRows;
-    t.pf_lines = whole ? ((g.n_end - g.n_begin) * 2 + 63) / 64 : 0;
+    t.pf_bytes = whole ? (g.n_end - g.n_begin) * 2 : 0;
     for (int64_t k0 = 0; k0 < K; k0 += kc) {
       t.kl = std::min(kc, K - k0);
       t.accumulate = k0 > 0;
       t.b = B + pg * g.panel_stride + k0 * g.ldb;
-      t.pf = reinterpret_cast<const char*>(B + g.n_begin + k0 * g.ldb);
+      t.pf = B + g.n_begin + k0 * g.ldb;
       if (pack) {
         for (int64_t q = 0; q < np; ++q) {
           const __mmask16 cm = q == np - 1 ? t.last_mask : static_cast<__mmask16>(0xFFFF);

@@ -110,11 +110,6 @@ using avx512::mask32;  // simd_avx512.h
 
 constexpr size_t kTPackBytes = 32 * 512;  // one K block of one W tile: 32 k panels of 512 bytes
 
-inline void prefetch_tile_l2(const void* p) {
-  const char* c = static_cast<const char*>(p);
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) _mm_prefetch(c + 64 * i, _MM_HINT_T1);
-}
 
 template <int MR>
 void s8t_tile(const TTile& t) {
@@ -302,8 +297,6 @@ struct Bf16Stream {
       acc[j] = _mm512_castps_si512(dpbf16(_mm512_castsi512_ps(acc[j]), _mm512_loadu_si512(w + 32 * j), av));
   }
   static constexpr bool kPrep = false;
-  static void prep(uint16_t*, const uint16_t*) {}
-  static void step_raw(__m512i* acc, const uint16_t* w, __m512i av) { step(acc, w, av); }
   static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {
     _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(reduce_pairs_last<AddF>(st[0], st[1])));
   }
@@ -326,8 +319,6 @@ struct F16Stream {
     }
   }
   static constexpr bool kPrep = false;
-  static void prep(uint16_t*, const uint16_t*) {}
-  static void step_raw(__m512i* acc, const uint16_t* w, __m512i av) { step(acc, w, av); }
   static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {  // reduce16's last levels
     const __m512i z = red_l3<AddF>(red_l3<AddF>(st[0], st[1]), red_l3<AddF>(st[2], st[3]));
     _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(z));
@@ -380,11 +371,12 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
         if (q >= kn) break;
         const char* pp = pf < run_bytes ? run + q * wstep_bytes + pf
                          : kp + q + KP < panels ? run + (q + KP) * wstep_bytes + (pf - run_bytes) : nullptr;
-        if (pp) prefetch_tile_l2(pp);
+        if (pp) prefetch_range_l2(pp, tile_bytes);
       }
       Z* st = sums + i * M * S;
-      if (prepped)
-        for (int q = 0; q < kn; ++q) P::prep(vis + q * tile, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes));
+      if constexpr (P::kPrep)
+        if (prepped)
+          for (int q = 0; q < kn; ++q) P::prep(vis + q * tile, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes));
       for (int64_t m = 0; m < M; ++m) {  // the visit's W (KP x 512 bytes) stays in L1 across rows
         __m512i acc[P::kAcc], f[S];
 #pragma GCC unroll 16
@@ -393,8 +385,14 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
         for (int q = 0; q < KP; ++q) {
           if (q >= kn) continue;
           const __m512i a = P::load_a(A + m * g.lda + (kp + q) * c0, valid[q]);
-          if (prepped) P::step_raw(acc, vis + q * tile, a);
-          else P::step(acc, reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes), a);
+          const T* wt = reinterpret_cast<const T*>(run + q * wstep_bytes + i * tile_bytes);
+          if constexpr (P::kPrep) {
+            if (prepped) {
+              P::step_raw(acc, vis + q * tile, a);
+              continue;
+            }
+          }
+          P::step(acc, wt, a);
         }
         fold<Add, S>(acc, f);
 #pragma GCC unroll 4
@@ -449,7 +447,7 @@ void gemm_t_drive(const GemmTArgs& g, int64_t c0, int64_t kc_multi, const std::a
       const bool next = (nt + 1) * 16 < g.n_end;
       for (int64_t q = 0; q < np; ++q) {
         const T* src = W + ((k0 / c0 + q) * g.r1 + nt) * tile_elems;
-        if (next) prefetch_tile_l2(src + tile_elems);  // the next tile's block (adjacent chunks)
+        if (next) prefetch_range_l2(src + tile_elems, static_cast<int64_t>(tile_bytes));  // the next tile's (adjacent)
         std::memcpy(packed + q * tile_bytes, src, tile_bytes);
       }
       int64_t m0 = 0;
