@@ -667,10 +667,12 @@ bool report(const OutputCheck& c) {
     std::printf("    rule: |got - ref| <= %lld, at most %.2g%% of the elements differ\n",
                 static_cast<long long>(c.tol.int_max_diff), 100 * c.tol.int_max_off_frac);
   } else {
-    std::printf("    rule: |got - ref| <= %.3g*|ref| + %.3g*rms(ref)%s, mean_rel <= %.3g, cosine >= %.6g\n", c.tol.rtol,
-                c.tol.atol_rms,
-                c.tol.max_bad_frac > 0 ? " (up to 0.1% of elements within cap)" : "", c.tol.max_mean_rel,
-                c.tol.min_cosine);
+    char cascade[96] = "";
+    if (c.tol.max_bad_frac > 0)
+      std::snprintf(cascade, sizeof cascade, " but %.3g%% of the elements, each within %.3g*rms(ref)",
+                    100 * c.tol.max_bad_frac, c.tol.cap_rms);
+    std::printf("    rule: |got - ref| <= %.3g*|ref| + %.3g*rms(ref) for all%s; mean_rel <= %.3g, cosine >= %.6g\n",
+                c.tol.rtol, c.tol.atol_rms, cascade, c.tol.max_mean_rel, c.tol.min_cosine);
   }
   return pass;
 }

@@ -183,13 +183,19 @@ int check_mla_preprocess(const Options& o) {
   }
   print_fast_path_line(o, "mlaops::mla_preprocess");
 
-  // the rule of tests/ops/mla_preprocess/mla_preprocess_harness.h
-  const testing::Tolerance stats_only{};
+  // the rules of tests/ops/mla_preprocess/mla_preprocess_harness.h: the vendor's; float outputs of
+  // the dtype-weights path at mla_preprocess_dtype_weights_tolerance
+  auto out = [&](const char* name, const TensorView& got, const TensorView& ref, const TensorView* initial) {
+    if (cfg.float_weights && ref.dtype != DType::kInt8)
+      return OutputCheck{name, got, ref, testing::mla_preprocess_dtype_weights_tolerance(ref.dtype), Rule::kTolerance,
+                         initial};
+    return OutputCheck{name, got, ref, testing::Tolerance{}, Rule::kVendor, initial};
+  };
   std::vector<OutputCheck> checks;
-  checks.push_back({"qOut", g_q, r_q.view, stats_only, Rule::kVendor, nullptr});
-  if (rope_outputs) checks.push_back({"qRopeOut", g_qr, r_qr.view, stats_only, Rule::kVendor, nullptr});
-  checks.push_back({"kvCache (after)", g_kv, r_kv.view, stats_only, Rule::kVendor, &kv0.view});
-  if (rope_outputs) checks.push_back({"kvCacheRope (after)", g_kr, r_kr.view, stats_only, Rule::kVendor, &kr0.view});
+  checks.push_back(out("qOut", g_q, r_q.view, nullptr));
+  if (rope_outputs) checks.push_back(out("qRopeOut", g_qr, r_qr.view, nullptr));
+  checks.push_back(out("kvCache (after)", g_kv, r_kv.view, &kv0.view));
+  if (rope_outputs) checks.push_back(out("kvCacheRope (after)", g_kr, r_kr.view, &kr0.view));
   return finish(checks);
 }
 

@@ -150,11 +150,7 @@ int check_mla_prolog(const Options& o) {
 
   // the rules of tests/ops/mla_prolog/mla_prolog_harness.h
   const bool quant_q = cfg.scenario != MlaPrologScenario::kNoQuant;
-  testing::Tolerance q_tol = testing::bf16_tolerance(quant_q ? 4 : 2);
-  if (quant_q) {
-    q_tol.max_bad_frac = 0.001;
-    q_tol.cap_rms = 0.05;
-  }
+  const testing::Tolerance q_tol = testing::mla_prolog_query_tolerance(quant_q);
   std::vector<OutputCheck> checks;
   if (full_kvq) {
     checks.push_back({"queryOut", g_q, r_q.view, testing::int8_tolerance(0.02), Rule::kTolerance, nullptr});

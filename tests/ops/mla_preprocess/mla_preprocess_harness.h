@@ -3,6 +3,9 @@
 //   float outputs: the fraction of elements with |out - ref| > max(0.003 * |ref|, 0.003) must be
 //                  <= 0.1 %;
 //   int8 outputs (cacheMode 2 qOut and kvCache): max |out - ref| <= 1.
+// With weights in the input dtype (doRmsNorm = false, which the vendor's tests do not cover) the
+// float outputs follow mla_preprocess_dtype_weights_tolerance (ops/compare.h) instead: three
+// dtype roundings before the W_UK product make the vendor rule fail between two fp32 paths.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,6 +21,7 @@
 #include "core/element_access.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/runtime.h"
+#include "ops/compare.h"
 #include "reference/mla_preprocess_ref.h"
 #include "reference/mla_preprocess_test_data.h"
 
@@ -83,6 +87,13 @@ inline void expect_match(const MlaPreprocessCase& fast, const MlaPreprocessCase&
   const std::string what = describe(fast.cfg);
   auto check = [&](const char* name, const HostTensor& a, const HostTensor& r) {
     if (!r.present()) return;
+    if (fast.cfg.float_weights && r.view.dtype != DType::kInt8) {
+      const Tolerance tol = mla_preprocess_dtype_weights_tolerance(r.view.dtype);
+      const Stats st = compare(a.view, r.view, tol);
+      EXPECT_TRUE(within(st, tol, false)) << name << ": " << st.str() << " | " << what;
+      if (std::getenv("MLAOPS_TEST_VERBOSE")) std::printf("%-14s %s | %s\n", name, st.str().c_str(), what.c_str());
+      return;
+    }
     const VendorStats s = vendor_compare(a.view, r.view);
     if (r.view.dtype == DType::kInt8)
       EXPECT_EQ(s.beyond, 0) << name << ": " << s.str() << " | " << what;

@@ -45,18 +45,10 @@ inline std::string describe(const MlaPrologCaseConfig& c) {
 // The tolerances of docs/ops/mla_prolog.md: bf16 outputs within 2 bf16 ulps (+0.4 % of the RMS
 // for cancellation). The query outputs sit at the end of a chain of roundings the vendor kernel
 // also performs (c_Q to bf16 or a per-token int8 re-quantization, then q_nope to bf16, then the
-// output): fp32 accumulation in the fast path versus float64 in the reference moves a value
-// across such a rounding boundary now and then, so at most 0.1 % of the query elements may exceed
-// the bound (4 ulps in the quantized scenarios), each still within 5 % of the output's RMS (the
-// vendor's MlaPreprocess test rule is the same 0.1 %). Caches: strict. int8 outputs (KV cache,
-// full-quant query): +-1, at most 2 % of elements off by one.
-inline Tolerance query_tolerance(bool quantized_cq) {
-  Tolerance t = bf16_tolerance(quantized_cq ? 4 : 2);
-  t.max_bad_frac = 0.001;
-  t.cap_rms = 0.05;
-  return t;
-}
-
+// output), so they carry the rounding-cascade allowance (mla_prolog_query_tolerance in
+// ops/compare.h: at most 0.1 % of the elements beyond the bound, 4 ulps in the quantized
+// scenarios, each within 5 % of the RMS). Caches: strict. int8 outputs (KV cache, full-quant
+// query): +-1, at most 2 % of elements off by one.
 inline void expect_match(const MlaPrologCase& fast, const MlaPrologCase& ref) {
   const std::string what = describe(fast.cfg);
   const bool quant_q = fast.cfg.scenario != MlaPrologScenario::kNoQuant;
@@ -67,7 +59,7 @@ inline void expect_match(const MlaPrologCase& fast, const MlaPrologCase& ref) {
     EXPECT_TRUE(within(s, tol, integer)) << name << ": " << s.str() << " | " << what;
     if (std::getenv("MLAOPS_TEST_VERBOSE")) std::printf("%-26s %s | %s\n", name, s.str().c_str(), what.c_str());
   };
-  Tolerance q_tol = query_tolerance(quant_q);
+  const Tolerance q_tol = mla_prolog_query_tolerance(quant_q);
   if (fast.query_out.view.dtype == DType::kInt8) {
     check("query_out", fast.query_out, ref.query_out, int8_tolerance(0.02));
     check("dequant_scale_q_nope_out", fast.dequant_scale_q_nope_out, ref.dequant_scale_q_nope_out, fp32_tolerance(0.02));
