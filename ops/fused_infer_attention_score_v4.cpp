@@ -171,7 +171,8 @@ kernels::FlashItem item_at(const RunCtx& c, int64_t index) {
 }
 
 // Task (group of c.group consecutive items, split): the decode kernel runs the group's items in
-// lockstep where it applies, else flash_attn_item runs each.
+// lockstep where it applies, else flash_attn_group (the lane path's grouped dense copy, or each
+// item in turn).
 void run_group(void* ctx, int64_t task, int thread) {
   const RunCtx& c = *static_cast<const RunCtx*>(ctx);
   const FiaPlan& P = *c.plan;
@@ -187,7 +188,7 @@ void run_group(void* ctx, int64_t task, int thread) {
     return;
   }
   if (kernels::flash_decode_try(c.decode, items, c.group, scratch, P.thread_bytes)) return;
-  for (int64_t i = 0; i < c.group; ++i) kernels::flash_attn_item(items[i], c.shape, c.fk, scratch);
+  kernels::flash_attn_group(items, c.group, c.shape, c.fk, scratch);
 }
 
 // Items per task: the KV heads of one batch run together (a power of two <= 16 dividing KV_N)
@@ -290,7 +291,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.fk = kernels::flash_kernels(active_isa());
   c.decode = kernels::flash_decode_kernel(active_isa());
   c.decode_i8 = kernels::flash_decode_i8_kernel(active_isa());
-  c.group = decode_group_size(P, c.decode);
+  c.group = P.lane_group > 1 ? P.lane_group : decode_group_size(P, c.decode);
   c.ws = &ws;
   if (P.aq.on) c.aq_ch = fia_aq_channels(P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
   c.shape.M = P.G * P.R;

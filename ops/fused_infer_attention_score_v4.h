@@ -57,11 +57,12 @@ struct FiaPlan {
   int64_t R = 1;       // query rows per work item
   int64_t tile = 64;   // KV positions per block
   int64_t copy_rows = 0;  // lane path dense copy chunk (kernels::FlashShape::copy_rows)
+  int64_t lane_group = 1;  // dense copy: items of adjacent KV heads per task (kernels::flash_attn_group)
   int64_t splits = 1;  // KV splits per item (flash-decoding) when items < threads
   struct Item {
     int64_t b, h, r0, rows;
   };
-  std::vector<Item> items;
+  std::vector<Item> items;  // (b, h, r0) order; (b, r0, h) when lane_group > 1
   int threads = 1;
   // Workspace layout (bytes).
   int64_t thread_bytes = 0, off_thread = 0;

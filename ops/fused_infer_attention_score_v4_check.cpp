@@ -604,10 +604,23 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
   }
   P.R = std::max<int64_t>(1, std::min<int64_t>(max_q, 128 / std::min<int64_t>(P.G, 128)));
   P.tile = 64;
-  for (int64_t b = 0; b < B; ++b)
-    for (int64_t h = 0; h < KVN; ++h)
-      for (int64_t r0 = 0; r0 < P.act_q[static_cast<size_t>(b)]; r0 += P.R)
-        P.items.push_back({b, h, r0, std::min(P.R, P.act_q[static_cast<size_t>(b)] - r0)});
+  // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
+  // apart (many heads per slot) with contiguous channels: KV is read through a dense copy of 512
+  // positions per chunk (kernels/cpu/flash_attn.h), which costs 512 x (QD + DR + VD) x 2 bytes of
+  // per-thread scratch; items of adjacent heads then run in groups that copy their rows together
+  // (one contiguous run per position), so the items are ordered (b, r0, h).
+  const bool copy = !P.fp16 && !P.aq.on && P.G * P.R >= 16 && P.k.slot > 2 * P.QD && P.k.c0 >= P.QD &&
+                    P.v.c0 >= P.VD && max_kv > 128;  // more than one lane tile
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t aq_b = P.act_q[static_cast<size_t>(b)];
+    if (copy) {
+      for (int64_t r0 = 0; r0 < aq_b; r0 += P.R)
+        for (int64_t h = 0; h < KVN; ++h) P.items.push_back({b, h, r0, std::min(P.R, aq_b - r0)});
+    } else {
+      for (int64_t h = 0; h < KVN; ++h)
+        for (int64_t r0 = 0; r0 < aq_b; r0 += P.R) P.items.push_back({b, h, r0, std::min(P.R, aq_b - r0)});
+    }
+  }
   P.threads = std::max(1, num_threads());
   const int64_t n_items = static_cast<int64_t>(P.items.size());
   P.splits = 1;
@@ -621,18 +634,19 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
   fs.VD = P.VD;
   fs.tile = P.tile;
   fs.fp16 = P.fp16;
-  // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
-  // apart (many heads per slot) with contiguous channels: KV is read through a dense copy of 512
-  // positions per chunk (kernels/cpu/flash_attn.h), which costs 512 x (QD + DR + VD) x 2 bytes of
-  // per-thread scratch.
-  if (!P.fp16 && !P.aq.on && fs.M >= 16 && P.k.slot > 2 * P.QD && P.k.c0 >= P.QD && P.v.c0 >= P.VD &&
-      max_kv > 128)  // more than one lane tile
-    fs.copy_rows = 512;
+  if (copy) fs.copy_rows = 512;
   P.copy_rows = fs.copy_rows;
+  // groups: a power of two dividing KV_N, while every thread still gets a task
+  if (copy && P.splits == 1) {
+    int64_t g = 1;
+    while (2 * g <= kernels::flash_group_max_items(fs) && KVN % (2 * g) == 0) g *= 2;
+    while (g > 1 && n_items / g < P.threads) g /= 2;
+    P.lane_group = g;
+  }
   int64_t m_kq, m_v;
   MLAOPS_CHECK(product_ok({fs.M, P.QD + P.DR + 32, 3 * 2}, &m_kq) && product_ok({fs.M, P.VD + 16, 3 * 4}, &m_v),
                kParamInvalid, "%s: FIA-17 workspace size overflows int64", op);
-  P.thread_bytes = round_up(kernels::flash_scratch_bytes(fs), kWorkspaceAlign);
+  P.thread_bytes = round_up(kernels::flash_group_scratch_bytes(fs, P.lane_group), kWorkspaceAlign);
   WorkspaceLayout l;
   int64_t threads_total;
   MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid, "%s: FIA-17 workspace overflows int64",

@@ -132,7 +132,7 @@ FlashKernels flash_kernels(Isa isa) {
   const CpuFeatures& f = cpu_features();
   const bool lanes_ok = isa == Isa::kAvx512 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_bf16;
   return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa),
-                      lanes_ok ? &lanes::run_avx512 : nullptr};
+                      lanes_ok ? &lanes::run_avx512 : nullptr, lanes_ok ? &lanes::run_group_avx512 : nullptr};
 }
 
 void flash_write_empty(const FlashItem& it) {
@@ -199,11 +199,9 @@ void query_row(const FlashItem& it, int64_t g, int64_t r, int64_t kseg, uint16_t
   }
 }
 
-// Lane-major item: QT pairs [kp][m] (group blocks, flash_attn_lanes.h) from the query rows
-// [q | qrope | 0] (fp16: [hi | hi | lo]), then the ISA kernel over the tiles, then the rows.
-void lanes_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, char* scratch) {
-  const lanes::Geo geo = lanes::geometry(shape);
-  char* base = scratch + ((64 - reinterpret_cast<uintptr_t>(scratch) % 64) % 64);
+// Lane-major item setup: QT pairs [kp][m] (group blocks, flash_attn_lanes.h) from the query rows
+// [q | qrope | 0] (fp16: [hi | hi | lo]) into the item's scratch `base` (64-byte aligned).
+void lanes_setup(const FlashItem& it, const lanes::Geo& geo, char* base) {
   const int64_t M = it.G * it.R, nv = (M + 15) / 16, kq = geo.kq, kseg = geo.kseg, kpq = geo.kpq;
   auto* QT = reinterpret_cast<uint32_t*>(base + geo.off_qt);
   auto* a = reinterpret_cast<uint16_t*>(base + geo.off_kb);  // one query row, [kq]
@@ -221,10 +219,29 @@ void lanes_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
     for (int64_t kp = 0; kp < kpq; ++kp)
       dst[kp * mv * 16] = static_cast<uint32_t>(a[2 * kp]) | static_cast<uint32_t>(a[2 * kp + 1]) << 16;
   }
-  kern.lanes(it, geo, base);
+}
+
+// The item's final rows from what the lane kernel left in `base`.
+void lanes_finish(const FlashItem& it, const lanes::Geo& geo, const char* base) {
   finish_item(it, reinterpret_cast<const float*>(base + geo.off_o), geo.dvp,
               reinterpret_cast<const float*>(base + geo.off_m), reinterpret_cast<const float*>(base + geo.off_l));
 }
+
+char* align64(void* p) {
+  char* c = static_cast<char*>(p);
+  return c + ((64 - reinterpret_cast<uintptr_t>(c) % 64) % 64);
+}
+
+// Lane-major item: setup, the ISA kernel over the tiles, the rows.
+void lanes_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, char* scratch) {
+  const lanes::Geo geo = lanes::geometry(shape);
+  char* base = align64(scratch);
+  lanes_setup(it, geo, base);
+  kern.lanes(it, geo, base);
+  lanes_finish(it, geo, base);
+}
+
+int64_t lanes_stride(const lanes::Geo& geo) { return (geo.total + 63) / 64 * 64; }
 
 }  // namespace
 
@@ -247,6 +264,34 @@ void flash_merge(const FlashItem& it, int64_t M, int64_t splits, const float* o,
     }
     write_row(it, row / it.R, row % it.R, acc.data(), mx, lt);
   }
+}
+
+int64_t flash_group_max_items(const FlashShape& s) {
+  return s.M >= lanes::kMinRows && s.copy_rows > 0 && !s.fp16 ? lanes::kMaxGroupItems : 1;
+}
+
+int64_t flash_group_scratch_bytes(const FlashShape& s, int64_t n) {
+  if (n <= 1) return flash_scratch_bytes(s);
+  return std::max(flash_scratch_bytes(s), n * lanes_stride(lanes::geometry(s)) + 64);
+}
+
+void flash_attn_group(const FlashItem* items, int64_t n, const FlashShape& shape, const FlashKernels& kern,
+                      void* scratch) {
+  bool together = n > 1 && n <= flash_group_max_items(shape) && kern.lanes_group != nullptr;
+  for (int64_t i = 0; i < n && together; ++i) together = items[i].G * items[i].R >= lanes::kMinRows;
+  if (together) {
+    const lanes::Geo geo = lanes::geometry(shape);
+    char* bases[lanes::kMaxGroupItems];
+    for (int64_t i = 0; i < n; ++i) {
+      bases[i] = align64(scratch) + i * lanes_stride(geo);
+      lanes_setup(items[i], geo, bases[i]);
+    }
+    if (kern.lanes_group(items, n, geo, bases)) {
+      for (int64_t i = 0; i < n; ++i) lanes_finish(items[i], geo, bases[i]);
+      return;
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) flash_attn_item(items[i], shape, kern, scratch);
 }
 
 void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {

@@ -80,8 +80,10 @@ int64_t flash_scratch_bytes(const FlashShape& s);
 namespace lanes {
 struct Geo;
 }
-// The lane-major path of items with >= 16 query rows (flash_attn_lanes.h): runs the KV tiles.
+// The lane-major path of items with >= 16 query rows (flash_attn_lanes.h): runs the KV tiles of
+// one item, or of a group of items over adjacent heads (false: the group does not qualify).
 using FlashLanesFn = void (*)(const FlashItem& it, const lanes::Geo& geo, char* scratch);
+using FlashLanesGroupFn = bool (*)(const FlashItem* items, int64_t n, const lanes::Geo& geo, char* const* scratches);
 
 // The kernel tables of one ISA level the work items use. `lanes` is set where the lane-major
 // kernel exists (AVX-512 BF16); items with fewer rows, and every item elsewhere, take the panel
@@ -92,11 +94,22 @@ struct FlashKernels {
   const ConvertKernels* convert = nullptr;
   Transpose16Fn transpose16 = nullptr;
   FlashLanesFn lanes = nullptr;
+  FlashLanesGroupFn lanes_group = nullptr;
 };
 FlashKernels flash_kernels(Isa isa);
 
 // Runs one item on the calling thread with `scratch` (flash_scratch_bytes(shape) bytes).
 void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& k, void* scratch);
+
+// Items of adjacent KV heads that run together on the lane path with a dense copy (the copy then
+// reads one contiguous run of the heads' channels per position instead of each head's slice):
+// at most this many, and the scratch bytes of a group of n.
+int64_t flash_group_max_items(const FlashShape& s);
+int64_t flash_group_scratch_bytes(const FlashShape& s, int64_t n);
+// Runs n items (consecutive KV heads of one batch and query block) with `scratch`
+// (flash_group_scratch_bytes(shape, n) bytes): together where the lane kernel's group applies,
+// else one by one.
+void flash_attn_group(const FlashItem* items, int64_t n, const FlashShape& shape, const FlashKernels& k, void* scratch);
 
 // Merges `splits` partials (each [M, VD] O, [M] m, [M] l, consecutive for split 0..splits-1 with
 // strides o_split_stride / ml_split_stride floats) into the final rows of `it` (out / lse).

@@ -14,7 +14,8 @@
 //   5. O^T = O^T * alpha + VB . PT: register tile ND channels x MV row vectors
 // After the last tile O^T is transposed into the rows O [M][dvp] (16 x 16 blocks). Key rows far
 // apart (many heads per slot; geo.copy_rows > 0) are first copied, 512 positions at a time, into
-// dense rows that the tiles read instead.
+// dense rows that the tiles read instead; run_group_avx512 runs up to kMaxGroupItems items of
+// adjacent heads chunk by chunk, copying their rows together (one contiguous run per position).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -113,6 +114,30 @@ void copy_rows(const FlashKv& src, int64_t p0, int64_t n, int64_t D, uint16_t* d
       for (int64_t d = 0; d < D; d += 32) {
         const __mmask32 k = mask32(D - d);
         _mm512_mask_storeu_epi16(out + d, k, _mm512_maskz_loadu_epi16(k, rows[r] + d));
+      }
+    }
+  }
+}
+
+// Positions [p0, p0 + n) of `items` adjacent heads (head i's row = head 0's row + i * D, channels
+// contiguous) into each head's dense rows dst[i] [n][D]: every position is one contiguous run of
+// items * D channels, so the gather reads whole runs of the row instead of one head's slice.
+void copy_rows_group(const FlashKv& src0, int64_t items, int64_t p0, int64_t n, int64_t D, uint16_t* const* dst) {
+  const uint16_t* rows[kTile];
+  const int64_t run_bytes = items * D * 2;
+  for (int64_t q0 = 0; q0 < n; q0 += kTile) {
+    const int64_t m = std::min(kTile, n - q0);
+    fill_rows(src0, p0 + q0, m, rows);
+    for (int64_t r = 0; r < std::min(m, kCopyAhead); ++r) prefetch_range_l2(rows[r], run_bytes);
+    for (int64_t r = 0; r < m; ++r) {
+      if (r + kCopyAhead < m) prefetch_range_l2(rows[r + kCopyAhead], run_bytes);
+      for (int64_t i = 0; i < items; ++i) {
+        const uint16_t* src = rows[r] + i * D;
+        uint16_t* out = dst[i] + (q0 + r) * D;
+        for (int64_t d = 0; d < D; d += 32) {
+          const __mmask32 k = mask32(D - d);
+          _mm512_mask_storeu_epi16(out + d, k, _mm512_maskz_loadu_epi16(k, src + d));
+        }
       }
     }
   }
@@ -438,9 +463,76 @@ void transpose_out(const float* OT, int64_t mp, int64_t M, int64_t dvp, float* O
     }
 }
 
-}  // namespace
+// One item's pass over its KV tiles: the running state (OT, Mx, L) and the tile temporaries live in
+// the item's scratch `base` (QT written by the caller). tile() runs keys [j0, j0 + nb) read through
+// `w`, the item's own cache or a dense copy whose position 0 is pos0, and prefetches the next
+// tile's rows below range_end.
+class ItemTiles {
+ public:
+  void init(const FlashItem& item, const Geo& g, char* b, const FlashItem& rows) {
+    it_ = &item;
+    geo_ = &g;
+    base_ = b;
+    w_ = rows;
+    bits_ = reinterpret_cast<uint64_t*>(base_ + geo_->off_bits);
+    const int64_t mp = (it_->G * it_->R + 15) / 16 * 16;
+    float* OT = reinterpret_cast<float*>(base_ + geo_->off_ot);
+    float* Mx = reinterpret_cast<float*>(base_ + geo_->off_m);
+    float* L = reinterpret_cast<float*>(base_ + geo_->off_l);
+    std::memset(OT, 0, static_cast<size_t>(geo_->dvp * mp) * 4);
+    for (int64_t m = 0; m < mp; ++m) {
+      Mx[m] = -std::numeric_limits<float>::infinity();
+      L[m] = 0.0f;
+    }
+  }
+  uint64_t* bits() const { return bits_; }
+  void tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, int64_t range_end);
+  void finish() const {
+    const int64_t M = it_->G * it_->R, mp = (M + 15) / 16 * 16;
+    transpose_out(reinterpret_cast<const float*>(base_ + geo_->off_ot), mp, M, geo_->dvp,
+                  reinterpret_cast<float*>(base_ + geo_->off_o));
+  }
 
-void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
+ private:
+  const FlashItem* it_ = nullptr;
+  const Geo* geo_ = nullptr;
+  char* base_ = nullptr;
+  FlashItem w_;
+  uint64_t* bits_ = nullptr;
+};
+
+// K / rope-K / V rows far apart but channels contiguous (bf16): the tiles read dense copies.
+bool wants_copy(const FlashItem& it, const Geo& geo) {
+  auto dense = [](const FlashKv& kv, int64_t D) { return kv.c0 >= D && kv.slot_stride <= 2 * D; };
+  return geo.copy_rows > 0 && !it.fp16 && it.k.c0 >= it.QD && (it.DR == 0 || it.kr.c0 >= it.DR) &&
+         it.v.c0 >= it.VD && !(dense(it.k, it.QD) && (it.DR == 0 || dense(it.kr, it.DR)));
+}
+
+// The dense copy rows in an item's scratch: [copy_rows][QD] K, [copy_rows][DR] rope K,
+// [copy_rows][VD] V.
+struct CopyRows {
+  uint16_t *k, *kr, *v;
+};
+CopyRows copy_rows_of(const FlashItem& it, const Geo& geo, char* base) {
+  uint16_t* k = reinterpret_cast<uint16_t*>(base + geo.off_copy);
+  return {k, k + geo.copy_rows * it.QD, k + geo.copy_rows * (it.QD + it.DR)};
+}
+
+// `it` reading its dense copy.
+FlashItem copy_view(const FlashItem& it, const CopyRows& c) {
+  FlashItem w = it;
+  w.k = FlashKv{c.k, nullptr, 1, 0, it.QD, it.QD, 0};
+  w.kr = FlashKv{c.kr, nullptr, 1, 0, it.DR, it.DR, 0};
+  w.v = FlashKv{c.v, nullptr, 1, 0, it.VD, it.VD, 0};
+  return w;
+}
+
+void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, int64_t range_end) {
+  const FlashItem& it = *it_;
+  const Geo& geo = *geo_;
+  const FlashItem& w = w_;
+  char* base = base_;
+  uint64_t* bits = bits_;
   const int64_t M = it.G * it.R, nv = (M + 15) / 16, mp = nv * 16, ng = group_count(nv);
   const int64_t QD = it.QD, DR = it.DR, sp = geo.sp, kseg = geo.kseg, kq = geo.kq, kpq = geo.kpq, dvp = geo.dvp;
   const uint32_t* QT = reinterpret_cast<const uint32_t*>(base + geo.off_qt);
@@ -454,42 +546,17 @@ void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
   float* Alpha = reinterpret_cast<float*>(base + geo.off_alpha);
   uint16_t* LM = reinterpret_cast<uint16_t*>(base + geo.off_lm);
   uint16_t* VT = reinterpret_cast<uint16_t*>(base + geo.off_vt);
-  uint64_t* bits = reinterpret_cast<uint64_t*>(base + geo.off_bits);
-
-  std::memset(OT, 0, static_cast<size_t>(dvp * mp) * 4);
-  for (int64_t m = 0; m < mp; ++m) {
-    Mx[m] = -std::numeric_limits<float>::infinity();
-    L[m] = 0.0f;
-  }
   // K channel pairs straight from the cache rows: bf16, channels contiguous, even counts, and
   // rows dense in memory. Rows far apart (e.g. one head of a BSH cache with many heads: a
   // multiple of 4 KiB between rows) all fall into the same few L1/L2 sets, so they are copied
   // into KB, one key block at a time just before its S^T call, and read from there by every
   // row-vector group.
   auto dense = [](const FlashKv& kv, int64_t D) { return kv.c0 >= D && kv.slot_stride <= 2 * D; };
-  // Dense copy (geo.copy_rows > 0, BF16): rows far apart but channels contiguous are copied chunk
-  // by chunk into [copy_rows][QD + DR + VD] and the tiles read the copy (k / kr / v of `w` point
-  // there, positions relative to the chunk). Measured on the MLA prefill case (128 heads per
-  // slot, rows 32 KiB apart, 4 KiB pages): 163-169 ms -> 146-148 ms; the same data with per-head
-  // rows (BnNBsD) takes 128 ms. The copy itself (~28 % of the time) is a gather of rows on
-  // different pages.
-  const bool copy = geo.copy_rows > 0 && !it.fp16 && it.k.c0 >= QD && (DR == 0 || it.kr.c0 >= DR) &&
-                    it.v.c0 >= it.VD && !(dense(it.k, QD) && (DR == 0 || dense(it.kr, DR)));
-  FlashItem w = it;
-  int64_t pos0 = 0, chunk_end = it.kv_begin;  // w's positions are j - pos0 for j in [pos0, chunk_end)
-  uint16_t* CK = reinterpret_cast<uint16_t*>(base + geo.off_copy);
-  uint16_t* CR = CK + geo.copy_rows * QD;
-  uint16_t* CV = CR + geo.copy_rows * DR;
-  if (copy) {
-    w.k = FlashKv{CK, nullptr, 1, 0, QD, QD, 0};
-    w.kr = FlashKv{CR, nullptr, 1, 0, DR, DR, 0};
-    w.v = FlashKv{CV, nullptr, 1, 0, it.VD, it.VD, 0};
-  }
   const bool k_direct =
       !it.fp16 && QD % 2 == 0 && dense(w.k, QD) && (DR == 0 || (DR % 2 == 0 && dense(w.kr, DR)));
   const bool v_direct = !it.fp16 && w.v.c0 >= it.VD;
-  const bool v_is_k = !copy && it.v.base == it.k.base && it.v.slot_stride == it.k.slot_stride &&
-                      it.v.blk_stride == it.k.blk_stride;
+  const bool v_is_k = w.v.base == w.k.base && w.v.slot_stride == w.k.slot_stride && w.v.blk_stride == w.k.blk_stride;
+  const int64_t kpn = (nb + 1) / 2;
   const uint16_t* krows[kTile];
   const uint16_t* rrows[kTile];
   const uint16_t* vrows[kTile];
@@ -498,123 +565,191 @@ void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
   const uint16_t* nr_rows[kTile];
   const uint16_t* nv_rows[kTile];
   for (int64_t c = 0; c < kTile; ++c) kbrows[c] = KB + c * kq;
+  fill_rows(w.k, j0 - pos0, nb, krows);
+  if (DR > 0) fill_rows(w.kr, j0 - pos0, nb, rrows);
+  fill_rows(w.v, j0 - pos0, nb, vrows);
+  // The next tile's rows (dense layouts): prefetched a few keys at a time during the S^T calls
+  // below (a burst of a whole tile's prefetches at once stalls on the miss queues).
+  const int64_t nn = std::min(kTile, range_end - j0 - nb);
+  const bool far_k = nn > 0 && far_prefetch(w.k) && (DR == 0 || far_prefetch(w.kr));
+  const bool far_v = nn > 0 && !v_is_k && far_prefetch(w.v);
+  if (far_k) {
+    fill_rows(w.k, j0 + nb - pos0, nn, nk_rows);
+    if (DR > 0) fill_rows(w.kr, j0 + nb - pos0, nn, nr_rows);
+  }
+  if (far_v) fill_rows(w.v, j0 + nb - pos0, nn, nv_rows);
+  auto prefetch_next = [&](int64_t c0, int64_t n) {
+    n = std::min(n, nn - c0);
+    if (n <= 0) return;
+    if (far_k) {
+      prefetch_rows(w.k, nk_rows + c0, n, QD);
+      if (DR > 0) prefetch_rows(w.kr, nr_rows + c0, n, DR);
+    }
+    if (far_v) prefetch_rows(w.v, nv_rows + c0, n, it.VD);
+  };
+  // 2. S^T [nb][mp]
+  const uint16_t* const* r0 = krows;
+  int64_t kl0 = QD / 2, kl1 = DR / 2;
+  auto pack_k = [&](int64_t c0, int64_t c1) {  // KB rows of keys [c0, c1)
+    for (int64_t c = c0; c < c1; ++c) {
+      uint16_t* row = KB + c * kq;
+      std::memset(row, 0, static_cast<size_t>(kq) * 2);
+      load_row(w.k, krows[c], QD, it.fp16, row, row + kseg);
+      if (DR > 0) load_row(w.kr, rrows[c], DR, it.fp16, row + QD, row + kseg + QD);
+      if (it.fp16) std::memcpy(row + 2 * kseg, row, static_cast<size_t>(kseg) * 2);  // [hi | lo | hi]
+    }
+  };
+  if (!k_direct) {
+    r0 = kbrows;
+    kl0 = kpq;
+    kl1 = 0;
+  }
+  for (int64_t g = 0; g < ng; ++g) {
+    int64_t v0, mv;
+    group_of(nv, g, &v0, &mv);
+    const int64_t blk = kKeys[mv - 1];
+    SArgs a;
+    a.qt = QT + v0 * 16 * kpq;
+    a.kl0 = kl0;
+    a.kl1 = kl1;
+    a.mp = mp;
+    for (int64_t key0 = 0; key0 < nb; key0 += blk) {
+      const int64_t n1 = std::min(blk, nb - key0 - blk);  // keys of the next block
+      if (g == 0) {
+        prefetch_next(key0 * kTile / nb, (key0 + blk) * kTile / nb - key0 * kTile / nb);
+        if (n1 > 0) {
+          prefetch_rows(w.k, krows + key0 + blk, n1, QD);
+          if (DR > 0) prefetch_rows(w.kr, rrows + key0 + blk, n1, DR);
+        }
+        if (!k_direct) pack_k(key0, std::min(key0 + blk, nb));
+      }
+      if (g == ng - 1 && !v_is_k && n1 > 0) prefetch_rows(w.v, vrows + key0 + blk, n1, it.VD);
+      a.rows0 = r0 + key0;
+      a.rows1 = rrows + key0;
+      a.st = ST + key0 * mp + v0 * 16;
+      s_fn(mv, std::min(blk, nb - key0))(a);
+      // 4. VB of these keys (blk is even: whole pairs), while their rows are in cache
+      if (g == ng - 1) pack_v(w, vrows, nb, kpn, key0 / 2, (std::min(key0 + blk, nb) + 1) / 2, dvp, v_direct, VB, VT);
+    }
+  }
 
+  // 3. softmax, P pairs
+  if (!tr.full) lane_masks(M, it.R, nv, nb, bits, LM);
+  SoftmaxArgs sa;
+  sa.st = ST;
+  sa.mp = mp;
+  sa.nv = nv;
+  sa.nb = nb;
+  sa.kpn = kpn;
+  sa.lm = tr.full ? nullptr : LM;
+  sa.scale = it.scale;
+  sa.mx = Mx;
+  sa.l = L;
+  sa.alpha = Alpha;
+  sa.pt = PT;
+  sa.kpv = geo.kpv;
+  sa.fp16 = it.fp16;
+  softmax_tile(sa);
+
+  // 5. O^T
+  for (int64_t g = 0; g < ng; ++g) {
+    int64_t v0, mv;
+    group_of(nv, g, &v0, &mv);
+    const int64_t blk = kChannels[mv - 1];
+    PvArgs a;
+    a.pt = PT + v0 * 16 * geo.kpv;
+    a.dvp = dvp;
+    a.kl = sp * kpn;
+    a.mp = mp;
+    a.alpha = Alpha + v0 * 16;
+    for (int64_t d0 = 0; d0 < dvp; d0 += blk) {
+      a.vb = VB + d0;
+      a.ot = OT + d0 * mp + v0 * 16;
+      pv_fn(mv, std::min(blk, dvp - d0))(a);
+    }
+  }
+}
+
+// Group copies: positions per chunk (all heads of the group copied, then each head's tiles run).
+constexpr int64_t kGroupChunk = 128;
+
+bool same_rows(const FlashKv& a, const FlashKv& b, int64_t head_offset) {
+  return b.base == a.base + head_offset && b.block_ids == a.block_ids && b.block_size == a.block_size &&
+         b.blk_stride == a.blk_stride && b.slot_stride == a.slot_stride && b.c0 == a.c0 &&
+         b.c0_stride == a.c0_stride;
+}
+
+}  // namespace
+
+bool run_group_avx512(const FlashItem* items, int64_t n, const Geo& geo, char* const* bases) {
+  if (n < 2 || n > kMaxGroupItems) return false;
+  const FlashItem& a = items[0];
+  for (int64_t i = 0; i < n; ++i) {
+    const FlashItem& b = items[i];
+    if (!wants_copy(b, geo) || b.G != a.G || b.R != a.R || b.QD != a.QD || b.DR != a.DR || b.VD != a.VD ||
+        b.kv_begin != a.kv_begin || b.kv_end != a.kv_end || b.row0 != a.row0 || b.mask != a.mask ||
+        b.mask_i_stride != a.mask_i_stride || b.mask_j_stride != a.mask_j_stride || b.lo_delta != a.lo_delta || b.hi_delta != a.hi_delta || !same_rows(a.k, b.k, i * a.QD) ||
+        (a.DR > 0 && !same_rows(a.kr, b.kr, i * a.DR)) || !same_rows(a.v, b.v, i * a.VD))
+      return false;
+  }
+  ItemTiles t[kMaxGroupItems];
+  uint16_t* dk[kMaxGroupItems];
+  uint16_t* dr[kMaxGroupItems];
+  uint16_t* dv[kMaxGroupItems];
+  for (int64_t i = 0; i < n; ++i) {
+    const CopyRows cr = copy_rows_of(items[i], geo, bases[i]);
+    dk[i] = cr.k;
+    dr[i] = cr.kr;
+    dv[i] = cr.v;
+    t[i].init(items[i], geo, bases[i], copy_view(items[i], cr));
+  }
+  const int64_t chunk = std::min(geo.copy_rows, kGroupChunk);
+  for (int64_t p0 = a.kv_begin; p0 < a.kv_end; p0 += chunk) {
+    const int64_t p1 = std::min(a.kv_end, p0 + chunk);
+    bool any = false;  // the items share their rows and masks: skip chunks none of them sees
+    for (int64_t j0 = p0; j0 < p1 && !any; j0 += kTile) any = tile_rows(a, j0, std::min(kTile, p1 - j0), t[0].bits()).any;
+    if (!any) continue;
+    copy_rows_group(a.k, n, p0, p1 - p0, a.QD, dk);
+    if (a.DR > 0) copy_rows_group(a.kr, n, p0, p1 - p0, a.DR, dr);
+    copy_rows_group(a.v, n, p0, p1 - p0, a.VD, dv);
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t j0 = p0; j0 < p1; j0 += kTile) {
+        const int64_t nb = std::min(kTile, p1 - j0);
+        const TileRows tr = tile_rows(items[i], j0, nb, t[i].bits());
+        if (tr.any) t[i].tile(j0, nb, tr, p0, p1);
+      }
+    }
+  }
+  for (int64_t i = 0; i < n; ++i) t[i].finish();
+  return true;
+}
+
+void run_avx512(const FlashItem& it, const Geo& geo, char* base) {
+  // Dense copy (geo.copy_rows > 0, BF16): rows far apart but channels contiguous are copied chunk
+  // by chunk into [copy_rows][QD + DR + VD] and the tiles read the copy (positions relative to the
+  // chunk). Measured on the MLA prefill case (128 heads per slot, rows 32 KiB apart, 4 KiB
+  // pages): 163-169 ms -> 146-148 ms; the same data with per-head rows (BnNBsD) takes 128 ms. The
+  // copy itself (~28 % of the time) is a gather of rows on different pages (run_group_avx512
+  // copies adjacent heads together).
+  const bool copy = wants_copy(it, geo);
+  const CopyRows cr = copy_rows_of(it, geo, base);
+  ItemTiles t;
+  t.init(it, geo, base, copy ? copy_view(it, cr) : it);
+  int64_t pos0 = 0, chunk_end = it.kv_begin;  // copy positions are j - pos0 for j in [pos0, chunk_end)
   for (int64_t j0 = it.kv_begin; j0 < it.kv_end; j0 += kTile) {
-    const int64_t nb = std::min(kTile, it.kv_end - j0), kpn = (nb + 1) / 2;
-    const TileRows tr = tile_rows(it, j0, nb, bits);
+    const int64_t nb = std::min(kTile, it.kv_end - j0);
+    const TileRows tr = tile_rows(it, j0, nb, t.bits());
     if (!tr.any) continue;
     if (copy && j0 >= chunk_end) {  // the chunk of this tile (tiles never straddle chunks: kTile | copy_rows)
       pos0 = j0;
       chunk_end = std::min(it.kv_end, j0 + geo.copy_rows);
-      copy_rows(it.k, pos0, chunk_end - pos0, QD, CK);
-      if (DR > 0) copy_rows(it.kr, pos0, chunk_end - pos0, DR, CR);
-      copy_rows(it.v, pos0, chunk_end - pos0, it.VD, CV);
+      copy_rows(it.k, pos0, chunk_end - pos0, it.QD, cr.k);
+      if (it.DR > 0) copy_rows(it.kr, pos0, chunk_end - pos0, it.DR, cr.kr);
+      copy_rows(it.v, pos0, chunk_end - pos0, it.VD, cr.v);
     }
-    fill_rows(w.k, j0 - pos0, nb, krows);
-    if (DR > 0) fill_rows(w.kr, j0 - pos0, nb, rrows);
-    fill_rows(w.v, j0 - pos0, nb, vrows);
-    // The next tile's rows (dense layouts): prefetched a few keys at a time during the S^T calls
-    // below (a burst of a whole tile's prefetches at once stalls on the miss queues).
-    const int64_t nn = std::min(kTile, (copy ? chunk_end : it.kv_end) - j0 - nb);
-    const bool far_k = nn > 0 && far_prefetch(w.k) && (DR == 0 || far_prefetch(w.kr));
-    const bool far_v = nn > 0 && !v_is_k && far_prefetch(w.v);
-    if (far_k) {
-      fill_rows(w.k, j0 + nb - pos0, nn, nk_rows);
-      if (DR > 0) fill_rows(w.kr, j0 + nb - pos0, nn, nr_rows);
-    }
-    if (far_v) fill_rows(w.v, j0 + nb - pos0, nn, nv_rows);
-    auto prefetch_next = [&](int64_t c0, int64_t n) {
-      n = std::min(n, nn - c0);
-      if (n <= 0) return;
-      if (far_k) {
-        prefetch_rows(w.k, nk_rows + c0, n, QD);
-        if (DR > 0) prefetch_rows(w.kr, nr_rows + c0, n, DR);
-      }
-      if (far_v) prefetch_rows(w.v, nv_rows + c0, n, it.VD);
-    };
-    // 2. S^T [nb][mp]
-    const uint16_t* const* r0 = krows;
-    int64_t kl0 = QD / 2, kl1 = DR / 2;
-    auto pack_k = [&](int64_t c0, int64_t c1) {  // KB rows of keys [c0, c1)
-      for (int64_t c = c0; c < c1; ++c) {
-        uint16_t* row = KB + c * kq;
-        std::memset(row, 0, static_cast<size_t>(kq) * 2);
-        load_row(w.k, krows[c], QD, it.fp16, row, row + kseg);
-        if (DR > 0) load_row(w.kr, rrows[c], DR, it.fp16, row + QD, row + kseg + QD);
-        if (it.fp16) std::memcpy(row + 2 * kseg, row, static_cast<size_t>(kseg) * 2);  // [hi | lo | hi]
-      }
-    };
-    if (!k_direct) {
-      r0 = kbrows;
-      kl0 = kpq;
-      kl1 = 0;
-    }
-    for (int64_t g = 0; g < ng; ++g) {
-      int64_t v0, mv;
-      group_of(nv, g, &v0, &mv);
-      const int64_t blk = kKeys[mv - 1];
-      SArgs a;
-      a.qt = QT + v0 * 16 * kpq;
-      a.kl0 = kl0;
-      a.kl1 = kl1;
-      a.mp = mp;
-      for (int64_t key0 = 0; key0 < nb; key0 += blk) {
-        const int64_t n1 = std::min(blk, nb - key0 - blk);  // keys of the next block
-        if (g == 0) {
-          prefetch_next(key0 * kTile / nb, (key0 + blk) * kTile / nb - key0 * kTile / nb);
-          if (n1 > 0) {
-            prefetch_rows(w.k, krows + key0 + blk, n1, QD);
-            if (DR > 0) prefetch_rows(w.kr, rrows + key0 + blk, n1, DR);
-          }
-          if (!k_direct) pack_k(key0, std::min(key0 + blk, nb));
-        }
-        if (g == ng - 1 && !v_is_k && n1 > 0) prefetch_rows(w.v, vrows + key0 + blk, n1, it.VD);
-        a.rows0 = r0 + key0;
-        a.rows1 = rrows + key0;
-        a.st = ST + key0 * mp + v0 * 16;
-        s_fn(mv, std::min(blk, nb - key0))(a);
-        // 4. VB of these keys (blk is even: whole pairs), while their rows are in cache
-        if (g == ng - 1) pack_v(w, vrows, nb, kpn, key0 / 2, (std::min(key0 + blk, nb) + 1) / 2, dvp, v_direct, VB, VT);
-      }
-    }
-
-    // 3. softmax, P pairs
-    if (!tr.full) lane_masks(M, it.R, nv, nb, bits, LM);
-    SoftmaxArgs sa;
-    sa.st = ST;
-    sa.mp = mp;
-    sa.nv = nv;
-    sa.nb = nb;
-    sa.kpn = kpn;
-    sa.lm = tr.full ? nullptr : LM;
-    sa.scale = it.scale;
-    sa.mx = Mx;
-    sa.l = L;
-    sa.alpha = Alpha;
-    sa.pt = PT;
-    sa.kpv = geo.kpv;
-    sa.fp16 = it.fp16;
-    softmax_tile(sa);
-
-    // 5. O^T
-    for (int64_t g = 0; g < ng; ++g) {
-      int64_t v0, mv;
-      group_of(nv, g, &v0, &mv);
-      const int64_t blk = kChannels[mv - 1];
-      PvArgs a;
-      a.pt = PT + v0 * 16 * geo.kpv;
-      a.dvp = dvp;
-      a.kl = sp * kpn;
-      a.mp = mp;
-      a.alpha = Alpha + v0 * 16;
-      for (int64_t d0 = 0; d0 < dvp; d0 += blk) {
-        a.vb = VB + d0;
-        a.ot = OT + d0 * mp + v0 * 16;
-        pv_fn(mv, std::min(blk, dvp - d0))(a);
-      }
-    }
+    t.tile(j0, nb, tr, copy ? pos0 : 0, copy ? chunk_end : it.kv_end);
   }
-  transpose_out(OT, mp, M, dvp, reinterpret_cast<float*>(base + geo.off_o));
+  t.finish();
 }
 
 }  // namespace mlaops::kernels::lanes

@@ -30,6 +30,7 @@ namespace mlaops::kernels::lanes {
 constexpr int64_t kTile = 128;     // KV positions per tile
 constexpr int64_t kMinRows = 16;   // items with fewer rows take the panel path
 constexpr int64_t kMaxGroup = 4;   // row vectors per group
+constexpr int64_t kMaxGroupItems = 8;  // items of adjacent heads run together (run_group_avx512)
 
 struct Geo {
   int64_t Mp = 0;   // max rows of an item, rounded up to 16
@@ -97,5 +98,12 @@ inline Geo geometry(const FlashShape& s) {
 // Runs the KV tiles of `it` (M = it.G * it.R >= kMinRows rows) with QT already in the scratch:
 // leaves O [M][dvp] (unnormalised), the running max Mx [M] and sum L [M] at their offsets.
 void run_avx512(const FlashItem& it, const Geo& geo, char* scratch);
+
+// Runs n items (2..kMaxGroupItems, QT in each bases[i]) that read adjacent heads of the same KV rows
+// through the dense copy (head i's rows = head 0's + i * D; same shape, KV range, query rows and
+// masks): chunk by chunk, the heads' rows are copied together, then each item's tiles run. Leaves
+// what run_avx512 leaves in each scratch. Returns false, having done nothing, when the items do
+// not qualify.
+bool run_group_avx512(const FlashItem* items, int64_t n, const Geo& geo, char* const* bases);
 
 }  // namespace mlaops::kernels::lanes

@@ -126,6 +126,14 @@ std::vector<FiaCase> cases() {
   c = base("bsh_band_copy_late_chunk", BF, 1, 4, 4, 16, 900, 32, "BSH");
   sparse(c, 4, MaskForm::kTemplate, 100, 0);
   v.push_back(c);
+  // groups of adjacent heads copied together (kernels::flash_attn_group): 8 KV heads, two query
+  // blocks per batch (items ordered batch, block, head), causal, a partial last chunk, paged
+  c = base("tnd_prefill_copy_groups_two_row_blocks", BF, 2, 8, 8, 150, 420, 64, "TND");
+  c.act_q = {150, 131};
+  c.act_kv = {420, 300};
+  paged(c, 3, 128);
+  sparse(c, 3, MaskForm::kTemplate);
+  v.push_back(c);
   // --- packed layouts, sparse modes ---
   c = base("ntd_tnd_gqa4_sparse3_row_invalid", BF, 3, 8, 2, 7, 20, 64, "NTD_TND");
   c.act_q = {5, 0, 7};
