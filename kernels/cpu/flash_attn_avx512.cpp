@@ -501,9 +501,11 @@ class ItemTiles {
   uint64_t* bits_ = nullptr;
 };
 
+// Rows of D contiguous channels that lie next to each other in memory.
+inline bool dense(const FlashKv& kv, int64_t D) { return kv.c0 >= D && kv.slot_stride <= 2 * D; }
+
 // K / rope-K / V rows far apart but channels contiguous (bf16): the tiles read dense copies.
 bool wants_copy(const FlashItem& it, const Geo& geo) {
-  auto dense = [](const FlashKv& kv, int64_t D) { return kv.c0 >= D && kv.slot_stride <= 2 * D; };
   return geo.copy_rows > 0 && !it.fp16 && it.k.c0 >= it.QD && (it.DR == 0 || it.kr.c0 >= it.DR) &&
          it.v.c0 >= it.VD && !(dense(it.k, it.QD) && (it.DR == 0 || dense(it.kr, it.DR)));
 }
@@ -551,7 +553,6 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
   // multiple of 4 KiB between rows) all fall into the same few L1/L2 sets, so they are copied
   // into KB, one key block at a time just before its S^T call, and read from there by every
   // row-vector group.
-  auto dense = [](const FlashKv& kv, int64_t D) { return kv.c0 >= D && kv.slot_stride <= 2 * D; };
   const bool k_direct =
       !it.fp16 && QD % 2 == 0 && dense(w.k, QD) && (DR == 0 || (DR % 2 == 0 && dense(w.kr, DR)));
   const bool v_direct = !it.fp16 && w.v.c0 >= it.VD;
