@@ -2,6 +2,9 @@
 // and the thread count. See docs/runtime.md.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "mlaops/export.h"
 
 namespace mlaops {
@@ -38,5 +41,25 @@ MLAOPS_API bool parse_isa(const char* text, Isa* out);
 // number of CPUs).
 MLAOPS_API int num_threads();
 MLAOPS_API void set_num_threads(int n);  // n <= 0: back to the default
+
+// The ISA levels this machine can run, scalar first (the list every test iterates).
+MLAOPS_API std::vector<Isa> runnable_isas();
+
+// Kernel rows of every family (docs/runtime.md): families list their rows best first, the
+// portable row last; a call picks the first row this host can run, the active level allows
+// and the kernel override (if it names rows of the family) names.
+struct KernelInfo {
+  const char* family;
+  const char* name;      // <family>_<isa>[_<variant>]
+  Isa isa;               // the level the row belongs to
+  bool runnable;         // this host has what it needs
+  const char* needs;     // what it needs, in words
+  uint64_t uses;         // times picked in this process
+};
+MLAOPS_API std::vector<KernelInfo> kernel_list();
+// Restricts each family named in `names` (comma-separated row names, as MLAOPS_KERNEL) to
+// those rows, which then run even above the active ISA level; null or "" clears. Returns false,
+// changing nothing, when a name is unknown or this host cannot run it.
+MLAOPS_API bool set_kernel_override(const char* names);
 
 }  // namespace mlaops
