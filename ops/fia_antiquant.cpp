@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/cpu/attn_combine.h"
 #include "kernels/cpu/dequant_kv.h"
 #include "kernels/cpu/flash_attn.h"
 #include "kernels/cpu/flash_decode.h"
@@ -369,24 +370,6 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
   }
 }
 
-// Online-softmax merge of a chunk state (o2, m2, l2) into a running state (o, m, l): M rows of VD.
-void merge_state(float* o, float* m, float* l, const float* o2, const float* m2, const float* l2, int64_t M,
-                 int64_t VD) {
-  for (int64_t r = 0; r < M; ++r) {
-    if (!(l2[r] > 0.0f)) continue;
-    if (!(l[r] > 0.0f)) {
-      std::copy(o2 + r * VD, o2 + (r + 1) * VD, o + r * VD);
-      m[r] = m2[r];
-      l[r] = l2[r];
-      continue;
-    }
-    const float mx = std::max(m[r], m2[r]), a = std::exp(m[r] - mx), c = std::exp(m2[r] - mx);
-    for (int64_t d = 0; d < VD; ++d) o[r * VD + d] = o[r * VD + d] * a + o2[r * VD + d] * c;
-    l[r] = l[r] * a + l2[r] * c;
-    m[r] = mx;
-  }
-}
-
 }  // namespace
 
 int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD) {
@@ -463,20 +446,12 @@ void fia_aq_run_group(const FiaParams& p, const FiaPlan& P, const FiaAqChannels&
     for (int64_t i = 0; i < n; ++i) {
       float* o = run + i * per;
       const float* o2 = part + i * per;
-      merge_state(o, o + M * VD, o + M * VD + M, o2, o2 + M * VD, o2 + M * VD + M, M, VD);
+      kernels::attn_merge_state(o, o + M * VD, o + M * VD + M, o2, o2 + M * VD, o2 + M * VD + M, M, VD);
     }
   }
   for (int64_t i = 0; i < n; ++i) {  // the item's output, or its KV-split partial
     const float* o = run + i * per;
-    const kernels::FlashItem& it = items[i];
-    if (it.partial_o != nullptr) {
-      std::copy(o, o + M * VD, it.partial_o);
-      std::copy(o + M * VD, o + M * VD + M, it.partial_m);
-      std::copy(o + M * VD + M, o + M * VD + 2 * M, it.partial_l);
-    } else {
-      kernels::flash_merge(it, M, 1, o, o + M * VD, o + M * VD + M, 0, 0);
-    }
-  }
-}
+    kernels::attn_finish(items[i], o, VD, o + M * VD, o + M * VD + M);
+  }}
 
 }  // namespace mlaops

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
+#include "kernels/cpu/attn_combine.h"
 #include "kernels/cpu/flash_attn.h"
 #include "kernels/cpu/flash_decode.h"
 #include "mlaops/numeric.h"
@@ -215,9 +216,9 @@ void merge_item(void* ctx, int64_t item, int /*thread*/) {
   const FiaPlan& P = *c.plan;
   const kernels::FlashItem it = make_item(c, P.items[static_cast<size_t>(item)]);
   const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
-  const float* base = c.ws->at<float>(P.off_partial) + item * P.splits * per;
-  kernels::flash_merge(it, it.G * it.R, P.splits, base, base + P.partial_o_floats,
-                       base + P.partial_o_floats + P.partial_ml_floats, per, per);
+  float* base = c.ws->at<float>(P.off_partial) + item * P.splits * per;
+  kernels::attn_merge_splits(it, P.splits, base, base + P.partial_o_floats, base + P.partial_o_floats + P.partial_ml_floats,
+                             per, per);
 }
 
 void fill_all(const TensorView& t, float v, bool half_fp16) {
@@ -279,7 +280,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
         e.lse_n_stride = P.lse_st.n;
         e.lse_s_stride = P.lse_st.s;
       }
-      kernels::flash_write_empty(e);
+      kernels::attn_write_empty(e);
     }
   }
   if (P.items.empty()) return kSuccess;

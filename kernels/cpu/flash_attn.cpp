@@ -15,8 +15,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <vector>
 
+#include "kernels/cpu/attn_combine.h"
 #include "kernels/cpu/flash_attn_lanes.h"
 #include "mlaops/numeric.h"
 
@@ -135,49 +135,7 @@ FlashKernels flash_kernels(Isa isa) {
                       lanes_ok ? &lanes::run_avx512 : nullptr, lanes_ok ? &lanes::run_group_avx512 : nullptr};
 }
 
-void flash_write_empty(const FlashItem& it) {
-  const float inf = std::numeric_limits<float>::infinity();
-  for (int64_t g = 0; g < it.G; ++g)
-    for (int64_t r = 0; r < it.R; ++r) {
-      if (it.out != nullptr)
-        std::memset(it.out + g * it.out_n_stride + r * it.out_s_stride, 0, static_cast<size_t>(it.VD) * 2);
-      if (it.lse != nullptr) it.lse[g * it.lse_n_stride + r * it.lse_s_stride] = inf;
-    }
-}
-
 namespace {
-
-// Final row write: O / l in the output dtype, lse = m + log(l); l == 0 -> 0 / +inf.
-void write_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float m, float l) {
-  uint16_t* dst = it.out + g * it.out_n_stride + r * it.out_s_stride;
-  if (l > 0.0f) {
-    const float inv = 1.0f / l;
-    if (it.fp16)
-      for (int64_t d = 0; d < it.VD; ++d) dst[d] = float_to_fp16(o[d] * inv);
-    else
-      for (int64_t d = 0; d < it.VD; ++d) dst[d] = float_to_bf16(o[d] * inv);
-  } else {
-    std::memset(dst, 0, static_cast<size_t>(it.VD) * 2);
-  }
-  if (it.lse != nullptr)
-    it.lse[g * it.lse_n_stride + r * it.lse_s_stride] =
-        l > 0.0f ? m + std::log(l) : std::numeric_limits<float>::infinity();
-}
-
-// The item's result from unnormalised rows O (row m at O + m * ldo), max Mx and sum L: the
-// partial of a KV split, or the final rows.
-void finish_item(const FlashItem& it, const float* O, int64_t ldo, const float* Mx, const float* L) {
-  const int64_t M = it.G * it.R;
-  if (it.partial_o != nullptr) {
-    for (int64_t m = 0; m < M; ++m) {
-      std::memcpy(it.partial_o + m * it.VD, O + m * ldo, static_cast<size_t>(it.VD) * 4);
-      it.partial_m[m] = Mx[m];
-      it.partial_l[m] = L[m];
-    }
-    return;
-  }
-  for (int64_t m = 0; m < M; ++m) write_row(it, m / it.R, m % it.R, O + m * ldo, Mx[m], L[m]);
-}
 
 // Query row (g, r) as [q | qrope] bf16 into a[0, QD + DR) (fp16: the exact split x = hi + lo as
 // [hi | hi | lo], segments kseg apart); the caller has zeroed the padding.
@@ -223,7 +181,7 @@ void lanes_setup(const FlashItem& it, const lanes::Geo& geo, char* base) {
 
 // The item's final rows from what the lane kernel left in `base`.
 void lanes_finish(const FlashItem& it, const lanes::Geo& geo, const char* base) {
-  finish_item(it, reinterpret_cast<const float*>(base + geo.off_o), geo.dvp,
+  attn_finish(it, reinterpret_cast<const float*>(base + geo.off_o), geo.dvp,
               reinterpret_cast<const float*>(base + geo.off_m), reinterpret_cast<const float*>(base + geo.off_l));
 }
 
@@ -244,27 +202,6 @@ void lanes_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
 int64_t lanes_stride(const lanes::Geo& geo) { return (geo.total + 63) / 64 * 64; }
 
 }  // namespace
-
-void flash_merge(const FlashItem& it, int64_t M, int64_t splits, const float* o, const float* m, const float* l,
-                 int64_t o_split_stride, int64_t ml_split_stride) {
-  std::vector<float> acc(static_cast<size_t>(it.VD));
-  for (int64_t row = 0; row < M; ++row) {
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t s = 0; s < splits; ++s)
-      if (l[s * ml_split_stride + row] > 0.0f) mx = std::max(mx, m[s * ml_split_stride + row]);
-    std::fill(acc.begin(), acc.end(), 0.0f);
-    float lt = 0.0f;
-    for (int64_t s = 0; s < splits; ++s) {
-      const float ls = l[s * ml_split_stride + row];
-      if (!(ls > 0.0f)) continue;
-      const float w = std::exp(m[s * ml_split_stride + row] - mx);
-      lt += ls * w;
-      const float* os = o + s * o_split_stride + row * it.VD;
-      for (int64_t d = 0; d < it.VD; ++d) acc[static_cast<size_t>(d)] += os[d] * w;
-    }
-    write_row(it, row / it.R, row % it.R, acc.data(), mx, lt);
-  }
-}
 
 int64_t flash_group_max_items(const FlashShape& s) {
   return s.M >= lanes::kMinRows && s.copy_rows > 0 && !s.fp16 ? lanes::kMaxGroupItems : 1;
@@ -468,7 +405,7 @@ void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKe
     }
   }
 
-  finish_item(it, O, dvp, Mx, L);
+  attn_finish(it, O, dvp, Mx, L);
 }
 
 }  // namespace mlaops::kernels

@@ -10,57 +10,13 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/attn_item.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/softmax.h"
 #include "kernels/cpu/transpose.h"
 
 namespace mlaops::kernels {
-
-// Rows of one KV head of one batch: element (position p, channel d) is at
-//   base + row(p) + (d / c0) * c0_stride + d % c0,
-//   row(p) = block_ids ? block_ids[p / block_size] * blk_stride + (p % block_size) * slot_stride
-//                      : p * slot_stride.
-// Contiguous BSH/BSND/BNSD/TND/NTD: block_ids null, c0 = D. Paged BnBsH / BnNBsD: c0 = D.
-// Paged NZ [blockNum, KV_N, D/16, blockSize, 16]: c0 = 16, c0_stride = blockSize * 16.
-struct FlashKv {
-  const uint16_t* base = nullptr;   // bf16 / fp16 bits
-  const int32_t* block_ids = nullptr;  // [>= ceil(positions / block_size)] validated ids
-  int64_t block_size = 1;
-  int64_t blk_stride = 0, slot_stride = 0;
-  int64_t c0 = 1, c0_stride = 0;
-};
-
-struct FlashItem {
-  // Query rows (g, r), g < G heads, r < R rows: q + g * q_n_stride + r * q_s_stride, [QD] each;
-  // rope part (DR > 0) likewise [DR].
-  const uint16_t* q = nullptr;
-  int64_t q_n_stride = 0, q_s_stride = 0;
-  const uint16_t* qr = nullptr;
-  int64_t qr_n_stride = 0, qr_s_stride = 0;
-  int64_t G = 1, R = 1, QD = 0, DR = 0, VD = 0;
-  bool fp16 = false;  // operands (and output) FP16, else BF16
-  FlashKv k, kr, v;   // kr used when DR > 0
-  int64_t kv_begin = 0, kv_end = 0;  // positions [kv_begin, kv_end) of this item
-  float scale = 1.0f;
-  // Mask of row i = row0 + r (batch-relative) and column j: valid iff
-  //   i + lo_delta <= j <= i + hi_delta   and   (mask == null or mask[i * mask_i_stride + j * mask_j_stride] == 0).
-  int64_t row0 = 0;
-  int64_t lo_delta = 0, hi_delta = 0;  // clamped to +-2^62 by the caller
-  const uint8_t* mask = nullptr;       // BOOL / INT8 / UINT8 bytes, already offset to the batch
-  int64_t mask_i_stride = 0, mask_j_stride = 0;
-  // Final output (partial_o == null): row (g, r) at out + g * out_n_stride + r * out_s_stride
-  // [VD] in the operand dtype; lse (nullable) at lse + g * lse_n_stride + r * lse_s_stride.
-  uint16_t* out = nullptr;
-  int64_t out_n_stride = 0, out_s_stride = 0;
-  float* lse = nullptr;
-  int64_t lse_n_stride = 0, lse_s_stride = 0;
-  // Partial output of a KV split (flash-decoding): unnormalised O [G*R, VD], running max and
-  // sum [G*R] (row index g * R + r). Merged by flash_merge.
-  float* partial_o = nullptr;
-  float* partial_m = nullptr;
-  float* partial_l = nullptr;
-};
 
 // Scratch geometry of one thread (bytes from flash_scratch_bytes, 64-byte aligned base).
 struct FlashShape {
@@ -110,13 +66,5 @@ int64_t flash_group_scratch_bytes(const FlashShape& s, int64_t n);
 // (flash_group_scratch_bytes(shape, n) bytes): together where the lane kernel's group applies,
 // else one by one.
 void flash_attn_group(const FlashItem* items, int64_t n, const FlashShape& shape, const FlashKernels& k, void* scratch);
-
-// Merges `splits` partials (each [M, VD] O, [M] m, [M] l, consecutive for split 0..splits-1 with
-// strides o_split_stride / ml_split_stride floats) into the final rows of `it` (out / lse).
-void flash_merge(const FlashItem& it, int64_t M, int64_t splits, const float* o, const float* m, const float* l,
-                 int64_t o_split_stride, int64_t ml_split_stride);
-
-// Writes output rows as zeros and lse as +inf: rows (g, r) of `it` for g < G, r < R.
-void flash_write_empty(const FlashItem& it);
 
 }  // namespace mlaops::kernels

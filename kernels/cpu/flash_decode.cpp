@@ -149,33 +149,6 @@ bool flash_decode_try(FlashDecodeFn fn, const FlashItem* items, int64_t n, void*
   return true;
 }
 
-void flash_decode_finish(const FlashItem& it, const float* o, const float* m, const float* l) {
-  const int64_t VD = it.VD;
-  if (it.partial_o != nullptr) {
-    std::memcpy(it.partial_o, o, static_cast<size_t>(it.G * VD) * 4);
-    for (int64_t g = 0; g < it.G; ++g) {
-      it.partial_m[g] = m[g];
-      it.partial_l[g] = l[g];
-    }
-    return;
-  }
-  const float inf = std::numeric_limits<float>::infinity();
-  for (int64_t g = 0; g < it.G; ++g) {
-    uint16_t* dst = it.out + g * it.out_n_stride;  // [VD] in the operand dtype
-    const float* src = o + g * VD;
-    if (l[g] > 0.0f) {
-      const float inv = 1.0f / l[g];
-      if (it.fp16)
-        for (int64_t d = 0; d < VD; ++d) dst[d] = float_to_fp16(src[d] * inv);
-      else
-        for (int64_t d = 0; d < VD; ++d) dst[d] = float_to_bf16(src[d] * inv);
-    } else {
-      std::memset(dst, 0, static_cast<size_t>(VD) * 2);
-    }
-    if (it.lse != nullptr) it.lse[g * it.lse_n_stride] = l[g] > 0.0f ? m[g] + std::log(l[g]) : inf;
-  }
-}
-
 // The AVX-512 kernels use vdpbf16ps / vcvtne2ps2bf16 (AVX512_BF16) and vpdpwssd (AVX512_VNNI),
 // which the kAvx512 level does not imply.
 FlashDecodeFn flash_decode_kernel(Isa isa) {

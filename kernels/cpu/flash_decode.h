@@ -61,11 +61,6 @@ struct FlashDecodeScratch {
 };
 FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16, void* scratch);
 
-// Final rows of one item from the fp32 state: o [G, VD] unnormalised (channel order natural),
-// m [G], l [G]; writes the partials, or O / l in the operand dtype and lse = m + log(l)
-// (l == 0: 0 / +inf).
-void flash_decode_finish(const FlashItem& it, const float* o, const float* m, const float* l);
-
 // ---- INT8 key / value with per-channel antiquant, read in place (no dequantised copy) ----
 // K_deq[t][d] = (K[t][d] + k_offset[d]) * k_scale[d] per head, V likewise. The kernel folds the key
 // parameters into the query, q'_d = q_d * k_scale_d, quantises q' per row to int16 (scale

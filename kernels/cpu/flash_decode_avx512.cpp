@@ -22,6 +22,7 @@
 #include <limits>
 
 #include "kernels/cpu/flash_decode.h"
+#include "kernels/cpu/attn_combine.h"
 
 #include "kernels/cpu/simd_avx512.h"
 #include "kernels/cpu/softmax_avx512.h"
@@ -451,7 +452,7 @@ ScoresFn scores_fn(int64_t /*n*/) {
 
 // The group's final rows: the permuted channel order of the pair-interleaved P x V undone
 // (PERMUTED), the INT8 value parameters applied (kv non-null: O_d = v_scale_d * (O_d +
-// v_offset_d * l)), rows of head h compacted to [G, VD] and written by flash_decode_finish.
+// v_offset_d * l)), rows of head h compacted to [G, VD] and written by attn_finish.
 template <bool PERMUTED>
 void finish_group(const Ctx& x, const FlashItem* items, const FlashDecodeI8* kv) {
   const int64_t nG = x.nG, G = x.G, VD = x.VD, VDp = x.VDp;
@@ -481,7 +482,7 @@ void finish_group(const Ctx& x, const FlashItem* items, const FlashDecodeI8* kv)
   for (int64_t h = 0; h < x.n; ++h) {
     float* oh = o + h * G * VDp;
     for (int64_t g = 1; g < G; ++g) std::memmove(oh + g * VD, oh + g * VDp, static_cast<size_t>(VD) * 4);
-    flash_decode_finish(items[h], oh, x.sc.m + h * G, x.sc.l + h * G);
+    attn_finish(items[h], oh, VD, x.sc.m + h * G, x.sc.l + h * G);
   }
 }
 

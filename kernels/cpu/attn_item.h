@@ -1,0 +1,64 @@
+// The work item every attention kernel of FusedInferAttentionScore runs (panel, lane, decode,
+// INT8 decode): the G query heads that share one KV head, R consecutive query rows of one batch,
+// a range of KV positions, the mask rule, the optional additive bias and sink logits, and where
+// the rows (or the partial state of a KV split) go. Raw pointers and validated sizes only: the
+// operator (ops/fused_infer_attention_score_v4*.cpp) has checked every shape, length and block id.
+#pragma once
+
+#include <cstdint>
+
+namespace mlaops::kernels {
+
+// Rows of one KV head of one batch: element (position p, channel d) is at
+//   base + row(p) + (d / c0) * c0_stride + d % c0,
+//   row(p) = block_ids ? block_ids[p / block_size] * blk_stride + (p % block_size) * slot_stride
+//                      : p * slot_stride.
+// Contiguous BSH/BSND/BNSD/TND/NTD: block_ids null, c0 = D. Paged BnBsH / BnNBsD: c0 = D.
+// Paged NZ [blockNum, KV_N, D/16, blockSize, 16]: c0 = 16, c0_stride = blockSize * 16.
+struct FlashKv {
+  const uint16_t* base = nullptr;   // bf16 / fp16 bits
+  const int32_t* block_ids = nullptr;  // [>= ceil(positions / block_size)] validated ids
+  int64_t block_size = 1;
+  int64_t blk_stride = 0, slot_stride = 0;
+  int64_t c0 = 1, c0_stride = 0;
+};
+
+struct FlashItem {
+  // Query rows (g, r), g < G heads, r < R rows: q + g * q_n_stride + r * q_s_stride, [QD] each;
+  // rope part (DR > 0) likewise [DR].
+  const uint16_t* q = nullptr;
+  int64_t q_n_stride = 0, q_s_stride = 0;
+  const uint16_t* qr = nullptr;
+  int64_t qr_n_stride = 0, qr_s_stride = 0;
+  int64_t G = 1, R = 1, QD = 0, DR = 0, VD = 0;
+  bool fp16 = false;  // operands (and output) FP16, else BF16
+  FlashKv k, kr, v;   // kr used when DR > 0
+  int64_t kv_begin = 0, kv_end = 0;  // positions [kv_begin, kv_end) of this item
+  float scale = 1.0f;
+  // Mask of row i = row0 + r (batch-relative) and column j: valid iff
+  //   i + lo_delta <= j <= i + hi_delta   and   (mask == null or mask[i * mask_i_stride + j * mask_j_stride] == 0).
+  int64_t row0 = 0;
+  int64_t lo_delta = 0, hi_delta = 0;  // clamped to +-2^62 by the caller
+  const uint8_t* mask = nullptr;       // BOOL / INT8 / UINT8 bytes, already offset to the batch
+  int64_t mask_i_stride = 0, mask_j_stride = 0;
+  // Additive bias (pseShift) of head g, row i = row0 + r and position j, in the operand dtype:
+  //   bias[g * bias_n_stride + i * bias_i_stride + j], added to the scaled score (null: none).
+  const uint16_t* bias = nullptr;
+  int64_t bias_n_stride = 0, bias_i_stride = 0;
+  // Sink logit of each of the G heads (learnableSink; null: none): one more term exp(sink[g] - m)
+  // in the softmax denominator, added once by the combine step (attn_combine.h).
+  const float* sink = nullptr;
+  // Final output (partial_o == null): row (g, r) at out + g * out_n_stride + r * out_s_stride
+  // [VD] in the operand dtype; lse (nullable) at lse + g * lse_n_stride + r * lse_s_stride.
+  uint16_t* out = nullptr;
+  int64_t out_n_stride = 0, out_s_stride = 0;
+  float* lse = nullptr;
+  int64_t lse_n_stride = 0, lse_s_stride = 0;
+  // Partial output of a KV split (flash-decoding): unnormalised O [G*R, VD], running max and
+  // sum [G*R] (row index g * R + r), without the sink term. Merged by attn_merge_splits.
+  float* partial_o = nullptr;
+  float* partial_m = nullptr;
+  float* partial_l = nullptr;
+};
+
+}  // namespace mlaops::kernels
