@@ -202,8 +202,11 @@ aclnnStatus aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
   FiaCheckOptions o;
   o.op = kOp;
   o.vendor_ranges = true;
+  FiaCall call;
+  MLAOPS_TRY(fia_check(p, o, &call));
+  MLAOPS_TRY(fia_check_pointers(p, call, kOp));
   auto plan = std::make_shared<FiaPlan>();
-  MLAOPS_TRY(fia_check(p, o, plan.get()));
+  MLAOPS_TRY(fia_plan(call, kOp, plan.get()));
   st->workspace_bytes = static_cast<uint64_t>(plan->workspace_bytes);
   st->run = [plan, host](const ExecutorState& s, void* ws, uint64_t size) {
     return fia_run(params_from(s, *host), *plan, ws, size, s.op.c_str());

@@ -9,10 +9,8 @@
 
 #include "core/error.h"
 #include "kernels/cpu/attn_combine.h"
+#include "kernels/cpu/attn_family.h"
 #include "kernels/cpu/dequant_kv.h"
-#include "kernels/cpu/flash_attn.h"
-#include "kernels/cpu/flash_decode.h"
-#include "mlaops/runtime.h"
 #include "mlaops/numeric.h"
 #include "ops/check_util.h"
 #include "ops/fused_infer_attention_score_v4.h"
@@ -378,12 +376,10 @@ int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD) {
   return (buf + states + 63) / 64 * 64;
 }
 
-void fia_aq_run_group(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& ch, int64_t b, int64_t h0,
-                      kernels::FlashItem* items, int64_t n, const FiaAqKernels& k, void* buf) {
+void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& ch, int64_t b, int64_t h0,
+                     kernels::FlashItem* items, int64_t n, const FiaAqRun& k) {
   const int64_t KD = P.QD, VD = P.VD, M = items[0].G * items[0].R;
-  if (k.decode_i8 != nullptr && P.aq.k.kind == Kind::kChannel && P.aq.v.kind == Kind::kChannel &&
-      kernels::flash_decode_i8_eligible(items, n) &&
-      kernels::flash_decode_i8_scratch_bytes(n, items[0].G, KD, VD) <= P.aq_thread_bytes) {
+  if (!k.dequant) {  // the INT8 decode kernel, in place
     kernels::FlashDecodeI8 kv;
     for (int w = 0; w < 2; ++w) {
       const Rows r = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0);
@@ -401,11 +397,11 @@ void fia_aq_run_group(const FiaParams& p, const FiaPlan& P, const FiaAqChannels&
       kv.v_scale[i] = ch.v_scale + (h0 + i) * VD;
       kv.v_offset[i] = ch.v_offset + (h0 + i) * VD;
     }
-    k.decode_i8(items, n, kv, buf);
+    k.row->decode_i8(items, n, kv, k.buf);
     return;
   }
   const int64_t t_begin = items[0].kv_begin, t_end = items[0].kv_end;
-  uint16_t* kbuf = static_cast<uint16_t*>(buf);               // [chunk, n * KD]
+  uint16_t* kbuf = static_cast<uint16_t*>(k.buf);             // [chunk, n * KD]
   uint16_t* vbuf = kbuf + kFiaAqChunk * n * KD;               // [chunk, n * VD]
   float* run = reinterpret_cast<float*>(vbuf + kFiaAqChunk * n * VD);  // per head: O [M, VD], m [M], l [M]
   float* part = run + n * M * (VD + 2);
@@ -413,7 +409,7 @@ void fia_aq_run_group(const FiaParams& p, const FiaPlan& P, const FiaAqChannels&
   for (int64_t i = 0; i < n; ++i) {
     std::fill(run + i * per, run + (i + 1) * per, 0.0f);  // l = 0: empty
   }
-  const kernels::DequantRowFn fn = kernels::dequant_row_kernel(active_isa());
+  const kernels::DequantRowFn fn = P.dequant;
   kernels::FlashItem chunk[16];
   for (int64_t t0 = t_begin; t0 < t_end; t0 += kFiaAqChunk) {
     const int64_t t1 = std::min(t_end, t0 + kFiaAqChunk), len = t1 - t0;
@@ -437,12 +433,12 @@ void fia_aq_run_group(const FiaParams& p, const FiaPlan& P, const FiaAqChannels&
       it.lo_delta = items[i].lo_delta - t0;  // |deltas| <= 2^62: no overflow
       it.hi_delta = items[i].hi_delta - t0;
       if (it.mask != nullptr) it.mask += t0 * it.mask_j_stride;
+      if (it.bias != nullptr) it.bias += t0;
       it.partial_o = part + i * per;
       it.partial_m = it.partial_o + M * VD;
       it.partial_l = it.partial_m + M;
     }
-    if (!kernels::flash_decode_try(k.decode, chunk, n, k.scratch, k.scratch_bytes))
-      for (int64_t i = 0; i < n; ++i) kernels::flash_attn_item(chunk[i], *k.shape, *k.flash, k.scratch);
+    kernels::attn_run(*k.row, P.panel, P.shape, chunk, n, k.scratch);
     for (int64_t i = 0; i < n; ++i) {
       float* o = run + i * per;
       const float* o2 = part + i * per;

@@ -15,10 +15,8 @@
 namespace mlaops {
 
 namespace kernels {
-struct FlashDecodeI8;
+struct AttnRow;
 struct FlashItem;
-struct FlashKernels;
-struct FlashShape;
 }
 struct FiaPlan;
 
@@ -74,27 +72,23 @@ inline constexpr int64_t kFiaAqChunk = 128;
 // M rows x (V_D + 2) floats, M = query rows per item). 64-byte multiple.
 int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD);
 
-// What the INT8 path needs from the operator's run: the attention kernels and their scratch.
-struct FiaAqKernels {
-  const kernels::FlashKernels* flash = nullptr;
-  const kernels::FlashShape* shape = nullptr;
-  void (*decode)(const kernels::FlashItem* items, int64_t n, void* scratch) = nullptr;  // null: none for this ISA
-  void* scratch = nullptr;  // flash scratch of the thread
-  int64_t scratch_bytes = 0;
-  // the decode kernel over INT8 rows in place (per-channel parameters; null: none for this ISA)
-  void (*decode_i8)(const kernels::FlashItem* items, int64_t n, const kernels::FlashDecodeI8& kv,
-                    void* scratch) = nullptr;
+// What a task of the INT8 path runs: the attention family row the plan chose
+// (kernels/cpu/attn_family.h), in place (the INT8 decode kind) or over dequantised chunks.
+struct FiaAqRun {
+  const kernels::AttnRow* row = nullptr;
+  bool dequant = false;
+  void* scratch = nullptr;  // the thread's attention scratch (FiaPlan::thread_bytes)
+  void* buf = nullptr;      // the thread's INT8 buffers (FiaPlan::aq_thread_bytes)
 };
 
 // Runs `n` items (heads h0 .. h0 + n - 1 of batch b, same KV range and query rows) over INT8
-// key / value. Per-channel parameters on key and value (modes 0 / 2, per-tensor included) with
-// decode items (kernels::flash_decode_i8_eligible) run k.decode_i8 on the INT8 rows in place, with
-// `buf` as its scratch. Otherwise chunk by chunk, the chunk's rows of the n heads are dequantised into `buf`
-// ([chunk, n * K_D] keys, [chunk, n * V_D] values: rows shared by the heads, the decode
-// kernel's order), the attention runs over the chunk (decode kernel for the group, else the
-// generic item per head) into chunk partials, which merge into running states (online softmax
-// across chunks); finally each item's output (or its KV-split partial) is written.
-void fia_aq_run_group(const FiaParams& p, const FiaPlan& plan, const FiaAqChannels& ch, int64_t b, int64_t h0,
-                      kernels::FlashItem* items, int64_t n, const FiaAqKernels& k, void* buf);
+// key / value. In place: the INT8 decode kernel reads the rows with the per-channel parameters
+// folded in (FlashDecodeI8). Dequantised: chunk by chunk, the chunk's rows of the n heads are
+// dequantised into `buf` ([chunk, n * K_D] keys, [chunk, n * V_D] values: rows shared by the
+// heads, the decode kernel's order), the row's kernel runs over the chunk into chunk states,
+// which merge online (the combine step); finally each item's output (or its KV-split partial)
+// is written.
+void fia_aq_run_task(const FiaParams& p, const FiaPlan& plan, const FiaAqChannels& ch, int64_t b, int64_t h0,
+                     kernels::FlashItem* items, int64_t n, const FiaAqRun& k);
 
 }  // namespace mlaops

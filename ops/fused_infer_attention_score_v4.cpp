@@ -1,16 +1,15 @@
-// FusedInferAttentionScoreV4 phase 2 (spec fused-infer-attention-score.md §0, §2) and the C++ API:
+// FusedInferAttentionScoreV4 phase 2 (docs/ops/fused_infer_attention_score.md) and the C++ API:
 //   1. read-only pre-pass: every block id a batch uses (blockTable[b][0 .. ceil(actKV[b]/blockSize)))
 //      must lie in [0, blockNum) (FIA-13); workspace size (FIA-20) — only then the first write
 //   2. padded query rows (non-packed layouts, rows >= actQ[b]): output 0, lse +inf
-//   3. work items (batch, kv head, block of query rows [, KV split]) in parallel: flash attention
-//      over the KV range (kernels/cpu/flash_attn.h; items with one query row per head and no mask
-//      inside their range: the decode kernel of kernels/cpu/flash_decode.h, the KV heads of a
-//      batch together) writing the rows in the output layout; INT8 key / value are first
-//      dequantised per item (ops/fia_antiquant.h)
-//   4. KV splits (flash-decoding, when there are fewer items than threads): LSE merge of partials
+//   3. the plan's tasks in parallel, each on its kernel row (kernels/cpu/attn_family.h), once per
+//      KV split; INT8 key / value through the KV antiquant path (ops/fia_antiquant.h)
+//   4. KV splits (flash-decoding): the combine step merges the partials (kernels/cpu/attn_combine.h)
+// Nothing is decided here: the plan (fused_infer_attention_score_v4_plan.cpp) holds every choice.
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "core/checked_math.h"
@@ -18,80 +17,23 @@
 #include "core/parallel.h"
 #include "core/workspace.h"
 #include "kernels/cpu/attn_combine.h"
-#include "kernels/cpu/flash_attn.h"
-#include "kernels/cpu/flash_decode.h"
+#include "kernels/cpu/attn_family.h"
 #include "mlaops/numeric.h"
-#include "mlaops/runtime.h"
+#include "mlaops/plan.h"
 #include "ops/fused_infer_attention_score_v4.h"
 
 namespace mlaops {
-
-// ------------------------------------------------------------------------------------------
-// Layout strings (public, include/mlaops/fused_infer_attention_score.h).
-// ------------------------------------------------------------------------------------------
-
-namespace {
-
-struct LayoutRow {
-  const char* name;
-  FiaLayout in;
-  FiaLayout out;
-};
-// The A2/A3 V4 checker list (spec §2.1).
-constexpr LayoutRow kLayoutRows[] = {
-    {"BSH", FiaLayout::kBSH, FiaLayout::kBSH},          {"BSND", FiaLayout::kBSND, FiaLayout::kBSND},
-    {"BNSD", FiaLayout::kBNSD, FiaLayout::kBNSD},       {"TND", FiaLayout::kTND, FiaLayout::kTND},
-    {"NTD", FiaLayout::kNTD, FiaLayout::kNTD},          {"BSH_BNSD", FiaLayout::kBSH, FiaLayout::kBNSD},
-    {"BSND_BNSD", FiaLayout::kBSND, FiaLayout::kBNSD},  {"BNSD_BSND", FiaLayout::kBNSD, FiaLayout::kBSND},
-    {"NTD_TND", FiaLayout::kNTD, FiaLayout::kTND},      {"TND_NTD", FiaLayout::kTND, FiaLayout::kNTD},
-    {"BSH_NBSD", FiaLayout::kBSH, FiaLayout::kNBSD},    {"BSND_NBSD", FiaLayout::kBSND, FiaLayout::kNBSD},
-    {"BNSD_NBSD", FiaLayout::kBNSD, FiaLayout::kNBSD},
-};
-
-}  // namespace
-
-bool parse_fia_layout(const std::string& layout, FiaLayout* in, FiaLayout* out) {
-  for (const LayoutRow& r : kLayoutRows) {
-    if (layout == r.name) {
-      if (in != nullptr) *in = r.in;
-      if (out != nullptr) *out = r.out;
-      return true;
-    }
-  }
-  return false;
-}
-
-const char* fia_layout_name(FiaLayout layout) {
-  switch (layout) {
-    case FiaLayout::kBSH: return "BSH";
-    case FiaLayout::kBSND: return "BSND";
-    case FiaLayout::kBNSD: return "BNSD";
-    case FiaLayout::kTND: return "TND";
-    case FiaLayout::kNTD: return "NTD";
-    case FiaLayout::kNBSD: return "NBSD";
-  }
-  return "?";
-}
-
-// ------------------------------------------------------------------------------------------
-// Run.
-// ------------------------------------------------------------------------------------------
-
 namespace {
 
 struct RunCtx {
   const FiaParams* p;
   const FiaPlan* plan;
-  kernels::FlashKernels fk;
-  FiaAqChannels aq_ch;  // KV antiquant: per-channel scales / offsets as floats
-  kernels::FlashDecodeFn decode = nullptr;  // null: the ISA has no decode kernel
-  kernels::FlashDecodeI8Fn decode_i8 = nullptr;  // null: INT8 rows are dequantised instead
-  int64_t group = 1;                         // items per task (decode_group_size)
+  FiaAqChannels aq_ch;       // KV antiquant: per-channel scales / offsets as floats
+  const float* sink = nullptr;  // [N] sink logits as floats
   WorkspaceArena* ws;
-  kernels::FlashShape shape;
 };
 
-// The item's rows, KV sources, mask and output pointers (split s of `splits`).
+// The item's rows, KV sources, mask, bias, sink and output pointers.
 kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   const FiaParams& p = *c.p;
   const FiaPlan& P = *c.plan;
@@ -141,6 +83,12 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
     it.mask_i_stride = P.mask_i;
     it.mask_j_stride = P.mask_j;
   }
+  if (P.pse) {
+    it.bias = p.pse_shift->ptr<const uint16_t>() + w.b * P.pse_b + n0 * P.pse_n;
+    it.bias_n_stride = P.pse_n;
+    it.bias_i_stride = P.pse_i;
+  }
+  if (P.sink) it.sink = c.sink + n0;
   it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
   it.out_n_stride = P.out.n;
   it.out_s_stride = P.out.s;
@@ -171,44 +119,23 @@ kernels::FlashItem item_at(const RunCtx& c, int64_t index) {
   return it;
 }
 
-// Task (group of c.group consecutive items, split): the decode kernel runs the group's items in
-// lockstep where it applies, else flash_attn_group (the lane path's grouped dense copy, or each
-// item in turn).
-void run_group(void* ctx, int64_t task, int thread) {
+// Task t of the plan for KV split s (index = t * splits + s).
+void run_task(void* ctx, int64_t index, int thread) {
   const RunCtx& c = *static_cast<const RunCtx*>(ctx);
   const FiaPlan& P = *c.plan;
-  const int64_t first = task / P.splits * c.group, split = task % P.splits;
+  const FiaPlan::Task& t = P.tasks[static_cast<size_t>(index / P.splits)];
+  const int64_t split = index % P.splits;
   kernels::FlashItem items[16];
-  for (int64_t i = 0; i < c.group; ++i) items[i] = item_at(c, (first + i) * P.splits + split);
+  for (int64_t i = 0; i < t.n; ++i) items[i] = item_at(c, (t.first + i) * P.splits + split);
   void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
-  if (P.aq.on) {  // INT8 key / value: dequantised chunk by chunk (ops/fia_antiquant.h)
-    const FiaPlan::Item& w = P.items[static_cast<size_t>(first)];
-    const FiaAqKernels k{&c.fk, &c.shape, c.decode, scratch, P.thread_bytes, c.decode_i8};
-    fia_aq_run_group(*c.p, P, c.aq_ch, w.b, w.h, items, c.group, k,
-                     c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes));
+  const kernels::AttnRow& row = kernels::attn_family().value(t.row);
+  if (P.aq.on) {  // INT8 key / value (ops/fia_antiquant.h)
+    const FiaPlan::Item& w = P.items[static_cast<size_t>(t.first)];
+    const FiaAqRun k{&row, t.dequant, scratch, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes)};
+    fia_aq_run_task(*c.p, P, c.aq_ch, w.b, w.h, items, t.n, k);
     return;
   }
-  if (kernels::flash_decode_try(c.decode, items, c.group, scratch, P.thread_bytes)) return;
-  kernels::flash_attn_group(items, c.group, c.shape, c.fk, scratch);
-}
-
-// Items per task: the KV heads of one batch run together (a power of two <= 16 dividing KV_N)
-// when every item is a decode row (item index = b * KV_N + h), the heads share the K / V rows
-// (paged BnBsH, BSH / BSND: head stride < row stride; INT8 caches: always, through the chunk
-// buffer), the group's scratch fits and there are still at least as many tasks as threads; else 1.
-int64_t decode_group_size(const FiaPlan& P, kernels::FlashDecodeFn decode) {
-  // INT8 key / value: the chunk buffer holds the group's heads row by row whatever the cache layout
-  const bool shared_rows = P.aq.on || (P.k.h < P.k.slot && P.v.h < P.v.slot);
-  if (decode == nullptr || P.R != 1 || P.rope || !shared_rows) return 1;
-  const int64_t n_items = static_cast<int64_t>(P.items.size());
-  for (int64_t i = 0; i < n_items; ++i)
-    if (P.items[static_cast<size_t>(i)].h != i % P.KVN || P.items[static_cast<size_t>(i)].rows != 1) return 1;
-  int64_t g = 1;
-  while (g < 16 && P.KVN % (2 * g) == 0) g *= 2;
-  while (g > 1 && (n_items / g * P.splits < P.threads ||
-                   kernels::flash_decode_scratch_bytes(g, P.G, P.QD, P.VD, P.fp16) > P.thread_bytes))
-    g /= 2;
-  return g;
+  kernels::attn_run(row, P.panel, P.shape, items, t.n, scratch);
 }
 
 void merge_item(void* ctx, int64_t item, int /*thread*/) {
@@ -232,6 +159,19 @@ void fill_all(const TensorView& t, float v, bool half_fp16) {
     for (int64_t i = 0; i < n; ++i) d[i] = bits;
   }
 }
+
+// The sink logits as floats (BF16 / FP16, exact).
+void sink_floats(const TensorView& t, int64_t N, float* out) {
+  const uint16_t* s = t.ptr<const uint16_t>();
+  for (int64_t n = 0; n < N; ++n) out[n] = t.dtype == DType::kFloat16 ? fp16_to_float(s[n]) : bf16_to_float(s[n]);
+}
+
+struct FiaPlanState : detail::PlanState {
+  FiaPlan plan;
+  std::string explain() const override { return fia_explain(plan); }
+};
+
+constexpr const char* kCppOp = "fused_infer_attention_score_v4";
 
 }  // namespace
 
@@ -289,23 +229,14 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   RunCtx c;
   c.p = &p;
   c.plan = &P;
-  c.fk = kernels::flash_kernels(active_isa());
-  c.decode = kernels::flash_decode_kernel(active_isa());
-  c.decode_i8 = kernels::flash_decode_i8_kernel(active_isa());
-  c.group = P.lane_group > 1 ? P.lane_group : decode_group_size(P, c.decode);
   c.ws = &ws;
   if (P.aq.on) c.aq_ch = fia_aq_channels(P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
-  c.shape.M = P.G * P.R;
-  c.shape.R = P.R;
-  c.shape.QD = P.QD;
-  c.shape.DR = P.DR;
-  c.shape.VD = P.VD;
-  c.shape.tile = P.tile;
-  c.shape.fp16 = P.fp16;
-  c.shape.copy_rows = P.copy_rows;
-  const int64_t n_items = static_cast<int64_t>(P.items.size());
-  parallel_items(n_items / c.group * P.splits, P.threads, run_group, &c);
-  if (P.splits > 1) parallel_items(n_items, P.threads, merge_item, &c);
+  if (P.sink) {
+    sink_floats(*p.learnable_sink, P.N, ws.at<float>(P.off_sink));
+    c.sink = ws.at<float>(P.off_sink);
+  }
+  parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
+  if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
   return kSuccess;
 }
 
@@ -313,19 +244,50 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
 // C++ API (include/mlaops/fused_infer_attention_score.h).
 // ------------------------------------------------------------------------------------------
 
+Status fused_infer_attention_score_v4_plan(const FiaParams& p, OpPlan* plan) {
+  MLAOPS_CHECK(plan != nullptr, kParamNullptr, "%s: plan: FIA-01 out-pointer is null", kCppOp);
+  *plan = OpPlan();
+  auto st = std::make_unique<FiaPlanState>();
+  FiaCall call;
+  MLAOPS_TRY(fia_check(p, FiaCheckOptions{}, &call));
+  MLAOPS_TRY(fia_check_pointers(p, call, kCppOp));
+  MLAOPS_TRY(fia_plan(call, kCppOp, &st->plan));
+  st->op = kCppOp;
+  st->workspace_bytes = static_cast<uint64_t>(st->plan.workspace_bytes);
+  st->signature = fia_signature(p);
+  verbose_plan(*st);
+  *plan = OpPlan(std::move(st));
+  return kSuccess;
+}
+
+Status fused_infer_attention_score_v4_run(const OpPlan& plan, const FiaParams& p, void* workspace,
+                                          uint64_t workspace_size) {
+  const auto* st = dynamic_cast<const FiaPlanState*>(plan.state());
+  MLAOPS_CHECK(st != nullptr, kParamInvalid,
+               "%s: plan: FIA-25 not a plan of this operator; allowed a plan from fused_infer_attention_score_v4_plan, "
+               "got %s",
+               kCppOp, plan.valid() ? plan.op() : "an empty plan");
+  std::string diff;
+  MLAOPS_CHECK(st->signature.matches(fia_signature(p), &diff), kParamInvalid,
+               "%s: %s: FIA-25 the tensors must match the planned call; allowed the planned shapes, dtypes, attributes "
+               "and host arrays, got a different call",
+               kCppOp, diff.c_str());
+  MLAOPS_TRY(fia_check_pointers(p, st->plan, kCppOp));
+  return fia_run(p, st->plan, workspace, workspace_size, kCppOp);
+}
+
 Status fused_infer_attention_score_v4_workspace_size(const FiaParams& p, uint64_t* workspace_size) {
-  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr,
-               "fused_infer_attention_score_v4: workspace_size: FIA-01 out-pointer is null");
-  FiaPlan plan;
-  MLAOPS_TRY(fia_check(p, FiaCheckOptions{}, &plan));
-  *workspace_size = static_cast<uint64_t>(plan.workspace_bytes);
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "%s: workspace_size: FIA-01 out-pointer is null", kCppOp);
+  OpPlan plan;
+  MLAOPS_TRY(fused_infer_attention_score_v4_plan(p, &plan));
+  *workspace_size = plan.workspace_size();
   return kSuccess;
 }
 
 Status fused_infer_attention_score_v4(const FiaParams& p, void* workspace, uint64_t workspace_size) {
-  FiaPlan plan;
-  MLAOPS_TRY(fia_check(p, FiaCheckOptions{}, &plan));
-  return fia_run(p, plan, workspace, workspace_size, "fused_infer_attention_score_v4");
+  OpPlan plan;
+  MLAOPS_TRY(fused_infer_attention_score_v4_plan(p, &plan));
+  return fia_run(p, static_cast<const FiaPlanState*>(plan.state())->plan, workspace, workspace_size, kCppOp);
 }
 
 }  // namespace mlaops

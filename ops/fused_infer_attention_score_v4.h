@@ -1,12 +1,20 @@
-// FusedInferAttentionScoreV4 inside mlaops: validation and plan
-// (fused_infer_attention_score_v4_check.cpp), run (fused_infer_attention_score_v4.cpp).
-// Public parameters: include/mlaops/fused_infer_attention_score.h. Rules: docs/ops/fused_infer_attention_score.md.
+// FusedInferAttentionScoreV4 inside mlaops (docs/architecture.md, docs/ops/fused_infer_attention_score.md):
+//   fused_infer_attention_score_v4_check.cpp  the rules (phase 1) -> FiaCall, the validated facts
+//   fused_infer_attention_score_v4_plan.cpp   FiaCall -> FiaPlan: work items, tasks, kernels, workspace
+//   fused_infer_attention_score_v4.cpp        run (phase 2): bind tensors, pre-pass, run the plan
+//   fia_antiquant.*                           the INT8 key / value feature (rules and its run)
+// Public parameters: include/mlaops/fused_infer_attention_score.h.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "core/plan_state.h"
+#include "kernels/cpu/dequant_kv.h"
+#include "kernels/cpu/flash_attn.h"
 #include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/runtime.h"
 #include "mlaops/status.h"
 #include "ops/fia_antiquant.h"
 
@@ -14,7 +22,9 @@ namespace mlaops {
 
 struct FiaCheckOptions {
   const char* op = "fused_infer_attention_score_v4";  // the name used in messages
-  bool vendor_ranges = false;  // the aclnn layer: N, KV_N, B, D, blockSize limited to the vendor's ranges
+  // The aclnn layer: the vendor's ranges (FIA-19) and feature exclusions (FIA-24) on top of the
+  // rules every call obeys.
+  bool vendor_ranges = false;
 };
 
 // Element (b, n, s, d) of a query-like tensor (query, queryRope, attentionOut, softmaxLse) or a
@@ -33,57 +43,96 @@ struct FiaKvStrides {
   int64_t c0_stride = 0;  // stride between chunks (NZ)
 };
 
-struct FiaPlan {
+// The validated facts of one call (fia_check): layouts, per-batch lengths, strides, the mask rule
+// and the optional features. Nothing here depends on tensor contents or data pointers.
+struct FiaCall {
   FiaLayout in_l = FiaLayout::kBSH, out_l = FiaLayout::kBSH;
-  bool noop = false;      // empty query / output (§2.19): nothing to do
+  bool noop = false;      // empty query / output: nothing to do
   bool empty_kv = false;  // key/value empty: output zeros, lse +inf
   bool packed = false, paged = false, rope = false, fp16 = false, lse = false;
   int64_t B = 0, N = 0, KVN = 0, G = 1;
   int64_t QS = 0;  // Q_S, or T_q for packed layouts
   int64_t QD = 0, DR = 0, VD = 0;
+  int64_t kv_s = 0;  // the key's sequence extent (paged: blockTable width * blockSize)
   int64_t block_size = 0, block_num = 0;
   std::vector<int64_t> act_q, q_start, act_kv, kv_start;  // per batch
   FiaSeqStrides q, qr, out, lse_st;
   FiaKvStrides k, v, kr;
   int64_t bt_row_stride = 0;  // blockTable row stride (elements; dense rows)
-  // Mask: valid(i, j) iff i + lo_delta <= j <= i + hi_delta (per batch, see lo/hi below) and the
-  // explicit mask (if any) is 0.
+  // Mask: valid(i, j) iff i + lo <= j <= i + hi (fia_row_deltas) and the explicit mask (if any) is 0.
   int64_t mode = 0;
   bool decode_rule = false;  // Q_S == 1 non-packed, no rope, Q_D == V_D: only the explicit mask
   bool explicit_mask = false;
   int64_t mask_b = 0, mask_i = 0, mask_j = 0;  // explicit mask strides (mask_b = 0: broadcast)
   int64_t pre = 0, next = 0;
-  // Work decomposition.
-  int64_t R = 1;       // query rows per work item
-  int64_t tile = 64;   // KV positions per block
-  int64_t copy_rows = 0;  // lane path dense copy chunk (kernels::FlashShape::copy_rows)
-  int64_t lane_group = 1;  // dense copy: items of adjacent KV heads per task (kernels::flash_attn_group)
-  int64_t splits = 1;  // KV splits per item (flash-decoding) when items < threads
+  // pseShift (FIA-22): element (b, n, i, j) at b * pse_b + n * pse_n + i * pse_i + j (pse_b = 0:
+  // broadcast over the batch).
+  bool pse = false;
+  int64_t pse_b = 0, pse_n = 0, pse_i = 0;
+  bool sink = false;  // learnableSink (FIA-23)
+  FiaAntiquant aq;    // INT8 key / value (FIA-21)
+};
+
+struct FiaPlan : FiaCall {
+  Isa isa = Isa::kScalar;  // the level the kernels were chosen for
+  int threads = 1;
+  int64_t R = 1;           // query rows per work item
+  int64_t tile = 64;       // KV positions per block of the panel path
+  int64_t copy_rows = 0;   // lane path dense copy chunk (kernels::FlashShape::copy_rows)
+  int64_t splits = 1;      // KV splits per item (flash-decoding) when items < threads
   struct Item {
     int64_t b, h, r0, rows;
   };
-  std::vector<Item> items;  // (b, h, r0) order; (b, r0, h) when lane_group > 1
-  int threads = 1;
+  std::vector<Item> items;  // (b, h, r0) order; (b, r0, h) when the lane path copies rows
+  // A task runs n consecutive items (adjacent KV heads of one batch and query block) together on
+  // one row of the attention family (kernels/cpu/attn_family.h), once per KV split; INT8 rows
+  // that row cannot read in place are dequantised chunk by chunk first (dequant).
+  struct Task {
+    int64_t first = 0, n = 1;
+    int row = 0;
+    bool dequant = false;
+  };
+  std::vector<Task> tasks;
+  // The kinds of item (query rows, whether the rule masks inside the KV range) and their rows.
+  struct Kind {
+    int64_t first = 0, count = 0;  // the first item of the kind, the number of items
+    int64_t rows = 1;
+    bool full = true;
+    int row = 0;
+    bool dequant = false;
+  };
+  std::vector<Kind> kinds;
+  kernels::FlashShape shape;        // the items' scratch geometry
+  kernels::FlashKernels panel;      // the panel path's GEMM / softmax / convert / transpose rows
+  kernels::DequantRowFn dequant = nullptr;  // INT8 rows -> query dtype
   // Workspace layout (bytes).
   int64_t thread_bytes = 0, off_thread = 0;
   int64_t off_partial = 0, partial_o_floats = 0, partial_ml_floats = 0;  // per (item, split)
-  int64_t workspace_bytes = 0;
-  // KV antiquant (INT8 key / value, FIA-21): dequantisation per item into the thread's buffer
-  FiaAntiquant aq;
+  int64_t off_sink = 0;  // [N] floats: the sink logits
   int64_t aq_thread_bytes = 0, off_aq_thread = 0, off_aq_ch = 0;
+  int64_t workspace_bytes = 0;
 };
 
-// Phase 1: every shape / dtype / attribute / host-array rule; nothing is read from tensor data
-// and nothing is written.
-Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan);
+// Phase 1, the rules (every one not depending on data pointers or tensor contents): fills `call`.
+Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call);
+// The rules on data pointers (null data of a non-empty tensor, alignment, overlaps), checked
+// when planning and again when a plan runs on new tensors.
+Status fia_check_pointers(const FiaParams& p, const FiaCall& call, const char* op);
+// Phase 1, the plan: work items, KV splits, tasks and their kernels (for the active level and
+// thread count), workspace layout.
+Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan);
+// What phase 2 will do, in words.
+std::string fia_explain(const FiaPlan& plan);
+// The shapes, dtypes, attributes and host arrays a plan depends on.
+CallSignature fia_signature(const FiaParams& p);
 
-// Mask rule of batch b (spec §2.5) as row-relative deltas: column j of row i is inside the rule
-// iff i + *lo <= j <= i + *hi (clamped to +-2^62; the explicit mask applies on top).
-void fia_row_deltas(const FiaPlan& plan, int64_t b, int64_t* lo, int64_t* hi);
+// Mask rule of batch b (docs/ops/fused_infer_attention_score.md) as row-relative deltas: column j
+// of row i is inside the rule iff i + *lo <= j <= i + *hi (clamped to +-2^62; the explicit mask
+// applies on top).
+void fia_row_deltas(const FiaCall& call, int64_t b, int64_t* lo, int64_t* hi);
 
-// Phase 2: read-only pre-pass over the block table (ids of every block a batch uses within
-// [0, blockNum)), workspace check, then the computation. Requires a plan from fia_check on the
-// same shapes and host arrays.
+// Phase 2: the read-only pre-pass over the block table (ids of every block a batch uses within
+// [0, blockNum)), the workspace check, then the plan's tasks.
 Status fia_run(const FiaParams& p, const FiaPlan& plan, void* workspace, uint64_t workspace_size, const char* op);
 
 }  // namespace mlaops

@@ -1,24 +1,28 @@
-// FusedInferAttentionScoreV4 phase 1: the validation rules of docs/ops/fused_infer_attention_score.md
-// (spec fused-infer-attention-score.md §3, issue-4 scope), each with its rule id FIA-xx, and the
-// plan (per-batch lengths, strides, mask rule, work items, workspace). Nothing here reads tensor
-// data (the host int arrays are attributes) and nothing is written.
-//
-// The rules mirror the float64 reference (reference/fused_infer_attention_score_v4_ref.cpp) so the
-// two accept the same inputs; on top of it: density / alignment, aliasing, vendor ranges.
+// FusedInferAttentionScoreV4 phase 1, the rules of docs/ops/fused_infer_attention_score.md, each
+// with its rule id FIA-xx, in four groups:
+//   existence       required tensors and pairs, inputs of features outside this build
+//   single          each parameter alone: dtypes, formats (tables in _check.h), layout string,
+//                   attributes, sizes and density
+//   consistency     shapes across tensors, lengths, paged geometry, masks, pseShift, learnableSink,
+//                   KV antiquant (fia_antiquant.cpp), output and lse shapes
+//   cross-feature   the vendor's exclusions between features (aclnn layer only)
+// and the pointer rules (null data, alignment, overlaps) that a plan re-checks on new tensors.
+// Nothing here reads tensor data (the host int arrays are attributes) and nothing is written.
 #include <algorithm>
-#include <cstdio>
 #include <string>
 
 #include "core/checked_math.h"
 #include "core/error.h"
-#include "core/workspace.h"
-#include "kernels/cpu/flash_attn.h"
-#include "mlaops/runtime.h"
 #include "ops/check_util.h"
-#include "ops/fia_antiquant.h"
 #include "ops/fused_infer_attention_score_v4.h"
+#include "ops/fused_infer_attention_score_v4_check.h"
 
 namespace mlaops {
+
+// ------------------------------------------------------------------------------------------
+// Rules.
+// ------------------------------------------------------------------------------------------
+
 namespace {
 
 using check::dense;
@@ -27,13 +31,28 @@ using check::format_in;
 using check::rank_in;
 using check::shape_str;
 
-constexpr DType BF16 = DType::kBFloat16;
+bool given(const TensorView& t) { return t.dtype != DType::kUndefined; }
+const TensorView* key_of(const FiaParams& p) { return p.key.empty() ? nullptr : &p.key[0]; }
+const TensorView* value_of(const FiaParams& p) { return p.value.empty() ? nullptr : &p.value[0]; }
+const TensorView* lse_of(const FiaParams& p) { return p.softmax_lse_flag ? p.softmax_lse : nullptr; }
 constexpr DType F16 = DType::kFloat16;
-constexpr DType F32 = DType::kFloat32;
 constexpr DType I32 = DType::kInt32;
 constexpr DType I8 = DType::kInt8;
 
-bool given(const TensorView& t) { return t.dtype != DType::kUndefined; }
+// Every tensor the call reads or writes, with its name (null entries: not given).
+struct Named {
+  const char* name;
+  const TensorView* t;
+};
+std::vector<Named> all_tensors(const FiaParams& p) {
+  const TensorView* lse = p.softmax_lse_flag ? p.softmax_lse : nullptr;
+  return {{"query", &p.query},          {"key", key_of(p)},
+          {"value", value_of(p)},       {"attentionOut", &p.attention_out},
+          {"softmaxLse", lse},          {"queryRopeOptional", p.query_rope},
+          {"keyRopeOptional", p.key_rope}, {"attenMaskOptional", p.atten_mask},
+          {"blockTableOptional", p.block_table}, {"pseShiftOptional", p.pse_shift},
+          {"learnableSinkOptional", p.learnable_sink}};
+}
 
 // Non-paged sequence tensor of layout l with `heads` heads: batch (-1 packed), S (T packed), D.
 struct Seq {
@@ -77,7 +96,7 @@ FiaSeqStrides seq_strides(const TensorView& t, FiaLayout l, int64_t d) {
   return s;
 }
 
-// A paged pool (spec §2.9), layout by rank: 3 BnBsH, 4 BnNBsD, 5 NZ.
+// A paged pool, layout by rank: 3 BnBsH, 4 BnNBsD, 5 NZ.
 struct Pool {
   int64_t block_num = 0, block_size = 0, d = 0;
   FiaKvStrides st;
@@ -115,7 +134,7 @@ Status parse_pool(const char* op, const char* name, const TensorView& t, int64_t
   return kSuccess;
 }
 
-// (1) broadcast / (B) / (>B) per-batch lengths in [0, extent]; null = extent (spec §2.3).
+// (1) broadcast / (B) / (>B) per-batch lengths in [0, extent]; null = extent.
 Status decode_lengths(const char* op, const char* name, const char* rule, const std::vector<int64_t>* a, int64_t B,
                       int64_t extent, const char* extent_what, std::vector<int64_t>* out) {
   out->assign(static_cast<size_t>(B), extent);
@@ -165,33 +184,29 @@ bool is_2048_template(const TensorView& m) {
   return m.dim(-1) == 2048 && m.dim(-2) == 2048;
 }
 
-int64_t clamp62(__int128 v) {
-  const __int128 lim = static_cast<__int128>(1) << 62;
-  return static_cast<int64_t>(std::max(-lim, std::min(lim, v)));
+
+int64_t max_of(const std::vector<int64_t>& v, int64_t floor) {
+  int64_t m = floor;
+  for (int64_t x : v) m = std::max(m, x);
+  return m;
 }
 
-}  // namespace
+// ---- existence ----
 
-Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
-  const char* op = o.op;
-  FiaPlan& P = *plan;
-  P = FiaPlan();
-
-  // ---- FIA-01 required tensors ----
+Status check_existence(const FiaParams& p, const char* op) {
+  // FIA-01 required tensors
   MLAOPS_CHECK(given(p.query), kParamNullptr, "%s: query: FIA-01 required tensor is null", op);
   MLAOPS_CHECK(!p.key.empty(), kParamNullptr, "%s: key: FIA-01 required tensor list is null or empty", op);
   MLAOPS_CHECK(!p.value.empty(), kParamNullptr, "%s: value: FIA-01 required tensor list is null or empty", op);
   MLAOPS_CHECK(given(p.attention_out), kParamNullptr, "%s: attentionOut: FIA-01 required tensor is null", op);
   MLAOPS_CHECK(!p.softmax_lse_flag || p.softmax_lse != nullptr, kParamNullptr,
                "%s: softmaxLse: FIA-01 required when softmaxLseFlag is true; allowed a tensor, got null", op);
-
-  // ---- FIA-02 features outside this build's scope ----
+  // FIA-02 features outside this build's scope
   const struct {
     const void* t;
     const char* name;
     const char* feature;
   } scope[] = {
-      {p.pse_shift, "pseShiftOptional", "pseShift / ALiBi"},
       {p.deq_scale1, "deqScale1Optional", "INT8 full quantisation"},
       {p.quant_scale1, "quantScale1Optional", "INT8 full quantisation"},
       {p.deq_scale2, "deqScale2Optional", "INT8 full quantisation"},
@@ -204,6 +219,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
       {p.actual_shared_prefix_len, "actualSharedPrefixLenOptional", "shared prefix"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScaleOptional", "keyRope antiquant (reserved)"},
       {p.dequant_scale_query, "dequantScaleQueryOptional", "query quantisation (MLA full quant)"},
+      {p.pse_shift, "pseShiftOptional", "pseShift / ALiBi"},
       {p.learnable_sink, "learnableSinkOptional", "learnable sink"},
   };
   for (const auto& s : scope)
@@ -214,78 +230,55 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
                "allowed 1 tensor, got %zu / %zu",
                op, p.key.size(), p.value.size());
   MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode: FIA-02 tree mask (9) is not supported yet; got 9", op);
-
-  const TensorView& q = p.query;
-  const TensorView& key = p.key[0];
-  const TensorView& value = p.value[0];
-  const TensorView& out = p.attention_out;
-  const TensorView* lse = p.softmax_lse_flag ? p.softmax_lse : nullptr;
-
-  // ---- FIA-03 dtypes ----
-  MLAOPS_CHECK(q.dtype != DType::kInt8, kParamInvalid,
+  MLAOPS_CHECK(p.query.dtype != I8, kParamInvalid,
                "%s: query: FIA-02 INT8 query (full quantisation) is not supported yet; allowed {FLOAT16, BF16}, got INT8",
                op);
-  MLAOPS_TRY(dtype_in(op, "query", "FIA-03", q, {F16, BF16}));
-  if (key.dtype == DType::kInt32 || key.dtype == DType::kInt4)
+  const DType kd = p.key[0].dtype;
+  if (kd == I32 || kd == DType::kInt4)
     return fail(kParamInvalid, "%s: key: FIA-02 INT4 key/value (KV antiquant) is not supported yet; allowed %s or INT8, got %s",
-                op, dtype_name(q.dtype), dtype_name(key.dtype));
-  const bool kv_int8 = key.dtype == DType::kInt8;  // KV antiquant (§2.11): checked with its parameters below
-  MLAOPS_TRY(dtype_in(op, "key", "FIA-03 (= query dtype, or INT8 with KV antiquant)", key, {q.dtype, I8}));
-  MLAOPS_TRY(dtype_in(op, "value", kv_int8 ? "FIA-21 (INT8 with an INT8 key)" : "FIA-03 (= query dtype)", value,
-                      {kv_int8 ? I8 : q.dtype}));
-  MLAOPS_TRY(dtype_in(op, "attentionOut", "FIA-03 (= query dtype)", out, {q.dtype}));
-  if (lse != nullptr) MLAOPS_TRY(dtype_in(op, "softmaxLse", "FIA-03", *lse, {F32}));
+                op, dtype_name(p.query.dtype), dtype_name(kd));
+  // FIA-15 queryRope and keyRope come together
   const bool rope = p.query_rope != nullptr || p.key_rope != nullptr;
   MLAOPS_CHECK(!rope || (p.query_rope != nullptr && p.key_rope != nullptr), kParamInvalid,
                "%s: %s: FIA-15 queryRope and keyRope must be given together; got only %s", op,
                p.query_rope ? "keyRopeOptional" : "queryRopeOptional", p.query_rope ? "queryRope" : "keyRope");
-  if (rope) {
-    MLAOPS_TRY(dtype_in(op, "queryRopeOptional", "FIA-03 (= query dtype)", *p.query_rope, {q.dtype}));
-    MLAOPS_TRY(dtype_in(op, "keyRopeOptional", "FIA-03 (= query dtype)", *p.key_rope, {q.dtype}));
-  }
+  return kSuccess;
+}
 
-  // ---- FIA-04 formats ----
-  const struct {
-    const char* name;
-    const TensorView* t;
-  } nd[] = {{"query", &q}, {"attentionOut", &out}, {"softmaxLse", lse}, {"attenMaskOptional", p.atten_mask},
-            {"blockTableOptional", p.block_table}, {"queryRopeOptional", p.query_rope}};
-  for (const auto& x : nd)
-    if (x.t != nullptr) MLAOPS_TRY(format_in(op, x.name, "FIA-04", *x.t, {Format::kND, Format::kNCHW}));
-  const bool paged = p.block_table != nullptr;
-  for (const auto& x : {std::make_pair("key", &key), std::make_pair("value", &value),
-                        std::make_pair("keyRopeOptional", p.key_rope)}) {
-    if (x.second == nullptr) continue;
-    if (paged && x.second->rank == 5)
-      MLAOPS_TRY(format_in(op, x.first, "FIA-04", *x.second, {Format::kND, Format::kNCHW, Format::kFractalNZ}));
-    else
-      MLAOPS_TRY(format_in(op, x.first, "FIA-04", *x.second, {Format::kND, Format::kNCHW}));
-  }
+// ---- single parameter ----
 
-  // ---- FIA-17 sizes (every extent fits int64 bytes) ----
-  for (const TensorView* t : {&q, &key, &value, &out, lse, p.query_rope, p.key_rope, p.atten_mask, p.block_table}) {
+Status check_dtypes_and_formats(const FiaParams& p, const char* op) {
+  for (const FiaDtypeRow& r : fia_dtype_rows()) {
+    const TensorView* t = r.tensor(p);
     if (t == nullptr) continue;
+    const std::vector<DType> set = fia_dtype_set(r.set, p);
+    if (std::find(set.begin(), set.end(), t->dtype) != set.end()) continue;
+    std::string allowed;
+    for (DType d : set) allowed += std::string(allowed.empty() ? "" : ", ") + dtype_name(d);
+    return fail(kParamInvalid, "%s: %s: %s dtype; allowed {%s}, got %s", op, r.param, r.rule, allowed.c_str(),
+                dtype_name(t->dtype));
+  }
+  const bool paged = p.block_table != nullptr;
+  for (const FiaFormatRow& r : fia_format_rows()) {
+    const TensorView* t = r.tensor(p);
+    if (t == nullptr) continue;
+    if (r.nz_paged && paged && t->rank == 5)
+      MLAOPS_TRY(format_in(op, r.param, "FIA-04", *t, {Format::kND, Format::kNCHW, Format::kFractalNZ}));
+    else
+      MLAOPS_TRY(format_in(op, r.param, "FIA-04", *t, {Format::kND, Format::kNCHW}));
+  }
+  for (const Named& x : all_tensors(p)) {  // FIA-17 every extent fits int64 bytes
+    if (x.t == nullptr) continue;
     int64_t bytes;
-    MLAOPS_CHECK(checked_nbytes(*t, &bytes), kParamInvalid, "%s: FIA-17 tensor too large (size overflows int64), shape %s",
-                 op, shape_str(*t).c_str());
+    MLAOPS_CHECK(checked_nbytes(*x.t, &bytes), kParamInvalid, "%s: %s: FIA-17 tensor too large (size overflows int64), shape %s",
+                 op, x.name, shape_str(*x.t).c_str());
   }
+  return kSuccess;
+}
 
-  // ---- §2.19 empty tensors ----
-  P.fp16 = q.dtype == F16;
-  if (q.empty() || out.empty()) {
-    P.noop = true;
-    return kSuccess;
-  }
-  if (key.empty() || value.empty()) {
-    MLAOPS_TRY(dense(op, "attentionOut", "FIA-17", out));
-    if (lse != nullptr) MLAOPS_TRY(dense(op, "softmaxLse", "FIA-17", *lse));
-    P.empty_kv = true;
-    P.lse = lse != nullptr;
-    return kSuccess;
-  }
-
-  // ---- FIA-05 layout, FIA-06 heads, FIA-09 attributes ----
-  if (!parse_fia_layout(p.input_layout, &P.in_l, &P.out_l))
+Status check_attributes(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
+  const char* op = o.op;
+  if (!parse_fia_layout(p.input_layout, &c->in_l, &c->out_l))
     return fail(kParamInvalid,
                 "%s: inputLayout: FIA-05 value; allowed {BSH, BSND, BNSD, TND, NTD, BSH_BNSD, BSND_BNSD, BNSD_BSND, "
                 "NTD_TND, TND_NTD, BSH_NBSD, BSND_NBSD, BNSD_NBSD}, got \"%.64s\"",
@@ -304,88 +297,83 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
   }
   MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-09", p.sparse_mode, {0, 1, 2, 3, 4}));
   MLAOPS_TRY(check::value_in(op, "innerPrecise", "FIA-09", p.inner_precise, {0, 1, 2, 3}));
-  P.N = N;
-  P.KVN = KVN;
-  P.G = N / KVN;
-  P.rope = rope;
-  P.packed = fia_layout_is_packed(P.in_l);
-  P.paged = paged;
-
-  // ---- FIA-17 density ----
-  const struct {
-    const char* name;
-    const TensorView* t;
-  } dn[] = {{"query", &q},         {"key", &key},
-            {"value", &value},     {"attentionOut", &out},
-            {"softmaxLse", lse},   {"queryRopeOptional", p.query_rope},
-            {"keyRopeOptional", p.key_rope}, {"attenMaskOptional", p.atten_mask},
-            {"blockTableOptional", p.block_table}};
-  for (const auto& x : dn)
+  c->N = N;
+  c->KVN = KVN;
+  c->G = N / KVN;
+  c->packed = fia_layout_is_packed(c->in_l);
+  for (const Named& x : all_tensors(p))  // FIA-17 density
     if (x.t != nullptr) MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
+  return kSuccess;
+}
 
-  // ---- FIA-07/08 query, queryRope ----
-  Seq qs;
-  MLAOPS_TRY(parse_seq(op, "query", q, P.in_l, N, &qs));
-  P.QS = qs.s;
-  P.QD = qs.d;
-  if (rope) {
+// ---- consistency ----
+
+Status check_query(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c, Seq* qs) {
+  const char* op = o.op;
+  MLAOPS_TRY(parse_seq(op, "query", p.query, c->in_l, c->N, qs));
+  c->QS = qs->s;
+  c->QD = qs->d;
+  if (c->rope) {
     Seq rs;
-    MLAOPS_TRY(parse_seq(op, "queryRopeOptional", *p.query_rope, P.in_l, N, &rs));
-    MLAOPS_CHECK(rs.b == qs.b && rs.s == qs.s, kParamInvalid,
+    MLAOPS_TRY(parse_seq(op, "queryRopeOptional", *p.query_rope, c->in_l, c->N, &rs));
+    MLAOPS_CHECK(rs.b == qs->b && rs.s == qs->s, kParamInvalid,
                  "%s: queryRopeOptional: FIA-15 batch/sequence must equal the query's; allowed %s with D -> DR, got %s",
-                 op, shape_str(q).c_str(), shape_str(*p.query_rope).c_str());
-    P.DR = rs.d;
-    MLAOPS_CHECK(P.DR > 0, kParamInvalid, "%s: queryRopeOptional: FIA-15 rope head dim; allowed >= 1, got 0", op);
+                 op, shape_str(p.query).c_str(), shape_str(*p.query_rope).c_str());
+    c->DR = rs.d;
+    MLAOPS_CHECK(c->DR > 0, kParamInvalid, "%s: queryRopeOptional: FIA-15 rope head dim; allowed >= 1, got 0", op);
   }
-  MLAOPS_CHECK(P.QD > 0, kParamInvalid, "%s: query: FIA-08 head dim; allowed >= 1, got 0", op);
-
-  // ---- FIA-10 batch and query lengths ----
-  if (P.packed) {
+  MLAOPS_CHECK(c->QD > 0, kParamInvalid, "%s: query: FIA-08 head dim; allowed >= 1, got 0", op);
+  // FIA-10 batch and query lengths
+  if (c->packed) {
     MLAOPS_CHECK(p.actual_seq_lengths != nullptr, kParamInvalid,
                  "%s: actualSeqLengthsOptional: FIA-10 is required for TND/NTD layouts; allowed an array, got null", op);
-    P.B = static_cast<int64_t>(p.actual_seq_lengths->size());
-    if (o.vendor_ranges) MLAOPS_TRY(check::value_range(op, "actualSeqLengthsOptional", "FIA-19 TND batch", P.B, 1, 4096));
-    MLAOPS_TRY(decode_cumulative(op, "actualSeqLengthsOptional", "FIA-10", p.actual_seq_lengths, P.B, P.QS, &P.act_q,
-                                 &P.q_start));
+    c->B = static_cast<int64_t>(p.actual_seq_lengths->size());
+    if (o.vendor_ranges) MLAOPS_TRY(check::value_range(op, "actualSeqLengthsOptional", "FIA-19 TND batch", c->B, 1, 4096));
+    MLAOPS_TRY(decode_cumulative(op, "actualSeqLengthsOptional", "FIA-10", p.actual_seq_lengths, c->B, c->QS, &c->act_q,
+                                 &c->q_start));
   } else {
-    P.B = qs.b;
-    if (P.QS == 1) {
-      P.act_q.assign(static_cast<size_t>(P.B), 1);  // Q_S == 1 (IFA path): actualSeqLengths ignored
+    c->B = qs->b;
+    if (c->QS == 1) {
+      c->act_q.assign(static_cast<size_t>(c->B), 1);  // Q_S == 1 (IFA path): actualSeqLengths ignored
     } else {
-      MLAOPS_TRY(decode_lengths(op, "actualSeqLengthsOptional", "FIA-10", p.actual_seq_lengths, P.B, P.QS, "Q_S",
-                                &P.act_q));
+      MLAOPS_TRY(decode_lengths(op, "actualSeqLengthsOptional", "FIA-10", p.actual_seq_lengths, c->B, c->QS, "Q_S",
+                                &c->act_q));
     }
-    P.q_start.assign(static_cast<size_t>(P.B), 0);
+    c->q_start.assign(static_cast<size_t>(c->B), 0);
   }
-  if (o.vendor_ranges) MLAOPS_TRY(check::value_range(op, "query", "FIA-19 B", P.B, 0, 65536));
-  const int64_t B = P.B;
+  if (o.vendor_ranges) MLAOPS_TRY(check::value_range(op, "query", "FIA-19 B", c->B, 0, 65536));
+  return kSuccess;
+}
 
-  // ---- FIA-07/08/11/12 key, value, keyRope ----
-  int64_t KD = 0;
-  int64_t kv_s = 0;  // the key's sequence extent (paged: blockTable width * blockSize)
-  P.kv_start.assign(static_cast<size_t>(B), 0);
-  if (paged) {
+// FIA-07/08/11/12/15: key, value, keyRope (contiguous or paged); sets K_D in *kd.
+Status check_kv(const FiaParams& p, const FiaCheckOptions& o, const Seq& qs, FiaCall* c, int64_t* kd) {
+  const char* op = o.op;
+  const TensorView& key = p.key[0];
+  const TensorView& value = p.value[0];
+  const int64_t B = c->B, KVN = c->KVN;
+  c->kv_start.assign(static_cast<size_t>(B), 0);
+  if (c->paged) {
     Pool kp, vp, rp;
     MLAOPS_TRY(parse_pool(op, "key", key, KVN, &kp));
     MLAOPS_TRY(parse_pool(op, "value", value, KVN, &vp));
     MLAOPS_CHECK(vp.block_num == kp.block_num && vp.block_size == kp.block_size, kParamInvalid,
                  "%s: value: FIA-12 paged blockNum/blockSize must equal key's; allowed [%lld, %lld], got [%lld, %lld]", op,
                  (long long)kp.block_num, (long long)kp.block_size, (long long)vp.block_num, (long long)vp.block_size);
-    KD = kp.d;
-    P.VD = vp.d;
-    P.k = kp.st;
-    P.v = vp.st;
-    if (rope) {
+    *kd = kp.d;
+    c->VD = vp.d;
+    c->k = kp.st;
+    c->v = vp.st;
+    if (c->rope) {
       MLAOPS_TRY(parse_pool(op, "keyRopeOptional", *p.key_rope, KVN, &rp));
       MLAOPS_CHECK(rp.block_num == kp.block_num && rp.block_size == kp.block_size, kParamInvalid,
                    "%s: keyRopeOptional: FIA-15 paged blockNum/blockSize must equal key's; allowed [%lld, %lld], got "
                    "[%lld, %lld]",
                    op, (long long)kp.block_num, (long long)kp.block_size, (long long)rp.block_num,
                    (long long)rp.block_size);
-      MLAOPS_CHECK(rp.d == P.DR, kParamInvalid,
+      MLAOPS_CHECK(rp.d == c->DR, kParamInvalid,
                    "%s: keyRopeOptional: FIA-15 head dim must equal queryRope's; allowed %lld, got %lld", op,
-                   (long long)P.DR, (long long)rp.d);
-      P.kr = rp.st;
+                   (long long)c->DR, (long long)rp.d);
+      c->kr = rp.st;
     }
     MLAOPS_CHECK(p.block_size > 0 && p.block_size == kp.block_size, kParamInvalid,
                  "%s: blockSize: FIA-12 must equal the cache block size; allowed %lld, got %lld", op,
@@ -395,7 +383,6 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
                    "%s: blockSize: FIA-19 value; allowed a multiple of 16 in [16, 1024], got %lld", op,
                    (long long)p.block_size);
     const TensorView& bt = *p.block_table;
-    MLAOPS_TRY(dtype_in(op, "blockTableOptional", "FIA-12", bt, {I32}));
     MLAOPS_TRY(rank_in(op, "blockTableOptional", "FIA-12", bt, {2}));
     MLAOPS_CHECK(bt.dims[0] == B, kParamInvalid, "%s: blockTableOptional: FIA-12 dim 0; allowed B = %lld, got %lld", op,
                  (long long)B, (long long)bt.dims[0]);
@@ -406,306 +393,295 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaPlan* plan) {
                  "%s: actualSeqLengthsKvOptional: FIA-11 is required with paged attention; allowed an array, got null",
                  op);
     MLAOPS_TRY(decode_lengths(op, "actualSeqLengthsKvOptional", "FIA-11", p.actual_seq_lengths_kv, B, kv_extent,
-                              "blockTable width * blockSize", &P.act_kv));
-    P.block_size = kp.block_size;
-    P.block_num = kp.block_num;
-    kv_s = kv_extent;
-    P.bt_row_stride = bt.strides[0];
+                              "blockTable width * blockSize", &c->act_kv));
+    c->block_size = kp.block_size;
+    c->block_num = kp.block_num;
+    c->kv_s = kv_extent;
+    c->bt_row_stride = bt.strides[0];
+    return kSuccess;
+  }
+  Seq ks, vs;
+  MLAOPS_TRY(parse_seq(op, "key", key, c->in_l, KVN, &ks));
+  MLAOPS_TRY(parse_seq(op, "value", value, c->in_l, KVN, &vs));
+  MLAOPS_CHECK(ks.b == qs.b && vs.b == qs.b, kParamInvalid,
+               "%s: key: FIA-08 key/value batch must equal the query batch; allowed %lld, got %lld / %lld", op,
+               (long long)qs.b, (long long)ks.b, (long long)vs.b);
+  MLAOPS_CHECK(vs.s == ks.s, kParamInvalid, "%s: value: FIA-08 sequence extent must equal key's; allowed %lld, got %lld",
+               op, (long long)ks.s, (long long)vs.s);
+  *kd = ks.d;
+  c->VD = vs.d;
+  c->kv_s = ks.s;
+  const FiaSeqStrides kst = seq_strides(key, c->in_l, ks.d), vst = seq_strides(value, c->in_l, vs.d);
+  c->k = {kst.b, kst.n, 0, kst.s, std::max<int64_t>(ks.d, 1), 0};
+  c->v = {vst.b, vst.n, 0, vst.s, std::max<int64_t>(vs.d, 1), 0};
+  if (c->rope) {
+    Seq rs;
+    MLAOPS_TRY(parse_seq(op, "keyRopeOptional", *p.key_rope, c->in_l, KVN, &rs));
+    MLAOPS_CHECK(rs.b == ks.b && rs.s == ks.s, kParamInvalid,
+                 "%s: keyRopeOptional: FIA-15 batch/sequence must equal the key's; allowed %s with D -> DR, got %s", op,
+                 shape_str(key).c_str(), shape_str(*p.key_rope).c_str());
+    MLAOPS_CHECK(rs.d == c->DR, kParamInvalid,
+                 "%s: keyRopeOptional: FIA-15 head dim must equal queryRope's; allowed %lld, got %lld", op,
+                 (long long)c->DR, (long long)rs.d);
+    const FiaSeqStrides rst = seq_strides(*p.key_rope, c->in_l, rs.d);
+    c->kr = {rst.b, rst.n, 0, rst.s, std::max<int64_t>(rs.d, 1), 0};
+  }
+  if (c->packed)
+    return decode_cumulative(op, "actualSeqLengthsKvOptional", "FIA-11", p.actual_seq_lengths_kv, B, ks.s, &c->act_kv,
+                             &c->kv_start);
+  return decode_lengths(op, "actualSeqLengthsKvOptional", "FIA-11", p.actual_seq_lengths_kv, B, ks.s, "KV_S",
+                        &c->act_kv);
+}
+
+// FIA-08 attentionOut, FIA-16 softmaxLse.
+Status check_outputs(const FiaParams& p, const char* op, FiaCall* c) {
+  const TensorView& out = p.attention_out;
+  const int64_t B = c->B, N = c->N;
+  int64_t nvd;
+  MLAOPS_CHECK(mul_ok(N, c->VD, &nvd), kParamInvalid, "%s: attentionOut: FIA-17 N * V_D overflows int64", op);
+  std::vector<int64_t> want;
+  switch (c->out_l) {
+    case FiaLayout::kBSH: want = {B, c->QS, nvd}; break;
+    case FiaLayout::kBSND: want = {B, c->QS, N, c->VD}; break;
+    case FiaLayout::kBNSD: want = {B, N, c->QS, c->VD}; break;
+    case FiaLayout::kNBSD: want = {N, B, c->QS, c->VD}; break;
+    case FiaLayout::kTND: want = {c->QS, N, c->VD}; break;
+    case FiaLayout::kNTD: want = {N, c->QS, c->VD}; break;
+  }
+  bool ok = out.rank == static_cast<int>(want.size());
+  for (int i = 0; ok && i < out.rank; ++i) ok = out.dims[i] == want[static_cast<size_t>(i)];
+  std::string ws = "[";
+  for (size_t i = 0; i < want.size(); ++i) ws += (i ? ", " : "") + std::to_string(want[i]);
+  MLAOPS_CHECK(ok, kParamInvalid, "%s: attentionOut: FIA-08 shape for output layout %s; allowed %s], got %s", op,
+               fia_layout_name(c->out_l), ws.c_str(), shape_str(out).c_str());
+  c->out = seq_strides(out, c->out_l, c->VD);
+  const TensorView* lse = lse_of(p);
+  if (lse == nullptr) return kSuccess;
+  bool lok;
+  if (c->packed) {
+    lok = lse->rank == 3 && lse->dims[0] == c->QS && lse->dims[1] == N && lse->dims[2] == 1;
+    c->lse_st = {0, lse->strides[1], lse->strides[0]};
   } else {
-    Seq ks, vs;
-    MLAOPS_TRY(parse_seq(op, "key", key, P.in_l, KVN, &ks));
-    MLAOPS_TRY(parse_seq(op, "value", value, P.in_l, KVN, &vs));
-    MLAOPS_CHECK(ks.b == qs.b && vs.b == qs.b, kParamInvalid,
-                 "%s: key: FIA-08 key/value batch must equal the query batch; allowed %lld, got %lld / %lld", op,
-                 (long long)qs.b, (long long)ks.b, (long long)vs.b);
-    MLAOPS_CHECK(vs.s == ks.s, kParamInvalid, "%s: value: FIA-08 sequence extent must equal key's; allowed %lld, got %lld",
-                 op, (long long)ks.s, (long long)vs.s);
-    KD = ks.d;
-    P.VD = vs.d;
-    kv_s = ks.s;
-    const FiaSeqStrides kst = seq_strides(key, P.in_l, ks.d), vst = seq_strides(value, P.in_l, vs.d);
-    P.k = {kst.b, kst.n, 0, kst.s, std::max<int64_t>(ks.d, 1), 0};
-    P.v = {vst.b, vst.n, 0, vst.s, std::max<int64_t>(vs.d, 1), 0};
-    if (rope) {
-      Seq rs;
-      MLAOPS_TRY(parse_seq(op, "keyRopeOptional", *p.key_rope, P.in_l, KVN, &rs));
-      MLAOPS_CHECK(rs.b == ks.b && rs.s == ks.s, kParamInvalid,
-                   "%s: keyRopeOptional: FIA-15 batch/sequence must equal the key's; allowed %s with D -> DR, got %s", op,
-                   shape_str(key).c_str(), shape_str(*p.key_rope).c_str());
-      MLAOPS_CHECK(rs.d == P.DR, kParamInvalid,
-                   "%s: keyRopeOptional: FIA-15 head dim must equal queryRope's; allowed %lld, got %lld", op,
-                   (long long)P.DR, (long long)rs.d);
-      const FiaSeqStrides rst = seq_strides(*p.key_rope, P.in_l, rs.d);
-      P.kr = {rst.b, rst.n, 0, rst.s, std::max<int64_t>(rs.d, 1), 0};
-    }
-    if (P.packed)
-      MLAOPS_TRY(decode_cumulative(op, "actualSeqLengthsKvOptional", "FIA-11", p.actual_seq_lengths_kv, B, ks.s,
-                                   &P.act_kv, &P.kv_start));
-    else
-      MLAOPS_TRY(decode_lengths(op, "actualSeqLengthsKvOptional", "FIA-11", p.actual_seq_lengths_kv, B, ks.s, "KV_S",
-                                &P.act_kv));
+    lok = lse->rank == 4 && lse->dims[0] == B && lse->dims[1] == N && lse->dims[2] == c->QS && lse->dims[3] == 1;
+    if (lok) c->lse_st = {lse->strides[0], lse->strides[1], lse->strides[2]};
   }
-  MLAOPS_CHECK(KD == P.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
-               op, (long long)P.QD, (long long)KD);
-  MLAOPS_CHECK(P.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
-
-  // ---- FIA-21 KV antiquant (INT8 key / value) ----
-  {
-    FiaAqShape as;
-    as.op = op;
-    as.q_dtype = q.dtype;
-    as.B = B;
-    as.KVN = KVN;
-    as.QS = P.QS;
-    as.KD = KD;
-    as.VD = P.VD;
-    as.kv_s = kv_s;
-    as.paged = paged;
-    as.packed = P.packed;
-    as.rope = rope;
-    as.nz = paged && key.rank == 5;
-    as.block_num = P.block_num;
-    as.block_size = P.block_size;
-    MLAOPS_TRY(fia_check_antiquant(p, as, &P.aq));
-  }
-  if (o.vendor_ranges) {
-    MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", P.QD, 1, 512));
-    MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", P.VD, 1, 512));
-    if (rope) MLAOPS_TRY(check::value_in(op, "queryRopeOptional", "FIA-19 rope head dim", P.DR, {64}));
-  }
-
-  // ---- FIA-08 attentionOut, FIA-16 softmaxLse ----
-  {
-    int64_t nvd;
-    MLAOPS_CHECK(mul_ok(N, P.VD, &nvd), kParamInvalid, "%s: attentionOut: FIA-17 N * V_D overflows int64", op);
-    std::vector<int64_t> want;
-    switch (P.out_l) {
-      case FiaLayout::kBSH: want = {B, P.QS, nvd}; break;
-      case FiaLayout::kBSND: want = {B, P.QS, N, P.VD}; break;
-      case FiaLayout::kBNSD: want = {B, N, P.QS, P.VD}; break;
-      case FiaLayout::kNBSD: want = {N, B, P.QS, P.VD}; break;
-      case FiaLayout::kTND: want = {P.QS, N, P.VD}; break;
-      case FiaLayout::kNTD: want = {N, P.QS, P.VD}; break;
-    }
-    bool ok = out.rank == static_cast<int>(want.size());
-    for (int i = 0; ok && i < out.rank; ++i) ok = out.dims[i] == want[static_cast<size_t>(i)];
-    std::string ws = "[";
-    for (size_t i = 0; i < want.size(); ++i) ws += (i ? ", " : "") + std::to_string(want[i]);
-    MLAOPS_CHECK(ok, kParamInvalid, "%s: attentionOut: FIA-08 shape for output layout %s; allowed %s], got %s", op,
-                 fia_layout_name(P.out_l), ws.c_str(), shape_str(out).c_str());
-    P.out = seq_strides(out, P.out_l, P.VD);
-    if (lse != nullptr) {
-      bool lok;
-      if (P.packed) {
-        lok = lse->rank == 3 && lse->dims[0] == P.QS && lse->dims[1] == N && lse->dims[2] == 1;
-        P.lse_st = {0, lse->strides[1], lse->strides[0]};
-      } else {
-        lok = lse->rank == 4 && lse->dims[0] == B && lse->dims[1] == N && lse->dims[2] == P.QS && lse->dims[3] == 1;
-        if (lok) P.lse_st = {lse->strides[0], lse->strides[1], lse->strides[2]};
-      }
-      MLAOPS_CHECK(lok, kParamInvalid, "%s: softmaxLse: FIA-16 shape; allowed %s, got %s", op,
-                   P.packed ? check::dims_str({P.QS, N, 1}).c_str() : check::dims_str({B, N, P.QS, 1}).c_str(),
-                   shape_str(*lse).c_str());
-      P.lse = true;
-    }
-  }
-  P.q = seq_strides(q, P.in_l, P.QD);
-  if (rope) P.qr = seq_strides(*p.query_rope, P.in_l, P.DR);
-
-  // ---- FIA-14 mask ----
-  P.decode_rule = !P.packed && P.QS == 1 && !rope && P.QD == P.VD;
-  P.mode = p.sparse_mode;
-  P.pre = p.pre_tokens;
-  P.next = p.next_tokens;
-  const TensorView* mask = p.atten_mask;
-  MLAOPS_CHECK(P.mode == 0 || mask != nullptr, kParamInvalid,
-               "%s: attenMaskOptional: FIA-14 is required for sparseMode %lld; allowed a mask, got null", op,
-               (long long)P.mode);
-  if (mask != nullptr) {
-    MLAOPS_TRY(dtype_in(op, "attenMaskOptional", "FIA-14", *mask, {DType::kBool, DType::kInt8, DType::kUInt8}));
-    if (P.mode >= 2) {
-      MLAOPS_CHECK(is_2048_template(*mask), kParamInvalid,
-                   "%s: attenMaskOptional: FIA-14 shape for sparseMode %lld; allowed [2048, 2048], [1, 2048, 2048] or "
-                   "[1, 1, 2048, 2048], got %s",
-                   op, (long long)P.mode, shape_str(*mask).c_str());
-    } else {
-      MLAOPS_TRY(rank_in(op, "attenMaskOptional", "FIA-14", *mask, {2, 3, 4}));
-      int64_t max_q = 0, max_kv = 0;
-      for (int64_t b = 0; b < B; ++b) {
-        max_q = std::max(max_q, P.act_q[static_cast<size_t>(b)]);
-        max_kv = std::max(max_kv, P.act_kv[static_cast<size_t>(b)]);
-      }
-      int64_t batch_dim = -1, rows = 0;
-      const int64_t* st = mask->strides;
-      if (mask->rank == 2) {
-        MLAOPS_CHECK(!P.packed, kParamInvalid,
-                     "%s: attenMaskOptional: FIA-14 a 2-D mask is not accepted with TND/NTD layouts; allowed rank 3 or 4, "
-                     "got %s",
-                     op, shape_str(*mask).c_str());
-        if (P.QS == 1) {  // (B, KV_S)
-          batch_dim = mask->dims[0];
-          rows = 1;
-          P.mask_b = st[0];
-          P.mask_i = 0;
-        } else {  // (Q_S, KV_S)
-          rows = mask->dims[0];
-          P.mask_i = st[0];
-        }
-        P.mask_j = st[1];
-      } else if (mask->rank == 3) {
-        batch_dim = mask->dims[0];
-        rows = mask->dims[1];
-        P.mask_b = st[0];
-        P.mask_i = st[1];
-        P.mask_j = st[2];
-      } else {
-        MLAOPS_CHECK(mask->dims[1] == 1, kParamInvalid, "%s: attenMaskOptional: FIA-14 4-D mask dim 1; allowed 1, got %lld",
-                     op, (long long)mask->dims[1]);
-        batch_dim = mask->dims[0];
-        rows = mask->dims[2];
-        P.mask_b = st[0];
-        P.mask_i = st[2];
-        P.mask_j = st[3];
-      }
-      if (batch_dim >= 0) {
-        MLAOPS_CHECK(batch_dim == B || batch_dim == 1, kParamInvalid,
-                     "%s: attenMaskOptional: FIA-14 batch dim; allowed B (%lld) or 1, got %lld", op, (long long)B,
-                     (long long)batch_dim);
-        if (batch_dim == 1) P.mask_b = 0;
-      }
-      MLAOPS_CHECK(rows >= max_q && mask->dim(-1) >= max_kv, kParamInvalid,
-                   "%s: attenMaskOptional: FIA-14 extent; allowed >= %lld rows and >= %lld columns, got %s", op,
-                   (long long)max_q, (long long)max_kv, shape_str(*mask).c_str());
-      P.explicit_mask = true;
-    }
-  }
-
-  // ---- FIA-18 aliasing ----
-  MLAOPS_TRY(check::no_overlap(op, "FIA-18", {{"attentionOut", &out}, {"softmaxLse", lse}},
-                               {{"query", &q},
-                                {"key", &key},
-                                {"value", &value},
-                                {"queryRopeOptional", p.query_rope},
-                                {"keyRopeOptional", p.key_rope},
-                                {"attenMaskOptional", p.atten_mask},
-                                {"blockTableOptional", p.block_table},
-                                {"antiquantScaleOptional", p.antiquant_scale},
-                                {"antiquantOffsetOptional", p.antiquant_offset},
-                                {"keyAntiquantScaleOptional", p.key_antiquant_scale},
-                                {"keyAntiquantOffsetOptional", p.key_antiquant_offset},
-                                {"valueAntiquantScaleOptional", p.value_antiquant_scale},
-                                {"valueAntiquantOffsetOptional", p.value_antiquant_offset}}));
-
-  // ---- the plan: work items, KV splits, workspace ----
-  int64_t max_q = 1, max_kv = 0;
-  for (int64_t b = 0; b < B; ++b) {
-    max_q = std::max(max_q, P.act_q[static_cast<size_t>(b)]);
-    max_kv = std::max(max_kv, P.act_kv[static_cast<size_t>(b)]);
-  }
-  P.R = std::max<int64_t>(1, std::min<int64_t>(max_q, 128 / std::min<int64_t>(P.G, 128)));
-  P.tile = 64;
-  // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
-  // apart (many heads per slot) with contiguous channels: KV is read through a dense copy of 512
-  // positions per chunk (kernels/cpu/flash_attn.h), which costs 512 x (QD + DR + VD) x 2 bytes of
-  // per-thread scratch; items of adjacent heads then run in groups that copy their rows together
-  // (one contiguous run per position), so the items are ordered (b, r0, h).
-  const bool copy = !P.fp16 && !P.aq.on && P.G * P.R >= 16 && P.k.slot > 2 * P.QD && P.k.c0 >= P.QD &&
-                    P.v.c0 >= P.VD && max_kv > 128;  // more than one lane tile
-  for (int64_t b = 0; b < B; ++b) {
-    const int64_t aq_b = P.act_q[static_cast<size_t>(b)];
-    if (copy) {
-      for (int64_t r0 = 0; r0 < aq_b; r0 += P.R)
-        for (int64_t h = 0; h < KVN; ++h) P.items.push_back({b, h, r0, std::min(P.R, aq_b - r0)});
-    } else {
-      for (int64_t h = 0; h < KVN; ++h)
-        for (int64_t r0 = 0; r0 < aq_b; r0 += P.R) P.items.push_back({b, h, r0, std::min(P.R, aq_b - r0)});
-    }
-  }
-  P.threads = std::max(1, num_threads());
-  const int64_t n_items = static_cast<int64_t>(P.items.size());
-  P.splits = 1;
-  if (n_items > 0 && n_items < P.threads)
-    P.splits = std::max<int64_t>(1, std::min<int64_t>((P.threads + n_items - 1) / n_items, max_kv / (2 * P.tile)));
-  kernels::FlashShape fs;
-  fs.M = P.G * P.R;
-  fs.R = P.R;
-  fs.QD = P.QD;
-  fs.DR = P.DR;
-  fs.VD = P.VD;
-  fs.tile = P.tile;
-  fs.fp16 = P.fp16;
-  if (copy) fs.copy_rows = 512;
-  P.copy_rows = fs.copy_rows;
-  // groups: a power of two dividing KV_N, while every thread still gets a task
-  if (copy && P.splits == 1) {
-    int64_t g = 1;
-    while (2 * g <= kernels::flash_group_max_items(fs) && KVN % (2 * g) == 0) g *= 2;
-    while (g > 1 && n_items / g < P.threads) g /= 2;
-    P.lane_group = g;
-  }
-  int64_t m_kq, m_v;
-  MLAOPS_CHECK(product_ok({fs.M, P.QD + P.DR + 32, 3 * 2}, &m_kq) && product_ok({fs.M, P.VD + 16, 3 * 4}, &m_v),
-               kParamInvalid, "%s: FIA-17 workspace size overflows int64", op);
-  P.thread_bytes = round_up(kernels::flash_group_scratch_bytes(fs, P.lane_group), kWorkspaceAlign);
-  WorkspaceLayout l;
-  int64_t threads_total;
-  MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid, "%s: FIA-17 workspace overflows int64",
-               op);
-  MLAOPS_TRY(l.add(threads_total, &P.off_thread, op));
-  if (P.aq.on) {
-    // per thread: a chunk of KV rows of up to 16 heads dequantised to the query dtype and two
-    // attention states per head (fia_aq_thread_bytes); once per call: per-channel scales /
-    // offsets as floats, [KVN, QD] and [KVN, VD] each
-    const int64_t heads = std::min<int64_t>(KVN, 16);
-    int64_t buf_bytes, state_bytes, all_threads, ch;
-    MLAOPS_CHECK(product_ok({kFiaAqChunk, heads, P.QD + P.VD, 2}, &buf_bytes) &&
-                     product_ok({heads, fs.M, P.VD + 2, 8}, &state_bytes),
-                 kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
-    const int64_t per_thread = fia_aq_thread_bytes(heads, fs.M, P.QD, P.VD);
-    MLAOPS_CHECK(mul_ok(round_up(per_thread, kWorkspaceAlign), P.threads, &all_threads) &&
-                     product_ok({KVN, P.QD + P.VD, 2, 4}, &ch),
-                 kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
-    P.aq_thread_bytes = round_up(per_thread, kWorkspaceAlign);
-    MLAOPS_TRY(l.add(all_threads, &P.off_aq_thread, op));
-    MLAOPS_TRY(l.add(ch, &P.off_aq_ch, op));
-  }
-  if (P.splits > 1) {
-    P.partial_o_floats = fs.M * P.VD;
-    P.partial_ml_floats = fs.M;
-    int64_t bytes;
-    MLAOPS_CHECK(product_ok({n_items, P.splits, P.partial_o_floats + 2 * P.partial_ml_floats, 4}, &bytes), kParamInvalid,
-                 "%s: FIA-17 workspace overflows int64", op);
-    MLAOPS_TRY(l.add(bytes, &P.off_partial, op));
-  }
-  P.workspace_bytes = n_items == 0 ? 0 : l.total();
+  MLAOPS_CHECK(lok, kParamInvalid, "%s: softmaxLse: FIA-16 shape; allowed %s, got %s", op,
+               c->packed ? check::dims_str({c->QS, N, 1}).c_str() : check::dims_str({B, N, c->QS, 1}).c_str(),
+               shape_str(*lse).c_str());
+  c->lse = true;
   return kSuccess;
 }
 
-// Row interval deltas of the mask rule for batch b (spec §2.5): valid iff
-// i + lo <= j <= i + hi (before the explicit mask).
-void fia_row_deltas(const FiaPlan& P, int64_t b, int64_t* lo, int64_t* hi) {
-  const __int128 big = static_cast<__int128>(1) << 62;
-  const __int128 diag = static_cast<__int128>(P.act_kv[static_cast<size_t>(b)]) - P.act_q[static_cast<size_t>(b)];
-  __int128 l = -big, h = big;
-  if (!P.decode_rule) {
-    switch (P.mode) {
-      case 0:
-        if (P.explicit_mask) {
-          l = -static_cast<__int128>(P.pre);
-          h = P.next;
-        }
-        break;
-      case 1: break;
-      case 2: h = 0; break;
-      case 3: h = diag; break;
-      default:
-        l = diag - P.pre;
-        h = diag + P.next;
-        break;
-    }
+// FIA-14 mask.
+Status check_mask(const FiaParams& p, const char* op, FiaCall* c) {
+  c->decode_rule = !c->packed && c->QS == 1 && !c->rope && c->QD == c->VD;
+  c->mode = p.sparse_mode;
+  c->pre = p.pre_tokens;
+  c->next = p.next_tokens;
+  const TensorView* mask = p.atten_mask;
+  MLAOPS_CHECK(c->mode == 0 || mask != nullptr, kParamInvalid,
+               "%s: attenMaskOptional: FIA-14 is required for sparseMode %lld; allowed a mask, got null", op,
+               (long long)c->mode);
+  if (mask == nullptr) return kSuccess;
+  if (c->mode >= 2) {
+    MLAOPS_CHECK(is_2048_template(*mask), kParamInvalid,
+                 "%s: attenMaskOptional: FIA-14 shape for sparseMode %lld; allowed [2048, 2048], [1, 2048, 2048] or "
+                 "[1, 1, 2048, 2048], got %s",
+                 op, (long long)c->mode, shape_str(*mask).c_str());
+    return kSuccess;
   }
-  *lo = clamp62(l);
-  *hi = clamp62(h);
+  MLAOPS_TRY(rank_in(op, "attenMaskOptional", "FIA-14", *mask, {2, 3, 4}));
+  const int64_t max_q = max_of(c->act_q, 0), max_kv = max_of(c->act_kv, 0);
+  int64_t batch_dim = -1, rows = 0;
+  const int64_t* st = mask->strides;
+  if (mask->rank == 2) {
+    MLAOPS_CHECK(!c->packed, kParamInvalid,
+                 "%s: attenMaskOptional: FIA-14 a 2-D mask is not accepted with TND/NTD layouts; allowed rank 3 or 4, "
+                 "got %s",
+                 op, shape_str(*mask).c_str());
+    if (c->QS == 1) {  // (B, KV_S)
+      batch_dim = mask->dims[0];
+      rows = 1;
+      c->mask_b = st[0];
+      c->mask_i = 0;
+    } else {  // (Q_S, KV_S)
+      rows = mask->dims[0];
+      c->mask_i = st[0];
+    }
+    c->mask_j = st[1];
+  } else if (mask->rank == 3) {
+    batch_dim = mask->dims[0];
+    rows = mask->dims[1];
+    c->mask_b = st[0];
+    c->mask_i = st[1];
+    c->mask_j = st[2];
+  } else {
+    MLAOPS_CHECK(mask->dims[1] == 1, kParamInvalid, "%s: attenMaskOptional: FIA-14 4-D mask dim 1; allowed 1, got %lld",
+                 op, (long long)mask->dims[1]);
+    batch_dim = mask->dims[0];
+    rows = mask->dims[2];
+    c->mask_b = st[0];
+    c->mask_i = st[2];
+    c->mask_j = st[3];
+  }
+  if (batch_dim >= 0) {
+    MLAOPS_CHECK(batch_dim == c->B || batch_dim == 1, kParamInvalid,
+                 "%s: attenMaskOptional: FIA-14 batch dim; allowed B (%lld) or 1, got %lld", op, (long long)c->B,
+                 (long long)batch_dim);
+    if (batch_dim == 1) c->mask_b = 0;
+  }
+  MLAOPS_CHECK(rows >= max_q && mask->dim(-1) >= max_kv, kParamInvalid,
+               "%s: attenMaskOptional: FIA-14 extent; allowed >= %lld rows and >= %lld columns, got %s", op,
+               (long long)max_q, (long long)max_kv, shape_str(*mask).c_str());
+  c->explicit_mask = true;
+  return kSuccess;
+}
+
+// FIA-22 pseShift: [B or 1, N, >= the query rows read, >= the KV positions read], the query
+// dtype (the dtype row above). The aclnn layer adds the vendor's decode rules.
+Status check_pse(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
+  const TensorView* pse = p.pse_shift;
+  if (pse == nullptr) return kSuccess;
+  const char* op = o.op;
+  MLAOPS_TRY(rank_in(op, "pseShiftOptional", "FIA-22", *pse, {4}));
+  const int64_t max_q = max_of(c->act_q, 0), max_kv = max_of(c->act_kv, 0);
+  MLAOPS_CHECK((pse->dims[0] == c->B || pse->dims[0] == 1) && pse->dims[1] == c->N && pse->dims[2] >= max_q &&
+                   pse->dims[3] >= max_kv,
+               kParamInvalid,
+               "%s: pseShiftOptional: FIA-22 shape; allowed [B (%lld) or 1, N (%lld), >= %lld, >= %lld], got %s", op,
+               (long long)c->B, (long long)c->N, (long long)max_q, (long long)max_kv, shape_str(*pse).c_str());
+  if (o.vendor_ranges && c->QS == 1 && !c->packed) {
+    MLAOPS_CHECK(c->QD % 16 == 0, kParamInvalid,
+                 "%s: pseShiftOptional: FIA-22 with Q_S = 1 the vendor needs a head dim multiple of 16; allowed D %% 16 "
+                 "== 0, got D %lld",
+                 op, (long long)c->QD);
+    MLAOPS_CHECK(!c->aq.on || pse->dims[2] == 1, kParamInvalid,
+                 "%s: pseShiftOptional: FIA-22 with KV antiquant and Q_S = 1 dim 2 must be 1; allowed 1, got %lld", op,
+                 (long long)pse->dims[2]);
+  }
+  c->pse = true;
+  c->pse_b = pse->dims[0] == 1 ? 0 : pse->strides[0];
+  c->pse_n = pse->strides[1];
+  c->pse_i = pse->strides[2];
+  return kSuccess;
+}
+
+// FIA-23 learnableSink: [N] (the dtype row above).
+Status check_sink(const FiaParams& p, const char* op, FiaCall* c) {
+  const TensorView* sink = p.learnable_sink;
+  if (sink == nullptr) return kSuccess;
+  MLAOPS_CHECK(sink->rank == 1 && sink->dims[0] == c->N, kParamInvalid,
+               "%s: learnableSinkOptional: FIA-23 shape; allowed [N] = [%lld], got %s", op, (long long)c->N,
+               shape_str(*sink).c_str());
+  c->sink = true;
+  return kSuccess;
+}
+
+// FIA-21 KV antiquant (rules in fia_antiquant.cpp).
+Status check_antiquant(const FiaParams& p, const char* op, int64_t kd, FiaCall* c) {
+  FiaAqShape as;
+  as.op = op;
+  as.q_dtype = p.query.dtype;
+  as.B = c->B;
+  as.KVN = c->KVN;
+  as.QS = c->QS;
+  as.KD = kd;
+  as.VD = c->VD;
+  as.kv_s = c->kv_s;
+  as.paged = c->paged;
+  as.packed = c->packed;
+  as.rope = c->rope;
+  as.nz = c->paged && p.key[0].rank == 5;
+  as.block_num = c->block_num;
+  as.block_size = c->block_size;
+  return fia_check_antiquant(p, as, &c->aq);
+}
+
+// ---- cross-feature ----
+
+// FIA-24: the vendor's exclusions (aclnn layer only).
+Status check_exclusions(const FiaParams& p, const char* op) {
+  for (const FiaExclusion& x : fia_exclusions())
+    MLAOPS_CHECK(!fia_has_feature(p, x.a) || !fia_has_feature(p, x.b), kParamInvalid,
+                 "%s: %s: FIA-24 %s is not allowed with %s (the vendor's exclusion; the C++ API accepts the pair); "
+                 "allowed one of them, got both",
+                 op, x.param, fia_feature_name(x.a), fia_feature_name(x.b));
+  return kSuccess;
+}
+
+}  // namespace
+
+Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
+  const char* op = o.op;
+  FiaCall& c = *call;
+  c = FiaCall();
+  MLAOPS_TRY(check_existence(p, op));
+  MLAOPS_TRY(check_dtypes_and_formats(p, op));
+  c.fp16 = p.query.dtype == F16;
+  c.rope = p.query_rope != nullptr;
+  c.paged = p.block_table != nullptr;
+  // Empty tensors: an empty query or output is a no-op; empty key/value give zeros / +inf.
+  if (p.query.empty() || p.attention_out.empty()) {
+    c.noop = true;
+    return kSuccess;
+  }
+  if (p.key[0].empty() || p.value[0].empty()) {
+    MLAOPS_TRY(dense(op, "attentionOut", "FIA-17", p.attention_out));
+    if (lse_of(p) != nullptr) MLAOPS_TRY(dense(op, "softmaxLse", "FIA-17", *p.softmax_lse));
+    c.empty_kv = true;
+    c.lse = lse_of(p) != nullptr;
+    return kSuccess;
+  }
+  MLAOPS_TRY(check_attributes(p, o, &c));
+  Seq qs;
+  MLAOPS_TRY(check_query(p, o, &c, &qs));
+  int64_t kd = 0;
+  MLAOPS_TRY(check_kv(p, o, qs, &c, &kd));
+  MLAOPS_CHECK(kd == c.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
+               op, (long long)c.QD, (long long)kd);
+  MLAOPS_CHECK(c.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
+  MLAOPS_TRY(check_antiquant(p, op, kd, &c));
+  if (o.vendor_ranges) {
+    MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", c.QD, 1, 512));
+    MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", c.VD, 1, 512));
+    if (c.rope) MLAOPS_TRY(check::value_in(op, "queryRopeOptional", "FIA-19 rope head dim", c.DR, {64}));
+  }
+  MLAOPS_TRY(check_outputs(p, op, &c));
+  c.q = seq_strides(p.query, c.in_l, c.QD);
+  if (c.rope) c.qr = seq_strides(*p.query_rope, c.in_l, c.DR);
+  MLAOPS_TRY(check_mask(p, op, &c));
+  MLAOPS_TRY(check_pse(p, o, &c));
+  MLAOPS_TRY(check_sink(p, op, &c));
+  if (o.vendor_ranges) MLAOPS_TRY(check_exclusions(p, op));
+  return kSuccess;
+}
+
+Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) {
+  if (c.noop) return kSuccess;
+  for (const Named& x : all_tensors(p)) {
+    if (x.t == nullptr || x.t->empty()) continue;
+    MLAOPS_CHECK(x.t->data != nullptr, kParamNullptr, "%s: %s: FIA-17 data is null for a tensor of shape %s", op, x.name,
+                 shape_str(*x.t).c_str());
+    MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
+  }
+  // FIA-18 outputs overlap neither each other nor any input
+  const TensorView* lse = lse_of(p);
+  return check::no_overlap(op, "FIA-18", {{"attentionOut", &p.attention_out}, {"softmaxLse", lse}},
+                           {{"query", &p.query},
+                            {"key", key_of(p)},
+                            {"value", value_of(p)},
+                            {"queryRopeOptional", p.query_rope},
+                            {"keyRopeOptional", p.key_rope},
+                            {"attenMaskOptional", p.atten_mask},
+                            {"blockTableOptional", p.block_table},
+                            {"pseShiftOptional", p.pse_shift},
+                            {"learnableSinkOptional", p.learnable_sink},
+                            {"antiquantScaleOptional", p.antiquant_scale},
+                            {"antiquantOffsetOptional", p.antiquant_offset},
+                            {"keyAntiquantScaleOptional", p.key_antiquant_scale},
+                            {"keyAntiquantOffsetOptional", p.key_antiquant_offset},
+                            {"valueAntiquantScaleOptional", p.value_antiquant_scale},
+                            {"valueAntiquantOffsetOptional", p.value_antiquant_offset}});
 }
 
 }  // namespace mlaops

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mlaops/export.h"
+#include "mlaops/plan.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -138,5 +139,13 @@ MLAOPS_API Status fused_infer_attention_score_v4_workspace_size(const FiaParams&
 // Validates, then computes attention_out (and softmax_lse when softmax_lse_flag) using
 // `workspace` (>= the size above). On any error nothing is written.
 MLAOPS_API Status fused_infer_attention_score_v4(const FiaParams& p, void* workspace, uint64_t workspace_size);
+
+// The same call in two phases (include/mlaops/plan.h): validate and plan once, then run the plan
+// on tensors of the planned shapes, dtypes, attributes and host arrays (e.g. every layer of a
+// decode step) any number of times. _run refuses tensors that differ from the planned call
+// (rule FIA-25) and re-checks their pointers (FIA-17, FIA-18) and the block ids (FIA-13).
+MLAOPS_API Status fused_infer_attention_score_v4_plan(const FiaParams& p, OpPlan* plan);
+MLAOPS_API Status fused_infer_attention_score_v4_run(const OpPlan& plan, const FiaParams& p, void* workspace,
+                                                     uint64_t workspace_size);
 
 }  // namespace mlaops

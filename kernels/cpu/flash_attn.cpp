@@ -1,14 +1,13 @@
-// Flash attention work item (see flash_attn.h). Per KV block of `tile` positions:
+// Flash attention work items (see flash_attn.h). The panel path, per KV block of `tile` positions:
 //   1. mask tile [R, tile] (shared by the G heads); a block with no valid position is skipped
 //   2. pack K^T (nope + rope, fp16: hi/lo split) into 16-column panels  [Kq, tile]
 //   3. S[M, tile] = A[M, Kq] x K^T panels        (bf16 panel GEMM, fp32 accumulation)
 //   4. online softmax per row: m_new, alpha = exp(m_old - m_new), P = exp(s*scale - m_new) -> bf16
 //   5. pack V rows [tile, Dvp] (fp16: hi/lo), PV[M, Dvp] = P x V; O = O * alpha + PV
-// Finally O / l in the output dtype and lse = m + log(l); rows without any valid position give
-// 0 and +inf.
+// Finally the combine step (attn_combine.h) writes the rows.
 //
-// Items with >= 16 query rows take the lane-major path instead where the ISA has it
-// (flash_attn_lanes.h, AVX-512 BF16): this file builds its Q^T pairs and writes its final rows.
+// The lane path (items with >= 16 query rows, flash_attn_lanes.h, AVX-512 BF16): this file builds
+// its Q^T pairs and hands its state to the combine step.
 #include "kernels/cpu/flash_attn.h"
 
 #include <algorithm>
@@ -129,10 +128,7 @@ int64_t flash_scratch_bytes(const FlashShape& s) {
 }
 
 FlashKernels flash_kernels(Isa isa) {
-  const CpuFeatures& f = cpu_features();
-  const bool lanes_ok = isa == Isa::kAvx512 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_bf16;
-  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa),
-                      lanes_ok ? &lanes::run_avx512 : nullptr, lanes_ok ? &lanes::run_group_avx512 : nullptr};
+  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa)};
 }
 
 namespace {
@@ -190,15 +186,6 @@ char* align64(void* p) {
   return c + ((64 - reinterpret_cast<uintptr_t>(c) % 64) % 64);
 }
 
-// Lane-major item: setup, the ISA kernel over the tiles, the rows.
-void lanes_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, char* scratch) {
-  const lanes::Geo geo = lanes::geometry(shape);
-  char* base = align64(scratch);
-  lanes_setup(it, geo, base);
-  kern.lanes(it, geo, base);
-  lanes_finish(it, geo, base);
-}
-
 int64_t lanes_stride(const lanes::Geo& geo) { return (geo.total + 63) / 64 * 64; }
 
 }  // namespace
@@ -212,30 +199,31 @@ int64_t flash_group_scratch_bytes(const FlashShape& s, int64_t n) {
   return std::max(flash_scratch_bytes(s), n * lanes_stride(lanes::geometry(s)) + 64);
 }
 
-void flash_attn_group(const FlashItem* items, int64_t n, const FlashShape& shape, const FlashKernels& kern,
-                      void* scratch) {
-  bool together = n > 1 && n <= flash_group_max_items(shape) && kern.lanes_group != nullptr;
-  for (int64_t i = 0; i < n && together; ++i) together = items[i].G * items[i].R >= lanes::kMinRows;
-  if (together) {
-    const lanes::Geo geo = lanes::geometry(shape);
-    char* bases[lanes::kMaxGroupItems];
-    for (int64_t i = 0; i < n; ++i) {
-      bases[i] = align64(scratch) + i * lanes_stride(geo);
-      lanes_setup(items[i], geo, bases[i]);
-    }
-    if (kern.lanes_group(items, n, geo, bases)) {
-      for (int64_t i = 0; i < n; ++i) lanes_finish(items[i], geo, bases[i]);
-      return;
-    }
+bool flash_attn_lanes_group(const FlashItem* items, int64_t n, const FlashShape& shape, FlashLanesGroupFn fn,
+                            void* scratch) {
+  if (n < 2 || n > flash_group_max_items(shape)) return false;
+  for (int64_t i = 0; i < n; ++i)
+    if (items[i].G * items[i].R < lanes::kMinRows) return false;
+  const lanes::Geo geo = lanes::geometry(shape);
+  char* bases[lanes::kMaxGroupItems];
+  for (int64_t i = 0; i < n; ++i) {
+    bases[i] = align64(scratch) + i * lanes_stride(geo);
+    lanes_setup(items[i], geo, bases[i]);
   }
-  for (int64_t i = 0; i < n; ++i) flash_attn_item(items[i], shape, kern, scratch);
+  if (!fn(items, n, geo, bases)) return false;
+  for (int64_t i = 0; i < n; ++i) lanes_finish(items[i], geo, bases[i]);
+  return true;
 }
 
-void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
-  if (kern.lanes != nullptr && it.G * it.R >= lanes::kMinRows) {
-    lanes_item(it, shape, kern, static_cast<char*>(scratch));
-    return;
-  }
+void flash_attn_lanes(const FlashItem& it, const FlashShape& shape, FlashLanesFn fn, void* scratch) {
+  const lanes::Geo geo = lanes::geometry(shape);
+  char* base = align64(scratch);
+  lanes_setup(it, geo, base);
+  fn(it, geo, base);
+  lanes_finish(it, geo, base);
+}
+
+void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
   const GemmKernels& gk = *kern.gemm;
   const Geo geo = geometry(shape);
   char* base = static_cast<char*>(scratch);

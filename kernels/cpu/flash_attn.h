@@ -41,30 +41,29 @@ struct Geo;
 using FlashLanesFn = void (*)(const FlashItem& it, const lanes::Geo& geo, char* scratch);
 using FlashLanesGroupFn = bool (*)(const FlashItem* items, int64_t n, const lanes::Geo& geo, char* const* scratches);
 
-// The kernel tables of one ISA level the work items use. `lanes` is set where the lane-major
-// kernel exists (AVX-512 BF16); items with fewer rows, and every item elsewhere, take the panel
-// path (GEMMs + softmax rows).
+// The panel path's kernels: the GEMM, softmax, convert and transpose rows of one ISA level.
 struct FlashKernels {
   const GemmKernels* gemm = nullptr;
   const SoftmaxKernels* softmax = nullptr;
   const ConvertKernels* convert = nullptr;
   Transpose16Fn transpose16 = nullptr;
-  FlashLanesFn lanes = nullptr;
-  FlashLanesGroupFn lanes_group = nullptr;
 };
 FlashKernels flash_kernels(Isa isa);
 
-// Runs one item on the calling thread with `scratch` (flash_scratch_bytes(shape) bytes).
-void flash_attn_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& k, void* scratch);
+// The panel path: one item on the calling thread with `scratch` (flash_scratch_bytes(shape) bytes).
+void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashKernels& k, void* scratch);
+// The lane path (it.G * it.R >= 16 rows): one item through the lane kernel `fn`.
+void flash_attn_lanes(const FlashItem& it, const FlashShape& shape, FlashLanesFn fn, void* scratch);
 
 // Items of adjacent KV heads that run together on the lane path with a dense copy (the copy then
 // reads one contiguous run of the heads' channels per position instead of each head's slice):
 // at most this many, and the scratch bytes of a group of n.
 int64_t flash_group_max_items(const FlashShape& s);
 int64_t flash_group_scratch_bytes(const FlashShape& s, int64_t n);
-// Runs n items (consecutive KV heads of one batch and query block) with `scratch`
-// (flash_group_scratch_bytes(shape, n) bytes): together where the lane kernel's group applies,
-// else one by one.
-void flash_attn_group(const FlashItem* items, int64_t n, const FlashShape& shape, const FlashKernels& k, void* scratch);
+// Runs n items (consecutive KV heads of one batch and query block) together through the lane
+// group kernel `fn` with `scratch` (flash_group_scratch_bytes(shape, n) bytes); false, having
+// written nothing, when the group does not qualify.
+bool flash_attn_lanes_group(const FlashItem* items, int64_t n, const FlashShape& shape, FlashLanesGroupFn fn,
+                            void* scratch);
 
 }  // namespace mlaops::kernels

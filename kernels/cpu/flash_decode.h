@@ -17,32 +17,20 @@
 
 namespace mlaops::kernels {
 
-// Runs a group of n eligible items (flash_decode_group_eligible) on the calling thread with
-// `scratch` (flash_decode_scratch_bytes(n, ...) bytes, 64-byte aligned). The items are KV heads of
+// Runs a group of n items (n a power of two <= 16; the shape the attention family's row accepts:
+// kernels/cpu/attn_family.cpp) on the calling thread with `scratch`
+// (flash_decode_scratch_bytes(n, ...) bytes, 64-byte aligned). The items are KV heads of
 // one batch (and one KV split) that differ only in their query, K / V base and output pointers;
 // they run in lockstep, key row by key row across the heads, so a paged BnBsH cache (heads
 // interleaved in each row) is read in address order. Each item writes it.out / it.lse, or the
 // partials it.partial_o [G, VD] / partial_m [G] / partial_l [G] when partial_o is non-null.
 using FlashDecodeFn = void (*)(const FlashItem* items, int64_t n, void* scratch);
 
-// The decode kernel of an ISA level, or null where that level has none (the generic item runs).
-FlashDecodeFn flash_decode_kernel(Isa isa);
+// The AVX-512 kernel (x86-64 builds; the attention family lists it, kernels/cpu/attn_family.h).
 FlashDecodeFn flash_decode_kernel_avx512();
-
-// True when one item fits the fast path: R == 1, DR == 0, G in {1, 2, 4, 8, 16}, QD and VD
-// non-zero multiples of 16, K and V channels contiguous (c0 >= D) or NZ (c0 == 16) alike, no
-// explicit mask, and the mask deltas of row0 keep all of [kv_begin, kv_end).
-bool flash_decode_eligible(const FlashItem& it);
-// n (a power of two <= 16) eligible items with the same shape, KV range, scale and KV addressing
-// (block table, strides) apart from the K / V base pointers.
-bool flash_decode_group_eligible(const FlashItem* items, int64_t n);
 
 // Scratch bytes of a group of n items of shape (G, QD, VD, fp16).
 int64_t flash_decode_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16);
-
-// Runs `fn` on the group when fn is non-null, the group is eligible and its scratch fits in
-// `scratch_bytes`; returns false (nothing written) otherwise, so the caller runs flash_attn_item.
-bool flash_decode_try(FlashDecodeFn fn, const FlashItem* items, int64_t n, void* scratch, int64_t scratch_bytes);
 
 // Shared by the kernels: keys per online-softmax step and the scratch layout of a group with
 // nG = n * G rows (row r = head * G + g).
@@ -79,16 +67,11 @@ struct FlashDecodeI8 {
   const float* v_scale[16] = {};     // [VD]
   const float* v_offset[16] = {};    // [VD]
 };
-// Runs a group of n items (flash_decode_i8_eligible) whose K / V are described by `kv`; items
+// Runs a group of n items (the shape the attention family's INT8 row accepts) whose K / V are described by `kv`; items
 // supply the query, G / QD / VD, the KV range, scale and the outputs (or partials).
 using FlashDecodeI8Fn = void (*)(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch);
-// The kernel of an ISA level, or null (AVX-512 with VNNI only; the caller dequantises instead).
-FlashDecodeI8Fn flash_decode_i8_kernel(Isa isa);
+// The AVX-512 VNNI kernel (x86-64 builds; the attention family lists it).
 FlashDecodeI8Fn flash_decode_i8_kernel_avx512();
-// n (a power of two <= 16) items with R == 1, DR == 0, G in {1, 2, 4, 8, 16}, QD and VD non-zero
-// multiples of 32 (QD <= 512), no explicit mask and deltas keeping all of [kv_begin, kv_end), all of the same
-// shape, KV range and scale.
-bool flash_decode_i8_eligible(const FlashItem* items, int64_t n);
 int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD);
 
 // Element offsets of positions [p0, p0 + n) of a KV source (block ids read only for used blocks).

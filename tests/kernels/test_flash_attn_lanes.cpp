@@ -1,6 +1,7 @@
-// Flash attention work items (kernels/cpu/flash_attn.h) against a float64 reference, under every
-// ISA the machine has: the lane-major AVX-512 path (items with >= 16 rows, flash_attn_lanes.h) and
-// the panel path (fewer rows, and every item under scalar / AVX2). Cases: MLA (rope, value = key
+// Flash attention work items (kernels/cpu/flash_attn.h) against a float64 reference, through every
+// row of the attention family (kernels/cpu/attn_family.h) that runs them on this host: the
+// lane-major AVX-512 path (items with >= 16 rows, flash_attn_lanes.h) and the panel path under
+// every ISA level. Cases: MLA (rope, value = key
 // latent), partial tiles and KV ranges not starting at 0, paged ND and NZ (c0 = 16) caches, rows a
 // multiple of 4 KiB apart (the packed-K path), odd channel counts, FP16 (hi/lo split), band masks,
 // explicit masks (contiguous and strided), fully masked rows, rows padded to 16 lanes, KV-split
@@ -18,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/flash_attn.h"
+#include "kernels/cpu/attn_family.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
 
@@ -183,66 +184,77 @@ void run_case(const Case& c) {
   FlashShape shape;
   shape.M = M, shape.R = c.R, shape.QD = c.QD, shape.DR = c.DR, shape.VD = c.VD, shape.fp16 = c.fp16;
 
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(detected_isa())) continue;
-    const FlashKernels k = flash_kernels(isa);
-    SCOPED_TRACE(c.name + " isa=" + isa_name(isa) + (k.lanes != nullptr && M >= 16 ? " (lanes)" : " (panels)"));
-    // scratch only 32-byte aligned, NaN-filled
-    std::vector<float> scratch(static_cast<size_t>(flash_scratch_bytes(shape) / 4 + 64),
-                               std::numeric_limits<float>::quiet_NaN());
-    char* sp = reinterpret_cast<char*>(scratch.data());
-    sp += (96 - reinterpret_cast<uintptr_t>(sp) % 64) % 64;
-    if (reinterpret_cast<uintptr_t>(sp) % 64 == 0) sp += 32;
-    std::vector<uint16_t> out(static_cast<size_t>(M * c.VD + 8), 0x5555);
-    std::vector<float> lse(static_cast<size_t>(M + 1), -7.0f);
-    std::vector<float> po(static_cast<size_t>(M * c.VD + 8), -7.0f), pm(static_cast<size_t>(M), -7.0f),
-        pl(static_cast<size_t>(M), -7.0f);
-    FlashItem run = it;
-    if (c.partial) {
-      run.partial_o = po.data();
-      run.partial_m = pm.data();
-      run.partial_l = pl.data();
-    } else {
-      run.out = out.data();
-      run.out_n_stride = c.R * c.VD;
-      run.out_s_stride = c.VD;
-      run.lse = lse.data();
-      run.lse_n_stride = c.R;
-      run.lse_s_stride = 1;
-    }
-    flash_attn_item(run, shape, k, sp);
-
-    const double rt = c.fp16 ? 5e-3 : 7.8e-3, at = c.fp16 ? 5e-3 * rms : 1e-2 * rms;
-    for (int64_t m = 0; m < M; ++m) {
-      const double rl = ref.lse[static_cast<size_t>(m)];
-      double got_lse;
-      for (int64_t d = 0; d < c.VD; ++d) {
-        const double want = ref.out[static_cast<size_t>(m * c.VD + d)];
-        double got;
-        if (c.partial) {
-          const float l = pl[static_cast<size_t>(m)];
-          got = l > 0.0f ? po[static_cast<size_t>(m * c.VD + d)] / l : 0.0;
-        } else {
-          got = from_bits(out[static_cast<size_t>(m * c.VD + d)], c.fp16);
-        }
-        ASSERT_LE(std::fabs(got - want), rt * std::fabs(want) + at) << "row " << m << " d " << d;
-      }
-      if (c.partial)
-        got_lse = pl[static_cast<size_t>(m)] > 0.0f ? pm[static_cast<size_t>(m)] + std::log(static_cast<double>(pl[static_cast<size_t>(m)]))
-                                                    : std::numeric_limits<double>::infinity();
-      else
-        got_lse = lse[static_cast<size_t>(m)];
-      if (std::isinf(rl)) {
-        ASSERT_TRUE(std::isinf(got_lse) && got_lse > 0) << "row " << m;
+  // Every row of the attention family this host runs that takes such an item (the lane and panel
+  // kinds; the panel row under every ISA level for its GEMM / softmax / convert rows).
+  const auto& fam = attn_family();
+  AttnShape as;
+  as.G = c.G, as.R = c.R, as.QD = c.QD, as.DR = c.DR, as.VD = c.VD, as.fp16 = c.fp16;
+  for (Isa isa : runnable_isas()) {
+    for (int ri = 0; ri < fam.size(); ++ri) {
+      const AttnRow& row = fam.value(ri);
+      if ((row.kind != AttnKind::kLanes && row.kind != AttnKind::kPanel) || !fam.allowed(ri, isa) ||
+          row.why_not(as) != nullptr)
+        continue;
+      fam.note_use(ri);
+      const FlashKernels k = flash_kernels(isa);
+      SCOPED_TRACE(c.name + " isa=" + isa_name(isa) + " " + fam.info(ri).name);
+      // scratch only 32-byte aligned, NaN-filled
+      std::vector<float> scratch(static_cast<size_t>(flash_scratch_bytes(shape) / 4 + 64),
+                                 std::numeric_limits<float>::quiet_NaN());
+      char* sp = reinterpret_cast<char*>(scratch.data());
+      sp += (96 - reinterpret_cast<uintptr_t>(sp) % 64) % 64;
+      if (reinterpret_cast<uintptr_t>(sp) % 64 == 0) sp += 32;
+      std::vector<uint16_t> out(static_cast<size_t>(M * c.VD + 8), 0x5555);
+      std::vector<float> lse(static_cast<size_t>(M + 1), -7.0f);
+      std::vector<float> po(static_cast<size_t>(M * c.VD + 8), -7.0f), pm(static_cast<size_t>(M), -7.0f),
+          pl(static_cast<size_t>(M), -7.0f);
+      FlashItem run = it;
+      if (c.partial) {
+        run.partial_o = po.data();
+        run.partial_m = pm.data();
+        run.partial_l = pl.data();
       } else {
-        ASSERT_LE(std::fabs(got_lse - rl), 1e-4 * std::fabs(rl) + 1e-5) << "row " << m;
+        run.out = out.data();
+        run.out_n_stride = c.R * c.VD;
+        run.out_s_stride = c.VD;
+        run.lse = lse.data();
+        run.lse_n_stride = c.R;
+        run.lse_s_stride = 1;
       }
-    }
-    if (!c.partial) {
-      EXPECT_EQ(out[static_cast<size_t>(M * c.VD)], 0x5555);  // nothing written past the rows
-      EXPECT_EQ(lse[static_cast<size_t>(M)], -7.0f);
-    } else {
-      EXPECT_EQ(po[static_cast<size_t>(M * c.VD)], -7.0f);
+      attn_run(row, k, shape, &run, 1, sp);
+
+      const double rt = c.fp16 ? 5e-3 : 7.8e-3, at = c.fp16 ? 5e-3 * rms : 1e-2 * rms;
+      for (int64_t m = 0; m < M; ++m) {
+        const double rl = ref.lse[static_cast<size_t>(m)];
+        double got_lse;
+        for (int64_t d = 0; d < c.VD; ++d) {
+          const double want = ref.out[static_cast<size_t>(m * c.VD + d)];
+          double got;
+          if (c.partial) {
+            const float l = pl[static_cast<size_t>(m)];
+            got = l > 0.0f ? po[static_cast<size_t>(m * c.VD + d)] / l : 0.0;
+          } else {
+            got = from_bits(out[static_cast<size_t>(m * c.VD + d)], c.fp16);
+          }
+          ASSERT_LE(std::fabs(got - want), rt * std::fabs(want) + at) << "row " << m << " d " << d;
+        }
+        if (c.partial)
+          got_lse = pl[static_cast<size_t>(m)] > 0.0f ? pm[static_cast<size_t>(m)] + std::log(static_cast<double>(pl[static_cast<size_t>(m)]))
+                                                      : std::numeric_limits<double>::infinity();
+        else
+          got_lse = lse[static_cast<size_t>(m)];
+        if (std::isinf(rl)) {
+          ASSERT_TRUE(std::isinf(got_lse) && got_lse > 0) << "row " << m;
+        } else {
+          ASSERT_LE(std::fabs(got_lse - rl), 1e-4 * std::fabs(rl) + 1e-5) << "row " << m;
+        }
+      }
+      if (!c.partial) {
+        EXPECT_EQ(out[static_cast<size_t>(M * c.VD)], 0x5555);  // nothing written past the rows
+        EXPECT_EQ(lse[static_cast<size_t>(M)], -7.0f);
+      } else {
+        EXPECT_EQ(po[static_cast<size_t>(M * c.VD)], -7.0f);
+      }
     }
   }
 }

@@ -175,7 +175,7 @@ struct FiaWorst {
 inline FiaWorst check_every_isa(const FiaCaseData& data, const FiaRun& ref, DType dtype, bool lse,
                                 const std::vector<int>& threads, const std::string& name) {
   FiaWorst w;
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  for (Isa isa : runnable_isas()) {
     if (!set_isa(isa)) continue;
     for (int t : threads) {
       set_num_threads(t);

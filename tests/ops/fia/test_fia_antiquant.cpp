@@ -214,14 +214,13 @@ Tolerance out_tol(DType dt) {
   return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
 }
 
-// True when the AVX-512 level runs the case through the in-place INT8 decode kernel
-// (kernels::flash_decode_i8_eligible + modes 0 / 2 on both key and value), which follows
-// the exact (FP32 high-precision) golden; the other paths round the dequantised values first.
-bool in_place(const AqCase& c, Isa isa) {
-  const int64_t G = c.N / c.KVN;
-  auto channel = [](int64_t mode) { return mode == 0 || mode == 2; };  // per-channel / per-tensor / per-head
-  return isa == Isa::kAvx512 && kernels::flash_decode_i8_kernel(Isa::kAvx512) != nullptr && channel(c.mode_k) &&
-         channel(c.mode_v) && c.S == 1 && c.D % 32 == 0 && (G == 1 || G == 2 || G == 4 || G == 8 || G == 16);
+// True when the plan of `op` at the active level runs the INT8 rows in place (the INT8 decode row
+// of the attention family), which follows the exact (FP32 high-precision) golden; the other paths
+// round the dequantised values first.
+bool in_place(const FiaParams& op) {
+  OpPlan plan;
+  if (fused_infer_attention_score_v4_plan(op, &plan) != kSuccess) return false;
+  return plan.explain().find("row(s): attn_decode_i8_avx512vnni") != std::string::npos;
 }
 
 void check_case(const AqCase& c) {
@@ -231,15 +230,11 @@ void check_case(const AqCase& c) {
   const auto& d = cs->d;
   ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
   const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
-  HostTensor out_exact, lse_exact;
-  if (in_place(c, Isa::kAvx512)) {
-    ASSERT_EQ(fused_infer_attention_score_v4_ref(ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
-    out_exact = d->out_ref;
-    lse_exact = d->lse_ref;
-  }
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
+  const HostTensor out_exact = d->out_ref, lse_exact = d->lse_ref;
+  for (Isa isa : runnable_isas()) {
     if (!set_isa(isa)) continue;
-    const bool exact = in_place(c, isa);
+    const bool exact = in_place(op);
     const HostTensor& out_ref = exact ? out_exact : out_round;
     const HostTensor& lse_ref = exact ? lse_exact : lse_round;
     for (int threads : {1, 2}) {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/flash_decode.h"
+#include "kernels/cpu/attn_family.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_harness.h"
 
@@ -107,71 +107,57 @@ TEST_P(FlashDecodeOp, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Cases, FlashDecodeOp, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<DecodeCase>& i) { return i.param.name; });
 
-// ---- eligibility rules on hand-made items ----
+// ---- the decode rows' shape rules (kernels/cpu/attn_family.cpp) ----
 
-kernels::FlashItem plain_item(int64_t G, int64_t D) {
-  static const uint16_t kRow[512] = {};
-  kernels::FlashItem it;
-  it.q = kRow;
-  it.G = G;
-  it.R = 1;
-  it.QD = D;
-  it.VD = D;
-  it.k.base = kRow;
-  it.k.c0 = D;
-  it.k.slot_stride = D;
-  it.v = it.k;
-  it.kv_begin = 0;
-  it.kv_end = 10;
-  it.lo_delta = -(int64_t{1} << 62);
-  it.hi_delta = int64_t{1} << 62;
-  return it;
+kernels::AttnShape decode_shape(int64_t G, int64_t D) {
+  kernels::AttnShape s;
+  s.G = G;
+  s.R = 1;
+  s.QD = s.VD = D;
+  s.k_c0 = s.v_c0 = D;
+  s.full_range = true;
+  return s;
 }
 
-TEST(FlashDecodeEligible, Rules) {
-  using kernels::flash_decode_eligible;
-  for (int64_t G : {1, 2, 4, 8, 16}) EXPECT_TRUE(flash_decode_eligible(plain_item(G, 128))) << G;
-  EXPECT_FALSE(flash_decode_eligible(plain_item(3, 128)));
-  EXPECT_FALSE(flash_decode_eligible(plain_item(32, 128)));
-  EXPECT_TRUE(flash_decode_eligible(plain_item(4, 48)));
-  EXPECT_FALSE(flash_decode_eligible(plain_item(4, 72)));
-  kernels::FlashItem it = plain_item(4, 128);
-  it.R = 2;
-  EXPECT_FALSE(flash_decode_eligible(it));
-  it = plain_item(4, 128);
-  it.DR = 64;
-  EXPECT_FALSE(flash_decode_eligible(it));
-  it = plain_item(4, 128);
-  static const uint8_t mask[16] = {};
-  it.mask = mask;
-  EXPECT_FALSE(flash_decode_eligible(it));
-  it = plain_item(4, 128);
-  it.hi_delta = 8;  // column 9 masked
-  EXPECT_FALSE(flash_decode_eligible(it));
-  it.hi_delta = 9;
-  EXPECT_TRUE(flash_decode_eligible(it));
-  it.lo_delta = 1;  // column 0 masked
-  EXPECT_FALSE(flash_decode_eligible(it));
-  it = plain_item(4, 128);
-  it.k.c0 = 16;  // NZ K with ND V
-  EXPECT_FALSE(flash_decode_eligible(it));
-  it.v.c0 = 16;
-  EXPECT_TRUE(flash_decode_eligible(it));
-  it.k.c0 = it.v.c0 = 32;
-  EXPECT_FALSE(flash_decode_eligible(it));
-  // groups: powers of two with one addressing
-  kernels::FlashItem g[4] = {plain_item(4, 128), plain_item(4, 128), plain_item(4, 128), plain_item(4, 128)};
-  EXPECT_TRUE(kernels::flash_decode_group_eligible(g, 4));
-  EXPECT_FALSE(kernels::flash_decode_group_eligible(g, 3));
-  g[2].kv_end = 9;
-  EXPECT_FALSE(kernels::flash_decode_group_eligible(g, 4));
-  g[2].kv_end = 10;
-  g[3].k.slot_stride = 256;
-  EXPECT_FALSE(kernels::flash_decode_group_eligible(g, 4));
-  // the kernel exists exactly at the AVX-512 level
-  EXPECT_EQ(kernels::flash_decode_kernel(Isa::kScalar), nullptr);
-  EXPECT_EQ(kernels::flash_decode_kernel(Isa::kAvx2), nullptr);
-  EXPECT_NE(kernels::flash_decode_kernel(Isa::kAvx512), nullptr);
+TEST(FlashDecodeShapes, Rules) {
+  const auto& fam = kernels::attn_family();
+  const int row = fam.find("attn_decode_avx512bf16");
+#if defined(__x86_64__)
+  ASSERT_GE(row, 0);
+#else
+  ASSERT_LT(row, 0);  // x86-64 only
+  GTEST_SKIP() << "no decode row on this architecture";
+#endif
+  const auto ok = [&](const kernels::AttnShape& s) { return fam.value(row).why_not(s) == nullptr; };
+  for (int64_t G : {1, 2, 4, 8, 16}) EXPECT_TRUE(ok(decode_shape(G, 128))) << G;
+  EXPECT_FALSE(ok(decode_shape(3, 128)));
+  EXPECT_FALSE(ok(decode_shape(32, 128)));
+  EXPECT_TRUE(ok(decode_shape(4, 48)));
+  EXPECT_FALSE(ok(decode_shape(4, 72)));
+  kernels::AttnShape s = decode_shape(4, 128);
+  s.R = 2;
+  EXPECT_FALSE(ok(s));
+  s = decode_shape(4, 128);
+  s.DR = 64;
+  EXPECT_FALSE(ok(s));
+  s = decode_shape(4, 128);
+  s.explicit_mask = true;
+  EXPECT_FALSE(ok(s));
+  s = decode_shape(4, 128);
+  s.full_range = false;  // a position of the range masked by the rule
+  EXPECT_FALSE(ok(s));
+  s = decode_shape(4, 128);
+  s.k_c0 = 16;  // NZ K with ND V
+  EXPECT_FALSE(ok(s));
+  s.v_c0 = 16;
+  EXPECT_TRUE(ok(s));
+  s.k_c0 = s.v_c0 = 32;
+  EXPECT_FALSE(ok(s));
+  s = decode_shape(4, 128);
+  s.kv_int8 = true;  // INT8 rows: dequantised first (or the INT8 row)
+  EXPECT_FALSE(ok(s));
+  // the row belongs to the AVX-512 level: a lower active level skips it
+  EXPECT_FALSE(fam.allowed(row, Isa::kAvx2));
 }
 
 }  // namespace
