@@ -156,6 +156,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   fs.VD = P.VD;
   fs.tile = P.tile;
   fs.fp16 = P.fp16;
+  fs.bias = P.pse;
   if (copy) fs.copy_rows = 512;
   P.copy_rows = fs.copy_rows;
   P.panel = kernels::flash_kernels(P.isa);

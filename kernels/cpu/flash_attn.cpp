@@ -62,8 +62,6 @@ Geo geometry(const FlashShape& s) {
   return g;
 }
 
-inline float to_f32(uint16_t bits, bool fp16) { return fp16 ? fp16_to_float(bits) : bf16_to_float(bits); }
-
 // hi + lo == x exactly for an FP16 value x (11 significant bits <= 8 + 8).
 inline void split_bf16(float x, uint16_t* hi, uint16_t* lo) {
   *hi = float_to_bf16(x);
@@ -76,21 +74,44 @@ inline const uint16_t* kv_row(const FlashKv& kv, int64_t p) {
          (p % kv.block_size) * kv.slot_stride;
 }
 
-// Copies channels [0, D) of one row into dst[d * dst_stride] (bf16 bits, fp16 converted / split:
-// dst_lo receives the low parts when non-null).
-inline void gather_row(const FlashKv& kv, const uint16_t* row, int64_t D, bool fp16, uint16_t* dst, uint16_t* dst_lo,
-                       int64_t dst_stride) {
-  for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
-    const uint16_t* src = row + (d0 / kv.c0) * kv.c0_stride;
-    const int64_t n = std::min(kv.c0, D - d0);
-    if (!fp16) {
-      for (int64_t d = 0; d < n; ++d) dst[(d0 + d) * dst_stride] = src[d];
-    } else {
-      for (int64_t d = 0; d < n; ++d)
-        split_bf16(fp16_to_float(src[d]), &dst[(d0 + d) * dst_stride], &dst_lo[(d0 + d) * dst_stride]);
+// Element policies of the panel path: how FP16 / BF16 operands reach the bf16 GEMM.
+//   kSplit  bf16 segments per operand: 1 (BF16), 3 (FP16 as hi / lo: [hi | hi | lo] against
+//           [hi | lo | hi])
+//   value   an element as float
+//   gather  channels [0, D) of one row into dst[d * stride] (FP16: hi parts, lo parts into lo)
+struct Bf16Elem {
+  static constexpr int64_t kSplit = 1;
+  static float value(uint16_t b) { return bf16_to_float(b); }
+  static void gather(const FlashKv& kv, const uint16_t* row, int64_t D, uint16_t* dst, uint16_t* /*lo*/,
+                     int64_t stride) {
+    for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
+      const uint16_t* src = row + (d0 / kv.c0) * kv.c0_stride;
+      const int64_t n = std::min(kv.c0, D - d0);
+      for (int64_t d = 0; d < n; ++d) dst[(d0 + d) * stride] = src[d];
     }
   }
-}
+};
+struct Fp16Elem {
+  static constexpr int64_t kSplit = 3;
+  static float value(uint16_t b) { return fp16_to_float(b); }
+  static void gather(const FlashKv& kv, const uint16_t* row, int64_t D, uint16_t* dst, uint16_t* lo, int64_t stride) {
+    for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
+      const uint16_t* src = row + (d0 / kv.c0) * kv.c0_stride;
+      const int64_t n = std::min(kv.c0, D - d0);
+      for (int64_t d = 0; d < n; ++d) split_bf16(fp16_to_float(src[d]), &dst[(d0 + d) * stride], &lo[(d0 + d) * stride]);
+    }
+  }
+};
+
+// Mask policies: the rule's band [i + lo, i + hi] alone, or with the explicit mask on top.
+struct RuleMask {
+  static bool masked(const FlashItem&, int64_t, int64_t) { return false; }
+};
+struct ExplicitMask {
+  static bool masked(const FlashItem& it, int64_t i, int64_t j) {
+    return it.mask[i * it.mask_i_stride + j * it.mask_j_stride] != 0;
+  }
+};
 
 inline void prefetch_row(const FlashKv& kv, const uint16_t* row, int64_t D) {
   for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
@@ -223,7 +244,84 @@ void flash_attn_lanes(const FlashItem& it, const FlashShape& shape, FlashLanesFn
   lanes_finish(it, geo, base);
 }
 
-void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
+namespace {
+
+// K^T panels of positions [j0, j0 + nb) (nbc = nb rounded up to 16): column c, row k (channel);
+// FP16: rows [hi | lo | hi].
+template <class E>
+void pack_keys(const FlashItem& it, int64_t j0, int64_t nb, int64_t nbc, int64_t kq, int64_t kseg,
+               Transpose16Fn transpose16, uint16_t* KP) {
+  const int64_t QD = it.QD, DR = it.DR;
+  if constexpr (E::kSplit == 1) {
+    for (int64_t c = 0; c < nbc; c += 16) {
+      uint16_t* panel = KP + (c / 16) * kq * 16;
+      const int64_t n = std::min<int64_t>(16, nb - c);
+      pack_keys_bf16(it.k, j0 + c, n, QD, transpose16, panel);
+      if (DR > 0) pack_keys_bf16(it.kr, j0 + c, n, DR, transpose16, panel + QD * 16);
+      std::memset(panel + (QD + DR) * 16, 0, static_cast<size_t>((kq - QD - DR) * 16 * 2));
+    }
+  } else {
+    std::memset(KP, 0, static_cast<size_t>(kq * nbc * 2));
+    for (int64_t c = 0; c < nb; ++c) {
+      uint16_t* col = KP + (c / 16) * kq * 16 + (c % 16);
+      const int64_t p = j0 + c;
+      E::gather(it.k, kv_row(it.k, p), QD, col, col + kseg * 16, 16);
+      if (DR > 0) E::gather(it.kr, kv_row(it.kr, p), DR, col + QD * 16, col + (kseg + QD) * 16, 16);
+      for (int64_t d = 0; d < QD + DR; ++d) col[(2 * kseg + d) * 16] = col[d * 16];  // third segment = hi
+    }
+  }
+}
+
+// Valid bits of the R rows for positions [j0, j0 + nb) into MT [R, tile]; false when none.
+template <class Mask>
+bool mask_tile(const FlashItem& it, int64_t j0, int64_t nb, int64_t tile, uint8_t* MT) {
+  bool any = false;
+  for (int64_t r = 0; r < it.R; ++r) {
+    uint8_t* mt = MT + r * tile;
+    const int64_t i = it.row0 + r;
+    const int64_t a = std::max<int64_t>(i + it.lo_delta - j0, 0), b = std::min<int64_t>(i + it.hi_delta - j0, nb - 1);
+    std::memset(mt, 0, static_cast<size_t>(nb));
+    if (a > b) continue;
+    std::memset(mt + a, 1, static_cast<size_t>(b - a + 1));
+    for (int64_t c = a; c <= b; ++c)
+      if (Mask::masked(it, i, j0 + c)) mt[c] = 0;
+    for (int64_t c = a; c <= b && !any; ++c) any = mt[c] != 0;
+  }
+  return any;
+}
+
+// S[m][c] = scale * S[m][c] + bias of row m at position j0 + c (the scale is then 1).
+template <class E>
+void add_bias(const FlashItem& it, int64_t j0, int64_t nb, float* S, int64_t lds) {
+  for (int64_t m = 0; m < it.G * it.R; ++m) {
+    const uint16_t* b = it.bias + (m / it.R) * it.bias_n_stride + (it.row0 + m % it.R) * it.bias_i_stride + j0;
+    float* s = S + m * lds;
+    for (int64_t c = 0; c < nb; ++c) s[c] = s[c] * it.scale + E::value(b[c]);
+  }
+}
+
+// P of one row for P x V (rows [sp * tile]): BF16 P (rounded as the NPU does); FP16: the exact
+// split [hi; hi; lo] of the valid positions.
+template <class E>
+void store_p(const float* e, const uint8_t* mt, int64_t nb, int64_t tile, const ConvertKernels& cv, uint16_t* pr) {
+  const int64_t pld = E::kSplit * tile;
+  if constexpr (E::kSplit == 1) {
+    cv.f32_to_bf16(e, pr, nb);
+    std::memset(pr + nb, 0, static_cast<size_t>((pld - nb) * 2));
+  } else {
+    std::memset(pr, 0, static_cast<size_t>(pld * 2));
+    for (int64_t c = 0; c < nb; ++c) {
+      uint16_t hi = 0, lo = 0;
+      if (mt[c]) split_bf16(e[c], &hi, &lo);
+      pr[c] = hi;
+      pr[tile + c] = lo;
+      pr[2 * tile + c] = hi;
+    }
+  }
+}
+
+template <class E, class Mask, bool kBias>
+void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
   const GemmKernels& gk = *kern.gemm;
   const Geo geo = geometry(shape);
   char* base = static_cast<char*>(scratch);
@@ -238,16 +336,16 @@ void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashK
   float* L = reinterpret_cast<float*>(base + geo.off_l);         // [M]
   float* Alpha = reinterpret_cast<float*>(base + geo.off_alpha); // [M]
   uint8_t* MT = reinterpret_cast<uint8_t*>(base + geo.off_mask); // [R, tile] 1 = valid
-  const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = geo.kq, kseg = geo.kseg, sp = geo.sp;
-  const int64_t dvp = geo.dvp, QD = it.QD, DR = it.DR, VD = it.VD;
+  constexpr int64_t sp = E::kSplit;
+  const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = geo.kq, kseg = geo.kseg;
+  const int64_t dvp = geo.dvp, QD = it.QD, VD = it.VD;
   const float ninf = -std::numeric_limits<float>::infinity();
+  const float scale = kBias ? 1.0f : it.scale;  // with a bias, add_bias scales
 
   // Query tile A: row m = g * R + r: [q | qrope | 0 pad] (fp16: [hi | hi | lo]).
   std::memset(A, 0, static_cast<size_t>(M * kq * 2));
   for (int64_t g = 0; g < it.G; ++g)
-    for (int64_t r = 0; r < R; ++r) {
-      query_row(it, g, r, kseg, A + (g * R + r) * kq);
-    }
+    for (int64_t r = 0; r < R; ++r) query_row(it, g, r, kseg, A + (g * R + r) * kq);
   std::memset(O, 0, static_cast<size_t>(M * dvp * 4));
   for (int64_t m = 0; m < M; ++m) {
     Mx[m] = ninf;
@@ -258,46 +356,16 @@ void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashK
     const int64_t nb = std::min(tile, it.kv_end - j0);
     const int64_t nbc = ru(nb, 16);
     // 1. mask tile
-    bool any = false;
-    for (int64_t r = 0; r < R; ++r) {
-      uint8_t* mt = MT + r * tile;
-      const int64_t i = it.row0 + r;
-      const int64_t lo = i + it.lo_delta, hi = i + it.hi_delta;
-      for (int64_t c = 0; c < nb; ++c) {
-        const int64_t j = j0 + c;
-        bool ok = j >= lo && j <= hi;
-        if (ok && it.mask != nullptr) ok = it.mask[i * it.mask_i_stride + j * it.mask_j_stride] == 0;
-        mt[c] = ok ? 1 : 0;
-        any = any || ok;
-      }
-    }
-    if (!any) continue;
+    if (!mask_tile<Mask>(it, j0, nb, tile, MT)) continue;
     // Prefetch the next block's K / V rows (the gathers below are the DRAM-bound part of decode).
     for (int64_t c = 0, nn = std::min(tile, it.kv_end - j0 - nb); c < nn; ++c) {
       prefetch_row(it.k, kv_row(it.k, j0 + nb + c), QD);
       if (it.v.base != it.k.base || it.v.slot_stride != it.k.slot_stride)
         prefetch_row(it.v, kv_row(it.v, j0 + nb + c), VD);
     }
-    // 2. K^T panels: column c (position j0 + c), row k (channel); fp16: rows [hi | lo | hi].
-    if (!it.fp16) {
-      for (int64_t c = 0; c < nbc; c += 16) {
-        uint16_t* panel = KP + (c / 16) * kq * 16;
-        const int64_t n = std::min<int64_t>(16, nb - c);
-        pack_keys_bf16(it.k, j0 + c, n, QD, kern.transpose16, panel);
-        if (DR > 0) pack_keys_bf16(it.kr, j0 + c, n, DR, kern.transpose16, panel + QD * 16);
-        std::memset(panel + (QD + DR) * 16, 0, static_cast<size_t>((kq - QD - DR) * 16 * 2));
-      }
-    } else {
-      std::memset(KP, 0, static_cast<size_t>(kq * nbc * 2));
-      for (int64_t c = 0; c < nb; ++c) {
-        uint16_t* col = KP + (c / 16) * kq * 16 + (c % 16);
-        const int64_t p = j0 + c;
-        gather_row(it.k, kv_row(it.k, p), QD, it.fp16, col, col + kseg * 16, 16);
-        if (DR > 0) gather_row(it.kr, kv_row(it.kr, p), DR, it.fp16, col + QD * 16, col + (kseg + QD) * 16, 16);
-        for (int64_t d = 0; d < QD + DR; ++d) col[(2 * kseg + d) * 16] = col[d * 16];  // third segment = hi
-      }
-    }
-    // 3. S = A x K^T
+    // 2. K^T panels
+    pack_keys<E>(it, j0, nb, nbc, kq, kseg, kern.transpose16, KP);
+    // 3. S = A x K^T (+ bias)
     GemmArgs g1;
     g1.M = M;
     g1.N = nbc;
@@ -313,13 +381,14 @@ void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashK
     g1.n_begin = 0;
     g1.n_end = nbc;
     gk.bf16(g1);
+    if constexpr (kBias) add_bias<E>(it, j0, nb, S, tile);
     // 4. online softmax (SIMD scale/max and exp; the exp values overwrite the scores)
     const int64_t pld = sp * tile;
     for (int64_t m = 0; m < M; ++m) {
       const uint8_t* mt = MT + (m % R) * tile;
       float* s = S + m * tile;
       uint16_t* pr = P + m * pld;
-      const float rmax = kern.softmax->scale_max(s, mt, nb, it.scale);
+      const float rmax = kern.softmax->scale_max(s, mt, nb, scale);
       if (rmax == ninf) {  // no valid position in this block for this row (or all scores -inf)
         std::memset(pr, 0, static_cast<size_t>(pld * 2));
         Alpha[m] = 1.0f;
@@ -329,27 +398,14 @@ void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashK
       Alpha[m] = Mx[m] == ninf ? 0.0f : std::exp(Mx[m] - mnew);
       // the fp32 sum keeps the lse fp32-accurate; P*V uses P rounded to bf16 as the NPU does
       const float sum = kern.softmax->exp_sum(s, mt, nb, mnew, s);
-      if (!it.fp16) {
-        kern.convert->f32_to_bf16(s, pr, nb);
-        std::memset(pr + nb, 0, static_cast<size_t>((pld - nb) * 2));
-      } else {
-        std::memset(pr, 0, static_cast<size_t>(pld * 2));
-        for (int64_t c = 0; c < nb; ++c) {
-          if (!mt[c]) continue;
-          uint16_t hi, lo;
-          split_bf16(s[c], &hi, &lo);
-          pr[c] = hi;
-          pr[tile + c] = lo;
-          pr[2 * tile + c] = hi;
-        }
-      }
+      store_p<E>(s, mt, nb, tile, *kern.convert, pr);
       L[m] = L[m] * Alpha[m] + sum;
       Mx[m] = mnew;
     }
     // 5. PV[M, VD] = P x V. bf16 rows with a constant stride inside this block (contiguous KV, or
     //    a tile inside one cache block, channels contiguous): read V in place as ND panels.
     //    Otherwise pack V rows [sp * tile, dvp] (fp16: [hi; hi; lo]; pad rows / columns zero).
-    const bool v_in_place = !it.fp16 && it.v.c0 >= VD &&
+    const bool v_in_place = sp == 1 && it.v.c0 >= VD &&
                             (it.v.block_ids == nullptr || (j0 % it.v.block_size) + nb <= it.v.block_size);
     GemmArgs g2;
     g2.M = M;
@@ -370,8 +426,8 @@ void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashK
       std::memset(VP, 0, static_cast<size_t>(sp * tile * dvp * 2));
       for (int64_t c = 0; c < nb; ++c) {
         uint16_t* row = VP + c * dvp;
-        gather_row(it.v, kv_row(it.v, j0 + c), VD, it.fp16, row, row + 2 * tile * dvp, 1);
-        if (it.fp16) std::memcpy(row + tile * dvp, row, static_cast<size_t>(VD) * 2);
+        E::gather(it.v, kv_row(it.v, j0 + c), VD, row, row + 2 * tile * dvp, 1);
+        if constexpr (sp == 3) std::memcpy(row + tile * dvp, row, static_cast<size_t>(VD) * 2);
       }
       g2.N = dvp;
       g2.K = sp * tile;
@@ -394,6 +450,25 @@ void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashK
   }
 
   attn_finish(it, O, dvp, Mx, L);
+}
+
+template <class E>
+void panel_for_element(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
+  const bool mask = it.mask != nullptr, bias = it.bias != nullptr;
+  if (mask) {
+    if (bias) panel_item<E, ExplicitMask, true>(it, shape, kern, scratch);
+    else panel_item<E, ExplicitMask, false>(it, shape, kern, scratch);
+  } else {
+    if (bias) panel_item<E, RuleMask, true>(it, shape, kern, scratch);
+    else panel_item<E, RuleMask, false>(it, shape, kern, scratch);
+  }
+}
+
+}  // namespace
+
+void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
+  if (it.fp16) panel_for_element<Fp16Elem>(it, shape, kern, scratch);
+  else panel_for_element<Bf16Elem>(it, shape, kern, scratch);
 }
 
 }  // namespace mlaops::kernels

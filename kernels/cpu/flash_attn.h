@@ -26,6 +26,7 @@ struct FlashShape {
   int64_t tile = 64;   // KV positions per block of the panel path (multiple of 16; the lane
                        // path uses lanes::kTile)
   bool fp16 = false;
+  bool bias = false;  // the items carry an additive bias (FlashItem::bias): the lane path's bias tile
   // Lane path, BF16: KV positions per dense copy chunk (0: none). The operator sets it when one
   // head's key rows lie far apart (a cache with many heads per slot): the chunk's K / rope K / V
   // rows are then copied into a contiguous per-thread buffer before the tiles read them.

@@ -331,9 +331,12 @@ struct SoftmaxArgs {
   float *mx, *l, *alpha;  // [mp]
   uint32_t* pt;           // PT
   int64_t kpv;            // pairs per PT group row block (group block = v0 * 16 * kpv)
-  bool fp16;
+  const float* bt;        // [nb][mp] additive bias (kBias)
 };
 
+// Variants as template parameters: kMasked (lane masks lm), kBias (s = scale * s + bias), kFp16
+// (P stored as the exact split [hi; hi; lo]).
+template <bool kMasked, bool kBias, bool kFp16>
 void softmax_tile(const SoftmaxArgs& a) {
   const __m512 sc = _mm512_set1_ps(a.scale), ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
   const int64_t ng = group_count(a.nv);
@@ -344,8 +347,10 @@ void softmax_tile(const SoftmaxArgs& a) {
       float* s = a.st + v * 16;
       __m512 mx = ninf;
       for (int64_t c = 0; c < a.nb; ++c) {
-        __m512 x = _mm512_mul_ps(_mm512_load_ps(s + c * a.mp), sc);
-        if (a.lm != nullptr) x = _mm512_mask_blend_ps(a.lm[c * a.nv + v], ninf, x);
+        __m512 x = _mm512_load_ps(s + c * a.mp);
+        if constexpr (kBias) x = _mm512_fmadd_ps(x, sc, _mm512_load_ps(a.bt + c * a.mp + v * 16));
+        else x = _mm512_mul_ps(x, sc);
+        if constexpr (kMasked) x = _mm512_mask_blend_ps(a.lm[c * a.nv + v], ninf, x);
         _mm512_store_ps(s + c * a.mp, x);
         mx = _mm512_max_ps(mx, x);
       }
@@ -370,7 +375,7 @@ void softmax_tile(const SoftmaxArgs& a) {
         const __m512i h0 = bf16_bits(p0), h1 = bf16_bits(p1);
         const __m512i hp = _mm512_or_si512(h0, _mm512_slli_epi32(h1, 16));
         _mm512_store_si512(pt + kp * ps, hp);
-        if (a.fp16) {  // segments [hi; hi; lo]
+        if constexpr (kFp16) {  // segments [hi; hi; lo]
           const __m512i l0 = bf16_bits(_mm512_sub_ps(p0, _mm512_castsi512_ps(_mm512_slli_epi32(h0, 16))));
           const __m512i l1 = bf16_bits(_mm512_sub_ps(p1, _mm512_castsi512_ps(_mm512_slli_epi32(h1, 16))));
           _mm512_store_si512(pt + (a.kpn + kp) * ps, hp);
@@ -383,6 +388,22 @@ void softmax_tile(const SoftmaxArgs& a) {
       _mm512_store_ps(a.alpha + v * 16, al);
     }
   }
+}
+
+using SoftmaxFn = void (*)(const SoftmaxArgs&);
+SoftmaxFn softmax_fn(bool masked, bool bias, bool fp16) {
+  static constexpr SoftmaxFn kFns[8] = {
+      softmax_tile<false, false, false>, softmax_tile<false, false, true>, softmax_tile<false, true, false>,
+      softmax_tile<false, true, true>,   softmax_tile<true, false, false>, softmax_tile<true, false, true>,
+      softmax_tile<true, true, false>,   softmax_tile<true, true, true>};
+  return kFns[(masked ? 4 : 0) + (bias ? 2 : 0) + (fp16 ? 1 : 0)];
+}
+
+// 16 bias values of one row (operand dtype) as fp32; positions past n read as 0.
+inline __m512 load_bias16(const uint16_t* p, int64_t n, bool fp16) {
+  const __m256i v = _mm256_maskz_loadu_epi16(mask16(n), p);
+  if (fp16) return cvtph(v);
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
 }
 
 // ------------------------------------------------------------------ VB: V rows in pairs
@@ -460,6 +481,27 @@ void transpose_out(const float* OT, int64_t mp, int64_t M, int64_t dvp, float* O
       for (int i = 0; i < 16; ++i) r[i] = _mm512_load_si512(OT + (d0 + i) * mp + m0);
       transpose16x16(r);
       for (int64_t j = 0; j < 16 && m0 + j < M; ++j) _mm512_storeu_si512(O + (m0 + j) * dvp + d0, r[j]);
+    }
+}
+
+// BT[c][m] = bias of row m (g = m / R, i = row0 + m % R) at position j0 + c, c < nb; rows m >= M
+// zero. 16 x 16 blocks: 16 rows' contiguous positions loaded, transposed, stored as lanes.
+void bias_tile(const FlashItem& it, int64_t j0, int64_t nb, int64_t mp, float* BT) {
+  const int64_t M = it.G * it.R;
+  for (int64_t m0 = 0; m0 < mp; m0 += 16)
+    for (int64_t c0 = 0; c0 < nb; c0 += 16) {
+      __m512i r[16];
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t m = m0 + i;
+        if (m >= M) {
+          r[i] = _mm512_setzero_si512();
+          continue;
+        }
+        const uint16_t* row = it.bias + (m / it.R) * it.bias_n_stride + (it.row0 + m % it.R) * it.bias_i_stride + j0;
+        r[i] = _mm512_castps_si512(load_bias16(row + c0, nb - c0, it.fp16));
+      }
+      transpose16x16(r);
+      for (int64_t j = 0; j < 16 && c0 + j < nb; ++j) _mm512_store_si512(BT + (c0 + j) * mp + m0, r[j]);
     }
 }
 
@@ -649,8 +691,9 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
   sa.alpha = Alpha;
   sa.pt = PT;
   sa.kpv = geo.kpv;
-  sa.fp16 = it.fp16;
-  softmax_tile(sa);
+  sa.bt = reinterpret_cast<const float*>(base + geo.off_bt);
+  if (it.bias != nullptr) bias_tile(it, j0, nb, mp, reinterpret_cast<float*>(base + geo.off_bt));
+  softmax_fn(!tr.full, it.bias != nullptr, it.fp16)(sa);
 
   // 5. O^T
   for (int64_t g = 0; g < ng; ++g) {

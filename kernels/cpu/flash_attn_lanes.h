@@ -17,6 +17,7 @@
 //   QT  group block g (vectors [v0, v0 + mv)) at v0 * 16 * kpq: [kpq][mv * 16]
 //   PT  group block g at v0 * 16 * kpv: [sp * kpn][mv * 16]        (kpn = key pairs of the tile)
 //   ST  [tile][Mp] floats;  VB [sp * kpn][dvp];  OT [dvp][Mp];  O [M][dvp] (final rows)
+//   BT  [tile][Mp] floats: the additive bias of the tile (items with a bias only)
 // The row vectors are processed in groups of at most 4 (register blocking of the kernels).
 #pragma once
 
@@ -41,7 +42,7 @@ struct Geo {
   int64_t kpv = 0;  // sp * kTile / 2 pairs of the P x V reduction
   int64_t dvp = 0;  // VD rounded up to 16
   int64_t off_qt = 0, off_kb = 0, off_st = 0, off_pt = 0, off_vb = 0, off_ot = 0, off_o = 0;
-  int64_t off_m = 0, off_l = 0, off_alpha = 0, off_lm = 0, off_vt = 0, off_bits = 0, total = 0;
+  int64_t off_m = 0, off_l = 0, off_alpha = 0, off_lm = 0, off_vt = 0, off_bits = 0, off_bt = 0, total = 0;
   int64_t copy_rows = 0, off_copy = 0;  // dense copy chunk (FlashShape::copy_rows): [rows][QD + DR + VD] bf16
 };
 
@@ -87,6 +88,7 @@ inline Geo geometry(const FlashShape& s) {
   g.off_lm = take(kTile * (g.Mp / 16) * 2);
   g.off_vt = take(4 * g.dvp * 2);
   g.off_bits = take(std::max<int64_t>(s.R, 1) * 2 * 8);
+  g.off_bt = take(s.bias ? kTile * g.Mp * 4 : 0);
   g.copy_rows = s.fp16 ? 0 : s.copy_rows;
   g.off_copy = take(g.copy_rows * (s.QD + s.DR + s.VD) * 2);
   g.total = off;

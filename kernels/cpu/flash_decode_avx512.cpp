@@ -229,6 +229,28 @@ void scores(const Ctx& x, int64_t nk) {
   }
 }
 
+// Step 1b, items with an additive bias: S[j * nG + h * G + g] += bias of head g of item h at
+// position j0 + j (operand dtype; j < nk), gathered and scattered 16 keys at a time (the bias
+// rows are contiguous in j, S is key-major).
+void add_bias(const Ctx& x, int64_t j0, int64_t nk, bool fp16) {
+  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32(static_cast<int>(x.nG)));
+  for (int64_t h = 0; h < x.n; ++h) {
+    const FlashItem& it = x.items[h];
+    for (int64_t g = 0; g < x.G; ++g) {
+      const uint16_t* b = it.bias + g * it.bias_n_stride + it.row0 * it.bias_i_stride + j0;
+      float* s = x.sc.s + h * x.G + g;
+      for (int64_t j = 0; j < nk; j += 16) {
+        const __mmask16 m = v5::mask16(nk - j);
+        const __m256i raw = _mm256_maskz_loadu_epi16(m, b + j);
+        const __m512 v = fp16 ? v5::cvtph(raw) : _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(raw), 16));
+        const __m512 old = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, idx, s + j * x.nG, 4);
+        _mm512_mask_i32scatter_ps(s + j * x.nG, m, idx, _mm512_add_ps(old, v), 4);
+      }
+    }
+  }
+}
+
 // How step 2 stores P: bf16 pairs into sc.p, fp32 into sc.s in place (fp16 operands), or int16
 // pairs P * 32767 into sc.p (INT8 key / value).
 enum class PStore { kBf16Pairs, kF32, kI16Pairs };
@@ -539,6 +561,7 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
     const int64_t nk = std::min(BK, a.kv_end - j0);
     block_offsets(x, a.k, a.v, j0, nk, a.kv_begin, a.kv_end);
     score(x, nk);
+    if (a.bias != nullptr) add_bias(x, j0, nk, F16);
     softmax_rows<F16 ? PStore::kF32 : PStore::kBf16Pairs>(x, nk);
     values<G, F16, NZ>(x, nk);
   }
@@ -681,6 +704,7 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
     const int64_t nk = std::min(BK, a.kv_end - j0);
     block_offsets(x, kv.k, kv.v, j0, nk, a.kv_begin, a.kv_end);
     scores_i8<G>(x, nk);
+    if (a.bias != nullptr) add_bias(x, j0, nk, a.fp16);
     softmax_rows<PStore::kI16Pairs>(x, nk);
     values_pv<G>(x, nk, PvI8{x.VD}, PvI8{x.VD}, x.vb8);
   }
