@@ -239,10 +239,11 @@ struct PseAccess {
   }
 };
 
-// KV antiquant of key (which = 0) or value (1): x_deq = (x + offset) * scale, the
-// double result rounded once to the query dtype. Scale / offset element of (b, h, t, d) and the
-// paged location (blk, slot) of t, straight from the shape table of docs/ops/fused_infer_attention_score.md: separate parameters
-// (leading dim 1 optional), or combined (2, ...) with key at index 0 and value at index 1.
+// KV antiquant of key (which = 0) or value (1): x_deq = (x + offset) * scale, the double result
+// rounded once to the query dtype. Scale / offset element of (b, h, t, d) and the paged location
+// (blk, slot) of t, straight from the shape table (docs/ops/fused_infer_attention_score.md):
+// separate parameters (leading dim 1 optional), or combined (2, ...) with key at index 0 and
+// value at index 1.
 struct AntiquantRef {
   const TensorView* scale = nullptr;
   const TensorView* offset = nullptr;
