@@ -1,12 +1,14 @@
-// Float64 golden reference of FusedInferAttentionScoreV4 (spec fused-infer-attention-score.md §6).
+// Float64 golden reference of FusedInferAttentionScoreV4 (docs/ops/fused_infer_attention_score.md);
+// conventions in fused_infer_attention_score_v4_ref.h. Uses only its own helpers (ref_util.h).
 //
 // Structure (mirrors the golden pseudo-code):
-//   0. scope checks (features outside issue 4 -> "not supported yet"), empty-tensor rules
+//   0. scope checks (features outside this build -> "not supported yet"), empty-tensor rules
 //   1. layouts and shapes: query / key / value / rope / output / lse, contiguous or paged KV
-//   2. per-batch lengths actQ[b], actKV[b] (+ starts of packed TND/NTD batches)
-//   3. mask form (explicit full mask or the analytic 2048 template), block-table pre-pass
+//   2. per-batch lengths actQ[b], actKV[b] (+ starts of packed TND/NTD batches); mask form
+//      (explicit full mask or the analytic 2048 template); pseShift and learnableSink
+//   3. block-table pre-pass
 //   4. per batch: gather canonical K[h][j][D+DR], V[h][j][V_D]; per head and query row: scores in
-//      double, mask, softmax, P*V, lse; rows without any valid column -> 0 / +inf
+//      double (+ pse), mask, softmax (+ sink), P*V, lse; rows without any valid column -> 0 / +inf
 // Every check runs before the first write, so a rejected call leaves the outputs untouched.
 #include "fused_infer_attention_score_v4_ref.h"
 
@@ -17,12 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "../core/element_access.h"
-#include "../core/error.h"
+#include "core/error.h"
+#include "reference/ref_util.h"
 
 namespace mlaops {
-
-// parse_fia_layout / fia_layout_name are defined in the library (ops/fused_infer_attention_score_v4.cpp).
 
 // ------------------------------------------------------------------------------------------
 // Reference.
@@ -32,11 +32,7 @@ namespace {
 
 constexpr const char* kOp = "fused_infer_attention_score_v4_ref";
 
-// Local checked helpers (core/checked_math.h is not reachable from this target's include path).
-bool mul_ok(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-bool is_half(DType t) { return t == DType::kFloat16 || t == DType::kBFloat16; }
+using ref::is_half;
 
 // Shape of a (non-paged) sequence tensor in a layout. For packed layouts b = -1 and s = T.
 struct SeqShape {
@@ -62,16 +58,16 @@ struct SeqAccess {
       case FiaLayout::kTND: idx[0] = s; idx[1] = n; idx[2] = k; break;
       case FiaLayout::kNTD: idx[0] = n; idx[1] = s; idx[2] = k; break;
     }
-    return elem_offset(*t, idx);
+    return ref::offset(*t, idx);
   }
-  double load(int64_t b, int64_t n, int64_t s, int64_t k) const { return load_f64(*t, offset(b, n, s, k)); }
+  double load(int64_t b, int64_t n, int64_t s, int64_t k) const { return ref::load(*t, offset(b, n, s, k)); }
 };
 
 // Parses a non-paged input tensor (query, key, value, ropes) of layout `l` with `heads` heads.
 Status parse_seq(const TensorView& t, FiaLayout l, int64_t heads, const char* name, SeqShape* out) {
   const int want_rank = (l == FiaLayout::kBSND || l == FiaLayout::kBNSD) ? 4 : 3;
   MLAOPS_CHECK(t.rank == want_rank, kParamInvalid, "%s: %s: rank must match layout %s; allowed %d, got %d", kOp,
-               name, fia_layout_name(l), want_rank, t.rank);
+               name, ref::layout_text(l), want_rank, t.rank);
   for (int i = 0; i < t.rank; ++i)
     MLAOPS_CHECK(t.dims[i] >= 0, kParamInvalid, "%s: %s: dim %d is negative (%lld)", kOp, name, i,
                  static_cast<long long>(t.dims[i]));
@@ -96,7 +92,7 @@ Status parse_seq(const TensorView& t, FiaLayout l, int64_t heads, const char* na
   return kSuccess;
 }
 
-// A paged KV pool (spec §2.9), layout decided by rank:
+// A paged KV pool, layout decided by rank:
 //   3 BnBsH [blockNum, blockSize, KV_N*D], 4 BnNBsD [blockNum, KV_N, blockSize, D],
 //   5 NZ [blockNum, KV_N, D/c0, blockSize, c0] (c0 = 16 for FP16/BF16).
 struct PagedAccess {
@@ -121,9 +117,9 @@ struct PagedAccess {
       idx[3] = slot;
       idx[4] = k % c0;
     }
-    return elem_offset(*t, idx);
+    return ref::offset(*t, idx);
   }
-  double load(int64_t blk, int64_t h, int64_t slot, int64_t k) const { return load_f64(*t, offset(blk, h, slot, k)); }
+  double load(int64_t blk, int64_t h, int64_t slot, int64_t k) const { return ref::load(*t, offset(blk, h, slot, k)); }
 };
 
 Status parse_paged(const TensorView& t, int64_t kv_heads, const char* name, PagedAccess* out) {
@@ -151,14 +147,14 @@ Status parse_paged(const TensorView& t, int64_t kv_heads, const char* name, Page
     out->c0 = t.dims[4];
     MLAOPS_CHECK(out->c0 == 16, kParamInvalid, "%s: %s: NZ cache last dim (c0) for FP16/BF16; allowed 16, got %lld",
                  kOp, name, static_cast<long long>(out->c0));
-    MLAOPS_CHECK(mul_ok(t.dims[2], out->c0, &out->d), kParamInvalid, "%s: %s: head dim overflows", kOp, name);
+    MLAOPS_CHECK(ref::mul_ok(t.dims[2], out->c0, &out->d), kParamInvalid, "%s: %s: head dim overflows", kOp, name);
   }
   MLAOPS_CHECK(n == kv_heads, kParamInvalid, "%s: %s: KV_N of the cache shape; allowed %lld, got %lld", kOp, name,
                static_cast<long long>(kv_heads), static_cast<long long>(n));
   return kSuccess;
 }
 
-// Per-batch lengths from a (1) / (B) / (>B) array (spec §2.3); nullptr => the extent.
+// Per-batch lengths from a (1) / (B) / (>B) array; nullptr => the extent.
 Status decode_lengths(const std::vector<int64_t>* a, int64_t batch, int64_t extent, const char* name,
                       std::vector<int64_t>* out) {
   out->assign(static_cast<size_t>(batch), extent);
@@ -219,7 +215,7 @@ struct MaskAccess {
       case 3: idx[0] = bb; idx[1] = i; idx[2] = j; break;
       default: idx[0] = bb; idx[1] = 0; idx[2] = i; idx[3] = j; break;
     }
-    return load_f64(*t, elem_offset(*t, idx)) != 0.0;
+    return ref::load(*t, ref::offset(*t, idx)) != 0.0;
   }
 };
 
@@ -230,10 +226,24 @@ bool is_2048_template(const TensorView& m) {
   return m.dim(-1) == 2048 && m.dim(-2) == 2048;
 }
 
-// KV antiquant (spec §2.11) of key (which = 0) or value (1): x_deq = (x + offset) * scale, the
-// double result rounded once to the query dtype. Scale / offset element of (b, h, t, d) and the
-// paged location (blk, slot) of t, straight from the spec's shape table: separate parameters
-// (leading dim 1 optional), or combined (2, ...) with key at index 0 and value at index 1.
+// pseShift (docs/ops/fused_infer_attention_score.md): a 4-D (B or 1, N, S1p, S2p) FP16 / BF16
+// bias read at (b or 0, n, i, j), i the batch-relative query row and j the batch-relative KV
+// position (there is no prefix or left padding in this build).
+struct PseAccess {
+  const TensorView* t = nullptr;
+  bool batch_broadcast = false;  // dim 0 is 1
+
+  double at(int64_t b, int64_t n, int64_t i, int64_t j) const {
+    const int64_t idx[4] = {batch_broadcast ? 0 : b, n, i, j};
+    return ref::load(*t, ref::offset(*t, idx));
+  }
+};
+
+// KV antiquant of key (which = 0) or value (1): x_deq = (x + offset) * scale, the double result
+// rounded once to the query dtype. Scale / offset element of (b, h, t, d) and the paged location
+// (blk, slot) of t, straight from the shape table (docs/ops/fused_infer_attention_score.md):
+// separate parameters (leading dim 1 optional), or combined (2, ...) with key at index 0 and
+// value at index 1.
 struct AntiquantRef {
   const TensorView* scale = nullptr;
   const TensorView* offset = nullptr;
@@ -257,22 +267,21 @@ struct AntiquantRef {
   }
   double dequant(double x, bool fp16, int64_t b, int64_t h, int64_t t, int64_t d, int64_t blk, int64_t slot) const {
     const int64_t i = index(b, h, t, d, blk, slot);
-    const double sc = load_f64(*scale, linear_to_offset(*scale, i));
-    const double off = offset ? load_f64(*offset, linear_to_offset(*offset, i)) : 0.0;
+    const double sc = ref::load(*scale, ref::linear_offset(*scale, i));
+    const double off = offset ? ref::load(*offset, ref::linear_offset(*offset, i)) : 0.0;
     const double v = (x + off) * sc;
     if (exact) return v;
-    return fp16 ? fp16_to_float(double_to_fp16(v)) : round_bf16(v);
+    return fp16 ? ref::to_fp16(v) : ref::to_bf16(v);
   }
 };
 
-// Inputs outside the scope of issue 4.
+// Inputs outside the scope of this build.
 Status check_scope(const FiaParams& p) {
   struct Opt {
     const void* ptr;
     const char* name;
   };
   const Opt opts[] = {
-      {p.pse_shift, "pseShift"},
       {p.deq_scale1, "deqScale1"},
       {p.quant_scale1, "quantScale1"},
       {p.deq_scale2, "deqScale2"},
@@ -285,7 +294,6 @@ Status check_scope(const FiaParams& p) {
       {p.actual_shared_prefix_len, "actualSharedPrefixLen"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScale"},
       {p.dequant_scale_query, "dequantScaleQuery (query quant)"},
-      {p.learnable_sink, "learnableSink"},
   };
   for (const Opt& o : opts)
     MLAOPS_CHECK(o.ptr == nullptr, kParamInvalid, "%s: %s is not supported yet", kOp, o.name);
@@ -298,7 +306,7 @@ Status check_scope(const FiaParams& p) {
   for (const auto* list : {&p.key, &p.value}) {
     for (const TensorView& t : *list) {
       if (t.dtype == DType::kInt32 || t.dtype == DType::kInt4)
-        return fail(kParamInvalid, "%s: %s KV (antiquant) is not supported yet", kOp, dtype_name(t.dtype));
+        return fail(kParamInvalid, "%s: %s KV (antiquant) is not supported yet", kOp, ref::type_name(t.dtype));
     }
   }
   MLAOPS_CHECK(p.attention_out.dtype != DType::kInt8, kParamInvalid,
@@ -309,7 +317,7 @@ Status check_scope(const FiaParams& p) {
 // Writes `v` to every element of t (rank-generic, through its strides).
 void fill_all(const TensorView& t, double v) {
   const int64_t n = t.numel();
-  for (int64_t i = 0; i < n; ++i) store_f64(t, linear_to_offset(t, i), v);
+  for (int64_t i = 0; i < n; ++i) ref::store(t, ref::linear_offset(t, i), v);
 }
 
 // Saturating position arithmetic for the band rules (pre/next may be near INT64 limits).
@@ -331,15 +339,15 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   for (const TensorView* t : {&q, &key, &value, &out})
     for (int i = 0; i < t->rank; ++i)
       MLAOPS_CHECK(t->dims[i] >= 0, kParamInvalid, "%s: negative dim %lld", kOp, static_cast<long long>(t->dims[i]));
-  // §2.19: an empty query or output -> nothing to do; empty key/value -> zeros / +inf lse.
+  // Empty tensors: an empty query or output -> nothing to do; empty key/value -> zeros / +inf lse.
   if (q.empty() || out.empty()) return kSuccess;
   MLAOPS_CHECK(q.data != nullptr && out.data != nullptr, kParamNullptr, "%s: query/attentionOut data is null", kOp);
   const bool out_dtype_ok = is_half(out.dtype) || out.dtype == DType::kFloat32 || out.dtype == DType::kFloat64;
   MLAOPS_CHECK(out_dtype_ok, kParamInvalid, "%s: attentionOut dtype; allowed FLOAT16, BF16 (FLOAT, DOUBLE), got %s",
-               kOp, dtype_name(out.dtype));
+               kOp, ref::type_name(out.dtype));
   if (lse != nullptr) {
     MLAOPS_CHECK(lse->dtype == DType::kFloat32, kParamInvalid, "%s: softmaxLse dtype; allowed FLOAT, got %s", kOp,
-                 dtype_name(lse->dtype));
+                 ref::type_name(lse->dtype));
     MLAOPS_CHECK(lse->empty() || lse->data != nullptr, kParamNullptr, "%s: softmaxLse data is null", kOp);
   }
   if (key.empty() || value.empty()) {
@@ -351,7 +359,7 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
 
   // ---------- 1. attributes, layouts, shapes ----------
   FiaLayout in_l = FiaLayout::kBSH, out_l = FiaLayout::kBSH;
-  MLAOPS_CHECK(parse_fia_layout(p.input_layout, &in_l, &out_l), kParamInvalid,
+  MLAOPS_CHECK(ref::layout_from_string(p.input_layout, &in_l, &out_l), kParamInvalid,
                "%s: inputLayout: allowed BSH, BSND, BNSD, TND, NTD, BSH_BNSD, BSND_BNSD, BNSD_BSND, NTD_TND, TND_NTD, "
                "BSH_NBSD, BSND_NBSD, BNSD_NBSD, got \"%.64s\"", kOp, p.input_layout.c_str());
   const int64_t N = p.num_heads;
@@ -367,11 +375,11 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   MLAOPS_CHECK(p.inner_precise >= 0 && p.inner_precise <= 3, kParamInvalid,
                "%s: innerPrecise: allowed 0..3, got %lld", kOp, static_cast<long long>(p.inner_precise));
   MLAOPS_CHECK(is_half(q.dtype), kParamInvalid, "%s: query dtype; allowed FLOAT16, BF16, got %s", kOp,
-               dtype_name(q.dtype));
+               ref::type_name(q.dtype));
   const bool kv_int8 = key.dtype == DType::kInt8 && value.dtype == DType::kInt8;
   MLAOPS_CHECK((key.dtype == q.dtype && value.dtype == q.dtype) || kv_int8, kParamInvalid,
                "%s: key/value dtype must equal the query dtype (%s) or both be INT8, got %s / %s", kOp,
-               dtype_name(q.dtype), dtype_name(key.dtype), dtype_name(value.dtype));
+               ref::type_name(q.dtype), ref::type_name(key.dtype), ref::type_name(value.dtype));
   const bool sep_aq = p.key_antiquant_scale != nullptr && p.value_antiquant_scale != nullptr;
   MLAOPS_CHECK(!kv_int8 || sep_aq || p.antiquant_scale != nullptr, kParamInvalid,
                "%s: INT8 key/value need antiquant scales", kOp);
@@ -396,15 +404,15 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
                "%s: queryRope and keyRope must be given together", kOp);
   if (rope) {
     MLAOPS_CHECK(p.query_rope->dtype == q.dtype && p.key_rope->dtype == q.dtype, kParamInvalid,
-                 "%s: queryRope/keyRope dtype must equal the query dtype (%s), got %s / %s", kOp, dtype_name(q.dtype),
-                 dtype_name(p.query_rope->dtype), dtype_name(p.key_rope->dtype));
+                 "%s: queryRope/keyRope dtype must equal the query dtype (%s), got %s / %s", kOp, ref::type_name(q.dtype),
+                 ref::type_name(p.query_rope->dtype), ref::type_name(p.key_rope->dtype));
     MLAOPS_CHECK((p.query_rope->empty() || p.query_rope->data != nullptr) &&
                      (p.key_rope->empty() || p.key_rope->data != nullptr),
                  kParamNullptr,
                  "%s: queryRope/keyRope data is null", kOp);
   }
 
-  const bool packed = fia_layout_is_packed(in_l);
+  const bool packed = ref::layout_packed(in_l);
   SeqShape qs;
   MLAOPS_TRY(parse_seq(q, in_l, N, "query", &qs));
   const int64_t QS = qs.s;  // Q_S, or T_q when packed
@@ -417,7 +425,7 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
     DR = rs.d;
   }
 
-  // Batch and query lengths (§2.3).
+  // Batch and query lengths.
   int64_t B = 0;
   std::vector<int64_t> act_q, q_start;
   if (packed) {
@@ -459,10 +467,10 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
                  "%s: blockSize must equal the cache block size (%lld), got %lld", kOp,
                  static_cast<long long>(k_pg.block_size), static_cast<long long>(p.block_size));
     MLAOPS_CHECK(bt->rank == 2 && bt->dtype == DType::kInt32, kParamInvalid,
-                 "%s: blockTable: allowed INT32 rank 2, got %s rank %d", kOp, dtype_name(bt->dtype), bt->rank);
+                 "%s: blockTable: allowed INT32 rank 2, got %s rank %d", kOp, ref::type_name(bt->dtype), bt->rank);
     MLAOPS_CHECK(bt->dims[0] == B && bt->dims[1] >= 0, kParamInvalid, "%s: blockTable dim 0 must equal B (%lld), got %lld",
                  kOp, static_cast<long long>(B), static_cast<long long>(bt->dims[0]));
-    MLAOPS_CHECK(mul_ok(bt->dims[1], k_pg.block_size, &kv_extent), kParamInvalid, "%s: blockTable extent overflows", kOp);
+    MLAOPS_CHECK(ref::mul_ok(bt->dims[1], k_pg.block_size, &kv_extent), kParamInvalid, "%s: blockTable extent overflows", kOp);
     MLAOPS_CHECK(p.actual_seq_lengths_kv != nullptr, kParamInvalid,
                  "%s: actualSeqLengthsKv: required with paged attention", kOp);
     MLAOPS_TRY(decode_lengths(p.actual_seq_lengths_kv, B, kv_extent, "actualSeqLengthsKv", &act_kv));
@@ -503,7 +511,7 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
     int64_t want[4] = {0, 0, 0, 0};
     int want_rank = 4;
     int64_t nvd = 0;
-    MLAOPS_CHECK(mul_ok(N, VD, &nvd), kParamInvalid, "%s: N*V_D overflows", kOp);
+    MLAOPS_CHECK(ref::mul_ok(N, VD, &nvd), kParamInvalid, "%s: N*V_D overflows", kOp);
     switch (out_l) {
       case FiaLayout::kBSH: want_rank = 3; want[0] = B; want[1] = QS; want[2] = nvd; break;
       case FiaLayout::kBSND: want[0] = B; want[1] = QS; want[2] = N; want[3] = VD; break;
@@ -514,9 +522,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
     }
     bool ok = out.rank == want_rank;
     for (int i = 0; ok && i < want_rank; ++i) ok = out.dims[i] == want[i];
-    char got[128];
-    MLAOPS_CHECK(ok, kParamInvalid, "%s: attentionOut shape for output layout %s; got %s", kOp, fia_layout_name(out_l),
-                 shape_string(out, got, sizeof(got)));
+    MLAOPS_CHECK(ok, kParamInvalid, "%s: attentionOut shape for output layout %s; got %s", kOp, ref::layout_text(out_l),
+                 ref::shape_str(out).c_str());
     if (lse != nullptr) {
       // (B, N, Q_S, 1); packed inputs: (T, N, 1). The aclnn doc names only TND and NTD_TND for the
       // 3-D form; for NTD and TND_NTD we follow the torch v2 glue, which also allocates (T, N, 1).
@@ -526,7 +533,7 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
       bool lok = lse->rank == lr;
       for (int i = 0; lok && i < lr; ++i) lok = lse->dims[i] == (packed ? lw3[i] : lw4[i]);
       MLAOPS_CHECK(lok, kParamInvalid, "%s: softmaxLse shape; allowed %s, got %s", kOp,
-                   packed ? "(T, N, 1)" : "(B, N, Q_S, 1)", shape_string(*lse, got, sizeof(got)));
+                   packed ? "(T, N, 1)" : "(B, N, Q_S, 1)", ref::shape_str(*lse).c_str());
     }
   }
 
@@ -542,12 +549,11 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   bool use_explicit_mask = false;
   if (mask != nullptr) {
     MLAOPS_CHECK(mask->dtype == DType::kBool || mask->dtype == DType::kInt8 || mask->dtype == DType::kUInt8,
-                 kParamInvalid, "%s: attenMask dtype; allowed BOOL, INT8, UINT8, got %s", kOp, dtype_name(mask->dtype));
-    char got[128];
+                 kParamInvalid, "%s: attenMask dtype; allowed BOOL, INT8, UINT8, got %s", kOp, ref::type_name(mask->dtype));
     if (mode >= 2) {
       MLAOPS_CHECK(is_2048_template(*mask), kParamInvalid,
                    "%s: attenMask for sparseMode %lld; allowed (2048, 2048), (1, 2048, 2048), (1, 1, 2048, 2048), got %s",
-                   kOp, static_cast<long long>(mode), shape_string(*mask, got, sizeof(got)));
+                   kOp, static_cast<long long>(mode), ref::shape_str(*mask).c_str());
     } else {
       MLAOPS_CHECK(mask->rank >= 2 && mask->rank <= 4, kParamInvalid, "%s: attenMask rank; allowed 2, 3, 4, got %d", kOp,
                    mask->rank);
@@ -586,11 +592,53 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
       }
       MLAOPS_CHECK(rows >= max_q && mask->dim(-1) >= max_kv, kParamInvalid,
                    "%s: attenMask %s too small; needs >= %lld rows and >= %lld columns", kOp,
-                   shape_string(*mask, got, sizeof(got)), static_cast<long long>(max_q), static_cast<long long>(max_kv));
+                   ref::shape_str(*mask).c_str(), static_cast<long long>(max_q), static_cast<long long>(max_kv));
       MLAOPS_CHECK(mask->empty() || mask->data != nullptr, kParamNullptr, "%s: attenMask data is null", kOp);
       use_explicit_mask = true;
     }
   }
+
+  // ---------- 2b. pseShift, learnableSink ----------
+  // Accepted with every layout, mask form, paged or INT8 KV and the decode rule (the operator's
+  // own checks enforce the vendor's exclusions); each is checked for exactly what is read.
+  int64_t max_act_q = 0, max_act_kv = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    max_act_q = std::max(max_act_q, act_q[static_cast<size_t>(b)]);
+    max_act_kv = std::max(max_act_kv, act_kv[static_cast<size_t>(b)]);
+  }
+  PseAccess pse;
+  if (p.pse_shift != nullptr) {
+    const TensorView& t = *p.pse_shift;
+    MLAOPS_CHECK(is_half(t.dtype), kParamInvalid, "%s: pseShift dtype; allowed FLOAT16, BF16, got %s", kOp,
+                 ref::type_name(t.dtype));
+    MLAOPS_CHECK(t.rank == 4, kParamInvalid, "%s: pseShift rank; allowed 4 (B or 1, N, S1p, S2p), got %d", kOp,
+                 t.rank);
+    int64_t numel = 0;
+    MLAOPS_CHECK(ref::numel_of(t, &numel), kParamInvalid, "%s: pseShift shape %s: negative dim or size overflow", kOp,
+                 ref::shape_str(t).c_str());
+    MLAOPS_CHECK(t.dims[0] == B || t.dims[0] == 1, kParamInvalid, "%s: pseShift dim 0; allowed B (%lld) or 1, got %lld",
+                 kOp, static_cast<long long>(B), static_cast<long long>(t.dims[0]));
+    MLAOPS_CHECK(t.dims[1] == N, kParamInvalid, "%s: pseShift dim 1; allowed N (%lld), got %lld", kOp,
+                 static_cast<long long>(N), static_cast<long long>(t.dims[1]));
+    MLAOPS_CHECK(t.dims[2] >= max_act_q && t.dims[3] >= max_act_kv, kParamInvalid,
+                 "%s: pseShift %s too small; needs >= %lld rows (max actQ) and >= %lld columns (max actKV)", kOp,
+                 ref::shape_str(t).c_str(), static_cast<long long>(max_act_q), static_cast<long long>(max_act_kv));
+    MLAOPS_CHECK(numel == 0 || t.data != nullptr, kParamNullptr, "%s: pseShift data is null", kOp);
+    pse.t = &t;
+    pse.batch_broadcast = t.dims[0] == 1;
+  }
+  std::vector<double> sink;  // one logit per query head; empty: no sink
+  if (p.learnable_sink != nullptr) {
+    const TensorView& t = *p.learnable_sink;
+    MLAOPS_CHECK(is_half(t.dtype), kParamInvalid, "%s: learnableSink dtype; allowed FLOAT16, BF16, got %s", kOp,
+                 ref::type_name(t.dtype));
+    MLAOPS_CHECK(t.rank == 1 && t.dims[0] == N, kParamInvalid, "%s: learnableSink shape; allowed (N) = (%lld), got %s",
+                 kOp, static_cast<long long>(N), ref::shape_str(t).c_str());
+    MLAOPS_CHECK(t.data != nullptr, kParamNullptr, "%s: learnableSink data is null", kOp);
+    sink.resize(static_cast<size_t>(N));
+    for (int64_t n = 0; n < N; ++n) sink[static_cast<size_t>(n)] = ref::load(t, n * t.strides[0]);
+  }
+
   const Wide pre = p.pre_tokens, next = p.next_tokens;
   auto is_masked = [&](int64_t b, int64_t i, int64_t j) -> bool {
     if (decode_rule) return use_explicit_mask && ma.masked(b, i, j);
@@ -610,10 +658,10 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   // ---------- 3. block-table pre-pass (read only) ----------
   if (paged) {
     for (int64_t b = 0; b < B; ++b) {
-      const int64_t nblk = ceil_div(act_kv[static_cast<size_t>(b)], k_pg.block_size);
+      const int64_t nblk = ref::ceil_div(act_kv[static_cast<size_t>(b)], k_pg.block_size);
       for (int64_t k = 0; k < nblk; ++k) {
         const int64_t idx[2] = {b, k};
-        const int64_t id = load_i64(*bt, elem_offset(*bt, idx));
+        const int64_t id = ref::load_int(*bt, ref::offset(*bt, idx));
         MLAOPS_CHECK(id >= 0 && id < k_pg.block_num, kParamInvalid,
                      "%s: blockTable[%lld][%lld] = %lld is out of range [0, %lld)", kOp, static_cast<long long>(b),
                      static_cast<long long>(k), static_cast<long long>(id), static_cast<long long>(k_pg.block_num));
@@ -625,8 +673,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   {
     int64_t max_kv = 0, scratch = 0;
     for (int64_t b = 0; b < B; ++b) max_kv = std::max(max_kv, act_kv[static_cast<size_t>(b)]);
-    MLAOPS_CHECK(mul_ok(KVN, max_kv, &scratch) && mul_ok(scratch, std::max(QD + DR, VD), &scratch) &&
-                     mul_ok(scratch, 8, &scratch),
+    MLAOPS_CHECK(ref::mul_ok(KVN, max_kv, &scratch) && ref::mul_ok(scratch, std::max(QD + DR, VD), &scratch) &&
+                     ref::mul_ok(scratch, 8, &scratch),
                  kParamInvalid, "%s: KV_N * actKV * D is too large", kOp);
   }
 
@@ -640,10 +688,10 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
     if (lse == nullptr) return;
     if (packed) {
       const int64_t idx[3] = {q_start[static_cast<size_t>(b)] + i, n, 0};
-      store_f64(*lse, elem_offset(*lse, idx), v);
+      ref::store(*lse, ref::offset(*lse, idx), v);
     } else {
       const int64_t idx[4] = {b, n, i, 0};
-      store_f64(*lse, elem_offset(*lse, idx), v);
+      ref::store(*lse, ref::offset(*lse, idx), v);
     }
   };
   aq_k.D = QD;
@@ -665,7 +713,7 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
         double* vr = &vc[static_cast<size_t>((h * s2 + j) * VD)];
         if (paged) {
           const int64_t idx[2] = {b, j / k_pg.block_size};
-          const int64_t blk = load_i64(*bt, elem_offset(*bt, idx));
+          const int64_t blk = ref::load_int(*bt, ref::offset(*bt, idx));
           const int64_t slot = j % k_pg.block_size;
           for (int64_t d = 0; d < QD; ++d) kr[d] = k_pg.load(blk, h, slot, d);
           for (int64_t d = 0; d < DR; ++d) kr[QD + d] = kr_pg.load(blk, h, slot, d);
@@ -707,12 +755,18 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
             const double* kr = &kc[static_cast<size_t>((h * s2 + j) * KF)];
             double dot = 0.0;
             for (int64_t d = 0; d < KF; ++d) dot += qv[static_cast<size_t>(d)] * kr[d];
-            const double s = p.scale_value * dot;
+            double s = p.scale_value * dot;
+            if (pse.t != nullptr) s += pse.at(b, n, i, j);  // after scaling, before the softmax
             sc[static_cast<size_t>(j)] = s;
             if (!any || s > m) m = s;
             any = true;
           }
+          // A row without any valid position stays 0 / +inf: the sink does not revive it.
           if (any) {
+            // learnableSink: one more logit, sink[n] (not scaled, not masked, no value row), in
+            // the denominator; the shift becomes max(m, sink[n]).
+            const double sk = sink.empty() ? 0.0 : sink[static_cast<size_t>(n)];
+            if (!sink.empty()) m = std::max(m, sk);
             double den = 0.0;
             for (int64_t j = 0; j < s2; ++j) {
               if (!valid[static_cast<size_t>(j)]) continue;
@@ -721,11 +775,12 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
               const double* vr = &vc[static_cast<size_t>((h * s2 + j) * VD)];
               for (int64_t d = 0; d < VD; ++d) acc[static_cast<size_t>(d)] += e * vr[d];
             }
+            if (!sink.empty()) den += std::exp(sk - m);
             for (int64_t d = 0; d < VD; ++d) acc[static_cast<size_t>(d)] /= den;
             lse_v = m + std::log(den);
           }
         }
-        for (int64_t d = 0; d < VD; ++d) store_f64(out, o_acc.offset(b, n, qt, d), acc[static_cast<size_t>(d)]);
+        for (int64_t d = 0; d < VD; ++d) ref::store(out, o_acc.offset(b, n, qt, d), acc[static_cast<size_t>(d)]);
         write_lse(b, n, i, lse_v);
       }
     }

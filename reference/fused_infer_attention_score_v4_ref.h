@@ -1,12 +1,30 @@
-// Float64 golden reference of aclnnFusedInferAttentionScoreV4 (spec fused-infer-attention-score.md
-// §6), for the scope of issue 4 (spec §7 rows 1-15): FP16/BF16 attention with scaleValue,
-// MHA/GQA/MQA, the layouts BSH/BSND/BNSD/TND/NTD and their output variants, actual-length
-// decoding, paged KV (BnBsH, BnNBsD, 5-D NZ), the MLA rope split, sparse modes 0..4 with explicit
-// masks or the analytic 2048 template, fully masked rows, softmaxLse and the empty-tensor rules.
+// Float64 golden reference of aclnnFusedInferAttentionScoreV4 (docs/ops/fused_infer_attention_score.md):
+// FP16/BF16 attention with scaleValue, MHA/GQA/MQA, the layouts BSH/BSND/BNSD/TND/NTD and their
+// output variants, actual-length decoding, paged KV (BnBsH, BnNBsD, 5-D NZ), the MLA rope split,
+// sparse modes 0..4 with explicit masks or the analytic 2048 template, fully masked rows,
+// INT8 KV antiquant, pseShift (ALiBi given as a full bias), learnableSink, softmaxLse and the
+// empty-tensor rules.
 //
 // Plain single-threaded float64 code: inputs are read exactly (BF16/FP16 -> double), scores,
 // softmax and P*V are evaluated in double without emulating any NPU intermediate rounding, and
 // only the final store rounds (attention_out to its dtype, softmaxLse to FP32).
+//
+// Independent of the code under test: the reference shares only the public enums and plain
+// structs and the error channel with the library; layout strings, element access, the 16-bit
+// float encodings and checked arithmetic are its own (reference/ref_util.h).
+//
+// Per batch b, query head n (KV head n / (N / KV_N)), valid query row i and valid KV position j
+// (i, j batch-relative: i < actQ[b], j < actKV[b]):
+//   s[j] = scaleValue * dot(q[i], k[j])       (MLA: nope and rope parts in one dot product)
+//          + pse[b or 0][n][i][j]             (pseShift, added after scaling, before the mask)
+//   masked positions are left out; with m = max of the remaining s[j] and, with learnableSink,
+//   m' = max(m, sink[n]) (else m' = m):
+//   den  = sum_j exp(s[j] - m') + exp(sink[n] - m')      (the sink term only with learnableSink)
+//   out  = sum_j exp(s[j] - m') v[j] / den,  lse = m' + log(den)
+// The sink is one extra logit per query head with no value row: not scaled, not masked. A row
+// without any valid position (fully masked, actKV = 0, a padded row i >= actQ) is written 0 with
+// lse +inf whatever the sink. Values are used as given: a pse of -inf at every valid position of
+// a row (without a sink) gives NaN, as the formula does.
 #pragma once
 
 #include "mlaops/fused_infer_attention_score.h"
@@ -17,16 +35,23 @@ namespace mlaops {
 // Computes attention_out (and softmax_lse when softmax_lse_flag) for p.
 //
 // Returns kParamInvalid with a "... not supported yet" message for inputs outside the scope
-// (pseShift, shared prefix, left padding, learnable sink, dequantScaleQuery,
-// keyRopeAntiquantScale, quantised query / output, INT4 K/V, sparse mode 9, tensor lists with more
-// than one tensor). INT8 key / value with KV antiquant (spec §2.11, modes 0..5) are supported. The reference assumes otherwise validated inputs, but checks every
-// shape, length and block id it relies on and returns kParamInvalid (kParamNullptr for missing
-// required tensors) instead of reading or writing outside a tensor; nothing is written on error.
+// (shared prefix, left padding, dequantScaleQuery, keyRopeAntiquantScale, quantised query /
+// output, INT4 K/V, sparse mode 9, tensor lists with more than one tensor). The reference assumes
+// otherwise validated inputs, but checks every shape, length and block id it relies on and
+// returns kParamInvalid (kParamNullptr for missing required tensors or null data) instead of
+// reading or writing outside a tensor; nothing is written on error.
+//
+// pseShift and learnableSink are accepted in every layout and path (TND, MLA rope, paged, INT8
+// KV, decode with Q_S = 1 where the decode rule ignores the sparse mode but not the pse), alone
+// or together: the reference is the golden model of whatever the C++ API accepts, the vendor's
+// exclusions are the operator's checks. It checks what it reads: pseShift FP16 / BF16 (read
+// exactly, whatever the query dtype), rank 4, dim 0 B or 1 (broadcast), dim 1 N, dim 2 >= max
+// actQ, dim 3 >= max actKV; learnableSink FP16 / BF16, shape (N).
 //
 // Output dtypes: FP16 / BF16 as the operator; FP32 and FP64 are also accepted (reference-only
 // extension, handy for tight comparisons). softmax_lse must be FP32.
 //
-// KV antiquant (spec §2.11): x_deq = (x + offset) * scale is rounded to the query dtype before the
+// KV antiquant: x_deq = (x + offset) * scale is rounded to the query dtype before the
 // products (kRoundToQueryDtype: the vendor golden of the "one" run, the default), or kept exact
 // (kExact: its FP32 high-precision golden, which the operator's in-place INT8 decode kernel
 // follows; docs/ops/fused_infer_attention_score.md).

@@ -1,20 +1,18 @@
 // Float64 reference of MlaPreprocess; see mla_preprocess_ref.h for the conventions and the
-// choices made where the spec is silent or UNCONFIRMED.
+// choices made where the vendor material is silent or UNCONFIRMED.
 #include "reference/mla_preprocess_ref.h"
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
-#include "core/checked_math.h"
-#include "core/element_access.h"
 #include "core/error.h"
-#include "core/fractal_nz.h"
 #include "mlaops/dtype.h"
-#include "mlaops/numeric.h"
 #include "reference/ref_checks.h"
+#include "reference/ref_util.h"
 
 namespace mlaops {
 namespace {
@@ -24,8 +22,13 @@ constexpr const char* kOp = "mla_preprocess_ref";
 using CacheMode = MlaPreprocessCacheMode;
 using QuantMode = MlaPreprocessQuantMode;
 
-using ref::is_float_dtype;
 using ref::load_vector;
+
+// The NZ cache modes (2, 3) and the modes with separate rope outputs (1..3), from the cache
+// mode table of docs/ops/mla_preprocess.md.
+bool nz_cache_mode(CacheMode cm) { return cm == CacheMode::kInt8NzCache || cm == CacheMode::kNzCache; }
+bool rope_output_mode(CacheMode cm) { return cm != CacheMode::kKvCache; }
+
 bool is_int_dtype(DType t) {
   return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64;
 }
@@ -41,8 +44,8 @@ Status require(const TensorView* t, const char* name, const char* when) {
 Status check_vector(const TensorView& t, const char* name, int64_t n) { return ref::check_vector(kOp, t, name, n); }
 
 Status check_float(const TensorView& t, const char* name) {
-  MLAOPS_CHECK(is_float_dtype(t.dtype), kParamInvalid, "%s: %s: dtype must be a float type (FLOAT16, BF16, FLOAT); got %s",
-               kOp, name, dtype_name(t.dtype));
+  MLAOPS_CHECK(ref::is_float(t.dtype), kParamInvalid, "%s: %s: dtype must be a float type (FLOAT16, BF16, FLOAT); got %s",
+               kOp, name, ref::type_name(t.dtype));
   return kSuccess;
 }
 
@@ -53,8 +56,8 @@ Status check_float_vector(const TensorView& t, const char* name, int64_t n) {
 }
 
 Status check_dtype(const TensorView& t, const char* name, DType want) {
-  MLAOPS_CHECK(t.dtype == want, kParamInvalid, "%s: %s: dtype must be %s; got %s", kOp, name, dtype_name(want),
-               dtype_name(t.dtype));
+  MLAOPS_CHECK(t.dtype == want, kParamInvalid, "%s: %s: dtype must be %s; got %s", kOp, name, ref::type_name(want),
+               ref::type_name(t.dtype));
   return kSuccess;
 }
 
@@ -69,8 +72,7 @@ Status check_dims(const TensorView& t, const char* name, std::initializer_list<i
     ++i;
   }
   if (!ok) {
-    char got[160];
-    shape_string(t, got, sizeof got);
+    const std::string got = ref::shape_str(t);
     std::string allowed = "[";
     bool first = true;
     for (int64_t w : want) {
@@ -78,7 +80,7 @@ Status check_dims(const TensorView& t, const char* name, std::initializer_list<i
       first = false;
     }
     allowed += "]";
-    return fail(kParamInvalid, "%s: %s: shape must be %s; got %s", kOp, name, allowed.c_str(), got);
+    return fail(kParamInvalid, "%s: %s: shape must be %s; got %s", kOp, name, allowed.c_str(), got.c_str());
   }
   return kSuccess;
 }
@@ -92,7 +94,7 @@ Status check_descale(const TensorView& t, const char* name, int64_t n) {
   MLAOPS_TRY(check_vector(t, name, n));
   MLAOPS_CHECK(t.dtype == DType::kInt64 || t.dtype == DType::kUInt64 || t.dtype == DType::kFloat32, kParamInvalid,
                "%s: %s: dtype must be INT64 (fp32 bits in the low 32 bits) or FLOAT; got %s", kOp, name,
-               dtype_name(t.dtype));
+               ref::type_name(t.dtype));
   return kSuccess;
 }
 
@@ -109,13 +111,13 @@ bool same_view(const TensorView& a, const TensorView& b) {
 struct Weight {
   const TensorView* v = nullptr;
   enum Form { kNd, kNzView, kNzDense } form = kNd;  // kNzView: 4-D storage or ATB view; kNzDense: 2-D logical
-  NzMatrix m;
+  ref::NzGeometry m;
 
   double at(int64_t r, int64_t c) const {
     switch (form) {
-      case kNd: return load_f64(*v, r * v->strides[0] + c * v->strides[1]);
-      case kNzView: return load_f64(*v, linear_to_offset(*v, m.index(r, c)));
-      case kNzDense: return load_f64(*v, m.index(r, c));
+      case kNd: return ref::load(*v, r * v->strides[0] + c * v->strides[1]);
+      case kNzView: return ref::load(*v, ref::linear_offset(*v, m.index(r, c)));
+      case kNzDense: return ref::load(*v, m.index(r, c));
     }
     return 0.0;
   }
@@ -127,39 +129,34 @@ Status make_weight(const TensorView& t, const char* name, int64_t rows, int64_t 
   out->v = &t;
   if (t.format != Format::kFractalNZ) {
     MLAOPS_CHECK(t.format == Format::kND, kParamInvalid, "%s: %s: format must be FRACTAL_NZ or ND; got %s", kOp, name,
-                 format_name(t.format));
+                 ref::format_str(t.format));
     MLAOPS_TRY(check_dims(t, name, {rows, cols}));
     out->form = Weight::kNd;
     return kSuccess;
   }
-  const int64_t c0 = nz_c0(dtype_size(t.dtype));
+  const int64_t c0 = ref::nz_c0_of(t.dtype);
   MLAOPS_CHECK(c0 > 0, kParamInvalid, "%s: %s: FRACTAL_NZ needs an element size dividing 32 bytes; got %s", kOp, name,
-               dtype_name(t.dtype));
-  NzMatrix m;
+               ref::type_name(t.dtype));
+  ref::NzGeometry m;
   m.rows = rows;
   m.cols = cols;
   m.c0 = c0;
-  m.r1 = ceil_div(rows, 16);
-  m.c1 = ceil_div(cols, c0);
+  m.r1 = ref::ceil_div(rows, 16);
+  m.c1 = ref::ceil_div(cols, c0);
   if (t.rank == 2) {
-    NzMatrix s;
-    MLAOPS_TRY(resolve_nz(t, kOp, name, &s));
-    MLAOPS_CHECK(s.rows == rows && s.cols == cols, kParamInvalid,
-                 "%s: %s: logical shape must be [%lld, %lld]; got [%lld, %lld]", kOp, name, (long long)rows,
-                 (long long)cols, (long long)s.rows, (long long)s.cols);
+    MLAOPS_TRY(ref::nz_geometry(t, kOp, name, rows, cols, &m));
     out->form = Weight::kNzDense;
   } else {
     const int64_t* d = t.dims;
     const bool storage = t.rank == 4 && d[0] == m.c1 && d[1] == m.r1 && d[2] == 16 && d[3] == c0;
     const bool atb = t.rank == 4 && d[0] == 1 && d[1] == m.c1 && d[2] == m.r1 * 16 && d[3] == c0;
     if (!storage && !atb) {
-      char got[160];
-      shape_string(t, got, sizeof got);
+      const std::string got = ref::shape_str(t);
       return fail(kParamInvalid,
                   "%s: %s: FRACTAL_NZ view of logical [%lld, %lld] must be [%lld, %lld, 16, %lld] or [1, %lld, %lld, "
                   "%lld] (or 2-D with 4-D storage dims); got %s",
                   kOp, name, (long long)rows, (long long)cols, (long long)m.c1, (long long)m.r1, (long long)c0,
-                  (long long)m.c1, (long long)(m.r1 * 16), (long long)c0, got);
+                  (long long)m.c1, (long long)(m.r1 * 16), (long long)c0, got.c_str());
     }
     out->form = Weight::kNzView;
   }
@@ -175,7 +172,7 @@ std::vector<double> load_descale_vector(const TensorView& t, int64_t n) {
 }
 
 // The input dtype's rounding.
-double round_dtype(double v, DType dt) { return dt == DType::kFloat16 ? round_fp16(v) : round_bf16(v); }
+double round_dtype(double v, DType dt) { return ref::to_dtype(v, dt); }
 
 }  // namespace
 
@@ -183,11 +180,11 @@ double round_dtype(double v, DType dt) { return dt == DType::kFloat16 ? round_fp
 
 int8_t mla_preprocess_quant_int8(double v) {
   // fp32 -> fp16 (round to nearest even); the reference's double is rounded directly.
-  double h = fp16_to_float(double_to_fp16(v));
+  double h = ref::to_fp16(v);
   if (!(h == h)) return 0;  // NaN -> 0 (defined)
   if (h > 127.0) h = 127.0;  // clamp in fp16 (both bounds are fp16 values)
   if (h < -128.0) h = -128.0;
-  return static_cast<int8_t>(std::nearbyint(h));  // fp16 -> int8, round half to even
+  return static_cast<int8_t>(ref::round_half_even(h));  // fp16 -> int8, round half to even
 }
 
 void mla_preprocess_rms_norm(const double* v, const double* gamma, const double* beta, int64_t n, double eps,
@@ -232,23 +229,26 @@ void mla_preprocess_rope(const double* v, const double* cos, const double* sin, 
 }
 
 double mla_preprocess_load_descale(const TensorView& t, int64_t i) {
-  const int64_t off = linear_to_offset(t, i);
+  const int64_t off = ref::linear_offset(t, i);
   if (t.dtype == DType::kInt64 || t.dtype == DType::kUInt64) {
-    const uint64_t bits = static_cast<uint64_t>(load_i64(t, off));
-    return bits_float(static_cast<uint32_t>(bits & 0xffffffffu));
+    const uint64_t bits = static_cast<uint64_t>(ref::load_int(t, off));
+    const uint32_t low = static_cast<uint32_t>(bits & 0xffffffffu);
+    float f;
+    std::memcpy(&f, &low, sizeof f);
+    return f;
   }
-  return load_f64(t, off);
+  return ref::load(t, off);
 }
 
 int64_t mla_preprocess_cache_offset(const TensorView& cache, bool nz, int64_t slot, int64_t j) {
   if (nz) {
     const int64_t block_size = cache.dims[2], c0 = cache.dims[3];
     const int64_t idx[4] = {slot / block_size, j / c0, slot % block_size, j % c0};
-    return elem_offset(cache, idx);
+    return ref::offset(cache, idx);
   }
   const int64_t block_size = cache.dims[1];
   const int64_t idx[4] = {slot / block_size, slot % block_size, 0, j};
-  return elem_offset(cache, idx);
+  return ref::offset(cache, idx);
 }
 
 // ---- dims ----
@@ -279,7 +279,7 @@ Status mla_preprocess_dims(const MlaPreprocessParams& p, MlaPreprocessDims* out)
     d.D = p.wuk.dims[1];
   }
 
-  const bool nz = mla_preprocess_is_nz_cache(p.cache_mode);
+  const bool nz = nz_cache_mode(p.cache_mode);
   MLAOPS_TRY(check_view(p.kv_cache, "kvCache", &numel));
   MLAOPS_CHECK(p.kv_cache.rank == 4, kParamInvalid,
                "%s: kvCache: must be 4-D (%s); got rank %d", kOp,
@@ -302,33 +302,33 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
                "%s: quantMode: must be 0 (PER_TENSOR_QUANT_ASYMM) or 1 (PER_TOKEN_QUANT_SYMM); got %d", kOp, qm_value);
   const CacheMode cm = p.cache_mode;
   const bool per_token = p.quant_mode == QuantMode::kPerTokenSymm;
-  const bool nz_cache = mla_preprocess_is_nz_cache(cm);
-  const bool rope_outputs = mla_preprocess_has_rope_outputs(cm);
+  const bool nz_cache = nz_cache_mode(cm);
+  const bool rope_outputs = rope_output_mode(cm);
 
   MlaPreprocessDims d;
   MLAOPS_TRY(mla_preprocess_dims(p, &d));
   const int64_t T = d.T, He = d.He, Hckv = d.Hckv, Dr = d.Dr, Hcq = d.Hcq, N = d.N, D = d.D;
   const DType dt = p.input.dtype;
   MLAOPS_CHECK(dt == DType::kFloat16 || dt == DType::kBFloat16, kParamInvalid,
-               "%s: input: dtype must be FLOAT16 or BF16; got %s", kOp, dtype_name(dt));
+               "%s: input: dtype must be FLOAT16 or BF16; got %s", kOp, ref::type_name(dt));
   MLAOPS_CHECK(Dr % 2 == 0, kParamInvalid, "%s: cos: the rope dim Dr must be even; got %lld", kOp, (long long)Dr);
 
   // ---- derived sizes (checked int64) ----
   int64_t m1_cols = 0, head_cols = 0, m2_cols = 0, kv_row = 0, slots = 0;
-  MLAOPS_TRY(checked_add(Hckv, Dr, &kv_row, "kvCache row"));
-  MLAOPS_TRY(checked_add(kv_row, Hcq, &m1_cols, "wdqkv rows"));
-  MLAOPS_TRY(checked_add(D, Dr, &head_cols, "wuq head"));
-  MLAOPS_TRY(checked_mul({N, head_cols}, &m2_cols, "wuq rows"));
-  MLAOPS_TRY(checked_mul({d.block_num, d.block_size}, &slots, "kvCache slots"));
+  MLAOPS_CHECK(ref::add_ok(Hckv, Dr, &kv_row) && ref::add_ok(kv_row, Hcq, &m1_cols) && ref::add_ok(D, Dr, &head_cols) &&
+                   ref::mul_ok(N, head_cols, &m2_cols),
+               kParamInvalid, "%s: wdqkv / wuq: the derived sizes overflow int64", kOp);
+  MLAOPS_CHECK(ref::mul_ok(d.block_num, d.block_size, &slots), kParamInvalid,
+               "%s: kvCache: blockNum*blockSize overflows int64", kOp);
 
   // ---- weights and the path they select ----
   const bool quant = p.wdqkv.dtype == DType::kInt8;
   MLAOPS_CHECK(quant || p.wdqkv.dtype == dt, kParamInvalid, "%s: wdqkv: dtype must be INT8 or the input dtype %s; got %s",
-               kOp, dtype_name(dt), dtype_name(p.wdqkv.dtype));
+               kOp, ref::type_name(dt), ref::type_name(p.wdqkv.dtype));
   MLAOPS_TRY(check_dtype(p.wuq, "wuq", p.wdqkv.dtype));
   MLAOPS_CHECK(p.do_rms_norm == quant, kParamInvalid,
                "%s: doRmsNorm: must be %s with %s weights (the other combination is not supported); got %s", kOp,
-               quant ? "true" : "false", dtype_name(p.wdqkv.dtype), p.do_rms_norm ? "true" : "false");
+               quant ? "true" : "false", ref::type_name(p.wdqkv.dtype), p.do_rms_norm ? "true" : "false");
   Weight w_dqkv, w_uq;
   MLAOPS_TRY(make_weight(p.wdqkv, "wdqkv", m1_cols, He, &w_dqkv));
   MLAOPS_TRY(make_weight(p.wuq, "wuq", m2_cols, Hcq, &w_uq));
@@ -337,14 +337,14 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
   const bool wuk_nz = p.wuk.format == Format::kFractalNZ;
   MLAOPS_TRY(check_float(p.wuk, "wuk"));
   if (wuk_nz) {
-    const int64_t c0 = nz_c0(dtype_size(p.wuk.dtype));
+    const int64_t c0 = ref::nz_c0_of(p.wuk.dtype);
     MLAOPS_CHECK(c0 > 0 && Hckv % c0 == 0 && D % 16 == 0, kParamInvalid,
                  "%s: wuk: FRACTAL_NZ needs Hckv (%lld) a multiple of c0 (%lld) and D (%lld) a multiple of 16", kOp,
                  (long long)Hckv, (long long)c0, (long long)D);
     MLAOPS_TRY(check_dims(p.wuk, "wuk", {N, Hckv / c0, D, c0}));
   } else {
     MLAOPS_CHECK(p.wuk.format == Format::kND, kParamInvalid, "%s: wuk: format must be ND or FRACTAL_NZ; got %s", kOp,
-                 format_name(p.wuk.format));
+                 ref::format_str(p.wuk.format));
     MLAOPS_TRY(check_dims(p.wuk, "wuk", {N, D, Hckv}));
   }
 
@@ -360,7 +360,7 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
   MLAOPS_TRY(check_float(p.sin, "sin"));
   MLAOPS_TRY(check_vector(p.slot_mapping, "slotMapping", T));
   MLAOPS_CHECK(p.slot_mapping.dtype == DType::kInt32 || p.slot_mapping.dtype == DType::kInt64, kParamInvalid,
-               "%s: slotMapping: dtype must be INT32 or INT64; got %s", kOp, dtype_name(p.slot_mapping.dtype));
+               "%s: slotMapping: dtype must be INT32 or INT64; got %s", kOp, ref::type_name(p.slot_mapping.dtype));
   if (quant) {
     const char* when = "with INT8 weights";
     MLAOPS_TRY(require(p.de_scale0, "deScale0", when));
@@ -384,8 +384,8 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
       MLAOPS_TRY(check_vector(*p.bias0, "bias0", m1_cols));
       MLAOPS_TRY(check_vector(*p.bias1, "bias1", m2_cols));
       MLAOPS_CHECK(is_int_dtype(p.bias0->dtype) && is_int_dtype(p.bias1->dtype), kParamInvalid,
-                   "%s: bias0 / bias1: dtype must be INT32; got %s / %s", kOp, dtype_name(p.bias0->dtype),
-                   dtype_name(p.bias1->dtype));
+                   "%s: bias0 / bias1: dtype must be INT32; got %s / %s", kOp, ref::type_name(p.bias0->dtype),
+                   ref::type_name(p.bias1->dtype));
     }
   }
   const bool cm2 = cm == CacheMode::kInt8NzCache;
@@ -418,7 +418,7 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
       break;
     case CacheMode::kInt8NzCache:
     case CacheMode::kNzCache: {
-      const int64_t c0_kv = nz_c0(dtype_size(kv_dtype)), c0_rope = nz_c0(dtype_size(dt));
+      const int64_t c0_kv = ref::nz_c0_of(kv_dtype), c0_rope = ref::nz_c0_of(dt);
       MLAOPS_CHECK(Hckv % c0_kv == 0 && Dr % c0_rope == 0, kParamInvalid,
                    "%s: kvCache / kvCacheRope: the NZ caches need Hckv (%lld) a multiple of %lld and Dr (%lld) a "
                    "multiple of %lld",
@@ -452,7 +452,7 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
 
   // ---- read-only pre-pass over slotMapping: a bad slot fails before any write ----
   for (int64_t t = 0; t < T; ++t) {
-    const int64_t slot = load_i64(p.slot_mapping, linear_to_offset(p.slot_mapping, t));
+    const int64_t slot = ref::load_int(p.slot_mapping, ref::linear_offset(p.slot_mapping, t));
     MLAOPS_CHECK(slot == -1 || (slot >= 0 && slot < slots), kParamInvalid,
                  "%s: slotMapping[%lld] = %lld is out of range [0, %lld) (blockNum*blockSize); -1 skips", kOp,
                  (long long)t, (long long)slot, (long long)slots);
@@ -471,16 +471,16 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
     if (!per_token) {
       bias0 = load_vector(*p.bias0, m1_cols);
       bias1 = load_vector(*p.bias1, m2_cols);
-      qs0 = load_f64(*p.quant_scale0, linear_to_offset(*p.quant_scale0, 0));
-      qo0 = load_f64(*p.quant_offset0, linear_to_offset(*p.quant_offset0, 0));
-      qs1 = load_f64(*p.quant_scale1, linear_to_offset(*p.quant_scale1, 0));
-      qo1 = load_f64(*p.quant_offset1, linear_to_offset(*p.quant_offset1, 0));
+      qs0 = ref::load(*p.quant_scale0, ref::linear_offset(*p.quant_scale0, 0));
+      qo0 = ref::load(*p.quant_offset0, ref::linear_offset(*p.quant_offset0, 0));
+      qs1 = ref::load(*p.quant_scale1, ref::linear_offset(*p.quant_scale1, 0));
+      qo1 = ref::load(*p.quant_offset1, ref::linear_offset(*p.quant_offset1, 0));
     }
   }
   double ctkv_scale = 0;
   std::vector<double> q_nope_scale;
   if (cm2) {
-    ctkv_scale = load_f64(*p.ctkv_scale, linear_to_offset(*p.ctkv_scale, 0));
+    ctkv_scale = ref::load(*p.ctkv_scale, ref::linear_offset(*p.ctkv_scale, 0));
     q_nope_scale = load_vector(*p.q_nope_scale, q_nope_scale_n);
   }
 
@@ -490,10 +490,10 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
   std::vector<double> kn_f(sz(Hckv)), k_rope(sz(Dr));
 
   for (int64_t t = 0; t < T; ++t) {
-    for (int64_t k = 0; k < He; ++k) x[sz(k)] = load_f64(p.input, linear_to_offset(p.input, t * He + k));
+    for (int64_t k = 0; k < He; ++k) x[sz(k)] = ref::load(p.input, ref::linear_offset(p.input, t * He + k));
     for (int64_t i = 0; i < Dr; ++i) {
-      cos_row[sz(i)] = load_f64(p.cos, linear_to_offset(p.cos, t * Dr + i));
-      sin_row[sz(i)] = load_f64(p.sin, linear_to_offset(p.sin, t * Dr + i));
+      cos_row[sz(i)] = ref::load(p.cos, ref::linear_offset(p.cos, t * Dr + i));
+      sin_row[sz(i)] = ref::load(p.sin, ref::linear_offset(p.sin, t * Dr + i));
     }
 
     // ---- stage 1: a0 = RmsNormQuant(input), m1 = [ckv | kpe | cq] ----
@@ -559,12 +559,12 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
           if (wuk_nz) {
             const int64_t c0 = p.wuk.dims[3];
             const int64_t idx[4] = {h, k / c0, i, k % c0};
-            off = elem_offset(p.wuk, idx);
+            off = ref::offset(p.wuk, idx);
           } else {
             const int64_t idx[3] = {h, i, k};
-            off = elem_offset(p.wuk, idx);
+            off = ref::offset(p.wuk, idx);
           }
-          acc += qn[i] * load_f64(p.wuk, off);
+          acc += qn[i] * ref::load(p.wuk, off);
         }
         q_nope[sz(k)] = round_dtype(acc, dt);
       }
@@ -577,21 +577,21 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
         double v = q_nope[sz(k)];
         if (cm2) {  // MULTIPLY by qNopeScale[h]; round half to even, saturate
           const double scale = q_nope_scale[sz(q_nope_scale_n == 1 ? 0 : h)];
-          v = static_cast<double>(int8_rint_sat(v * scale));
+          v = static_cast<double>(ref::int8_rint(v * scale));
         }
-        store_f64(p.q_out, linear_to_offset(p.q_out, q_base + k), v);
+        ref::store(p.q_out, ref::linear_offset(p.q_out, q_base + k), v);
       }
       if (cm == CacheMode::kKvCache) {
-        for (int64_t i = 0; i < Dr; ++i) store_f64(p.q_out, linear_to_offset(p.q_out, q_base + Hckv + i), q_rope[sz(i)]);
+        for (int64_t i = 0; i < Dr; ++i) ref::store(p.q_out, ref::linear_offset(p.q_out, q_base + Hckv + i), q_rope[sz(i)]);
       } else {
         const int64_t r_base = (t * N + h) * Dr;
         for (int64_t i = 0; i < Dr; ++i)
-          store_f64(*p.q_rope_out, linear_to_offset(*p.q_rope_out, r_base + i), q_rope[sz(i)]);
+          ref::store(*p.q_rope_out, ref::linear_offset(*p.q_rope_out, r_base + i), q_rope[sz(i)]);
       }
     }
 
     // ---- KV: kN = dtype(RmsNorm(ckv, gamma2)), kR = dtype(rope(kpe)) ----
-    const int64_t slot = load_i64(p.slot_mapping, linear_to_offset(p.slot_mapping, t));
+    const int64_t slot = ref::load_int(p.slot_mapping, ref::linear_offset(p.slot_mapping, t));
     if (slot == -1) continue;
     mla_preprocess_rms_norm(ckv, gamma2.data(), nullptr, Hckv, p.epsilon, kn_f.data());
     mla_preprocess_rope(kpe, cos_row.data(), sin_row.data(), Dr, k_rope.data());
@@ -599,14 +599,14 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
     for (int64_t j = 0; j < Hckv; ++j) {
       const double v = cm2 ? static_cast<double>(mla_preprocess_quant_int8(kn_f[sz(j)] * inv_ctkv))
                            : round_dtype(kn_f[sz(j)], dt);
-      store_f64(p.kv_cache, mla_preprocess_cache_offset(p.kv_cache, nz_cache, slot, j), v);
+      ref::store(p.kv_cache, mla_preprocess_cache_offset(p.kv_cache, nz_cache, slot, j), v);
     }
     for (int64_t j = 0; j < Dr; ++j) {
       const double v = round_dtype(k_rope[sz(j)], dt);
       if (cm == CacheMode::kKvCache) {
-        store_f64(p.kv_cache, mla_preprocess_cache_offset(p.kv_cache, false, slot, Hckv + j), v);
+        ref::store(p.kv_cache, mla_preprocess_cache_offset(p.kv_cache, false, slot, Hckv + j), v);
       } else {
-        store_f64(*rope_cache, mla_preprocess_cache_offset(*rope_cache, nz_cache, slot, j), v);
+        ref::store(*rope_cache, mla_preprocess_cache_offset(*rope_cache, nz_cache, slot, j), v);
       }
     }
   }

@@ -1,6 +1,6 @@
-// Float64 reference of MlaPreprocess (spec mla-prolog.md §C.3, §C.4, §D.2).
+// Float64 reference of MlaPreprocess (docs/ops/mla_preprocess.md).
 //
-// Plain, single-threaded double arithmetic written straight from the spec's golden. Values are
+// Plain, single-threaded double arithmetic written straight from the vendor's golden. Values are
 // carried in double where the vendor kernel carries fp32 and rounded exactly where the kernel
 // rounds:
 //   * the input dtype (fp16 / bf16, round to nearest even, once from the double): the two
@@ -9,10 +9,11 @@
 //   * the activation quant of both RmsNormQuant stages and of the cm2 kv cache goes through
 //     fp16 twice, as the kernel does (mla_preprocess_quant_int8): v -> fp16 (round to nearest
 //     even) -> clamp to [-128, 127] in fp16 -> int8 (round half to even). v is the double the
-//     kernel holds in fp32, rounded directly to fp16 (double_to_fp16: for any fp32-representable
-//     v this is float_to_fp16(v)).
+//     kernel holds in fp32, rounded directly to fp16 (for any fp32-representable v the same as
+//     rounding the fp32 value). The reference's own helpers (ref_util.h) do the rounding, the
+//     element access and the FRACTAL_NZ index.
 //
-// Pipeline per token t (quantMode 0; §C.3):
+// Pipeline per token t (quantMode 0):
 //   a0 = RmsNormQuant(input[t], gamma0, beta0, quantScale0, quantOffset0)            int8 [He]
 //   m1 = dtype((int32(a0 @ wdqkv^T) + bias0) * deScale0)                            [Hckv+Dr+Hcq]
 //   ckv = m1[0:Hckv], kpe = m1[Hckv:Hckv+Dr], cq = m1[Hckv+Dr:]                     (KV FIRST)
@@ -37,15 +38,15 @@
 // path; the high bits are ignored), FP32 tensors the value (bf16 path). Either encoding is
 // accepted with either input dtype.
 //
-// Behaviour where the spec is silent or UNCONFIRMED (choices of this reference):
+// Behaviour where the vendor material is silent or UNCONFIRMED (choices of this reference):
 //   * Split sizes are derived, not fixed: Hckv = numel(gamma2), Dr = last dim of cos, Hcq =
 //     numel(gamma1), N and D from wuk, He from input; the weights, caches and outputs must agree
 //     with them. The vendor values are 512 / 64 / 1536 / 128; any consistent sizes are accepted
 //     (Dr even; NZ caches need Hckv and Dr multiples of their c0). BlockSize is taken from
 //     kvCache and may be any size (the vendor requires 128 for the NZ modes).
 //   * Unquantized path (weights in the input dtype; ATB: BF16 weights, doRmsNorm = false),
-//     UNCONFIRMED in the spec; this is the spec's best guess: stage 1 skips RmsNormQuant (a0 =
-//     input), m1 = dtype(a0 @ wdqkv^T) (plain matmul, fp32 accumulation, no bias, no deScale);
+//     UNCONFIRMED; this is the documented best guess: stage 1 skips RmsNormQuant (a0 = input),
+//     m1 = dtype(a0 @ wdqkv^T) (plain matmul, fp32 accumulation, no bias, no deScale);
 //     stage 3 still applies RmsNorm with gamma1 / beta1 to cq, the result rounded to the dtype
 //     (the matmul operand) and m2 = dtype(a1 @ wuq^T); everything after m2 as above. quantScale,
 //     quantOffset, deScale and bias are ignored. INT8 weights with doRmsNorm = false ("quant
@@ -57,7 +58,7 @@
 //   * qNopeScale: numel N (per head: [N], (1, N, 1), ...) or numel 1 (broadcast to every head;
 //     the doc table's [1]).
 //   * quantMode 1 on an all-zero y row (max|y| = 0): scale 0, q = 0, so the projection row is
-//     0 (UNCONFIRMED, spec §E.3).
+//     0 (UNCONFIRMED).
 //   * quantScale = 0 or NaN / Inf data are not errors: IEEE arithmetic, then NaN -> int8 0 and
 //     +-Inf saturated (never UB).
 //   * slotMapping (INT32 or INT64): -1 skips the token's cache writes in every mode (its qOut /
@@ -67,7 +68,7 @@
 //     last token wins. T == 0: success, nothing written.
 //   * Inputs that are values (gamma, beta, scales, cos, sin, wuk, ctkvScale, qNopeScale) are
 //     read exactly in any float dtype (FP16 / BF16 / FP32); outputs and caches must have the
-//     dtypes of §C.2. Optional tensors a mode does not use are ignored; required ones that are
+//     dtypes of the tensor table. Optional tensors a mode does not use are ignored; required ones that are
 //     null give kParamNullptr. Reserved attributes (wdqDim, q/kRopeDim, rotary coeffs,
 //     transpose*, wdkvSplitCount) are ignored.
 //   * kv_cache_out / kr_cache_out must describe the same memory as kv_cache / kv_cache_rope (or
@@ -136,7 +137,7 @@ double mla_preprocess_load_descale(const TensorView& t, int64_t i);
 // Element offset (through the view's strides) of element j of flat slot `slot` in a cache:
 // ND [BlockNum, BlockSize, 1, W]: (slot / BlockSize, slot % BlockSize, 0, j);
 // NZ [BlockNum, W/c0, BlockSize, c0] (nz = true): (slot / BlockSize, j / c0, slot % BlockSize, j % c0).
-// For a contiguous NZ cache this is b*BlockSize*W + (j/c0)*BlockSize*c0 + o*c0 + j%c0 (§C.4).
+// For a contiguous NZ cache this is b*BlockSize*W + (j/c0)*BlockSize*c0 + o*c0 + j%c0.
 int64_t mla_preprocess_cache_offset(const TensorView& cache, bool nz, int64_t slot, int64_t j);
 
 }  // namespace mlaops

@@ -1,5 +1,5 @@
 // Float64 reference of MlaProlog V1 / V2WeightNz; see mla_prolog_ref.h for the conventions and
-// the choices made where the spec is silent.
+// the choices made where the vendor material is silent.
 //
 #include "reference/mla_prolog_ref.h"
 
@@ -8,20 +8,16 @@
 #include <initializer_list>
 #include <vector>
 
-#include "core/checked_math.h"
-#include "core/element_access.h"
 #include "core/error.h"
-#include "core/fractal_nz.h"
-#include "reference/ref_checks.h"
 #include "mlaops/dtype.h"
-#include "mlaops/numeric.h"
+#include "reference/ref_checks.h"
+#include "reference/ref_util.h"
 
 namespace mlaops {
 namespace {
 
 constexpr const char* kOp = "mla_prolog_ref";
 
-using ref::is_float_dtype;
 using ref::load_vector;
 Status check_view(const TensorView& t, const char* name, int64_t* numel) { return ref::check_view(kOp, t, name, numel); }
 Status check_token_major(const TensorView& t, const char* name, int64_t T, std::initializer_list<int64_t> tail) {
@@ -29,15 +25,38 @@ Status check_token_major(const TensorView& t, const char* name, int64_t T, std::
 }
 Status check_vector(const TensorView& t, const char* name, int64_t n) { return ref::check_vector(kOp, t, name, n); }
 
-Status require(const TensorView* t, const char* name, MlaPrologScenario sc) {
-  MLAOPS_CHECK(t != nullptr, kParamNullptr, "%s: %s is required in scenario %s", kOp, name,
-               mla_prolog_scenario_name(sc));
+// The quantization scenario, from dtypes only (docs/ops/mla_prolog.md): an INT8 tokenX is full
+// quant, else an INT8 weightUqQr is partial quant, else no quant; an INT8 kvCache selects the
+// KV-quant variant of full and partial quant.
+struct Scenario {
+  bool full = false;      // INT8 tokenX and the three NZ weights
+  bool partial = false;   // INT8 weightUqQr only
+  bool kv_quant = false;  // full / partial with an INT8 kvCache
+  const char* name = "NO_QUANT";
+};
+
+Scenario scenario_of(const MlaPrologParams& p) {
+  Scenario sc;
+  const bool kv_int8 = p.kv_cache.dtype == DType::kInt8;
+  if (p.token_x.dtype == DType::kInt8) {
+    sc.full = true;
+  } else if (p.weight_uq_qr.dtype == DType::kInt8) {
+    sc.partial = true;
+  }
+  sc.kv_quant = (sc.full || sc.partial) && kv_int8;
+  if (sc.full) sc.name = sc.kv_quant ? "FULL_QUANT_KV_QUANT" : "FULL_QUANT_KV_NO_QUANT";
+  if (sc.partial) sc.name = sc.kv_quant ? "PARTIAL_QUANT_KV_QUANT" : "PARTIAL_QUANT_KV_NO_QUANT";
+  return sc;
+}
+
+Status require(const TensorView* t, const char* name, const Scenario& sc) {
+  MLAOPS_CHECK(t != nullptr, kParamNullptr, "%s: %s is required in scenario %s", kOp, name, sc.name);
   return kSuccess;
 }
 
-Status check_dtype(const TensorView& t, const char* name, DType want, MlaPrologScenario sc) {
+Status check_dtype(const TensorView& t, const char* name, DType want, const Scenario& sc) {
   MLAOPS_CHECK(t.dtype == want, kParamInvalid, "%s: %s: dtype must be %s in scenario %s; got %s", kOp, name,
-               dtype_name(want), mla_prolog_scenario_name(sc), dtype_name(t.dtype));
+               ref::type_name(want), sc.name, ref::type_name(t.dtype));
   return kSuccess;
 }
 
@@ -46,13 +65,13 @@ Status check_dtype(const TensorView& t, const char* name, DType want, MlaPrologS
 struct Weight {
   const TensorView* v = nullptr;
   enum Form { kNd, kNz4d, kNz2d } form = kNd;
-  NzMatrix m;
+  ref::NzGeometry m;
 
   double at(int64_t r, int64_t c) const {
     switch (form) {
-      case kNd: return load_f64(*v, r * v->strides[0] + c * v->strides[1]);
-      case kNz4d: return load_f64(*v, linear_to_offset(*v, m.index(r, c)));
-      case kNz2d: return load_f64(*v, m.index(r, c));
+      case kNd: return ref::load(*v, r * v->strides[0] + c * v->strides[1]);
+      case kNz4d: return ref::load(*v, ref::linear_offset(*v, m.index(r, c)));
+      case kNz2d: return ref::load(*v, m.index(r, c));
     }
     return 0.0;
   }
@@ -77,29 +96,15 @@ Status make_weight(const TensorView& t, const char* name, int64_t rows, int64_t 
   MLAOPS_TRY(check_view(t, name, &numel));
   out->v = &t;
   if (t.format == Format::kFractalNZ) {
-    NzMatrix m;
-    MLAOPS_TRY(resolve_nz(t, kOp, name, &m));
-    if (t.rank == 2) {
-      MLAOPS_CHECK(m.rows == rows && m.cols == cols, kParamInvalid,
-                   "%s: %s: logical shape must be [%lld, %lld]; got [%lld, %lld]", kOp, name, (long long)rows,
-                   (long long)cols, (long long)m.rows, (long long)m.cols);
-      // The 2-D view's strides do not describe the NZ storage: it is read as dense storage.
-      out->form = Weight::kNz2d;
-    } else {
-      MLAOPS_CHECK(ceil_div(rows, 16) == m.r1 && ceil_div(cols, m.c0) == m.c1, kParamInvalid,
-                   "%s: %s: FRACTAL_NZ storage must be [%lld, %lld, 16, %lld] for logical [%lld, %lld]; got "
-                   "[%lld, %lld, 16, %lld]",
-                   kOp, name, (long long)ceil_div(cols, m.c0), (long long)ceil_div(rows, 16), (long long)m.c0,
-                   (long long)rows, (long long)cols, (long long)m.c1, (long long)m.r1, (long long)m.c0);
-      out->form = Weight::kNz4d;
-    }
-    m.rows = rows;
-    m.cols = cols;
+    ref::NzGeometry m;
+    MLAOPS_TRY(ref::nz_geometry(t, kOp, name, rows, cols, &m));
+    // A 2-D view's strides do not describe the NZ storage: it is read as dense storage.
+    out->form = t.rank == 2 ? Weight::kNz2d : Weight::kNz4d;
     out->m = m;
     return kSuccess;
   }
   MLAOPS_CHECK(t.format == Format::kND || t.format == Format::kNCHW, kParamInvalid,
-               "%s: %s: format must be FRACTAL_NZ or ND; got %s", kOp, name, format_name(t.format));
+               "%s: %s: format must be FRACTAL_NZ or ND; got %s", kOp, name, ref::format_str(t.format));
   MLAOPS_CHECK(t.rank == 2 && t.dims[0] == rows && t.dims[1] == cols, kParamInvalid,
                "%s: %s: an ND weight must be [%lld, %lld] (rank 2); got rank %d", kOp, name, (long long)rows,
                (long long)cols, t.rank);
@@ -116,10 +121,10 @@ Status check_cache(const TensorView& t, const char* name, const MlaPrologDims& d
                kParamInvalid, "%s: %s: must be [BlockNum=%lld, BlockSize=%lld, 1, %lld] (Nkv = 1)", kOp, name,
                (long long)d.block_num, (long long)d.block_size, (long long)width);
   if (mode == MlaPrologCacheMode::kPaNz) {
-    const int64_t c0 = nz_c0(dtype_size(t.dtype));
+    const int64_t c0 = ref::nz_c0_of(t.dtype);
     MLAOPS_CHECK(c0 > 0 && width % c0 == 0, kParamInvalid,
                  "%s: %s: PA_NZ needs a row width that is a multiple of c0 = %lld (%s); got %lld", kOp, name,
-                 (long long)c0, dtype_name(t.dtype), (long long)width);
+                 (long long)c0, ref::type_name(t.dtype), (long long)width);
   }
   return kSuccess;
 }
@@ -160,7 +165,7 @@ double mla_prolog_dyn_quant_row(const double* v, int64_t n, int8_t* q) {
     return 0.0;
   }
   const double inv = 127.0 / m;  // the kernel computes 127/m once and multiplies
-  for (int64_t i = 0; i < n; ++i) q[i] = int8_rint_sat(v[i] * inv);
+  for (int64_t i = 0; i < n; ++i) q[i] = ref::int8_rint(v[i] * inv);
   return m / 127.0;
 }
 
@@ -168,7 +173,7 @@ double mla_prolog_quant_query_row(const double* v, int64_t n, int8_t* q) {
   double m = 0.0;
   for (int64_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(v[i]));
   const double dqs = m / 127.0;
-  for (int64_t i = 0; i < n; ++i) q[i] = dqs == 0.0 ? int8_t{0} : int8_round_sat(v[i] / dqs);
+  for (int64_t i = 0; i < n; ++i) q[i] = dqs == 0.0 ? int8_t{0} : ref::int8_round(v[i] / dqs);
   return dqs;
 }
 
@@ -177,11 +182,11 @@ int64_t mla_prolog_cache_offset(const TensorView& cache, MlaPrologCacheMode mode
   const int64_t b = p / block_size;
   const int64_t o = p % block_size;
   if (mode == MlaPrologCacheMode::kPaNz) {
-    const int64_t c0 = nz_c0(dtype_size(cache.dtype));
+    const int64_t c0 = ref::nz_c0_of(cache.dtype);
     return b * cache.strides[0] + (j / c0) * block_size * c0 + o * c0 + j % c0;
   }
   const int64_t idx[4] = {b, o, 0, j};
-  return elem_offset(cache, idx);
+  return ref::offset(cache, idx);
 }
 
 // ---- dims ----
@@ -195,7 +200,7 @@ Status mla_prolog_dims(const MlaPrologParams& p, MlaPrologDims* out) {
     d.B = p.token_x.dims[0];
     d.S = p.token_x.dims[1];
     d.He = p.token_x.dims[2];
-    MLAOPS_CHECK(mul_ok(d.B, d.S, &d.T), kParamInvalid, "%s: tokenX: B*S overflows int64", kOp);
+    MLAOPS_CHECK(ref::mul_ok(d.B, d.S, &d.T), kParamInvalid, "%s: tokenX: B*S overflows int64", kOp);
   } else if (p.token_x.rank == 2) {
     d.bsh = false;
     d.T = p.token_x.dims[0];
@@ -245,19 +250,19 @@ Status mla_prolog_dims(const MlaPrologParams& p, MlaPrologDims* out) {
 Status mla_prolog_ref(const MlaPrologParams& p) {
   MlaPrologDims d;
   MLAOPS_TRY(mla_prolog_dims(p, &d));
-  const MlaPrologScenario sc = mla_prolog_scenario(p.token_x.dtype, p.weight_uq_qr.dtype, p.kv_cache.dtype);
-  const bool full = mla_prolog_is_full_quant(sc);
-  const bool quant_q = full || mla_prolog_is_partial_quant(sc);  // MatmulQcQr in int8
-  const bool kv_quant = mla_prolog_is_kv_quant(sc);
+  const Scenario sc = scenario_of(p);
+  const bool full = sc.full;
+  const bool quant_q = full || sc.partial;  // MatmulQcQr in int8
+  const bool kv_quant = sc.kv_quant;
   const int64_t T = d.T, He = d.He, Hcq = d.Hcq, N = d.N, D = d.D, Dr = d.Dr, Hckv = d.Hckv;
   int64_t head_cols = 0, kv_cols = 0;  // D + Dr, Hckv + Dr
-  MLAOPS_CHECK(add_ok(D, Dr, &head_cols) && add_ok(Hckv, Dr, &kv_cols), kParamInvalid, "%s: dims overflow int64",
+  MLAOPS_CHECK(ref::add_ok(D, Dr, &head_cols) && ref::add_ok(Hckv, Dr, &kv_cols), kParamInvalid, "%s: dims overflow int64",
                kOp);
 
   // ---- shapes, presence and dtypes: everything is checked before anything is written ----
   MLAOPS_CHECK(Dr % 2 == 0, kParamInvalid, "%s: ropeCos: Dr must be even; got %lld", kOp, (long long)Dr);
   int64_t uq_cols = 0;
-  MLAOPS_TRY(checked_mul({N, head_cols}, &uq_cols, "weightUqQr"));
+  MLAOPS_CHECK(ref::mul_ok(N, head_cols, &uq_cols), kParamInvalid, "%s: weightUqQr: N*(D+Dr) overflows int64", kOp);
   Weight w_dq, w_uq_qr, w_dkv_kr;
   MLAOPS_TRY(make_weight(p.weight_dq, "weightDq", He, Hcq, &w_dq));
   MLAOPS_TRY(make_weight(p.weight_uq_qr, "weightUqQr", Hcq, uq_cols, &w_uq_qr));
@@ -274,8 +279,8 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
   MLAOPS_TRY(check_token_major(p.query_out, "queryOut", T, {N, Hckv}));
   MLAOPS_TRY(check_token_major(p.query_rope_out, "queryRopeOut", T, {N, Dr}));
 
-  const bool full_kv_quant = sc == MlaPrologScenario::kFullQuantKvQuant;
-  const bool partial_kv_quant = sc == MlaPrologScenario::kPartialQuantKvQuant;
+  const bool full_kv_quant = sc.full && sc.kv_quant;
+  const bool partial_kv_quant = sc.partial && sc.kv_quant;
   MLAOPS_TRY(check_dtype(p.kv_cache, "kvCacheRef", kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
   MLAOPS_TRY(check_dtype(p.kr_cache, "krCacheRef", partial_kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
   MLAOPS_TRY(check_dtype(p.query_out, "queryOut", full_kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
@@ -307,20 +312,21 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     MLAOPS_CHECK(numel >= 1, kParamInvalid, "%s: quantScaleCkvOptional: needs at least element 0; got empty", kOp);
     MLAOPS_TRY(require(p.dequant_scale_q_nope_out, "dequantScaleQNopeOutOptional", sc));
     MLAOPS_TRY(check_token_major(*p.dequant_scale_q_nope_out, "dequantScaleQNopeOutOptional", T, {N, 1}));
-    MLAOPS_CHECK(is_float_dtype(p.dequant_scale_q_nope_out->dtype), kParamInvalid,
+    MLAOPS_CHECK(ref::is_float(p.dequant_scale_q_nope_out->dtype), kParamInvalid,
                  "%s: dequantScaleQNopeOutOptional: dtype must be FLOAT; got %s", kOp,
-                 dtype_name(p.dequant_scale_q_nope_out->dtype));
+                 ref::type_name(p.dequant_scale_q_nope_out->dtype));
   }
 
   if (T == 0) return kSuccess;  // empty query: nothing to write
 
   // ---- read-only pre-pass over cacheIndex: an out-of-range slot fails before any write ----
   int64_t slots = 0;
-  MLAOPS_TRY(checked_mul({d.block_num, d.block_size}, &slots, "kvCacheRef"));
+  MLAOPS_CHECK(ref::mul_ok(d.block_num, d.block_size, &slots), kParamInvalid,
+               "%s: kvCacheRef: BlockNum*BlockSize overflows int64", kOp);
   const bool write_cache = slots > 0;  // BlockNum == 0: outputs only, caches untouched
   if (write_cache) {
     for (int64_t t = 0; t < T; ++t) {
-      const int64_t slot = load_i64(p.cache_index, linear_to_offset(p.cache_index, t));
+      const int64_t slot = ref::load_int(p.cache_index, ref::linear_offset(p.cache_index, t));
       MLAOPS_CHECK(slot < slots, kParamInvalid,
                    "%s: cacheIndex[%lld] = %lld is out of range [0, %lld) (BlockNum*BlockSize); negative skips", kOp,
                    (long long)t, (long long)slot, (long long)slots);
@@ -356,7 +362,7 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     for (int64_t i = 0; i < D; ++i)
       for (int64_t k = 0; k < Hckv; ++k) {
         const int64_t idx[3] = {n, i, k};
-        wuk_t[sz((n * Hckv + k) * D + i)] = load_f64(p.weight_uk, elem_offset(p.weight_uk, idx));
+        wuk_t[sz((n * Hckv + k) * D + i)] = ref::load(p.weight_uk, ref::offset(p.weight_uk, idx));
       }
   std::vector<double> x(sz(He)), cq(sz(Hcq)), cn(sz(Hcq)), a(sz(Hcq)), qcqr(sz(uq_cols));
   std::vector<int8_t> a_i8(sz(Hcq)), q_i8(sz(Hckv));
@@ -364,29 +370,29 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
   std::vector<double> ck(sz(kv_cols)), kvn(sz(Hckv)), kr(sz(Dr));
 
   for (int64_t t = 0; t < T; ++t) {
-    for (int64_t k = 0; k < He; ++k) x[sz(k)] = load_f64(p.token_x, linear_to_offset(p.token_x, t * He + k));
+    for (int64_t k = 0; k < He; ++k) x[sz(k)] = ref::load(p.token_x, ref::linear_offset(p.token_x, t * He + k));
     for (int64_t i = 0; i < Dr; ++i) {
-      cos_row[sz(i)] = load_f64(p.rope_cos, linear_to_offset(p.rope_cos, t * Dr + i));
-      sin_row[sz(i)] = load_f64(p.rope_sin, linear_to_offset(p.rope_sin, t * Dr + i));
+      cos_row[sz(i)] = ref::load(p.rope_cos, ref::linear_offset(p.rope_cos, t * Dr + i));
+      sin_row[sz(i)] = ref::load(p.rope_sin, ref::linear_offset(p.rope_sin, t * Dr + i));
     }
-    const double ds_x = full ? load_f64(*p.dequant_scale_x, linear_to_offset(*p.dequant_scale_x, t)) : 0.0;
+    const double ds_x = full ? ref::load(*p.dequant_scale_x, ref::linear_offset(*p.dequant_scale_x, t)) : 0.0;
 
     // ---- Q path ----
     // Q1: cq = Dequant(int32(x_i8 @ Wdq_i8), dsx[t], dsWdq[c])  |  bf16(x @ Wdq)
     for (int64_t c = 0; c < Hcq; ++c) {
       double acc = 0.0;
       acc = dot(x.data(), wdq_t.data() + c * He, He);
-      cq[sz(c)] = full ? acc * ds_x * ds_w_dq[sz(c)] : round_bf16(acc);
+      cq[sz(c)] = full ? acc * ds_x * ds_w_dq[sz(c)] : ref::to_bf16(acc);
     }
     // Q2: cn = RmsNorm(cq, gammaCq, epsCq)
     mla_prolog_rms_norm(cq.data(), gamma_cq.data(), Hcq, p.rmsnorm_epsilon_cq, cn.data());
     // Q3: MatmulQcQr
     if (!quant_q) {
-      for (int64_t c = 0; c < Hcq; ++c) a[sz(c)] = round_bf16(cn[sz(c)]);
+      for (int64_t c = 0; c < Hcq; ++c) a[sz(c)] = ref::to_bf16(cn[sz(c)]);
       for (int64_t j = 0; j < uq_cols; ++j) {
         double acc = 0.0;
         acc = dot(a.data(), wuq_t.data() + j * Hcq, Hcq);
-        qcqr[sz(j)] = round_bf16(acc);
+        qcqr[sz(j)] = ref::to_bf16(acc);
       }
     } else {
       if (!smooth.empty())
@@ -401,30 +407,30 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     for (int64_t n = 0; n < N; ++n) {
       const int64_t base = n * head_cols;
       // Q4: q = bf16(bf16(qcqr nope) @ Wuk[n])
-      for (int64_t i = 0; i < D; ++i) qn[sz(i)] = round_bf16(qcqr[sz(base + i)]);
+      for (int64_t i = 0; i < D; ++i) qn[sz(i)] = ref::to_bf16(qcqr[sz(base + i)]);
       for (int64_t k = 0; k < Hckv; ++k) {
-        q[sz(k)] = round_bf16(dot(qn.data(), wuk_t.data() + (n * Hckv + k) * D, D));
+        q[sz(k)] = ref::to_bf16(dot(qn.data(), wuk_t.data() + (n * Hckv + k) * D, D));
       }
       // Q5: query_rope = bf16(RoPE(qcqr rope))
       mla_prolog_rope(qcqr.data() + base + D, cos_row.data(), sin_row.data(), Dr, rope_out.data());
-      for (int64_t i = 0; i < Dr; ++i) rope_out[sz(i)] = round_bf16(rope_out[sz(i)]);
+      for (int64_t i = 0; i < Dr; ++i) rope_out[sz(i)] = ref::to_bf16(rope_out[sz(i)]);
       // Q6 (full + KV quant): int8 query per (token, head), query_rope rescaled by qs_ckv[0] / dqs
       const int64_t q_base = (t * N + n) * Hckv;
       const int64_t r_base = (t * N + n) * Dr;
       if (full_kv_quant) {
         const double dqs = mla_prolog_quant_query_row(q.data(), Hckv, q_i8.data());
         for (int64_t k = 0; k < Hckv; ++k)
-          store_f64(p.query_out, linear_to_offset(p.query_out, q_base + k), static_cast<double>(q_i8[sz(k)]));
+          ref::store(p.query_out, ref::linear_offset(p.query_out, q_base + k), static_cast<double>(q_i8[sz(k)]));
         for (int64_t i = 0; i < Dr; ++i) {
           // dqs == 0 (all-zero query row): the rescaled rope row is written as 0 (choice).
-          const double v = dqs == 0.0 ? 0.0 : round_bf16(rope_out[sz(i)] * qs_ckv[0] / dqs);
-          store_f64(p.query_rope_out, linear_to_offset(p.query_rope_out, r_base + i), v);
+          const double v = dqs == 0.0 ? 0.0 : ref::to_bf16(rope_out[sz(i)] * qs_ckv[0] / dqs);
+          ref::store(p.query_rope_out, ref::linear_offset(p.query_rope_out, r_base + i), v);
         }
-        store_f64(*p.dequant_scale_q_nope_out, linear_to_offset(*p.dequant_scale_q_nope_out, t * N + n), dqs);
+        ref::store(*p.dequant_scale_q_nope_out, ref::linear_offset(*p.dequant_scale_q_nope_out, t * N + n), dqs);
       } else {
-        for (int64_t k = 0; k < Hckv; ++k) store_f64(p.query_out, linear_to_offset(p.query_out, q_base + k), q[sz(k)]);
+        for (int64_t k = 0; k < Hckv; ++k) ref::store(p.query_out, ref::linear_offset(p.query_out, q_base + k), q[sz(k)]);
         for (int64_t i = 0; i < Dr; ++i)
-          store_f64(p.query_rope_out, linear_to_offset(p.query_rope_out, r_base + i), rope_out[sz(i)]);
+          ref::store(p.query_rope_out, ref::linear_offset(p.query_rope_out, r_base + i), rope_out[sz(i)]);
       }
     }
 
@@ -433,30 +439,30 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     for (int64_t c = 0; c < kv_cols; ++c) {
       double acc = 0.0;
       acc = dot(x.data(), wdkv_t.data() + c * He, He);
-      ck[sz(c)] = full ? acc * ds_x * ds_w_dkv_kr[sz(c)] : round_bf16(acc);
+      ck[sz(c)] = full ? acc * ds_x * ds_w_dkv_kr[sz(c)] : ref::to_bf16(acc);
     }
     // K2: kvn = RmsNorm(ck[:Hckv], gammaCkv, epsCkv); K3: kr = RoPE(ck[Hckv:])
     mla_prolog_rms_norm(ck.data(), gamma_ckv.data(), Hckv, p.rmsnorm_epsilon_ckv, kvn.data());
     mla_prolog_rope(ck.data() + Hckv, cos_row.data(), sin_row.data(), Dr, kr.data());
     // K4: scatter into slot p (p < 0 skips)
     if (!write_cache) continue;
-    const int64_t slot = load_i64(p.cache_index, linear_to_offset(p.cache_index, t));
+    const int64_t slot = ref::load_int(p.cache_index, ref::linear_offset(p.cache_index, t));
     if (slot < 0) continue;
     for (int64_t j = 0; j < Hckv; ++j) {
       double v;
       if (partial_kv_quant) {
-        v = int8_rint_sat(kvn[sz(j)] * qs_ckv[sz(j)]);  // per channel
+        v = ref::int8_rint(kvn[sz(j)] * qs_ckv[sz(j)]);  // per channel
       } else if (full_kv_quant) {
-        v = int8_rint_sat(kvn[sz(j)] * qs_ckv[0]);  // per tensor
+        v = ref::int8_rint(kvn[sz(j)] * qs_ckv[0]);  // per tensor
       } else {
-        v = round_bf16(kvn[sz(j)]);
+        v = ref::to_bf16(kvn[sz(j)]);
       }
-      store_f64(p.kv_cache, mla_prolog_cache_offset(p.kv_cache, p.cache_mode, slot, j), v);
+      ref::store(p.kv_cache, mla_prolog_cache_offset(p.kv_cache, p.cache_mode, slot, j), v);
     }
     for (int64_t j = 0; j < Dr; ++j) {
-      const double r = round_bf16(kr[sz(j)]);
-      const double v = partial_kv_quant ? static_cast<double>(int8_rint_sat(r * qs_ckr[sz(j)])) : r;
-      store_f64(p.kr_cache, mla_prolog_cache_offset(p.kr_cache, p.cache_mode, slot, j), v);
+      const double r = ref::to_bf16(kr[sz(j)]);
+      const double v = partial_kv_quant ? static_cast<double>(ref::int8_rint(r * qs_ckr[sz(j)])) : r;
+      ref::store(p.kr_cache, mla_prolog_cache_offset(p.kr_cache, p.cache_mode, slot, j), v);
     }
   }
   return kSuccess;

@@ -1,30 +1,24 @@
 // Checks and loaders shared by the float64 references: each takes the reference's name for its
 // messages. The references validate defensively (they may be handed anything by a test) so that
-// they never read or write out of bounds.
+// they never read or write out of bounds. Built on the references' own helpers (ref_util.h).
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
 
-#include "core/checked_math.h"
-#include "core/element_access.h"
 #include "core/error.h"
 #include "mlaops/tensor_view.h"
+#include "reference/ref_util.h"
 
 namespace mlaops::ref {
-
-inline bool is_float_dtype(DType t) {
-  return t == DType::kFloat32 || t == DType::kFloat16 || t == DType::kBFloat16 || t == DType::kFloat64;
-}
 
 // Rank in [0, kMaxRank], dims non-negative, numel (and bytes) fit int64, data non-null when
 // the tensor is not empty.
 inline Status check_view(const char* op, const TensorView& t, const char* name, int64_t* numel) {
   MLAOPS_CHECK(t.rank >= 0 && t.rank <= kMaxRank, kParamInvalid, "%s: %s: rank must be in [0, %d]; got %d", op, name,
                kMaxRank, t.rank);
-  int64_t bytes = 0;
-  MLAOPS_CHECK(checked_numel(t, numel) && checked_nbytes(t, &bytes), kParamInvalid,
+  MLAOPS_CHECK(numel_of(t, numel), kParamInvalid,
                "%s: %s: dims must be non-negative and the size must fit int64", op, name);
   MLAOPS_CHECK(*numel == 0 || t.data != nullptr, kParamNullptr, "%s: %s: data is null for a non-empty tensor", op,
                name);
@@ -65,7 +59,7 @@ inline Status check_vector(const char* op, const TensorView& t, const char* name
 // n elements in linear (row-major logical) order as float64.
 inline std::vector<double> load_vector(const TensorView& t, int64_t n) {
   std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = load_f64(t, linear_to_offset(t, i));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = load(t, linear_offset(t, i));
   return v;
 }
 

@@ -9,11 +9,16 @@
 //  * FiaCanonical + build_fia_run: one logical problem materialised in any layout / cache form
 //    with FiaParams pointing at owned buffers, and readers that bring the outputs back to the
 //    canonical form.
+//  * pseShift and learnableSink: random or hand-set biases / sinks in the canonical problem
+//    (set_random_pse, set_alibi_pse, set_random_sink; alibi_slopes), passed by build_fia_run.
+//  * The inputLayout strings are parsed by this file's own table (layout_of_string), not by the
+//    library's parser nor the reference's.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <initializer_list>
 #include <limits>
@@ -96,6 +101,36 @@ inline HostTensor random_tensor(DType dt, std::vector<int64_t> dims, uint32_t se
 // ---------------------------------------------------------------------------------------------
 // Layouts: canonical [B, N, S, D] <-> BSH / BSND / BNSD / NBSD, and packed TND / NTD.
 // ---------------------------------------------------------------------------------------------
+
+// The 13 inputLayout strings "IN" / "IN_OUT": IN one of BSH, BSND, BNSD, TND, NTD; OUT as listed
+// (docs/ops/fused_infer_attention_score.md). False (nothing written) for any other string.
+inline bool layout_of_string(const std::string& s, FiaLayout* in, FiaLayout* out) {
+  struct Side {
+    const char* name;
+    FiaLayout layout;
+  };
+  static const Side kSides[] = {{"BSH", FiaLayout::kBSH}, {"BSND", FiaLayout::kBSND}, {"BNSD", FiaLayout::kBNSD},
+                                {"TND", FiaLayout::kTND}, {"NTD", FiaLayout::kNTD},   {"NBSD", FiaLayout::kNBSD}};
+  // The accepted output sides of each input side (the input side itself when there is no "_").
+  static const char* const kOuts[][2] = {{"BSH", "BNSD"}, {"BSH", "NBSD"}, {"BSND", "BNSD"}, {"BSND", "NBSD"},
+                                         {"BNSD", "BSND"}, {"BNSD", "NBSD"}, {"TND", "NTD"},   {"NTD", "TND"}};
+  const size_t cut = s.find('_');
+  const std::string a = s.substr(0, cut), b = cut == std::string::npos ? a : s.substr(cut + 1);
+  static const char* const kIns[] = {"BSH", "BSND", "BNSD", "TND", "NTD"};
+  bool ok = false;
+  if (cut == std::string::npos) {
+    for (const char* i : kIns) ok = ok || a == i;
+  } else {
+    for (const auto& o : kOuts) ok = ok || (a == o[0] && b == o[1]);
+  }
+  if (!ok) return false;
+  for (const Side& x : kSides)
+    if (x.name == a) *in = x.layout;
+  for (const Side& x : kSides)
+    if (x.name == b) *out = x.layout;
+  return true;
+}
+inline bool layout_is_packed(FiaLayout l) { return l == FiaLayout::kTND || l == FiaLayout::kNTD; }
 
 inline std::vector<int64_t> layout_dims(FiaLayout l, int64_t B, int64_t N, int64_t S, int64_t D) {
   switch (l) {
@@ -182,7 +217,7 @@ inline std::vector<int64_t> cumulative(const std::vector<int64_t>& lens) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Paged caches (spec §2.9)
+// Paged caches
 // ---------------------------------------------------------------------------------------------
 
 // Block table [B, width] INT32: every needed block gets a distinct id from a shuffled range of
@@ -271,6 +306,11 @@ struct FiaCanonical {
   HostTensor v;   // [B, KVN, Skv, Dv]
   HostTensor qr;  // [B, N, Sq, Dr]   (Dr > 0: MLA rope split)
   HostTensor kr;  // [B, KVN, Skv, Dr]
+  // Optional pseShift [B or 1, N, S1p >= Sq, S2p >= Skv] (no dims: none); dim 0 == 1 broadcasts
+  // over the batches. The reference reads (b or 0, n, i, j) for i < len_q(b), j < len_kv(b);
+  // every element it never reads holds NaN (poison_pse), so a stray read shows up.
+  HostTensor pse;
+  HostTensor sink;  // optional learnableSink [N] (no dims: none)
   std::vector<int64_t> act_q;   // per-batch query lengths (empty = Sq each)
   std::vector<int64_t> act_kv;  // per-batch kv lengths (empty = Skv each)
 
@@ -279,6 +319,37 @@ struct FiaCanonical {
   std::vector<int64_t> lens_q() const { return act_q.empty() ? std::vector<int64_t>(static_cast<size_t>(B), Sq) : act_q; }
   std::vector<int64_t> lens_kv() const {
     return act_kv.empty() ? std::vector<int64_t>(static_cast<size_t>(B), Skv) : act_kv;
+  }
+  int64_t max_len_q() const {
+    int64_t m = 0;
+    for (int64_t b = 0; b < B; ++b) m = std::max(m, len_q(b));
+    return m;
+  }
+  int64_t max_len_kv() const {
+    int64_t m = 0;
+    for (int64_t b = 0; b < B; ++b) m = std::max(m, len_kv(b));
+    return m;
+  }
+
+  bool has_pse() const { return !pse.dims.empty(); }
+  bool has_sink() const { return !sink.dims.empty(); }
+  bool pse_broadcast() const { return has_pse() && pse.dims[0] == 1; }
+  // The bias added to score (b, n, i, j); 0 without a pse.
+  double pse_at(int64_t b, int64_t n, int64_t i, int64_t j) const {
+    return has_pse() ? pse.get({pse_broadcast() ? 0 : b, n, i, j}) : 0.0;
+  }
+  // NaN into every pse element that is never read: rows >= len_q(b) and columns >= len_kv(b) of
+  // batch b (a broadcast pse: beyond the longest batch).
+  void poison_pse() {
+    if (!has_pse()) return;
+    for (int64_t pb = 0; pb < pse.dims[0]; ++pb) {
+      const int64_t rows = pse_broadcast() ? max_len_q() : len_q(pb);
+      const int64_t cols = pse_broadcast() ? max_len_kv() : len_kv(pb);
+      for (int64_t n = 0; n < pse.dims[1]; ++n)
+        for (int64_t i = 0; i < pse.dims[2]; ++i)
+          for (int64_t j = 0; j < pse.dims[3]; ++j)
+            if (i >= rows || j >= cols) pse.set({pb, n, i, j}, kNaN);
+    }
   }
 
   // Sets per-batch lengths and writes NaN into every row beyond them (q/qr rows >= act_q[b],
@@ -300,6 +371,7 @@ struct FiaCanonical {
     poison(k, lkv);
     poison(v, lkv);
     poison(kr, lkv);
+    poison_pse();
   }
 };
 
@@ -315,6 +387,54 @@ inline FiaCanonical make_canonical(DType dt, int64_t B, int64_t N, int64_t KVN, 
   c.kr = random_tensor(dt, {B, KVN, Skv, Dr}, seed * 7 + 5);
   return c;
 }
+
+// ---------------------------------------------------------------------------------------------
+// pseShift and learnableSink
+// ---------------------------------------------------------------------------------------------
+
+// A random pseShift of the query dtype, values U[lo, hi): [1, N, ...] when `broadcast` (one bias
+// for every batch) or [B, N, ...], with Sq + pad_rows rows and Skv + pad_cols columns; every
+// element the reference never reads is NaN. Call after set_lengths (which re-poisons it anyway).
+inline void set_random_pse(FiaCanonical& c, bool broadcast, uint32_t seed, double lo = -2.0, double hi = 2.0,
+                           int64_t pad_rows = 1, int64_t pad_cols = 3) {
+  c.pse = random_tensor(c.dtype, {broadcast ? 1 : c.B, c.N, c.Sq + pad_rows, c.Skv + pad_cols}, seed, lo, hi);
+  c.poison_pse();
+}
+
+// A random learnableSink [N] of the query dtype, values U[lo, hi).
+inline void set_random_sink(FiaCanonical& c, uint32_t seed, double lo = -1.0, double hi = 3.0) {
+  c.sink = random_tensor(c.dtype, {c.N}, seed, lo, hi);
+}
+
+// The standard ALiBi slopes of N heads: n2 = 2^floor(log2 N), m0 = 2^(-8/n2), slopes m0^k for
+// k = 1..n2, then for N > n2 the slopes (2^(-4/n2))^k for k = 1, 3, 5, ... for the remaining heads.
+inline std::vector<double> alibi_slopes(int64_t N) {
+  int64_t n2 = 1;
+  while (n2 * 2 <= N) n2 *= 2;
+  std::vector<double> s;
+  const double m0 = std::pow(2.0, -8.0 / static_cast<double>(n2));
+  for (int64_t k = 1; k <= n2 && static_cast<int64_t>(s.size()) < N; ++k) s.push_back(std::pow(m0, static_cast<double>(k)));
+  const double m1 = std::pow(2.0, -4.0 / static_cast<double>(n2));
+  for (int64_t k = 1; static_cast<int64_t>(s.size()) < N; k += 2) s.push_back(std::pow(m1, static_cast<double>(k)));
+  return s;
+}
+
+// The ALiBi full bias as the vendor test generator builds it, [B, N, Sq, Skv] of the query
+// dtype: pse[b][n][i][j] = -slope[n] * |j - i - (S2 - S1)| with S1 = len_q(b), S2 = len_kv(b)
+// (0 on the bottom-right diagonal), NaN beyond each batch's lengths.
+inline HostTensor alibi_pse(const FiaCanonical& c) {
+  const std::vector<double> slope = alibi_slopes(c.N);
+  HostTensor t(c.dtype, {c.B, c.N, c.Sq, c.Skv}, kNaN);
+  for (int64_t b = 0; b < c.B; ++b) {
+    const int64_t s1 = c.len_q(b), s2 = c.len_kv(b);
+    for (int64_t n = 0; n < c.N; ++n)
+      for (int64_t i = 0; i < s1; ++i)
+        for (int64_t j = 0; j < s2; ++j)
+          t.set({b, n, i, j}, -slope[static_cast<size_t>(n)] * static_cast<double>(std::llabs(j - i - (s2 - s1))));
+  }
+  return t;
+}
+inline void set_alibi_pse(FiaCanonical& c) { c.pse = alibi_pse(c); }
 
 // Each query head gets its own copy of its KV head (GQA -> MHA with KV_N = N).
 inline FiaCanonical expand_kv_heads(const FiaCanonical& c) {
@@ -352,6 +472,8 @@ struct FiaRunConfig {
   int64_t pre_tokens = 2147483647;
   int64_t next_tokens = 2147483647;
   const HostTensor* mask = nullptr;  // copied into the run
+  bool pass_pse = true;              // pass the canonical pse (when it has one) as pseShift
+  bool pass_sink = true;             // pass the canonical sink (when it has one) as learnableSink
 };
 
 // Owned buffers + FiaParams pointing at them (not copyable: params hold pointers).
@@ -360,8 +482,8 @@ struct FiaRun {
   bool packed = false;
   int64_t B = 0, N = 0, Sq = 0, Dv = 0;
   std::vector<int64_t> lens_q;  // per batch (for reading packed outputs)
-  HostTensor query, key, value, query_rope, key_rope, block_table, mask, out, lse;
-  TensorView query_rope_view, key_rope_view, block_table_view, mask_view, lse_view;
+  HostTensor query, key, value, query_rope, key_rope, block_table, mask, out, lse, pse, sink;
+  TensorView query_rope_view, key_rope_view, block_table_view, mask_view, lse_view, pse_view, sink_view;
   std::vector<int64_t> asl_q, asl_kv;
   FiaParams params;
 
@@ -383,8 +505,8 @@ struct FiaRun {
 
 inline std::unique_ptr<FiaRun> build_fia_run(const FiaCanonical& c, const FiaRunConfig& cfg) {
   auto r = std::make_unique<FiaRun>();
-  if (!parse_fia_layout(cfg.layout, &r->in_l, &r->out_l)) return nullptr;
-  r->packed = fia_layout_is_packed(r->in_l);
+  if (!layout_of_string(cfg.layout, &r->in_l, &r->out_l)) return nullptr;
+  r->packed = layout_is_packed(r->in_l);
   r->B = c.B, r->N = c.N, r->Sq = c.Sq, r->Dv = c.Dv;
   r->lens_q = c.lens_q();
   const std::vector<int64_t> lkv = c.lens_kv();
@@ -442,6 +564,16 @@ inline std::unique_ptr<FiaRun> build_fia_run(const FiaCanonical& c, const FiaRun
     r->mask = *cfg.mask;
     r->mask_view = r->mask.view();
     p.atten_mask = &r->mask_view;
+  }
+  if (c.has_pse() && cfg.pass_pse) {  // (B or 1, N, S1p, S2p) whatever the layout
+    r->pse = c.pse;
+    r->pse_view = r->pse.view();
+    p.pse_shift = &r->pse_view;
+  }
+  if (c.has_sink() && cfg.pass_sink) {
+    r->sink = c.sink;
+    r->sink_view = r->sink.view();
+    p.learnable_sink = &r->sink_view;
   }
   const DType odt = cfg.out_dtype == DType::kUndefined ? c.dtype : cfg.out_dtype;
   const int64_t T = std::accumulate(r->lens_q.begin(), r->lens_q.end(), int64_t{0});

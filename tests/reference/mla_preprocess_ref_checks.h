@@ -1,5 +1,5 @@
 // Helpers shared by the MlaPreprocess reference tests (test_mla_preprocess_ref.cpp,
-// test_mla_preprocess_ref_paths.cpp): case configs, the spec's cache offsets, output accessors.
+// test_mla_preprocess_ref_paths.cpp): case configs, the documented cache offsets, output accessors.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -49,7 +49,7 @@ inline void run_ok(const MlaPreprocessCase& c) {
 
 inline int64_t slot_of(const MlaPreprocessCase& c, int64_t t) { return static_cast<int64_t>(c.slot_mapping.get(t)); }
 
-// Element j of flat slot s of a contiguous cache, by the spec's formulas (§C.4):
+// Element j of flat slot s of a contiguous cache, by the formulas of docs/ops/mla_preprocess.md:
 // ND [BlockNum, BlockSize, 1, W]: s*W + j; NZ [BlockNum, W/c0, BlockSize, c0]:
 // b*BlockSize*W + (j/c0)*BlockSize*c0 + o*c0 + j%c0.
 inline int64_t spec_offset(const TensorView& cache, bool nz, int64_t s, int64_t j) {

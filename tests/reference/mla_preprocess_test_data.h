@@ -1,16 +1,16 @@
 // Test data for MlaPreprocess (reference and operator tests): a whole-case builder producing
 // every tensor of one call with the data distributions of the vendor test (ATB
-// test_mla_preprocess.py, spec mla-prolog.md §C.6). Reuses HostTensor, Rng, the seeded value
+// test_mla_preprocess.py, docs/ops/mla_preprocess.md). Reuses HostTensor, Rng, the seeded value
 // generators and the FRACTAL_NZ packing of mla_prolog_test_data.h.
 //
-// Distributions (§C.6; "randint(lo, hi)" has numpy's exclusive upper bound):
+// Distributions (the vendor test's; "randint(lo, hi)" has numpy's exclusive upper bound):
 //   input U(-2, 2); gamma0/1/2 U(-1, 1); beta0/1 randint(-2, 2) = {-2, -1, 0, 1};
 //   quantScale U(-2, 2), redrawn while |qs| < 0.25 (a tiny divisor saturates everything);
 //   quantOffset uniform integer in [-128, 127]; int8 weights trunc(U(-2, 2)) = {-1, 0, 1} (the
 //   torch .to(int8) truncation); deScale U(0, 1) / 1000 as fp32 (INT64 fp32-bits encoding for
 //   fp16 inputs, FP32 for bf16); bias randint(-10, 10) = [-10, 9]; slotMapping the first T entries
 //   of a random permutation of [0, BlockNum*BlockSize) with slot[0] = -1; qNopeScale U(-1, 1) per
-//   head. Not given by the spec (choices): wuk U(-1, 1); ctkvScale U(0.02, 0.05) (kN / ctkvScale
+//   head. Not given by the vendor test (choices): wuk U(-1, 1); ctkvScale U(0.02, 0.05) (kN / ctkvScale
 //   spans most of the int8 range); weights of the unquantized path U(-1, 1) * 2 / sqrt(K);
 //   cos / sin the real rotary tables of mla_prolog_test_data.h (halves repeated, position 7t+3).
 // Every float value is drawn bf16-representable (rounded to bf16, |v| < 2^-14 flushed to 0), so

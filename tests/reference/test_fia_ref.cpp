@@ -531,8 +531,6 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
   const TensorView ev = extra.view();
   using Setter = void (*)(FiaParams&, const TensorView*);
   const Setter setters[] = {
-      [](FiaParams& p, const TensorView* t) { p.pse_shift = t; },
-      [](FiaParams& p, const TensorView* t) { p.learnable_sink = t; },
       [](FiaParams& p, const TensorView* t) { p.quant_scale2 = t; },
       [](FiaParams& p, const TensorView* t) { p.key_shared_prefix = t; },
       [](FiaParams& p, const TensorView* t) { p.query_padding_size = t; },

@@ -1,5 +1,5 @@
 // Tests of the float64 MlaPreprocess reference (reference/mla_preprocess_ref.h): hand-checked
-// pieces (the fp16 double rounding of RmsNormQuant, half-rotation RoPE, the §C.4 cache offsets,
+// pieces (the fp16 double rounding of RmsNormQuant, half-rotation RoPE, the documented cache offsets,
 // the INT64-encoded deScale), consistency between cache modes, quant modes, dtypes and weight
 // forms, and slot skipping. End-to-end paths and errors: test_mla_preprocess_ref_paths.cpp.
 #include <gtest/gtest.h>

@@ -152,7 +152,7 @@ TEST(MlaPreprocessRefPaths, FloatWeightPathIsLinearInTheInput) {
 }
 
 // The vendor's split sizes (512 / 64 / 1536 / 128) and block size 128, every cache mode, checked
-// with the literal §C.4 formulas.
+// with the literal cache-offset formulas of docs/ops/mla_preprocess.md.
 TEST(MlaPreprocessRefVendor, VendorSplitSizesInEveryCacheMode) {
   MlaPreprocessCaseConfig cfg = config(DType::kFloat16, CacheMode::kKropeCtkv);
   cfg.Hckv = 512;

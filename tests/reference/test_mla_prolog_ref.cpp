@@ -41,7 +41,7 @@ void run_ok(const MlaPrologCase& c) {
   ASSERT_EQ(st, kSuccess) << last_error_message();
 }
 
-// Element j of flat slot p of a cache, by the spec's formulas (§A.6) on a contiguous tensor.
+// Element j of flat slot p of a cache, by the formulas of docs/ops/mla_prolog.md on a contiguous tensor.
 double cache_elem(const HostTensor& cache, MlaPrologCacheMode mode, int64_t p, int64_t j) {
   const int64_t bs = cache.view.dims[1], h = cache.view.dims[3];
   int64_t off = p * h + j;
