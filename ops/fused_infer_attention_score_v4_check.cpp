@@ -219,8 +219,6 @@ Status check_existence(const FiaParams& p, const char* op) {
       {p.actual_shared_prefix_len, "actualSharedPrefixLenOptional", "shared prefix"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScaleOptional", "keyRope antiquant (reserved)"},
       {p.dequant_scale_query, "dequantScaleQueryOptional", "query quantisation (MLA full quant)"},
-      {p.pse_shift, "pseShiftOptional", "pseShift / ALiBi"},
-      {p.learnable_sink, "learnableSinkOptional", "learnable sink"},
   };
   for (const auto& s : scope)
     MLAOPS_CHECK(s.t == nullptr, kParamInvalid,

@@ -50,10 +50,12 @@ inline FiaAclArgs acl_args_of(const fia_test::FiaRun& r) {
       a.passed[i] = true;
     }
   };
+  put(3, p.pse_shift);
   put(4, p.atten_mask);
   put(14, p.block_table);
   put(24, p.query_rope);
   put(25, p.key_rope);
+  put(28, p.learnable_sink);
   if (p.actual_seq_lengths) {
     a.has_asl_q = true;
     a.asl_q = *p.actual_seq_lengths;

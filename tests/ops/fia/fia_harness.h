@@ -42,6 +42,8 @@ inline Tolerance fia_out_tolerance(DType dt) {
 
 // Explicit mask kinds for sparse 0/1.
 enum class MaskForm { kNone, kTemplate, kRank2, kRank3, kRank3Bcast, kRank4, kRank4Bcast, kRank2Batch };
+// pseShift forms: random [B, N, ...], random broadcast [1, N, ...], the ALiBi full bias [B, N, Q_S, KV_S].
+enum class PseForm { kNone, kRandom, kBroadcast, kAlibi };
 
 struct FiaCase {
   std::string name;
@@ -53,8 +55,41 @@ struct FiaCase {
   DType mask_dtype = DType::kBool;
   double mask_density = 0.3;
   bool full_row_masked = false;  // one row of the explicit mask fully masked (row-invalid)
+  PseForm pse = PseForm::kNone;
+  bool sink = false;             // a random learnableSink [N]
   uint32_t seed = 1;
 };
+
+// Case builders shared by the operator tests.
+inline FiaCase fia_case(const char* name, DType dt, int64_t B, int64_t N, int64_t KVN, int64_t Sq, int64_t Skv,
+                        int64_t D, const char* layout) {
+  FiaCase c;
+  c.name = name;
+  c.dtype = dt;
+  c.B = B, c.N = N, c.KVN = KVN, c.Sq = Sq, c.Skv = Skv, c.D = D, c.Dv = D;
+  c.cfg.layout = layout;
+  c.cfg.scale = 1.0 / std::sqrt(static_cast<double>(D));
+  return c;
+}
+inline FiaCase& paged(FiaCase& c, int rank, int64_t bs) {
+  c.cfg.paged = true;
+  c.cfg.cache_rank = rank;
+  c.cfg.block_size = bs;
+  return c;
+}
+inline FiaCase& mla(FiaCase& c, int64_t dr) {
+  c.Dr = dr;
+  c.cfg.value_is_key = true;
+  c.cfg.scale = 1.0 / std::sqrt(static_cast<double>(c.D + dr));
+  return c;
+}
+inline FiaCase& sparse(FiaCase& c, int64_t mode, MaskForm m, int64_t pre = 2147483647, int64_t next = 2147483647) {
+  c.cfg.sparse_mode = mode;
+  c.mask = m;
+  c.cfg.pre_tokens = pre;
+  c.cfg.next_tokens = next;
+  return c;
+}
 
 // The 2048x2048 template, built once per dtype and rank.
 inline const HostTensor& template_mask(DType dt, int rank) {
@@ -76,9 +111,15 @@ struct FiaCaseData {
 inline std::unique_ptr<FiaCaseData> make_case_data(const FiaCase& c) {
   auto d = std::make_unique<FiaCaseData>();
   d->canon = fia_test::make_canonical(c.dtype, c.B, c.N, c.KVN, c.Sq, c.Skv, c.D, c.Dv, c.Dr, c.seed);
-  if (c.cfg.value_is_key) d->canon.v = d->canon.k;
   if (!c.act_q.empty() || !c.act_kv.empty()) d->canon.set_lengths(c.act_q, c.act_kv);
   if (c.cfg.value_is_key) d->canon.v = d->canon.k;
+  switch (c.pse) {
+    case PseForm::kNone: break;
+    case PseForm::kRandom: fia_test::set_random_pse(d->canon, false, c.seed * 13 + 5); break;
+    case PseForm::kBroadcast: fia_test::set_random_pse(d->canon, true, c.seed * 13 + 5); break;
+    case PseForm::kAlibi: fia_test::set_alibi_pse(d->canon); break;
+  }
+  if (c.sink) fia_test::set_random_sink(d->canon, c.seed * 17 + 3);
   d->cfg = c.cfg;
   const int64_t rows = c.Sq + 3, cols = c.Skv + 5;  // larger than needed (the operator reads absolute positions)
   std::mt19937 gen(c.seed * 31 + 7);

@@ -38,7 +38,10 @@ struct AqCase {
   std::vector<int64_t> act_kv;  // empty: L for every batch
   int64_t mode_k = 0, mode_v = 0;
   bool combined = false, offset = true, per_tensor = false;
+  int64_t pse_rows = 0;
   int shape_form = 0;  // mode 0 per-channel shape: 0 (1,KVN,1,D), 1 (1,KVN,D), 2 (1,H), 3 without the leading 1
+  bool pse = false;    // pseShift [B, N, pse_rows (0: S), >= L] of the query dtype
+  bool sink = false;   // learnableSink [N] of the query dtype
   uint32_t seed = 1;
 };
 
@@ -47,6 +50,7 @@ double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_dis
 struct AqData {
   HostTensor q, k, v, bt, out_op, out_ref, lse_op, lse_ref;
   HostTensor ks, ko, vs, vo;  // separate (or combined in ks / ko)
+  HostTensor pse, sink;
   std::vector<int64_t> akv;
   int64_t blocks_per = 0, block_num = 0;
 };
@@ -131,6 +135,14 @@ std::unique_ptr<AqData> build(const AqCase& c, FiaParams* p_op, FiaParams* p_ref
     fill_param(t, off, g);
     return t;
   };
+  if (c.pse) {
+    d->pse = HostTensor(c.dt, {c.B, c.N, c.pse_rows > 0 ? c.pse_rows : c.S, kv_s + 1});
+    for (int64_t i = 0; i < d->pse.numel(); ++i) d->pse.set_flat(i, uni(g, -2, 2));
+  }
+  if (c.sink) {
+    d->sink = HostTensor(c.dt, {c.N});
+    for (int64_t i = 0; i < c.N; ++i) d->sink.set_flat(i, uni(g, -1, 3));
+  }
   d->ks = param(c.mode_k, false);
   if (c.offset) d->ko = param(c.mode_k, true);
   if (!c.combined) {
@@ -159,7 +171,7 @@ std::unique_ptr<AqData> build(const AqCase& c, FiaParams* p_op, FiaParams* p_ref
 
 // Views of the optional tensors must outlive the params: kept beside the data.
 struct AqViews {
-  TensorView q, k, v, bt, ks, ko, vs, vo, lse_op, lse_ref;
+  TensorView q, k, v, bt, ks, ko, vs, vo, lse_op, lse_ref, pse, sink;
 };
 
 void bind(const AqCase& c, AqData& d, AqViews& vw, FiaParams* op, FiaParams* ref) {
@@ -170,8 +182,12 @@ void bind(const AqCase& c, AqData& d, AqViews& vw, FiaParams* op, FiaParams* ref
   vw.vo = d.vo.view();
   vw.lse_op = d.lse_op.view();
   vw.lse_ref = d.lse_ref.view();
+  vw.pse = d.pse.view();
+  vw.sink = d.sink.view();
   for (FiaParams* p : {op, ref}) {
     if (c.paged) p->block_table = &vw.bt;
+    if (c.pse) p->pse_shift = &vw.pse;
+    if (c.sink) p->learnable_sink = &vw.sink;
     if (c.combined) {
       p->antiquant_scale = &vw.ks;
       p->antiquant_offset = c.offset ? &vw.ko : nullptr;
@@ -373,7 +389,73 @@ std::vector<AqCase> cases() {
     c.act_kv = ip.act;
     add(c);
   }
+  // pseShift and learnableSink through both INT8 paths: in place (per-channel decode), the
+  // dequantised chunks (per-token, paged; Q_S > 1 on the panel / lane kernels), KV splits.
+  for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
+    const std::string t = dt == DType::kFloat16 ? "fp16" : "bf16";
+    AqCase c;
+    c.dt = dt;
+    c.pse = c.sink = true;
+    c.name = t + " in-place G2 D64 pse sink";
+    c.act_kv = {37, 0};
+    add(c);
+    c.name = t + " paged mode1 pse sink";
+    c.paged = true;
+    c.mode_k = c.mode_v = 1;
+    c.act_kv = {37, 20};
+    add(c);
+  }
+  AqCase ps;
+  ps.name = "bf16 Q_S 4 mode0 pse sink";
+  ps.S = 4;
+  ps.pse = ps.sink = true;
+  add(ps);
+  ps.name = "bf16 B1 N8 KVN1 L1000 D128 KV split pse sink";
+  ps.S = 1;
+  ps.B = 1;
+  ps.N = 8;
+  ps.KVN = 1;
+  ps.L = 1000;
+  ps.D = 128;
+  add(ps);
   return v;
+}
+
+// The C API arguments of a case's operator parameters.
+FiaAclArgs acl_args(const AqCase& c, const FiaParams& op, const std::vector<int64_t>& akv) {
+  FiaAclArgs a;
+  auto put = [&](int i, const TensorView* t) {
+    if (t == nullptr) return;
+    a.in[i] = *t;
+    a.passed[i] = true;
+  };
+  put(0, &op.query);
+  put(1, &op.key[0]);
+  put(2, &op.value[0]);
+  put(12, op.antiquant_scale);
+  put(13, op.antiquant_offset);
+  put(14, op.block_table);
+  put(17, op.key_antiquant_scale);
+  put(18, op.key_antiquant_offset);
+  put(19, op.value_antiquant_scale);
+  put(20, op.value_antiquant_offset);
+  put(3, op.pse_shift);
+  put(28, op.learnable_sink);
+  a.has_asl_kv = true;
+  a.asl_kv = akv;
+  a.num_heads = c.N;
+  a.kvn = c.KVN;
+  a.scale = op.scale_value;
+  a.layout = c.layout;
+  a.block_size = op.block_size;
+  a.antiquant_mode = op.antiquant_mode;
+  a.key_aq_mode = op.key_antiquant_mode;
+  a.value_aq_mode = op.value_antiquant_mode;
+  a.lse_flag = true;
+  a.out = op.attention_out;
+  a.lse = *op.softmax_lse;
+  a.lse_passed = true;
+  return a;
 }
 
 TEST(FiaAntiquant, AllModesMatchTheReference) {
@@ -396,36 +478,7 @@ TEST(FiaAntiquant, ThroughTheCApi) {
     FiaParams &op = cs->op, &ref = cs->ref;
     const auto& d = cs->d;
     ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
-    FiaAclArgs a;
-    auto put = [&](int i, const TensorView* t) {
-      if (t == nullptr) return;
-      a.in[i] = *t;
-      a.passed[i] = true;
-    };
-    put(0, &op.query);
-    put(1, &op.key[0]);
-    put(2, &op.value[0]);
-    put(12, op.antiquant_scale);
-    put(13, op.antiquant_offset);
-    put(14, op.block_table);
-    put(17, op.key_antiquant_scale);
-    put(18, op.key_antiquant_offset);
-    put(19, op.value_antiquant_scale);
-    put(20, op.value_antiquant_offset);
-    a.has_asl_kv = true;
-    a.asl_kv = d->akv;
-    a.num_heads = c.N;
-    a.kvn = c.KVN;
-    a.scale = op.scale_value;
-    a.layout = c.layout;
-    a.block_size = op.block_size;
-    a.antiquant_mode = op.antiquant_mode;
-    a.key_aq_mode = op.key_antiquant_mode;
-    a.value_aq_mode = op.value_antiquant_mode;
-    a.lse_flag = true;
-    a.out = op.attention_out;
-    a.lse = *op.softmax_lse;
-    a.lse_passed = true;
+    const FiaAclArgs a = acl_args(c, op, d->akv);
     ASSERT_EQ(fia_aclnn_call(a), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const Stats st = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
     EXPECT_TRUE(within(st, out_tol(c.dt), false)) << st.str();
@@ -452,6 +505,39 @@ void expect_rejected(AqCase c, const char* param, const char* rule, F&& mutate) 
   std::vector<uint64_t> buf(1 << 16);
   EXPECT_EQ(fused_infer_attention_score_v4(op, buf.data(), buf.size() * 8), kParamInvalid);
   EXPECT_EQ(d->out_op.storage, before) << "output changed on error: " << msg;
+}
+
+// FIA-22 with KV antiquant and Q_S = 1: the vendor accepts only a pse with one row (aclnn); the
+// C++ API reads row 0 of any taller pse.
+TEST(FiaAntiquant, FIA22_DecodePseRowsInAclnn) {
+  AqCase c;
+  c.pse = true;
+  c.pse_rows = 2;
+  const auto cs = setup(c);
+  const std::vector<uint64_t> out0 = cs->d->out_op.storage;
+  EXPECT_EQ(fia_aclnn_call(acl_args(c, cs->op, cs->d->akv)), ACLNN_ERR_PARAM_INVALID);
+  const std::string msg = aclGetRecentErrMsg();
+  EXPECT_NE(msg.find("pseShiftOptional"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("FIA-22"), std::string::npos) << msg;
+  EXPECT_TRUE(cs->d->out_op.storage == out0);
+  EXPECT_EQ(run_op(cs->op), kSuccess) << last_error_message();
+  c.pse_rows = 1;
+  const auto one = setup(c);
+  EXPECT_EQ(fia_aclnn_call(acl_args(c, one->op, one->d->akv)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+}
+
+// FIA-24: a learnableSink with INT8 key / value is the vendor's exclusion (aclnn); the C++ API
+// computes it (AllModesMatchTheReference).
+TEST(FiaAntiquant, FIA24_SinkWithInt8KvInAclnn) {
+  AqCase c;
+  c.sink = true;
+  const auto cs = setup(c);
+  const std::vector<uint64_t> out0 = cs->d->out_op.storage;
+  EXPECT_EQ(fia_aclnn_call(acl_args(c, cs->op, cs->d->akv)), ACLNN_ERR_PARAM_INVALID);
+  const std::string msg = aclGetRecentErrMsg();
+  EXPECT_NE(msg.find("learnableSinkOptional"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("FIA-24"), std::string::npos) << msg;
+  EXPECT_TRUE(cs->d->out_op.storage == out0);
 }
 
 TEST(FiaAntiquant, FIA21_Errors) {

@@ -20,32 +20,7 @@ constexpr DType F16 = DType::kFloat16;
 
 FiaCase base(const char* name, DType dt, int64_t B, int64_t N, int64_t KVN, int64_t Sq, int64_t Skv, int64_t D,
              const char* layout) {
-  FiaCase c;
-  c.name = name;
-  c.dtype = dt;
-  c.B = B, c.N = N, c.KVN = KVN, c.Sq = Sq, c.Skv = Skv, c.D = D, c.Dv = D;
-  c.cfg.layout = layout;
-  c.cfg.scale = 1.0 / std::sqrt(static_cast<double>(D));
-  return c;
-}
-FiaCase& paged(FiaCase& c, int rank, int64_t bs) {
-  c.cfg.paged = true;
-  c.cfg.cache_rank = rank;
-  c.cfg.block_size = bs;
-  return c;
-}
-FiaCase& mla(FiaCase& c, int64_t dr) {
-  c.Dr = dr;
-  c.cfg.value_is_key = true;
-  c.cfg.scale = 1.0 / std::sqrt(static_cast<double>(c.D + dr));
-  return c;
-}
-FiaCase& sparse(FiaCase& c, int64_t mode, MaskForm m, int64_t pre = 2147483647, int64_t next = 2147483647) {
-  c.cfg.sparse_mode = mode;
-  c.mask = m;
-  c.cfg.pre_tokens = pre;
-  c.cfg.next_tokens = next;
-  return c;
+  return fia_case(name, dt, B, N, KVN, Sq, Skv, D, layout);
 }
 
 std::vector<FiaCase> cases() {

@@ -8,101 +8,16 @@
 #include <cstring>
 #include <string>
 
-#include "ops/fia/fia_aclnn_call.h"
-#include "ops/fia/fia_harness.h"
+#include "ops/fia/fia_error_cases.h"
 
 namespace mlaops::testing {
 namespace {
-
-enum class Base { kGqaPagedTnd, kMla, kBsnd };
-
-struct BaseCase {
-  std::unique_ptr<FiaCaseData> data;
-  std::unique_ptr<FiaRun> run;
-};
-
-FiaCase base_case(Base b) {
-  FiaCase c;
-  c.dtype = DType::kBFloat16;
-  switch (b) {
-    case Base::kGqaPagedTnd:
-      c.B = 2, c.N = 4, c.KVN = 2, c.Sq = 3, c.Skv = 20, c.D = 32, c.Dv = 32;
-      c.act_q = {3, 2};
-      c.act_kv = {20, 9};
-      c.cfg.layout = "TND";
-      c.cfg.paged = true;
-      c.cfg.cache_rank = 3;
-      c.cfg.block_size = 16;
-      c.cfg.sparse_mode = 3;
-      c.mask = MaskForm::kTemplate;
-      c.seed = 2;  // template rank 4
-      break;
-    case Base::kMla:
-      c.B = 2, c.N = 16, c.KVN = 1, c.Sq = 1, c.Skv = 40, c.D = 512, c.Dv = 512, c.Dr = 64;
-      c.act_kv = {40, 17};
-      c.cfg.layout = "BNSD_NBSD";
-      c.cfg.paged = true;
-      c.cfg.cache_rank = 4;
-      c.cfg.block_size = 16;
-      c.cfg.value_is_key = true;
-      break;
-    case Base::kBsnd:
-      c.B = 2, c.N = 4, c.KVN = 2, c.Sq = 3, c.Skv = 10, c.D = 16, c.Dv = 16;
-      c.act_q = {3, 2};
-      c.cfg.layout = "BSND";
-      c.cfg.sparse_mode = 1;
-      c.mask = MaskForm::kRank3;
-      break;
-  }
-  return c;
-}
-
-BaseCase& base(Base b) {
-  static BaseCase cases[3];
-  BaseCase& bc = cases[static_cast<int>(b)];
-  if (!bc.run) {
-    bc.data = make_case_data(base_case(b));
-    bc.run = fia_test::build_fia_run(bc.data->canon, bc.data->cfg);
-  }
-  return bc;
-}
-
-// A small FP32 tensor to pass as an out-of-scope optional input.
-TensorView dummy() {
-  static float v[4] = {1, 1, 1, 1};
-  return make_view(v, DType::kFloat32, {1});
-}
-
-struct Expect {
-  aclnnStatus code;
-  const char* param;
-  const char* rule;
-};
-
-void expect_rejected(Base b, Expect e, const std::function<void(FiaAclArgs&)>& mutate,
-                     const std::function<void(FiaRun&)>& between = {}) {
-  FiaRun& r = *base(b).run;
-  const std::vector<uint64_t> out0 = r.out.storage, lse0 = r.lse.storage, bt0 = r.block_table.storage;
-  FiaAclArgs a = acl_args_of(r);
-  mutate(a);
-  std::function<void()> hook;
-  if (between) hook = [&] { between(r); };
-  const aclnnStatus s = fia_aclnn_call(a, nullptr, hook);
-  const std::string msg = aclGetRecentErrMsg();
-  r.block_table.storage = bt0;  // restore a corrupted table for the next test
-  EXPECT_EQ(s, e.code) << msg;
-  EXPECT_NE(msg.find("aclnnFusedInferAttentionScoreV4"), std::string::npos) << msg;
-  EXPECT_NE(msg.find(e.param), std::string::npos) << "message does not name " << e.param << ": " << msg;
-  EXPECT_NE(msg.find(e.rule), std::string::npos) << "message does not name " << e.rule << ": " << msg;
-  EXPECT_TRUE(r.out.storage == out0) << "attentionOut changed by a rejected call (" << e.rule << ")";
-  EXPECT_TRUE(r.lse.storage == lse0) << "softmaxLse changed by a rejected call (" << e.rule << ")";
-}
 
 constexpr aclnnStatus kNull = ACLNN_ERR_PARAM_NULLPTR;
 constexpr aclnnStatus kInv = ACLNN_ERR_PARAM_INVALID;
 
 TEST(FiaErrors, BaseCasesSucceed) {
-  for (Base b : {Base::kGqaPagedTnd, Base::kMla, Base::kBsnd}) {
+  for (Base b : {Base::kGqaPagedTnd, Base::kMla, Base::kBsnd, Base::kTndSink, Base::kDecodePse}) {
     auto d = make_case_data(base_case(b));
     auto r = fia_test::build_fia_run(d->canon, d->cfg);
     EXPECT_EQ(fia_aclnn_call(acl_args_of(*r)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
@@ -132,13 +47,12 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
   const struct {
     int index;
     const char* name;
-  } opts[] = {{3, "pseShiftOptional"},         {7, "deqScale1Optional"},
+  } opts[] = {{7, "deqScale1Optional"},
               {8, "quantScale1Optional"},      {9, "deqScale2Optional"},
               {10, "quantScale2Optional"},     {11, "quantOffset2Optional"},
               {15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
               {21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
-              {26, "keyRopeAntiquantScaleOptional"}, {27, "dequantScaleQueryOptional"},
-              {28, "learnableSinkOptional"}};
+              {26, "keyRopeAntiquantScaleOptional"}, {27, "dequantScaleQueryOptional"}};
   for (const auto& o : opts) {
     SCOPED_TRACE(o.name);
     expect_rejected(Base::kGqaPagedTnd, {kInv, o.name, "FIA-02"}, [&](FiaAclArgs& a) {
