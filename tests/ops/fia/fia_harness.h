@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <random>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct FiaCase {
   bool sink = false;             // a random learnableSink [N]
   uint32_t seed = 1;
 };
+
+// gtest prints a case by its name (not its bytes).
+inline void PrintTo(const FiaCase& c, std::ostream* os) { *os << c.name; }
 
 // Case builders shared by the operator tests.
 inline FiaCase fia_case(const char* name, DType dt, int64_t B, int64_t N, int64_t KVN, int64_t Sq, int64_t Skv,

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <ostream>
 
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
@@ -72,6 +73,8 @@ std::vector<Priority> priorities() {
   }
   return v;
 }
+
+void PrintTo(const Priority& p, std::ostream* os) { *os << p.name; }
 
 class FiaAclnnPriority : public ::testing::TestWithParam<Priority> {};
 

@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,8 @@ std::vector<DecodeCase> cases() {
       }
   return v;
 }
+
+void PrintTo(const DecodeCase& c, std::ostream* os) { *os << c.name; }
 
 class FlashDecodeOp : public ::testing::TestWithParam<DecodeCase> {};
 
