@@ -1,10 +1,10 @@
-// Public C++ parameters of FusedInferAttentionScoreV4 (spec fused-infer-attention-score.md §1).
+// Public C++ parameters of FusedInferAttentionScoreV4 (docs/ops/fused_infer_attention_score.md).
 //
 // FiaParams mirrors the aclnnFusedInferAttentionScoreV4GetWorkspaceSize prototype field by field,
 // in prototype order: tensors as TensorView, tensor lists as std::vector<TensorView>, optional
 // tensors / int arrays as pointers (nullptr = absent), attributes with the aclnn defaults.
 //
-// Shape symbols (spec notation): B batch, N = numHeads, KV_N = numKeyValueHeads (0 => N),
+// Shape symbols: B batch, N = numHeads, KV_N = numKeyValueHeads (0 => N),
 // Q_S / KV_S sequence extents, Q_D / K_D / V_D head dims, DR rope head dim, H = N*D (BSH),
 // T total tokens of a packed (TND/NTD) tensor, blockNum / blockSize paged-cache geometry.
 #pragma once
@@ -20,7 +20,7 @@
 
 namespace mlaops {
 
-// One side (input or output) of the inputLayout attribute "IN" or "IN_OUT" (spec §2.1).
+// One side (input or output) of the inputLayout attribute "IN" or "IN_OUT".
 enum class FiaLayout : int32_t {
   kBSH = 0,   // [B, S, N*D]
   kBSND = 1,  // [B, S, N, D]
@@ -58,7 +58,8 @@ struct FiaParams {
   std::vector<TensorView> key;
   // As key with K_D -> V_D (MLA: usually the same latent tensor as key).
   std::vector<TensorView> value;
-  const TensorView* pse_shift = nullptr;        // [B or 1, N, >=Q_S, >=KV_S] FP16 / BF16
+  // [B or 1, N, >= max actQ, >= max actKV] of the query dtype, added to the scaled scores
+  const TensorView* pse_shift = nullptr;
   // Sparse 0/1: [B or 1, >=Q_S, >=KV_S], [B or 1, 1, >=Q_S, >=KV_S], 2-D [Q_S, KV_S] (Q_S > 1) or
   // [B, KV_S] (Q_S == 1); sparse 2/3/4: [2048, 2048], [1, 2048, 2048], [1, 1, 2048, 2048].
   // BOOL / INT8 / UINT8, 1 = masked.
@@ -78,9 +79,9 @@ struct FiaParams {
   const TensorView* block_table = nullptr;      // [B, >=ceil(max actKV / blockSize)] INT32
   const TensorView* query_padding_size = nullptr;  // (1) INT64
   const TensorView* kv_padding_size = nullptr;     // (1) INT64
-  const TensorView* key_antiquant_scale = nullptr;     // per mode (spec §2.11.2)
+  const TensorView* key_antiquant_scale = nullptr;     // per mode (docs/ops/fused_infer_attention_score.md)
   const TensorView* key_antiquant_offset = nullptr;    // as key_antiquant_scale
-  const TensorView* value_antiquant_scale = nullptr;   // per mode (spec §2.11.2)
+  const TensorView* value_antiquant_scale = nullptr;   // per mode (docs/ops/fused_infer_attention_score.md)
   const TensorView* value_antiquant_offset = nullptr;  // as value_antiquant_scale
   // BSH [1, Sp, KV_N*K_D] | BSND [1, Sp, KV_N, K_D] | BNSD [1, KV_N, Sp, K_D]
   const TensorView* key_shared_prefix = nullptr;
@@ -91,7 +92,7 @@ struct FiaParams {
   const TensorView* key_rope_antiquant_scale = nullptr;  // reserved, must be null
   // Query shape without D: BSH/BSND [B, Q_S, N], TND [T, N], BNSD [B, N, Q_S]; FP32
   const TensorView* dequant_scale_query = nullptr;
-  const TensorView* learnable_sink = nullptr;  // [N] BF16
+  const TensorView* learnable_sink = nullptr;  // [N] FP16 / BF16: one softmax logit per query head
 
   // ---- attributes (aclnn defaults) ----
   int64_t num_heads = 1;  // N (required by aclnn; 1 = the torch default)
@@ -124,15 +125,17 @@ struct FiaParams {
 //
 // The operator of aclnnFusedInferAttentionScoreV4 on FiaParams, in the scope of this build:
 // FP16 / BF16 query, key, value (and MLA queryRope / keyRope) with attention_out of the query
-// dtype, every layout of spec §2.1, contiguous or paged (BnBsH, BnNBsD, NZ) KV, sparse modes
-// 0..4, softmaxLse. Inputs of other features (pse, quantisation, prefix, left padding, sink,
-// tree mask, tensor lists of more than one tensor) are rejected with kParamInvalid
-// ("... is not supported yet").
+// dtype, or INT8 key / value with KV antiquant, every layout, contiguous or paged (BnBsH,
+// BnNBsD, NZ) KV, sparse modes 0..4, pseShift (the ALiBi full bias too), learnableSink,
+// softmaxLse. Inputs of other features (full / post quantisation, prefix, left padding, tree
+// mask, tensor lists of more than one tensor) are rejected with kParamInvalid ("... is not
+// supported yet").
 //
 // Unlike the aclnn layer, the C++ API accepts any consistent shape: any head dims (odd ones
-// too), any numHeads / numKeyValueHeads ratio, any block size, any rope dim; the aclnn entry
-// points additionally enforce the vendor's ranges (rule FIA-19). Tensors must be dense
-// (row-major contiguous).
+// too), any numHeads / numKeyValueHeads ratio, any block size, any rope dim, and the feature
+// pairs the vendor excludes (e.g. a sink with MLA); the aclnn entry points additionally enforce
+// the vendor's ranges and exclusions (rules FIA-19, FIA-24). Tensors must be dense (row-major
+// contiguous).
 //
 // Workspace bytes the call needs (0 when nothing is computed). Validates like the call itself.
 MLAOPS_API Status fused_infer_attention_score_v4_workspace_size(const FiaParams& p, uint64_t* workspace_size);
