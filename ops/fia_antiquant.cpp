@@ -286,28 +286,18 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
 
 namespace {
 
-// The INT8 rows of one KV head of one batch (element strides, as FiaKvStrides): position t at
-// base + (block_ids ? block_ids[t / block_size] * blk + (t % block_size) * slot : t * slot).
+// The INT8 rows of one KV head of one batch: position t at base + addr.row(t) (elements = bytes).
 struct Rows {
   const int8_t* base = nullptr;
-  const int32_t* block_ids = nullptr;
-  int64_t block_size = 1, blk = 0, slot = 0;
-  const int8_t* at(int64_t t) const {
-    return base + (block_ids ? block_ids[t / block_size] * blk + (t % block_size) * slot : t * slot);
-  }
+  kernels::FlashKv addr;  // addressing only (its base unused)
+  const int8_t* at(int64_t t) const { return base + addr.row(t); }
 };
 
 Rows rows_of(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st, int64_t b, int64_t h) {
   Rows r;
-  r.slot = st.slot;
-  if (P.paged) {
-    r.base = t.ptr<const int8_t>() + h * st.h;
-    r.block_ids = p.block_table->ptr<const int32_t>() + b * P.bt_row_stride;
-    r.block_size = P.block_size;
-    r.blk = st.blk;
-  } else {
-    r.base = t.ptr<const int8_t>() + b * st.b + h * st.h + P.kv_start[static_cast<size_t>(b)] * st.slot;
-  }
+  int64_t off;
+  r.addr = fia_kv_rows(p, P, st, b, h, &off);
+  r.base = t.ptr<const int8_t>() + off;
   return r;
 }
 
@@ -324,7 +314,8 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
     *rs = 1.0f;
     *ro = 0.0f;
     if (chan) return;
-    const int64_t blk = r.block_ids ? r.block_ids[pos / r.block_size] : 0, slot = r.block_ids ? pos % r.block_size : pos;
+    const kernels::FlashKv& ad = r.addr;
+    const int64_t blk = ad.block_ids ? ad.block_ids[pos / ad.block_size] : 0, slot = ad.block_ids ? pos % ad.block_size : pos;
     const int64_t i = a.kind == Kind::kRow ? a.base + b * a.sb + h * a.sh + pos * a.st
                                            : a.base + blk * a.sblk + h * a.sh + slot * a.sslot;
     *rs = fia_aq_value(*a.scale, i);
@@ -382,12 +373,7 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
   if (!k.dequant) {  // the INT8 decode kernel, in place
     kernels::FlashDecodeI8 kv;
     for (int w = 0; w < 2; ++w) {
-      const Rows r = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0);
-      kernels::FlashKv& a = w == 0 ? kv.k : kv.v;
-      a.block_ids = r.block_ids;
-      a.block_size = r.block_size;
-      a.blk_stride = r.blk;
-      a.slot_stride = r.slot;
+      (w == 0 ? kv.k : kv.v) = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0).addr;
     }
     for (int64_t i = 0; i < n; ++i) {
       kv.kb[i] = rows_of(p, P, p.key[0], P.k, b, h0 + i).base;

@@ -56,18 +56,9 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   it.VD = P.VD;
   it.fp16 = P.fp16;
   auto kv = [&](const TensorView& t, const FiaKvStrides& st) {
-    kernels::FlashKv k;
-    k.c0 = st.c0;
-    k.c0_stride = st.c0_stride;
-    k.slot_stride = st.slot;
-    if (P.paged) {
-      k.base = t.ptr<const uint16_t>() + w.h * st.h;
-      k.block_ids = p.block_table->ptr<const int32_t>() + w.b * P.bt_row_stride;
-      k.block_size = P.block_size;
-      k.blk_stride = st.blk;
-    } else {
-      k.base = t.ptr<const uint16_t>() + w.b * st.b + w.h * st.h + P.kv_start[b] * st.slot;
-    }
+    int64_t off;
+    kernels::FlashKv k = fia_kv_rows(p, P, st, w.b, w.h, &off);
+    k.base = t.ptr<const uint16_t>() + off;
     return k;
   };
   it.k = kv(p.key[0], P.k);
@@ -174,6 +165,23 @@ struct FiaPlanState : detail::PlanState {
 constexpr const char* kCppOp = "fused_infer_attention_score_v4";
 
 }  // namespace
+
+kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvStrides& st, int64_t b, int64_t h,
+                             int64_t* base_offset) {
+  kernels::FlashKv k;
+  k.c0 = st.c0;
+  k.c0_stride = st.c0_stride;
+  k.slot_stride = st.slot;
+  if (c.paged) {
+    *base_offset = h * st.h;
+    k.block_ids = p.block_table->ptr<const int32_t>() + b * c.bt_row_stride;
+    k.block_size = c.block_size;
+    k.blk_stride = st.blk;
+  } else {
+    *base_offset = b * st.b + h * st.h + c.kv_start[static_cast<size_t>(b)] * st.slot;
+  }
+  return k;
+}
 
 Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
   if (P.noop) return kSuccess;

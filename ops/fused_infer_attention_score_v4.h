@@ -131,6 +131,12 @@ CallSignature fia_signature(const FiaParams& p);
 // applies on top).
 void fia_row_deltas(const FiaCall& call, int64_t b, int64_t* lo, int64_t* hi);
 
+// The rows of KV head h of batch b of a key / value / keyRope source with strides `st`: the
+// addressing (FlashKv without its base) and, in *base_offset, the element offset of the head's
+// rows (contiguous: of position 0; paged: in block 0) from the tensor's data.
+kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvStrides& st, int64_t b, int64_t h,
+                             int64_t* base_offset);
+
 // Phase 2: the read-only pre-pass over the block table (ids of every block a batch uses within
 // [0, blockNum)), the workspace check, then the plan's tasks.
 Status fia_run(const FiaParams& p, const FiaPlan& plan, void* workspace, uint64_t workspace_size, const char* op);

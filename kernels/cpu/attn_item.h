@@ -21,6 +21,30 @@ struct FlashKv {
   int64_t block_size = 1;
   int64_t blk_stride = 0, slot_stride = 0;
   int64_t c0 = 1, c0_stride = 0;
+
+  // row(p): the element offset of position p's row (the one KV row addressing of every path;
+  // INT8 rows use it with their own base).
+  int64_t row(int64_t p) const {
+    if (block_ids == nullptr) return p * slot_stride;
+    return static_cast<int64_t>(block_ids[p / block_size]) * blk_stride + (p % block_size) * slot_stride;
+  }
+  // row(p) of positions [p0, p0 + n) into out (one block lookup per cache block).
+  void rows(int64_t p0, int64_t n, int64_t* out) const {
+    if (block_ids == nullptr) {
+      for (int64_t i = 0; i < n; ++i) out[i] = (p0 + i) * slot_stride;
+      return;
+    }
+    int64_t blk = p0 / block_size, off = p0 % block_size;
+    int64_t r = static_cast<int64_t>(block_ids[blk]) * blk_stride + off * slot_stride;
+    for (int64_t i = 0; i < n; ++i) {
+      out[i] = r;
+      r += slot_stride;
+      if (++off == block_size && i + 1 < n) {
+        off = 0;
+        r = static_cast<int64_t>(block_ids[++blk]) * blk_stride;
+      }
+    }
+  }
 };
 
 struct FlashItem {

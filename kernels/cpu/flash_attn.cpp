@@ -68,11 +68,7 @@ inline void split_bf16(float x, uint16_t* hi, uint16_t* lo) {
   *lo = float_to_bf16(x - bf16_to_float(*hi));
 }
 
-inline const uint16_t* kv_row(const FlashKv& kv, int64_t p) {
-  if (kv.block_ids == nullptr) return kv.base + p * kv.slot_stride;
-  return kv.base + static_cast<int64_t>(kv.block_ids[p / kv.block_size]) * kv.blk_stride +
-         (p % kv.block_size) * kv.slot_stride;
-}
+inline const uint16_t* kv_row(const FlashKv& kv, int64_t p) { return kv.base + kv.row(p); }
 
 // Element policies of the panel path: how FP16 / BF16 operands reach the bf16 GEMM.
 //   kSplit  bf16 segments per operand: 1 (BF16), 3 (FP16 as hi / lo: [hi | hi | lo] against

@@ -43,19 +43,9 @@ inline int32_t load_i32(const void* p) {
 
 // Row pointers of positions [p0, p0 + n) (one block lookup per cache block).
 void fill_rows(const FlashKv& kv, int64_t p0, int64_t n, const uint16_t** out) {
-  if (kv.block_ids == nullptr) {
-    for (int64_t i = 0; i < n; ++i) out[i] = kv.base + (p0 + i) * kv.slot_stride;
-    return;
-  }
-  int64_t b = p0 / kv.block_size, o = p0 % kv.block_size;
-  const uint16_t* blk = kv.base + static_cast<int64_t>(kv.block_ids[b]) * kv.blk_stride;
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = blk + o * kv.slot_stride;
-    if (++o == kv.block_size && i + 1 < n) {
-      o = 0;
-      blk = kv.base + static_cast<int64_t>(kv.block_ids[++b]) * kv.blk_stride;
-    }
-  }
+  int64_t off[kTile];
+  kv.rows(p0, n, off);
+  for (int64_t i = 0; i < n; ++i) out[i] = kv.base + off[i];
 }
 
 // Channels [0, D) of n rows towards L2 (prefetcht1; prefetcht0 measured slower here).

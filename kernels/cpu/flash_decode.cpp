@@ -43,23 +43,6 @@ int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t 
   return layout(n, G, QD, VD, true).total + n * 32 * 4;  // + the per-head score lane factors
 }
 
-void flash_decode_row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t* out) {
-  if (kv.block_ids == nullptr) {
-    for (int64_t i = 0; i < n; ++i) out[i] = (p0 + i) * kv.slot_stride;
-    return;
-  }
-  int64_t blk = p0 / kv.block_size, off = p0 % kv.block_size;
-  int64_t row = static_cast<int64_t>(kv.block_ids[blk]) * kv.blk_stride + off * kv.slot_stride;
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = row;
-    row += kv.slot_stride;
-    if (++off == kv.block_size && i + 1 < n) {
-      off = 0;
-      row = static_cast<int64_t>(kv.block_ids[++blk]) * kv.blk_stride;
-    }
-  }
-}
-
 int64_t flash_decode_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16) {
   return layout(n, G, QD, VD, fp16).total;
 }

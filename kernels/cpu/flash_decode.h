@@ -74,7 +74,4 @@ using FlashDecodeI8Fn = void (*)(const FlashItem* items, int64_t n, const FlashD
 FlashDecodeI8Fn flash_decode_i8_kernel_avx512();
 int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD);
 
-// Element offsets of positions [p0, p0 + n) of a KV source (block ids read only for used blocks).
-void flash_decode_row_offsets(const FlashKv& kv, int64_t p0, int64_t n, int64_t* out);
-
 }  // namespace mlaops::kernels

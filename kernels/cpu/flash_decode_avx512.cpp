@@ -140,16 +140,16 @@ inline void prefetch_key(const Ctx& x, int64_t t, int64_t nk, int64_t h0, int64_
 inline void block_offsets(Ctx& x, const FlashKv& k, const FlashKv& v, int64_t j0, int64_t nk, int64_t begin,
                           int64_t end) {
   if (j0 == begin) {
-    flash_decode_row_offsets(k, j0, nk, x.sc.k_off);
-    flash_decode_row_offsets(v, j0, nk, x.sc.v_off);
+    k.rows(j0, nk, x.sc.k_off);
+    v.rows(j0, nk, x.sc.v_off);
   } else {
     std::memcpy(x.sc.k_off, x.sc.k_off + BK, static_cast<size_t>(nk) * 8);
     std::memcpy(x.sc.v_off, x.sc.v_off + BK, static_cast<size_t>(nk) * 8);
   }
   x.n_next = std::max<int64_t>(0, std::min(BK, end - j0 - BK));
   if (x.n_next > 0) {
-    flash_decode_row_offsets(k, j0 + BK, x.n_next, x.sc.k_off + BK);
-    flash_decode_row_offsets(v, j0 + BK, x.n_next, x.sc.v_off + BK);
+    k.rows(j0 + BK, x.n_next, x.sc.k_off + BK);
+    v.rows(j0 + BK, x.n_next, x.sc.v_off + BK);
   }
 }
 
