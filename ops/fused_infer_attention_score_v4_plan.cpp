@@ -187,13 +187,13 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     return false;
   };
   // Tasks: groups of g consecutive items that share a row and a batch (and query block).
-  bool all_decode = n_items > 0, all_lanes = n_items > 0;
+  bool all_decode = n_items > 0, any_lanes = false;
   for (size_t k = 0; k < kinds.size(); ++k) {
     all_decode = all_decode && kind_is(k, {AttnKind::kDecode, AttnKind::kDecodeI8});
-    all_lanes = all_lanes && kind_is(k, {AttnKind::kLanes});
+    any_lanes = any_lanes || kind_is(k, {AttnKind::kLanes});
   }
   int64_t group = 1;
-  if (copy && all_lanes && P.splits == 1) {
+  if (copy && any_lanes && P.splits == 1) {  // groups of one query block's heads (items (b, r0, h))
     while (2 * group <= kernels::flash_group_max_items(fs) && KVN % (2 * group) == 0) group *= 2;
     while (group > 1 && n_items / group < P.threads) group /= 2;
   } else if (all_decode) {
