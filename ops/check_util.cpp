@@ -285,7 +285,7 @@ std::string explain_kernels(std::span<const KernelPick> picks) {
   const Isa isa = picks[0].table;
   std::string s;
   for (const KernelPick& k : picks) {
-    s += std::string("  ") + k.work + ": " + k.family + "_" + isa_name(k.row) + " " + k.kernel;
+    s += std::string("  ") + k.work + ": " + k.family + "_" + isa_name(k.row) + (*k.kernel ? " " : "") + k.kernel;
     if (k.row != k.table)
       s += std::string(" (the ") + isa_name(k.table) + " table's fallback: its own " + k.kernel +
            " kernel needs a CPU feature this machine lacks)";

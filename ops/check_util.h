@@ -202,7 +202,7 @@ Status workspace_ok(const char* op, uint64_t needed, const void* workspace, uint
 struct KernelPick {
   const char* work;    // "x projection [W_DQ | W_DKV_KR]"
   const char* family;  // "gemm"
-  const char* kernel;  // "bf16"
+  const char* kernel;  // "bf16"; "" for the whole table
   Isa table;           // the plan's level
   Isa row;             // the level the kernel belongs to (below `table` for a fallback)
 };

@@ -89,7 +89,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreproces
   pl.picks[2] = check::pick_kernel("qn @ wuk per head", "gemm", pl.fp16 ? "f16" : "bf16", &kernels::gemm_kernels,
                                    pl.fp16 ? &GemmKernels::f16 : &GemmKernels::bf16, pl.isa, &pl.wuk_gemm);
   pl.rows = &kernels::mla_preprocess_row_kernels(pl.isa);
-  pl.picks[3] = {"RmsNorm, quant, dequant, dtype rows", "mla_preprocess_rows", "rows", pl.isa, pl.isa};
+  pl.picks[3] = {"RmsNorm, quant, dequant, dtype rows", "mla_preprocess_rows", "", pl.isa, pl.isa};
   pl.cv = &kernels::convert_kernels(pl.isa);
   pl.picks[4] = {"absmax of per-token quant rows", "convert", "absmax", pl.isa, pl.isa};
 

@@ -75,7 +75,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   pl.picks[2] = check::pick_kernel("q_nope @ W_UK per head", "gemm", "bf16", &kernels::gemm_kernels, &GemmKernels::bf16,
                                    pl.isa, &pl.uk_gemm);
   pl.cv = &kernels::convert_kernels(pl.isa);
-  pl.picks[3] = {"token and head rows (bf16 rounding and conversion, absmax, int8 division)", "convert", "rows",
+  pl.picks[3] = {"token and head rows (bf16 rounding and conversion, absmax, int8 division)", "convert", "",
                  pl.isa, pl.isa};
 
   // ---- chunking, threads, workspace ----

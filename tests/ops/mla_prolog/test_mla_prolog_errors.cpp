@@ -10,6 +10,7 @@
 
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
 #include "ops/mla_prolog/mla_prolog_harness.h"
+#include "ops/mla_prolog/table_values.h"
 #include "ops/mla_prolog_check.h"
 
 namespace mlaops::testing {
@@ -367,18 +368,6 @@ MlaPrologScenario scenario_with(const char* param) {
   return NQ;
 }
 
-std::vector<DType> every_dtype() {
-  std::vector<DType> v;
-  for (int32_t i = 0; i < 64; ++i)
-    if (dtype_is_known(i)) v.push_back(static_cast<DType>(i));
-  return v;
-}
-std::vector<Format> every_format() {
-  std::vector<Format> v;
-  for (int32_t i = 0; i < 64; ++i)
-    if (format_is_known(i)) v.push_back(static_cast<Format>(i));
-  return v;
-}
 
 MlaPrologCall set_dtype(const char* name, DType d) {
   std::string n = name;
@@ -395,7 +384,6 @@ MlaPrologCall set_dims(const char* name, std::vector<int64_t> dims) {
     t = make_view(t.data, t.dtype, dims.data(), static_cast<int>(dims.size()), t.format);
   });
 }
-std::vector<int64_t> dims_of(const TensorView& t) { return std::vector<int64_t>(t.dims, t.dims + t.rank); }
 
 TEST(MlaPrologTables, DtypeRows) {
   for (const auto& row : table::kDtypes) {
