@@ -181,7 +181,9 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   // ==== existence: required tensors (MPP-01), optional ones by feature (MPP-10) ====
   for (const char* name : kRequired)
     MLAOPS_CHECK(check::given(ts, name) != nullptr, kParamNullptr, "%s: %s: MPP-01 required tensor is null", op, name);
-  const CacheModeRow& mode = kCacheModes[static_cast<int>(p.cache_mode)];
+  const CacheModeRow* found = kCacheModes;
+  while (found->mode != p.cache_mode) ++found;  // every cache mode has its row (MPP-06 passed)
+  const CacheModeRow& mode = *found;
   const bool int8_weights = p.wdqkv.dtype == I8;
   const bool per_token = p.quant_mode == MlaPreprocessQuantMode::kPerTokenSymm;
   char in_mode[96];

@@ -101,7 +101,9 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   for (const char* name : kRequired)
     MLAOPS_CHECK(check::given(ts, name) != nullptr, kParamNullptr, "%s: %s: MP-01 required tensor is null", op, name);
   const MlaPrologScenario sc = mla_prolog_scenario(p.token_x.dtype, p.weight_uq_qr.dtype, p.kv_cache.dtype);
-  const ScenarioRow& row = kScenarios[static_cast<int>(sc)];
+  const ScenarioRow* found = kScenarios;
+  while (found->scenario != sc) ++found;  // every scenario has its row
+  const ScenarioRow& row = *found;
   const char* scn = mla_prolog_scenario_name(sc);
   char why[96];
   std::snprintf(why, sizeof why, "in scenario %s", scn);
@@ -125,11 +127,11 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   MLAOPS_CHECK(o.v2 || sc != MlaPrologScenario::kFullQuantKvQuant, kParamInvalid,
                "%s: kvCacheRef: MP-11 scenario FULL_QUANT_KV_QUANT (int8 tokenX and int8 kvCache) needs the "
                "dequantScaleQNope output; allowed in aclnnMlaPrologV2WeightNz only, got V1", op);
-  for (const TensorView* w : {&p.weight_dq, &p.weight_uq_qr, &p.weight_dkv_kr}) {
-    const char* name = w == &p.weight_dq ? "weightDq" : w == &p.weight_uq_qr ? "weightUqQr" : "weightDkvKr";
-    MLAOPS_CHECK(w->format == Format::kFractalNZ || w->dtype == BF16, kParamInvalid,
-                 "%s: %s: MP-03 an ND weight must be BF16 (int8 weights must be FRACTAL_NZ); got %s", op, name,
-                 dtype_name(w->dtype));
+  for (const auto& w : kWeightShapes) {
+    const TensorView& t = *check::given(ts, w.param);
+    MLAOPS_CHECK(t.format == Format::kFractalNZ || t.dtype == BF16, kParamInvalid,
+                 "%s: %s: MP-03 an ND weight must be BF16 (int8 weights must be FRACTAL_NZ); got %s", op, w.param,
+                 dtype_name(t.dtype));
   }
   MLAOPS_TRY(check::check_rows(op,
                                p.cache_mode == MlaPrologCacheMode::kPaNz ? std::span<const check::FormatRow>(kCacheFormatsPaNz)
