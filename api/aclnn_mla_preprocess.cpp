@@ -1,6 +1,7 @@
 // C ABI of MlaPreprocess: aclnnMlaPreprocessGetWorkspaceSize / aclnnMlaPreprocess
-// (aclnnop/aclnn_mla_preprocess.h). Converts the aclTensor arguments into executor slots,
-// validates with the vendor's ranges, and runs ops/mla_preprocess.
+// (aclnnop/aclnn_mla_preprocess.h). Converts the aclTensor arguments into executor slots and
+// plans with the vendor's ranges (ops/mla_preprocess_plan.cpp); execute runs that plan on the
+// slots as they are then bound (ops/mla_preprocess.cpp), which re-checks the pointer rules.
 #include <memory>
 
 #include "aclnnop/aclnn_mla_preprocess.h"
@@ -102,14 +103,7 @@ aclnnStatus get_workspace_size(const aclTensor* const* inputs, const aclTensor* 
   if (workspace_size == nullptr || executor == nullptr)
     return fail(kParamNullptr, "%s: workspaceSize / executor: MPP-01 out-pointer is null", kOp);
   // MPP-06 / MPP-07 on the raw int64 values (the enums are 32-bit)
-  MLAOPS_CHECK(a.cache_mode >= 0 && a.cache_mode <= 3, kParamInvalid,
-               "%s: cacheMode: MPP-06 value; allowed [0, 3], got %lld", kOp, (long long)a.cache_mode);
-  MLAOPS_CHECK(a.quant_mode != 2 && a.quant_mode != 3, kParamInvalid,
-               "%s: quantMode: MPP-07 %s is not implemented (rejected by the vendor); allowed {0 "
-               "(PER_TENSOR_QUANT_ASYMM), 1 (PER_TOKEN_QUANT_SYMM)}, got %lld",
-               kOp, a.quant_mode == 2 ? "PER_TOKEN_QUANT_ASYMM" : "UNQUANT", (long long)a.quant_mode);
-  MLAOPS_CHECK(a.quant_mode == 0 || a.quant_mode == 1, kParamInvalid,
-               "%s: quantMode: MPP-07 value; allowed {0, 1}, got %lld", kOp, (long long)a.quant_mode);
+  MLAOPS_TRY(mla_preprocess_check_modes(kOp, a.cache_mode, a.quant_mode));
   auto st = std::make_shared<ExecutorState>();
   st->op = kOp;
   st->inputs.resize(kNumIn);
@@ -127,19 +121,13 @@ aclnnStatus get_workspace_size(const aclTensor* const* inputs, const aclTensor* 
   MlaPreprocessCheckOptions o;
   o.op = kOp;
   o.vendor_ranges = true;
-  auto plan = std::make_shared<MlaPreprocessPlan>();
-  MLAOPS_TRY(mla_preprocess_check(p, o, plan.get()));
-  st->workspace_bytes = static_cast<uint64_t>(plan->workspace_bytes);
+  auto plan = std::make_shared<OpPlan>();
+  MLAOPS_TRY(mla_preprocess_make_plan(p, o, plan.get()));
+  st->workspace_bytes = plan->workspace_size();
+  // The slots may have been re-bound (aclSetInputTensorAddr): the run re-checks the pointer
+  // rules (alignment, the in-place identity of the caches, aliasing) with the current addresses.
   st->run = [plan, a](const ExecutorState& s, void* ws, uint64_t size) {
-    // the slots may have been re-bound (aclSetInputTensorAddr): the in-place identity of the
-    // caches is re-checked with the current addresses before anything is written
-    const MlaPreprocessParams q = params_from(s, a);
-    MlaPreprocessPlan fresh;
-    MlaPreprocessCheckOptions o2;
-    o2.op = s.op.c_str();
-    o2.vendor_ranges = true;
-    MLAOPS_TRY(mla_preprocess_check(q, o2, &fresh));
-    return mla_preprocess_run(q, *plan, ws, size, s.op.c_str());
+    return mla_preprocess_run(*plan, params_from(s, a), ws, size);
   };
   *workspace_size = st->workspace_bytes;
   *executor = register_executor(std::move(st));

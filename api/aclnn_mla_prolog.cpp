@@ -1,6 +1,7 @@
 // C ABI of MlaProlog: aclnnMlaPrologV2WeightNz* (aclnnop/aclnn_mla_prolog_v2_weight_nz.h) and
 // the V1 aclnnMlaProlog* (aclnnop/aclnn_mla_prolog.h). Converts the aclTensor arguments into
-// executor slots, validates with the vendor's shape ranges, and runs ops/mla_prolog.
+// executor slots and plans with the vendor's shape ranges (ops/mla_prolog_plan.cpp); execute
+// runs that plan on the slots as they are then bound (ops/mla_prolog.cpp).
 #include <memory>
 #include <string>
 
@@ -65,12 +66,13 @@ Status parse_cache_mode(const char* op, const char* s, MlaPrologCacheMode* mode)
   }
   bool truncated = false;
   const std::string v = check::bounded_string(s, 16, &truncated);
-  if (!truncated && v == "PA_BSND") *mode = MlaPrologCacheMode::kPaBsnd;
-  else if (!truncated && v == "PA_NZ") *mode = MlaPrologCacheMode::kPaNz;
-  else
-    return fail(kParamInvalid, "%s: cacheModeOptional: MP-06 value; allowed {\"PA_BSND\", \"PA_NZ\"} or null, got \"%s%s\"",
-                op, v.c_str(), truncated ? "..." : "");
-  return kSuccess;
+  for (const auto& row : mla_prolog_table::kCacheModes)
+    if (!truncated && v == row.value) {
+      *mode = row.mode;
+      return kSuccess;
+    }
+  return fail(kParamInvalid, "%s: cacheModeOptional: MP-06 value; allowed {\"PA_BSND\", \"PA_NZ\"} or null, got \"%s%s\"",
+              op, v.c_str(), truncated ? "..." : "");
 }
 
 aclnnStatus get_workspace_size(const char* op, bool v2, const aclTensor* const* inputs, const char* const* names,
@@ -93,11 +95,11 @@ aclnnStatus get_workspace_size(const char* op, bool v2, const aclTensor* const* 
   o.op = op;
   o.v2 = v2;
   o.vendor_ranges = true;
-  auto plan = std::make_shared<MlaPrologPlan>();
-  MLAOPS_TRY(mla_prolog_check(p, o, plan.get()));
-  st->workspace_bytes = static_cast<uint64_t>(plan->workspace_bytes);
+  auto plan = std::make_shared<OpPlan>();
+  MLAOPS_TRY(mla_prolog_make_plan(p, o, plan.get()));
+  st->workspace_bytes = plan->workspace_size();
   st->run = [plan, eps_cq, eps_ckv, mode](const ExecutorState& s, void* ws, uint64_t size) {
-    return mla_prolog_run(params_from(s, eps_cq, eps_ckv, mode), *plan, ws, size, s.op.c_str());
+    return mla_prolog_run(*plan, params_from(s, eps_cq, eps_ckv, mode), ws, size);
   };
   *workspace_size = st->workspace_bytes;
   *executor = register_executor(std::move(st));

@@ -155,4 +155,153 @@ std::string bounded_string(const char* s, size_t max_len, bool* truncated) {
   return std::string(s, n);
 }
 
+
+// ---- support tables ----
+
+const TensorView* given(std::span<const Named> tensors, const char* name) {
+  for (const Named& n : tensors)
+    if (std::strcmp(n.name, name) == 0) return n.t != nullptr && n.t->dtype != DType::kUndefined ? n.t : nullptr;
+  return nullptr;
+}
+
+namespace {
+
+// "{A, B}" (or "2 or 3" for ranks, as rank_in writes them).
+template <class T, class Name>
+std::string set_str(std::span<const T> set, const char* sep, Name name) {
+  std::string s;
+  for (const T& x : set) s += (s.empty() ? "" : sep) + std::string(name(x));
+  return s;
+}
+
+}  // namespace
+
+Status dtype_in(const char* op, const char* name, const char* rule, const TensorView& t, std::span<const DType> allowed) {
+  for (DType d : allowed)
+    if (t.dtype == d) return kSuccess;
+  return fail(kParamInvalid, "%s: %s: %s dtype; allowed {%s}, got %s", op, name, rule,
+              set_str(allowed, ", ", dtype_name).c_str(), dtype_name(t.dtype));
+}
+
+Status check_rows(const char* op, std::span<const DtypeRow> rows, std::span<const Named> tensors) {
+  for (const DtypeRow& r : rows)
+    if (const TensorView* t = given(tensors, r.param)) MLAOPS_TRY(dtype_in(op, r.param, r.rule, *t, r.allowed.values()));
+  return kSuccess;
+}
+
+Status check_rows(const char* op, std::span<const FormatRow> rows, std::span<const Named> tensors) {
+  for (const FormatRow& r : rows) {
+    const TensorView* t = given(tensors, r.param);
+    if (t == nullptr || r.allowed.has(t->format)) continue;
+    return fail(kParamInvalid, "%s: %s: %s format; allowed {%s}, got %s", op, r.param, r.rule,
+                set_str(r.allowed.values(), ", ", format_name).c_str(), format_name(t->format));
+  }
+  return kSuccess;
+}
+
+Status check_rows(const char* op, std::span<const RankRow> rows, std::span<const Named> tensors) {
+  for (const RankRow& r : rows) {
+    const TensorView* t = given(tensors, r.param);
+    if (t == nullptr || r.allowed.has(t->rank)) continue;
+    return fail(kParamInvalid, "%s: %s: %s dim count; allowed %s, got %d (shape %s)", op, r.param, r.rule,
+                set_str(r.allowed.values(), " or ", [](int x) { return std::to_string(x); }).c_str(), t->rank,
+                shape_str(*t).c_str());
+  }
+  return kSuccess;
+}
+
+Status shape_eq(const char* op, const char* name, const char* rule, const TensorView& t,
+                std::span<const int64_t> expected) {
+  bool ok = t.rank == static_cast<int>(expected.size());
+  for (int i = 0; ok && i < t.rank; ++i) ok = t.dims[i] == expected[static_cast<size_t>(i)];
+  if (ok) return kSuccess;
+  return fail(kParamInvalid, "%s: %s: %s shape; allowed [%s], got %s", op, name, rule,
+              set_str(expected, ", ", [](int64_t x) { return std::to_string(x); }).c_str(), shape_str(t).c_str());
+}
+
+Status value_in(const char* op, const char* name, const char* rule, int64_t v, std::span<const int64_t> allowed) {
+  for (int64_t a : allowed)
+    if (v == a) return kSuccess;
+  return fail(kParamInvalid, "%s: %s: %s value; allowed {%s}, got %lld", op, name, rule,
+              set_str(allowed, ", ", [](int64_t x) { return std::to_string(x); }).c_str(), (long long)v);
+}
+
+Status fits(const char* op, const char* name, const char* rule, const TensorView& t) {
+  int64_t bytes;
+  MLAOPS_CHECK(checked_nbytes(t, &bytes), kParamInvalid, "%s: %s: %s tensor too large (size overflows int64), shape %s",
+               op, name, rule, shape_str(t).c_str());
+  return kSuccess;
+}
+
+Status contiguous(const char* op, const char* name, const char* rule, const TensorView& t) {
+  MLAOPS_CHECK(t.is_contiguous(), kParamInvalid, "%s: %s: %s must be contiguous (row-major dense); got strides of %s",
+               op, name, rule, shape_str(t).c_str());
+  return kSuccess;
+}
+
+Status aligned(const char* op, const char* name, const char* rule, const TensorView& t) {
+  const int64_t es = dtype_size(t.dtype);
+  MLAOPS_CHECK(es <= 0 || reinterpret_cast<uintptr_t>(t.data) % static_cast<uintptr_t>(es) == 0, kParamInvalid,
+               "%s: %s: %s data pointer must be aligned to the element size (%lld bytes); got %p", op, name, rule,
+               (long long)es, t.data);
+  return kSuccess;
+}
+
+TensorView flat_storage(const TensorView& t) {
+  int64_t n = t.numel();
+  if (t.format == Format::kFractalNZ && t.rank == 2 && t.storage_rank == 4)
+    n = t.storage_dims[0] * t.storage_dims[1] * t.storage_dims[2] * t.storage_dims[3];
+  return make_view(t.data, t.dtype, {n});
+}
+
+Status has_data(const char* op, const char* name, const char* rule, const TensorView& t) {
+  int64_t n = 0;
+  if (t.data != nullptr || !checked_numel(t, &n) || n == 0) return kSuccess;
+  return fail(kParamInvalid, "%s: %s: %s data pointer; allowed non-null for a tensor of %lld elements, got null", op,
+              name, rule, (long long)n);
+}
+
+// ---- phase 2 with a plan ----
+
+Status same_call(const char* op, const char* rule, const CallSignature& planned, const CallSignature& got) {
+  std::string diff;
+  if (planned.matches(got, &diff)) return kSuccess;
+  return fail(kParamInvalid, "%s: plan: %s the call must match the planned one (shapes, dtypes, formats, strides, "
+              "attributes): %s", op, rule, diff.c_str());
+}
+
+Status workspace_ok(const char* op, uint64_t needed, const void* workspace, uint64_t workspace_size) {
+  MLAOPS_CHECK(workspace_size >= needed, kParamInvalid, "%s: workspaceSize: allowed >= %llu, got %llu", op,
+               (unsigned long long)needed, (unsigned long long)workspace_size);
+  MLAOPS_CHECK(workspace != nullptr || needed == 0, kParamNullptr, "%s: workspace: null, but %llu bytes are needed", op,
+               (unsigned long long)needed);
+  return kSuccess;
+}
+
+// ---- kernel choice ----
+
+std::string explain_kernels(std::span<const KernelPick> picks) {
+  if (picks.empty()) return "";
+  const Isa isa = picks[0].table;
+  std::string s;
+  for (const KernelPick& k : picks) {
+    s += std::string("  ") + k.work + ": " + k.family + "_" + isa_name(k.row) + (*k.kernel ? " " : "") + k.kernel;
+    if (k.row != k.table)
+      s += std::string(" (the ") + isa_name(k.table) + " table's fallback: its own " + k.kernel +
+           " kernel needs a CPU feature this machine lacks)";
+    s += "\n";
+  }
+  s += "  other rows (best first):";
+  for (int i = static_cast<int>(Isa::kAvx512); i >= 0; --i) {
+    const Isa level = static_cast<Isa>(i);
+    if (level == isa) continue;
+    s += std::string(" ") + isa_name(level) +
+         (level > detected_isa() ? " skipped, this CPU lacks it;"
+          : level > isa          ? " skipped, above the active level (MLAOPS_ISA / set_isa);"
+                                 : " not tried, a better row was taken;");
+  }
+  s.back() = '\n';
+  return s;
+}
+
 }  // namespace mlaops::check

@@ -5,10 +5,16 @@
 #pragma once
 
 #include <cstdint>
+#include <array>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+#include "core/plan_state.h"
+#include "mlaops/plan.h"
+#include "mlaops/runtime.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -48,5 +54,172 @@ Status no_overlap(const char* op, const char* rule, const std::vector<Region>& o
 
 // Reads a C string attribute with a length bound (never past max_len bytes).
 std::string bounded_string(const char* s, size_t max_len, bool* truncated);
+
+// ---- support tables ----
+// An operator's support sets are rows of data (ops/<op>_check.h): a row names a parameter, the
+// values it may take and the rule id. The same rows drive the checks and the negative tests.
+
+// Short names for the tables' rows.
+namespace names {
+inline constexpr DType F16 = DType::kFloat16;
+inline constexpr DType BF16 = DType::kBFloat16;
+inline constexpr DType F32 = DType::kFloat32;
+inline constexpr DType I8 = DType::kInt8;
+inline constexpr DType I32 = DType::kInt32;
+inline constexpr DType I64 = DType::kInt64;
+inline constexpr Format ND = Format::kND;
+inline constexpr Format NCHW = Format::kNCHW;
+inline constexpr Format NZ = Format::kFractalNZ;
+}  // namespace names
+
+// A small set of allowed values, usable in constexpr tables (at most kMax values).
+template <class T>
+struct Allowed {
+  static constexpr int kMax = 8;
+  constexpr Allowed(std::initializer_list<T> list) {
+    for (T x : list) v[n++] = x;
+  }
+  constexpr bool has(T x) const {
+    for (int i = 0; i < n; ++i)
+      if (v[i] == x) return true;
+    return false;
+  }
+  constexpr std::span<const T> values() const { return {v, static_cast<size_t>(n)}; }
+  T v[kMax]{};
+  int n = 0;
+};
+
+struct DtypeRow {
+  const char* param;
+  Allowed<DType> allowed;
+  const char* rule;
+};
+struct FormatRow {
+  const char* param;
+  Allowed<Format> allowed;
+  const char* rule;
+};
+struct RankRow {
+  const char* param;
+  Allowed<int> allowed;
+  const char* rule;
+};
+// The expected shape of a tensor, as the operator's dim symbols.
+template <class Sym>
+struct ShapeRow {
+  const char* param;
+  Allowed<Sym> dims;
+  const char* rule;
+};
+// The allowed values of a dim symbol: the set, or the range [lo, hi] when the set is empty.
+template <class Sym>
+struct ValueRow {
+  Sym sym;
+  const char* param;  // the tensor the symbol is read from (named in the message)
+  const char* rule;   // "MP-07 He"
+  Allowed<int64_t> set;
+  int64_t lo = 0, hi = 0;
+};
+
+// A tensor parameter by its name; null = an absent optional tensor.
+struct Named {
+  const char* name;
+  const TensorView* t;
+};
+// The tensor `name` when it is given (present, with a dtype); else null.
+const TensorView* given(std::span<const Named> tensors, const char* name);
+
+// Every row whose tensor is given.
+Status check_rows(const char* op, std::span<const DtypeRow> rows, std::span<const Named> tensors);
+Status check_rows(const char* op, std::span<const FormatRow> rows, std::span<const Named> tensors);
+Status check_rows(const char* op, std::span<const RankRow> rows, std::span<const Named> tensors);
+
+Status dtype_in(const char* op, const char* name, const char* rule, const TensorView& t, std::span<const DType> allowed);
+Status shape_eq(const char* op, const char* name, const char* rule, const TensorView& t,
+                std::span<const int64_t> expected);
+Status value_in(const char* op, const char* name, const char* rule, int64_t v, std::span<const int64_t> allowed);
+
+// Every ShapeRow whose tensor is given; values[sym] is the value of a symbol.
+template <class Rows, size_t N>
+Status check_shapes(const char* op, const Rows& rows, std::span<const Named> tensors,
+                    const std::array<int64_t, N>& values) {
+  for (const auto& row : rows) {
+    const TensorView* t = given(tensors, row.param);
+    if (t == nullptr) continue;
+    int64_t dims[kMaxRank];
+    for (int i = 0; i < row.dims.n; ++i) dims[i] = values[static_cast<size_t>(row.dims.v[i])];
+    MLAOPS_TRY(shape_eq(op, row.param, row.rule, *t, std::span<const int64_t>(dims, static_cast<size_t>(row.dims.n))));
+  }
+  return kSuccess;
+}
+// Every ValueRow: its symbol's value is in the set, or in [lo, hi] when the set is empty.
+template <class Rows, size_t N>
+Status check_values(const char* op, const Rows& rows, const std::array<int64_t, N>& values) {
+  for (const auto& row : rows) {
+    const int64_t x = values[static_cast<size_t>(row.sym)];
+    MLAOPS_TRY(row.set.n > 0 ? value_in(op, row.param, row.rule, x, row.set.values())
+                             : value_range(op, row.param, row.rule, x, row.lo, row.hi));
+  }
+  return kSuccess;
+}
+
+// dense() in parts: the byte size fits int64; the view is row-major dense (both phase 1); the
+// data pointer is aligned to the element size (every phase: pointers may change).
+Status fits(const char* op, const char* name, const char* rule, const TensorView& t);
+Status contiguous(const char* op, const char* name, const char* rule, const TensorView& t);
+Status aligned(const char* op, const char* name, const char* rule, const TensorView& t);
+// A flat view of the elements a dense tensor occupies; for a 2-D FRACTAL_NZ view with 4-D storage
+// dims, the storage (read densely). For the aliasing rule.
+TensorView flat_storage(const TensorView& t);
+// Null data with a non-zero extent.
+Status has_data(const char* op, const char* name, const char* rule, const TensorView& t);
+
+// ---- phase 2 with a plan ----
+
+// The state of `plan` when it is a valid plan of operator `op` (PlanState::op); else
+// kParamNullptr (a default-constructed plan, or one whose planning failed) or kParamInvalid
+// (another operator's plan).
+template <class State>
+Status plan_state(const OpPlan& plan, const char* op, const State** out) {
+  const auto* s = dynamic_cast<const State*>(plan.state());
+  if (s != nullptr && std::string(s->op) == op) {
+    *out = s;
+    return kSuccess;
+  }
+  if (!plan.valid())
+    return fail(kParamNullptr, "%s: plan: not a valid plan (default-constructed, or its planning failed)", op);
+  return fail(kParamInvalid, "%s: plan: made for %s; allowed a plan of %s", op, plan.op(), op);
+}
+// The call's signature equals the planned one; else names the first differing field.
+Status same_call(const char* op, const char* rule, const CallSignature& planned, const CallSignature& got);
+// The caller's workspace holds the plan's bytes.
+Status workspace_ok(const char* op, uint64_t needed, const void* workspace, uint64_t workspace_size);
+
+// ---- kernel choice (the operators' plans) ----
+// A kernel table per ISA level (kernels/cpu/<family>_<isa>.cpp); a level's table may hold a
+// lower level's kernel where this CPU lacks a feature its own needs (e.g. AVX512_BF16).
+// The kernel chosen for one kind of work: table `family` at the plan's level, member `kernel`.
+struct KernelPick {
+  const char* work;    // "x projection [W_DQ | W_DKV_KR]"
+  const char* family;  // "gemm"
+  const char* kernel;  // "bf16"; "" for the whole table
+  Isa table;           // the plan's level
+  Isa row;             // the level the kernel belongs to (below `table` for a fallback)
+};
+
+// Picks table(isa).*member into *fn and describes the pick.
+template <class Table, class Fn>
+KernelPick pick_kernel(const char* work, const char* family, const char* kernel, const Table& (*table)(Isa),
+                       Fn Table::*member, Isa isa, Fn* fn) {
+  *fn = table(isa).*member;
+  Isa row = isa;
+  for (int i = static_cast<int>(isa) - 1; i >= 0 && table(static_cast<Isa>(i)).*member == *fn; --i)
+    row = static_cast<Isa>(i);
+  return {work, family, kernel, isa, row};
+}
+
+// "  <work>: <family>_<isa> <kernel>" per pick (with the fallback noted), then why the rows of
+// the other levels were skipped: above this CPU, above the active level, or below the pick.
+std::string explain_kernels(std::span<const KernelPick> picks);
 
 }  // namespace mlaops::check

@@ -1,5 +1,7 @@
-// MlaPreprocess phase 2 (spec mla-prolog.md §C.3, §C.4): the read-only pre-pass over
-// slotMapping, then, per chunk of tokens:
+// MlaPreprocess phase 2 (spec mla-prolog.md §C.3, §C.4): binds the tensors to a plan
+// (ops/mla_preprocess_plan.cpp), re-checks what may change between the phases (the call
+// signature, the pointer rules, the slotMapping values in a read-only pre-pass, the workspace),
+// then runs the plan's kernels per chunk of tokens:
 //   1. per token: RmsNormQuant(input) -> a0 int8 (quantized path; the unquantized path feeds the
 //      input itself to the GEMM)
 //   2. a0 @ wdqkv^T                   transposed-NZ GEMM, parallel over 16-channel groups
@@ -25,12 +27,8 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
-#include "kernels/cpu/convert.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cpu/mla_preprocess_rows.h"
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
-#include "mlaops/runtime.h"
 #include "ops/mla_preprocess.h"
 
 namespace mlaops {
@@ -112,9 +110,7 @@ struct RunCtx {
   const MlaPreprocessParams* p;
   const MlaPreprocessPlan* plan;
   const Consts* k;
-  const kernels::GemmKernels* gk;
-  const kernels::MlaPreprocessRowKernels* rk;
-  const kernels::ConvertKernels* ck;
+  const kernels::MlaPreprocessRowKernels* rk;  // plan->rows
   WorkspaceArena* ws;
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
   bool profile = false;
@@ -136,7 +132,7 @@ float rms_norm_quant(const RunCtx& c, const float* v, const float* gamma, const 
     c.rk->quant_f16(y, qs_inv, qo, n, q);
     return 1.0f;
   }
-  const float m = c.ck->absmax(y, n);
+  const float m = c.plan->cv->absmax(y, n);
   if (!(m > 0.0f)) {
     std::memset(q, 0, static_cast<size_t>(n));
     return 0.0f;
@@ -176,12 +172,11 @@ void project_input(const RunCtx& c) {
   g.r1 = pl.wdqkv_r1;
   g.C = c.ws->at<char>(pl.off_acc1);
   g.ldc = d.m1_cols;
-  const kernels::GemmTFn fn = pl.quant ? c.gk->s8_t : pl.fp16 ? c.gk->f16_t : c.gk->bf16_t;
   parallel_for(ceil_div(d.m1_cols, 16), 1, [&](int64_t b, int64_t e) {
     GemmTArgs gi = g;
     gi.n_begin = b * 16;
     gi.n_end = std::min(e * 16, d.m1_cols);
-    fn(gi);
+    pl.wdqkv_gemm(gi);
   });
 }
 
@@ -273,7 +268,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g.ldc = pl.head_cols;
   g.n_begin = lo;
   g.n_end = hi;
-  (pl.quant ? c.gk->s8_t : f ? c.gk->f16_t : c.gk->bf16_t)(g);
+  pl.wuq_gemm(g);
   head_lap(c.profile, 0, t);
   const double* scale = c.ws->at<double>(pl.off_scale);
   for (int64_t i = 0; i < c.tc; ++i) {
@@ -302,7 +297,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g3.ldc = d.Hckv;
   g3.n_begin = 0;
   g3.n_end = d.Hckv;
-  (f ? c.gk->f16 : c.gk->bf16)(g3);
+  pl.wuk_gemm(g3);
   head_lap(c.profile, 2, t);
   const int64_t q_width = cm == CacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv;
   constexpr int64_t kRopeStack = 256;
@@ -364,9 +359,13 @@ void scatter(const RunCtx& c) {
 
 }  // namespace
 
-Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan& plan, void* workspace,
-                          uint64_t workspace_size, const char* op) {
-  const MlaPreprocessShape& d = plan.dims;
+Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& p, void* workspace, uint64_t workspace_size) {
+  const MlaPreprocessPlan* pl = nullptr;
+  MLAOPS_TRY(check::plan_state(plan, kMlaPreprocessOp, &pl));
+  const char* op = pl->options.op;
+  MLAOPS_TRY(check::same_call(op, "MPP-18", pl->signature, mla_preprocess_signature(p)));
+  MLAOPS_TRY(mla_preprocess_check_pointers(p, op));
+  const MlaPreprocessShape& d = pl->dims;
   if (d.T == 0) return kSuccess;  // no token: nothing computed, caches untouched
   // MPP-17: every slotMapping value is checked before the first write (contents may change
   // between the two phases). -1 skips the token's cache writes in every mode.
@@ -378,20 +377,14 @@ Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan&
                  "(skip), got %lld",
                  op, (long long)t, (long long)slots, (long long)s);
   }
-  MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(plan.workspace_bytes), kParamInvalid,
-               "%s: workspaceSize: allowed >= %lld, got %llu", op, (long long)plan.workspace_bytes,
-               (unsigned long long)workspace_size);
-  MLAOPS_CHECK(workspace != nullptr || plan.workspace_bytes == 0, kParamNullptr,
-               "%s: workspace: null, but %lld bytes are needed", op, (long long)plan.workspace_bytes);
+  MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes, workspace, workspace_size));
   WorkspaceArena ws(workspace, workspace_size);
-  const Consts consts = load_consts(p, plan);
+  const Consts consts = load_consts(p, *pl);
   RunCtx c;
   c.p = &p;
-  c.plan = &plan;
+  c.plan = pl;
   c.k = &consts;
-  c.gk = &kernels::gemm_kernels(active_isa());
-  c.rk = &kernels::mla_preprocess_row_kernels(active_isa());
-  c.ck = &kernels::convert_kernels(active_isa());
+  c.rk = pl->rows;
   c.ws = &ws;
   // MLAOPS_PROFILE=1 prints the time of each phase (and of the sub-steps of the heads, summed
   // over threads) to stderr.
@@ -406,10 +399,10 @@ Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan&
     phase[i] += std::chrono::duration<double, std::micro>(now - t).count();
     t = now;
   };
-  for (c.t0 = 0; c.t0 < d.T; c.t0 += plan.chunk) {
-    c.tc = std::min(plan.chunk, d.T - c.t0);
+  for (c.t0 = 0; c.t0 < d.T; c.t0 += pl->chunk) {
+    c.tc = std::min(pl->chunk, d.T - c.t0);
     auto t = clock::now();
-    if (plan.quant) parallel_for(c.tc, 4, [&](int64_t b, int64_t e) { stage1_rows(c, b, e); });
+    if (pl->quant) parallel_for(c.tc, 4, [&](int64_t b, int64_t e) { stage1_rows(c, b, e); });
     lap(0, t);
     project_input(c);
     lap(1, t);
@@ -418,7 +411,7 @@ Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan&
     struct HeadCtx {
       const RunCtx* c;
     } hc{&c};
-    parallel_items(d.N, plan.threads,
+    parallel_items(d.N, pl->threads,
                    [](void* ctx, int64_t n, int thread) { head(*static_cast<HeadCtx*>(ctx)->c, n, thread); }, &hc);
     lap(3, t);
     scatter(c);
@@ -428,8 +421,8 @@ Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan&
     std::fprintf(stderr,
                  "%s: T=%lld N=%lld He=%lld cacheMode=%d quantMode=%d: rmsnormquant %.0f us, wdqkv %.0f us, token rows "
                  "%.0f us, heads %.0f us, scatter %.0f us\n",
-                 op, (long long)d.T, (long long)d.N, (long long)d.He, static_cast<int>(plan.cache_mode),
-                 plan.per_token ? 1 : 0, phase[0], phase[1], phase[2], phase[3], phase[4]);
+                 op, (long long)d.T, (long long)d.N, (long long)d.He, static_cast<int>(pl->cache_mode),
+                 pl->per_token ? 1 : 0, phase[0], phase[1], phase[2], phase[3], phase[4]);
   if (profile)
     std::fprintf(stderr, "%s: heads (thread-summed): wuq gemm %.0f us, dequant %.0f us, wuk gemm %.0f us, epilogue %.0f us\n",
                  op, g_head_ns[0].load() / 1e3, g_head_ns[1].load() / 1e3, g_head_ns[2].load() / 1e3,
@@ -437,18 +430,23 @@ Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan&
   return kSuccess;
 }
 
+Status mla_preprocess_plan(const MlaPreprocessParams& p, OpPlan* plan) {
+  MLAOPS_CHECK(plan != nullptr, kParamNullptr, "mla_preprocess: plan: out-pointer is null");
+  return mla_preprocess_make_plan(p, MlaPreprocessCheckOptions{}, plan);
+}
+
 Status mla_preprocess_workspace_size(const MlaPreprocessParams& p, uint64_t* workspace_size) {
   MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mla_preprocess: workspace_size: out-pointer is null");
-  MlaPreprocessPlan plan;
-  MLAOPS_TRY(mla_preprocess_check(p, MlaPreprocessCheckOptions{}, &plan));
-  *workspace_size = static_cast<uint64_t>(plan.workspace_bytes);
+  OpPlan plan;
+  MLAOPS_TRY(mla_preprocess_plan(p, &plan));
+  *workspace_size = plan.workspace_size();
   return kSuccess;
 }
 
 Status mla_preprocess(const MlaPreprocessParams& p, void* workspace, uint64_t workspace_size) {
-  MlaPreprocessPlan plan;
-  MLAOPS_TRY(mla_preprocess_check(p, MlaPreprocessCheckOptions{}, &plan));
-  return mla_preprocess_run(p, plan, workspace, workspace_size, "mla_preprocess");
+  OpPlan plan;
+  MLAOPS_TRY(mla_preprocess_plan(p, &plan));
+  return mla_preprocess_run(plan, p, workspace, workspace_size);
 }
 
 }  // namespace mlaops

@@ -1,27 +1,26 @@
-// MlaPreprocess inside mlaops: validation (mla_preprocess_check.cpp), plan and run
-// (mla_preprocess.cpp). The public parameters are in include/mlaops/mla_preprocess.h; the rules
-// and choices in docs/ops/mla_preprocess.md.
+// MlaPreprocess inside mlaops: the rules (mla_preprocess_check.{h,cpp}), the plan
+// (mla_preprocess_plan.cpp) and the run (mla_preprocess.cpp). The public parameters and the
+// plan / run entry points are in include/mlaops/mla_preprocess.h; the rules and choices in
+// docs/ops/mla_preprocess.md.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
 
+#include "core/plan_state.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/mla_preprocess_rows.h"
 #include "mlaops/mla_preprocess.h"
-#include "mlaops/status.h"
+#include "mlaops/plan.h"
+#include "ops/check_util.h"
+#include "ops/mla_preprocess_check.h"
 
 namespace mlaops {
 
-struct MlaPreprocessCheckOptions {
-  const char* op = "mla_preprocess";  // the name used in messages (the aclnn entry point)
-  bool vendor_ranges = false;         // the aclnn layer: the vendor's shape ranges and combinations
-};
-
-// The shape symbols of one call (include/mlaops/mla_preprocess.h).
-struct MlaPreprocessShape {
-  int64_t T = 0, He = 0, Hckv = 0, Dr = 0, Hcq = 0, N = 0, D = 0;
-  int64_t block_num = 0, block_size = 0;
-  int64_t m1_cols = 0;  // Hckv + Dr + Hcq: output channels of wdqkv, [ckv | kpe | cq]
-  int64_t m2_cols = 0;  // N * (D + Dr): output channels of wuq, per head [qn | qp]
-};
+// PlanState::op of every MlaPreprocess plan.
+inline constexpr const char* kMlaPreprocessOp = "mla_preprocess";
 
 // One cache as the scatter sees it: element (slot, j) at
 //   ND: (slot / bs) * block_stride + (slot % bs) * width + j
@@ -34,7 +33,9 @@ struct MlaPreprocessCacheGeom {
   bool nz = false;
 };
 
-struct MlaPreprocessPlan {
+// Everything phase 2 does, decided in phase 1.
+struct MlaPreprocessPlan final : detail::PlanState {
+  MlaPreprocessCheckOptions options;  // the name in messages, vendor ranges
   MlaPreprocessShape dims;
   bool quant = true;        // INT8 weights (RmsNormQuant stages) vs weights in the input dtype
   bool per_token = false;   // quantMode 1
@@ -45,9 +46,19 @@ struct MlaPreprocessPlan {
   int64_t wuk_ldb = 0, wuk_panel_stride = 0, wuk_head_stride = 0;  // wuk[h] as B [D, Hckv] panels (W = 16)
   int64_t q_nope_scale_n = 0;  // 1 (broadcast) or N
   MlaPreprocessCacheGeom kv, kr;  // kr unused in cacheMode 0 (the rope part is in kv's row)
-  int64_t chunk = 0;  // tokens per chunk (bounds the workspace; weights are streamed once per chunk)
+  // The kernels, from the tables of level `isa` (kernels/cpu/gemm.h, mla_preprocess_rows.h, convert.h).
+  Isa isa = Isa::kScalar;
+  kernels::GemmTFn wdqkv_gemm = nullptr;  // A @ wdqkv^T: int8 -> int32, or fp16 / bf16 -> fp32
+  kernels::GemmTFn wuq_gemm = nullptr;    // a1 @ wuq[head]^T, the same kind
+  kernels::GemmFn wuk_gemm = nullptr;     // qn @ wuk[head]: fp16 or bf16 panels -> fp32
+  const kernels::MlaPreprocessRowKernels* rows = nullptr;  // RmsNorm, quant, dequant, dtype conversion
+  const kernels::ConvertKernels* cv = nullptr;             // absmax (per-token quant)
+  std::array<check::KernelPick, 5> picks{};                // the five above, for explain()
+  // Work split: chunks of `chunk` tokens; per chunk the token rows and the wdqkv GEMM
+  // (parallel_for), the heads on `threads` threads (parallel_items), the scatter.
+  int64_t chunk = 0;
   int threads = 1;
-  // workspace layout (byte offsets)
+  // Workspace layout (byte offsets).
   int64_t off_a0 = 0;      // [chunk, He] int8: RmsNormQuant(input) (quantized path)
   int64_t off_scale = 0;   // [chunk, 2] double: per-token scales of the two stages (quantMode 1)
   int64_t off_acc1 = 0;    // [chunk, m1_cols] int32 / fp32: the first projection
@@ -58,16 +69,16 @@ struct MlaPreprocessPlan {
   int64_t off_thread = 0;  // per-thread buffers, thread_bytes each
   int64_t thread_bytes = 0;
   int64_t head_cols = 0;   // 16-aligned column window of one head in wuq (see run)
-  int64_t workspace_bytes = 0;
+
+  std::string explain() const override;
 };
 
-// Phase 1: every rule of docs/ops/mla_preprocess.md on shapes, dtypes, formats, nullness,
-// attributes and aliasing; nothing is read from tensor contents and nothing is written.
-Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessCheckOptions& o, MlaPreprocessPlan* plan);
+// The facts of a call a plan depends on, in a fixed order (every tensor's dtype, format, dims
+// and strides, the attributes the rules read); used at plan time and at run time.
+CallSignature mla_preprocess_signature(const MlaPreprocessParams& p);
 
-// Phase 2: the read-only pre-pass over slotMapping (each value -1 or in [0, BlockNum*BlockSize)),
-// then the computation. Requires a plan from mla_preprocess_check on the same shapes.
-Status mla_preprocess_run(const MlaPreprocessParams& p, const MlaPreprocessPlan& plan, void* workspace,
-                          uint64_t workspace_size, const char* op);
+// Phase 1 with the given options (the C++ API: defaults; the aclnn layer: its name and the
+// vendor ranges). On error *plan is left invalid.
+Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreprocessCheckOptions& o, OpPlan* plan);
 
 }  // namespace mlaops

@@ -1,5 +1,7 @@
-// MlaProlog V1 / V2WeightNz phase 2 (spec mla-prolog.md §A.4-§A.6): the read-only pre-pass over
-// cacheIndex, then, per chunk of tokens:
+// MlaProlog V1 / V2WeightNz phase 2 (spec mla-prolog.md §A.4-§A.6): binds the tensors to a plan
+// (ops/mla_prolog_plan.cpp), re-checks what may change between the phases (the call signature,
+// the pointer rules, the cacheIndex values in a read-only pre-pass, the workspace), then runs the
+// plan's kernels per chunk of tokens:
 //   1. x @ [W_DQ | W_DKV_KR]          panel GEMM, parallel over weight panels
 //   2. per token: dequant / bf16 rounding, RmsNorm(c_Q) -> bf16 or dynamic int8 (A of step 3);
 //      RmsNorm(c_KV), RoPE(k_r), cache quant -> kv / kr rows staged
@@ -19,11 +21,8 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
-#include "kernels/cpu/convert.h"
-#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
-#include "mlaops/runtime.h"
 #include "ops/mla_prolog.h"
 
 namespace mlaops {
@@ -42,20 +41,19 @@ inline int64_t cache_offset(MlaPrologCacheMode mode, int64_t block_size, int64_t
 struct RunCtx {
   const MlaPrologParams* p;
   const MlaPrologPlan* plan;
-  const kernels::GemmKernels* gk;
-  const kernels::ConvertKernels* cv;
   WorkspaceArena* ws;
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
 };
 
-GemmArgs panel_gemm(const PanelMatrix& w, const void* A, int64_t lda, int64_t M, void* C, int64_t ldc) {
+// B: the weight's data, laid out as `w` says.
+GemmArgs panel_gemm(const PanelMatrix& w, const void* B, const void* A, int64_t lda, int64_t M, void* C, int64_t ldc) {
   GemmArgs g;
   g.M = M;
   g.N = w.cols;
   g.K = w.rows;
   g.A = A;
   g.lda = lda;
-  g.B = w.data;
+  g.B = B;
   g.ldb = w.ldb;
   g.panel_stride = w.panel_stride;
   g.panel_width = w.panel_width;
@@ -76,18 +74,18 @@ void project_x(const RunCtx& c) {
   char* acc = c.ws->at<char>(pl.off_acc1);
   const int64_t p1 = ceil_div(d.Hcq, pl.wdq.panel_width);
   const int64_t p2 = ceil_div(d.Hckv + d.Dr, pl.wdkvkr.panel_width);
-  const kernels::GemmFn fn = full ? c.gk->s8 : c.gk->bf16;
+  const kernels::GemmFn fn = pl.x_gemm;
   // Enough panels per chunk of work that small T stays on one thread only when cheap.
   parallel_for(p1 + p2, 1, [&](int64_t b, int64_t e) {
     if (b < p1) {
-      GemmArgs g = panel_gemm(pl.wdq, x, d.He, c.tc, acc, ldc);
+      GemmArgs g = panel_gemm(pl.wdq, p.weight_dq.data, x, d.He, c.tc, acc, ldc);
       g.n_begin = b * pl.wdq.panel_width;
       g.n_end = std::min(std::min(e, p1) * pl.wdq.panel_width, d.Hcq);
       fn(g);
     }
     if (e > p1) {
       // the W_DKV_KR columns land after the Hcq columns: offset C by Hcq elements
-      GemmArgs g = panel_gemm(pl.wdkvkr, x, d.He, c.tc, acc + d.Hcq * 4, ldc);
+      GemmArgs g = panel_gemm(pl.wdkvkr, p.weight_dkv_kr.data, x, d.He, c.tc, acc + d.Hcq * 4, ldc);
       g.n_begin = (std::max(b, p1) - p1) * pl.wdkvkr.panel_width;
       g.n_end = std::min((e - p1) * pl.wdkvkr.panel_width, d.Hckv + d.Dr);
       fn(g);
@@ -119,11 +117,11 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       const float sx = load_f32(p.dequant_scale_x, t);
       for (int64_t j = 0; j < d.Hcq; ++j) cq[j] = static_cast<float>(acci[j]) * sx * load_f32(p.dequant_scale_w_dq, j);
     } else {
-      c.cv->round_bf16(cq, d.Hcq);
+      pl.cv->round_bf16(cq, d.Hcq);
     }
     kernels::rms_norm_row(cq, gamma_cq, d.Hcq, p.rmsnorm_epsilon_cq, tmp.data());
     if (sc == MlaPrologScenario::kNoQuant) {
-      c.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_a2) + i * d.Hcq, d.Hcq);
+      pl.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_a2) + i * d.Hcq, d.Hcq);
     } else {
       if (p.smooth_scales_cq != nullptr)
         for (int64_t j = 0; j < d.Hcq; ++j) tmp[j] *= load_f32(p.smooth_scales_cq, j);
@@ -137,7 +135,7 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       for (int64_t j = 0; j < d.Hckv + d.Dr; ++j)
         ck[j] = static_cast<float>(acci[d.Hcq + j]) * sx * load_f32(p.dequant_scale_w_dkv_kr, j);
     } else {
-      c.cv->round_bf16(ck, d.Hckv + d.Dr);
+      pl.cv->round_bf16(ck, d.Hckv + d.Dr);
     }
     kernels::rms_norm_row(ck, gamma_ckv, d.Hckv, p.rmsnorm_epsilon_ckv, tmp.data());
     if (kvq) {
@@ -146,7 +144,7 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       for (int64_t j = 0; j < d.Hckv; ++j)
         kv[j] = int8_rint_sat(tmp[j] * load_f32(p.quant_scale_ckv, per_channel ? j : 0));
     } else {
-      c.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv, d.Hckv);
+      pl.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv, d.Hckv);
     }
     kernels::rope_deinterleave_row(ck + d.Hckv, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
                                    p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
@@ -177,10 +175,11 @@ void head(const RunCtx& c, int64_t n, int thread) {
   uint16_t* qn = reinterpret_cast<uint16_t*>(tb + round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign));  // [tc, D]
   float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
   // c_Q' @ W_UQ_QR[:, lo:hi]   (qq holds columns lo..hi-1; the kernel addresses C by absolute column)
-  GemmArgs g = panel_gemm(pl.wuqqr, c.ws->at<char>(pl.off_a2), d.Hcq, c.tc, qq - lo, pl.head_cols);
+  GemmArgs g = panel_gemm(pl.wuqqr, p.weight_uq_qr.data, c.ws->at<char>(pl.off_a2), d.Hcq, c.tc, qq - lo,
+                          pl.head_cols);
   g.n_begin = lo;
   g.n_end = hi;
-  (quant_a ? c.gk->s8 : c.gk->bf16)(g);
+  pl.uq_gemm(g);
   std::vector<float> rope(static_cast<size_t>(d.Dr)), qr(static_cast<size_t>(d.Dr));
   const float* scale = c.ws->at<float>(pl.off_scale);
   for (int64_t i = 0; i < c.tc; ++i) {
@@ -190,22 +189,21 @@ void head(const RunCtx& c, int64_t n, int thread) {
       for (int64_t j = 0; j < d.D + d.Dr; ++j)
         row[j] = static_cast<float>(rowi[j]) * scale[i] * load_f32(p.dequant_scale_w_uq_qr, col0 + j);
     } else {
-      c.cv->round_bf16(row, d.D + d.Dr);
+      pl.cv->round_bf16(row, d.D + d.Dr);
     }
-    c.cv->f32_to_bf16(row, qn + i * d.D, d.D);
+    pl.cv->f32_to_bf16(row, qn + i * d.D, d.D);
   }
   // q_nope @ W_UK[n]   (W_UK[n] is ND [D, Hckv])
   PanelMatrix wuk;
-  wuk.data = p.weight_uk.ptr<const uint16_t>() + n * d.D * d.Hckv;
   wuk.rows = d.D;
   wuk.cols = d.Hckv;
   wuk.ldb = d.Hckv;
   wuk.panel_stride = 16;
   wuk.panel_width = 16;
-  GemmArgs g3 = panel_gemm(wuk, qn, d.D, c.tc, qo, d.Hckv);
+  GemmArgs g3 = panel_gemm(wuk, p.weight_uk.ptr<const uint16_t>() + n * d.D * d.Hckv, qn, d.D, c.tc, qo, d.Hckv);
   g3.n_begin = 0;
   g3.n_end = d.Hckv;
-  c.gk->bf16(g3);
+  pl.uk_gemm(g3);
   const bool q_int8 = sc == MlaPrologScenario::kFullQuantKvQuant;
   for (int64_t i = 0; i < c.tc; ++i) {
     const int64_t t = c.t0 + i;
@@ -216,20 +214,20 @@ void head(const RunCtx& c, int64_t n, int thread) {
                                    p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
     uint16_t* rope_out = p.query_rope_out.ptr<uint16_t>() + row_out * d.Dr;
     if (q_int8) {
-      c.cv->round_bf16(q, d.Hckv);
-      const float dqs = c.cv->absmax(q, d.Hckv) / 127.0f;
+      pl.cv->round_bf16(q, d.Hckv);
+      const float dqs = pl.cv->absmax(q, d.Hckv) / 127.0f;
       int8_t* out = p.query_out.ptr<int8_t>() + row_out * d.Hckv;
       if (dqs == 0.0f) {
         std::memset(out, 0, static_cast<size_t>(d.Hckv));
       } else {
-        c.cv->div_round_i8(q, dqs, out, d.Hckv);
+        pl.cv->div_round_i8(q, dqs, out, d.Hckv);
       }
       p.dequant_scale_q_nope_out->ptr<float>()[row_out] = dqs;
       const float qs = load_f32(p.quant_scale_ckv, 0);
       for (int64_t j = 0; j < d.Dr; ++j)
         rope_out[j] = dqs == 0.0f ? uint16_t{0} : float_to_bf16(round_bf16(rope[j]) * qs / dqs);
     } else {
-      c.cv->f32_to_bf16(q, p.query_out.ptr<uint16_t>() + row_out * d.Hckv, d.Hckv);
+      pl.cv->f32_to_bf16(q, p.query_out.ptr<uint16_t>() + row_out * d.Hckv, d.Hckv);
       for (int64_t j = 0; j < d.Dr; ++j) rope_out[j] = float_to_bf16(rope[j]);
     }
   }
@@ -250,26 +248,30 @@ void scatter(const RunCtx& c) {
   for (int64_t i = 0; i < c.tc; ++i) {
     const int64_t slot = idx[c.t0 + i];
     if (slot < 0) continue;
-    if (p.cache_mode == MlaPrologCacheMode::kPaBsnd) {
+    if (pl.cache_mode == MlaPrologCacheMode::kPaBsnd) {
       std::memcpy(kv + slot * d.Hckv * kv_es, kv_rows + i * d.Hckv * kv_es, static_cast<size_t>(d.Hckv * kv_es));
       std::memcpy(kr + slot * d.Dr * kr_es, kr_rows + i * d.Dr * kr_es, static_cast<size_t>(d.Dr * kr_es));
       continue;
     }
     const int64_t c0kv = 32 / kv_es, c0kr = 32 / kr_es;
     for (int64_t j = 0; j < d.Hckv; j += c0kv)
-      std::memcpy(kv + cache_offset(p.cache_mode, d.block_size, d.Hckv, c0kv, slot, j) * kv_es,
+      std::memcpy(kv + cache_offset(pl.cache_mode, d.block_size, d.Hckv, c0kv, slot, j) * kv_es,
                   kv_rows + (i * d.Hckv + j) * kv_es, 32);
     for (int64_t j = 0; j < d.Dr; j += c0kr)
-      std::memcpy(kr + cache_offset(p.cache_mode, d.block_size, d.Dr, c0kr, slot, j) * kr_es,
+      std::memcpy(kr + cache_offset(pl.cache_mode, d.block_size, d.Dr, c0kr, slot, j) * kr_es,
                   kr_rows + (i * d.Dr + j) * kr_es, 32);
   }
 }
 
 }  // namespace
 
-Status mla_prolog_run(const MlaPrologParams& p, const MlaPrologPlan& plan, void* workspace, uint64_t workspace_size,
-                      const char* op) {
-  const MlaPrologDims& d = plan.dims;
+Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* workspace, uint64_t workspace_size) {
+  const MlaPrologPlan* pl = nullptr;
+  MLAOPS_TRY(check::plan_state(plan, kMlaPrologOp, &pl));
+  const char* op = pl->options.op;
+  MLAOPS_TRY(check::same_call(op, "MP-18", pl->signature, mla_prolog_signature(p)));
+  MLAOPS_TRY(mla_prolog_check_pointers(p, pl->scenario, op));
+  const MlaPrologDims& d = pl->dims;
   if (d.T == 0) return kSuccess;  // empty query: nothing computed, caches untouched
   // MP-17: every cacheIndex value is checked before the first write (contents may change between
   // the two phases). Negative values skip the row (vendor kernel); with BlockNum == 0 nothing is
@@ -283,15 +285,11 @@ Status mla_prolog_run(const MlaPrologParams& p, const MlaPrologPlan& plan, void*
                    "negative (skip), got %lld",
                    op, (long long)t, (long long)slots, (long long)idx[t]);
   }
-  MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(plan.workspace_bytes), kParamInvalid,
-               "%s: workspaceSize: allowed >= %lld, got %llu", op, (long long)plan.workspace_bytes,
-               (unsigned long long)workspace_size);
+  MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes, workspace, workspace_size));
   WorkspaceArena ws(workspace, workspace_size);
   RunCtx c;
   c.p = &p;
-  c.plan = &plan;
-  c.gk = &kernels::gemm_kernels(active_isa());
-  c.cv = &kernels::convert_kernels(active_isa());
+  c.plan = pl;
   c.ws = &ws;
   // MLAOPS_PROFILE=1 prints the time of each phase to stderr (profile evidence, docs/performance.md).
   static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
@@ -302,8 +300,8 @@ Status mla_prolog_run(const MlaPrologParams& p, const MlaPrologPlan& plan, void*
     phase[i] += std::chrono::duration<double, std::micro>(now - t).count();
     t = now;
   };
-  for (c.t0 = 0; c.t0 < d.T; c.t0 += plan.chunk) {
-    c.tc = std::min(plan.chunk, d.T - c.t0);
+  for (c.t0 = 0; c.t0 < d.T; c.t0 += pl->chunk) {
+    c.tc = std::min(pl->chunk, d.T - c.t0);
     auto t = clock::now();
     project_x(c);
     lap(0, t);
@@ -312,33 +310,36 @@ Status mla_prolog_run(const MlaPrologParams& p, const MlaPrologPlan& plan, void*
     struct HeadCtx {
       const RunCtx* c;
     } hc{&c};
-    parallel_items(d.N, plan.threads, [](void* ctx, int64_t n, int thread) { head(*static_cast<HeadCtx*>(ctx)->c, n, thread); },
-                   &hc);
+    parallel_items(d.N, pl->threads,
+                   [](void* ctx, int64_t n, int thread) { head(*static_cast<HeadCtx*>(ctx)->c, n, thread); }, &hc);
     lap(2, t);
     scatter(c);
     lap(3, t);
   }
   if (profile)
     std::fprintf(stderr, "%s: T=%lld N=%lld %s: x-projections %.0f us, token rows %.0f us, heads %.0f us, scatter %.0f us\n",
-                 op, (long long)d.T, (long long)d.N, mla_prolog_scenario_name(plan.scenario), phase[0], phase[1], phase[2],
-                 phase[3]);
+                 op, (long long)d.T, (long long)d.N, mla_prolog_scenario_name(pl->scenario), phase[0], phase[1],
+                 phase[2], phase[3]);
   return kSuccess;
+}
+
+Status mla_prolog_plan(const MlaPrologParams& p, OpPlan* plan) {
+  MLAOPS_CHECK(plan != nullptr, kParamNullptr, "mla_prolog: plan: out-pointer is null");
+  return mla_prolog_make_plan(p, MlaPrologCheckOptions{}, plan);
 }
 
 Status mla_prolog_workspace_size(const MlaPrologParams& p, uint64_t* workspace_size) {
   MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mla_prolog: workspace_size: out-pointer is null");
-  MlaPrologPlan plan;
-  MLAOPS_TRY(mla_prolog_check(p, MlaPrologCheckOptions{}, &plan));
-  *workspace_size = static_cast<uint64_t>(plan.workspace_bytes);
+  OpPlan plan;
+  MLAOPS_TRY(mla_prolog_plan(p, &plan));
+  *workspace_size = plan.workspace_size();
   return kSuccess;
 }
 
 Status mla_prolog(const MlaPrologParams& p, void* workspace, uint64_t workspace_size) {
-  MlaPrologPlan plan;
-  MLAOPS_TRY(mla_prolog_check(p, MlaPrologCheckOptions{}, &plan));
-  MLAOPS_CHECK(plan.workspace_bytes == 0 || workspace != nullptr, kParamNullptr,
-               "mla_prolog: workspace: null, but %lld bytes are needed", (long long)plan.workspace_bytes);
-  return mla_prolog_run(p, plan, workspace, workspace_size, "mla_prolog");
+  OpPlan plan;
+  MLAOPS_TRY(mla_prolog_plan(p, &plan));
+  return mla_prolog_run(plan, p, workspace, workspace_size);
 }
 
 }  // namespace mlaops

@@ -1,34 +1,51 @@
-// MlaProlog V1 / V2WeightNz inside mlaops: validation (mla_prolog_check.cpp), plan and run
-// (mla_prolog.cpp). The public parameters are in include/mlaops/mla_prolog.h.
+// MlaProlog V1 / V2WeightNz inside mlaops: the rules (mla_prolog_check.{h,cpp}), the plan
+// (mla_prolog_plan.cpp) and the run (mla_prolog.cpp). The public parameters and the plan / run
+// entry points are in include/mlaops/mla_prolog.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
 
+#include "core/plan_state.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/gemm.h"
 #include "mlaops/mla_prolog.h"
-#include "mlaops/status.h"
+#include "mlaops/plan.h"
+#include "ops/check_util.h"
+#include "ops/mla_prolog_check.h"
 
 namespace mlaops {
 
-// A weight as the panel GEMM sees it (kernels/cpu/gemm.h): logical [rows = K, cols = N].
+// PlanState::op of every MlaProlog plan.
+inline constexpr const char* kMlaPrologOp = "mla_prolog";
+
+// A weight as the panel GEMM sees it (kernels/cpu/gemm.h GemmArgs): logical [rows = K, cols = N]
+// in panels of panel_width columns. The data pointer is bound at run time.
 struct PanelMatrix {
-  const void* data = nullptr;
   int64_t rows = 0, cols = 0;
   int64_t ldb = 0, panel_stride = 0, panel_width = 0;
 };
 
-struct MlaPrologCheckOptions {
-  const char* op = "mla_prolog";  // the name used in messages (the aclnn entry point)
-  bool v2 = true;                 // V2 has dequantScaleQNopeOut; V1 cannot express full quant + KV quant
-  bool vendor_ranges = false;     // the aclnn layer: He, Hcq, N, D, ... limited to the vendor's sets
-};
-
-struct MlaPrologPlan {
+// Everything phase 2 does, decided in phase 1.
+struct MlaPrologPlan final : detail::PlanState {
+  MlaPrologCheckOptions options;  // the name in messages, V1 / V2, vendor ranges
   MlaPrologDims dims;
   MlaPrologScenario scenario = MlaPrologScenario::kNoQuant;
+  MlaPrologCacheMode cache_mode = MlaPrologCacheMode::kPaBsnd;
   PanelMatrix wdq, wuqqr, wdkvkr;
-  int64_t chunk = 0;  // tokens per chunk (bounds the workspace; weights are streamed once per chunk)
+  // The kernels, from the tables of level `isa` (kernels/cpu/gemm.h, convert.h).
+  Isa isa = Isa::kScalar;
+  kernels::GemmFn x_gemm = nullptr;   // x @ [W_DQ | W_DKV_KR]: bf16 -> fp32 or int8 -> int32 panels
+  kernels::GemmFn uq_gemm = nullptr;  // c_Q' @ W_UQ_QR per head: bf16 or int8 A
+  kernels::GemmFn uk_gemm = nullptr;  // bf16(q_nope) @ W_UK[n]
+  const kernels::ConvertKernels* cv = nullptr;  // bf16 rounding / conversion, absmax, int8 division of rows
+  std::array<check::KernelPick, 4> picks{};     // the four above, for explain()
+  // Work split: chunks of `chunk` tokens; per chunk the x projection over weight panels and the
+  // token rows (parallel_for), the heads on `threads` threads (parallel_items), the scatter.
+  int64_t chunk = 0;
   int threads = 1;
-  // workspace layout (byte offsets)
+  // Workspace layout (byte offsets).
   int64_t off_acc1 = 0;     // [chunk, Hcq + Hckv + Dr] fp32/int32 projections of x
   int64_t off_a2 = 0;       // [chunk, Hcq] bf16 or int8: the A operand of the W_UQ_QR GEMM
   int64_t off_scale = 0;    // [chunk] fp32 per-token dynamic-quant scale of c_Q
@@ -37,16 +54,16 @@ struct MlaPrologPlan {
   int64_t off_thread = 0;   // per-thread buffers, thread_bytes each
   int64_t thread_bytes = 0;
   int64_t head_cols = 0;    // panel-aligned column window of one head in W_UQ_QR (see run)
-  int64_t workspace_bytes = 0;
+
+  std::string explain() const override;
 };
 
-// Phase 1: every rule of docs/ops/mla_prolog.md on shapes, dtypes, formats, nullness,
-// attributes and aliasing; nothing is read from tensor contents and nothing is written.
-Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o, MlaPrologPlan* plan);
+// The facts of a call a plan depends on, in a fixed order (every tensor's dtype, format, dims
+// and strides, both epsilons, the cache mode); used at plan time and at run time.
+CallSignature mla_prolog_signature(const MlaPrologParams& p);
 
-// Phase 2: the read-only pre-pass over cacheIndex (every value < BlockNum*BlockSize; negative
-// values skip), then the computation. Requires a plan from mla_prolog_check on the same shapes.
-Status mla_prolog_run(const MlaPrologParams& p, const MlaPrologPlan& plan, void* workspace, uint64_t workspace_size,
-                      const char* op);
+// Phase 1 with the given options (the C++ API: defaults; the aclnn layer: its entry point's
+// name, V1 / V2, vendor ranges). On error *plan is left invalid.
+Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOptions& o, OpPlan* plan);
 
 }  // namespace mlaops

@@ -119,7 +119,7 @@ bool is_bool_flag(const std::string& name) {
 
 std::string usage() {
   std::ostringstream s;
-  s << "usage: mlaops check <op> [case flags] [--seed N] [--from-files DIR] [--save DIR] [--json FILE]\n"
+  s << "usage: mlaops check <op> [case flags] [--seed N] [--from-files DIR] [--save DIR] [--json FILE] [--explain]\n"
        "\n"
        "Golden mode: builds a case of <op> with deterministic random data (--seed), runs the fast path\n"
        "(the C++ API) and the float64 reference on separate copies, and prints per output tensor the\n"
@@ -135,6 +135,8 @@ std::string usage() {
        "                    <name>.out.npy) with the reference instead of running the fast path;\n"
        "                    inputs present in DIR (<aclnn name>.npy) replace the generated ones\n"
        "  --save DIR        write the inputs, the reference outputs and case.json into DIR\n"
+       "  --explain         print the fast path's plan: the ISA level and the kernel of each kind of\n"
+       "                    work (and why the other rows were skipped), the work split, the workspace\n"
        "  --json FILE       read the op and the flags from a flat JSON object, e.g.\n"
        "                    {\"op\": \"fia_v4\", \"batch\": 2, \"kv-len\": \"5,7\", \"lse\": true};\n"
        "                    flags on the command line override it\n"
@@ -382,6 +384,11 @@ Options parse_args(int argc, char** argv) {
       value = name.substr(eq + 1);
       name = name.substr(0, eq);
       has_value = true;
+    }
+    if (name == "explain") {  // a control flag without a value
+      if (has_value && value != "true" && value != "false") bad("--explain: '" + value + "' is not true or false");
+      o.explain = !has_value || value == "true";
+      continue;
     }
     const bool control = name == "from-files" || name == "save" || name == "json";
     if (!control && !any_flag(name)) bad("unknown option '--" + name + "'");
@@ -697,6 +704,14 @@ void print_fast_path_line(const Options& o, const char* api) {
   } else {
     std::printf("compared: the outputs in %s vs the float64 reference\n", o.from_dir.c_str());
   }
+}
+
+void explain_plan(const Options& o, Status planned, const OpPlan& plan) {
+  if (!o.explain) return;
+  if (planned == kSuccess)
+    std::printf("plan:\n%s", plan.explain().c_str());
+  else
+    std::printf("plan: none, the fast path rejects this case: %s\n", last_error_message());
 }
 
 }  // namespace mlaops::tools::check

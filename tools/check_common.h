@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "mlaops/dtype.h"
+#include "mlaops/plan.h"
+#include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 #include "tests/ops/compare.h"
 #include "tools/npy.h"
@@ -38,6 +40,7 @@ struct Options {
   std::string op;
   std::map<std::string, std::string> given;  // flags set by the user (JSON, then command line)
   std::string from_dir, save_dir;
+  bool explain = false;  // --explain: print the fast path's plan (explain_plan)
 
   bool has(const std::string& name) const { return given.count(name) != 0; }
   std::string raw(const std::string& name) const;  // the value, else the default ("" = unset)
@@ -95,6 +98,9 @@ struct OutputCheck {
 int finish(const std::vector<OutputCheck>& checks);
 // "compared: <api> (isa, threads) vs the float64 reference" or the --from-files directory.
 void print_fast_path_line(const Options& o, const char* api);
+// With --explain: the plan the fast path made for the case (OpPlan::explain()), or why it
+// refused the case (`planned`: the planning status).
+void explain_plan(const Options& o, Status planned, const OpPlan& plan);
 
 // ---- the ops (one file each) ----
 

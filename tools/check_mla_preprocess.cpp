@@ -1,6 +1,7 @@
 // `mlaops check mla_preprocess`: a MlaPreprocess case from the test-data builder
 // (tests/reference/mla_preprocess_test_data.h: the vendor test's data distributions), the fast
-// path mlaops::mla_preprocess and the reference mla_preprocess_ref, compared with the rule of
+// path mlaops::mla_preprocess (plan, run; the plan printed with --explain) and the reference
+// mla_preprocess_ref, compared with the rule of
 // tests/ops/mla_preprocess/mla_preprocess_harness.h (the vendor's §C.6): float outputs and caches
 // may have at most 0.1 % of their elements beyond max(0.003 |ref|, 0.003), int8 ones none beyond
 // +-1; the cache elements one side wrote and the other left untouched must agree.
@@ -158,7 +159,11 @@ int check_mla_preprocess(const Options& o) {
     std::printf("saved: inputs, reference outputs and case.json in %s\n", o.save_dir.c_str());
   }
 
-  // the implementation under test
+  // the implementation under test: the plan (phase 1, nothing written), then its run
+  const MlaPreprocessParams p = c.params();
+  OpPlan plan;
+  const Status planned = mla_preprocess_plan(p, &plan);
+  explain_plan(o, planned, plan);
   NpyArray f_q, f_qr, f_kv, f_kr;
   TensorView g_q = c.q_out.view, g_qr = c.q_rope_out.view, g_kv = c.kv_cache.view, g_kr = c.kv_cache_rope.view;
   if (!o.from_dir.empty()) {
@@ -171,11 +176,8 @@ int check_mla_preprocess(const Options& o) {
       g_qr = f_qr.view, g_kr = f_kr.view;
     }
   } else {
-    const MlaPreprocessParams p = c.params();
-    uint64_t bytes = 0;
-    Status s = mla_preprocess_workspace_size(p, &bytes);
-    std::vector<uint8_t> ws(static_cast<size_t>(bytes) + 1);
-    if (s == kSuccess) s = mla_preprocess(p, ws.data(), bytes);
+    std::vector<uint8_t> ws(static_cast<size_t>(plan.workspace_size()) + 1);
+    const Status s = planned == kSuccess ? mla_preprocess_run(plan, p, ws.data(), plan.workspace_size()) : planned;
     if (s != kSuccess) {
       std::printf("fast path (mlaops::mla_preprocess) failed: %s\nresult: FAIL\n", last_error_message());
       return 1;

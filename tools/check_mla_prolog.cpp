@@ -1,6 +1,7 @@
 // `mlaops check mla_prolog_v2`: a MlaPrologV2WeightNz case from the test-data builder
-// (tests/reference/mla_prolog_test_data.h), the fast path mlaops::mla_prolog and the reference
-// mla_prolog_ref, compared with the rules of tests/ops/mla_prolog/mla_prolog_harness.h.
+// (tests/reference/mla_prolog_test_data.h), the fast path mlaops::mla_prolog (plan, run; the plan
+// printed with --explain) and the reference mla_prolog_ref, compared with the rules of
+// tests/ops/mla_prolog/mla_prolog_harness.h.
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -121,7 +122,11 @@ int check_mla_prolog(const Options& o) {
     std::printf("saved: inputs, reference outputs and case.json in %s\n", o.save_dir.c_str());
   }
 
-  // the implementation under test
+  // the implementation under test: the plan (phase 1, nothing written), then its run
+  const MlaPrologParams p = c.params();
+  OpPlan plan;
+  const Status planned = mla_prolog_plan(p, &plan);
+  explain_plan(o, planned, plan);
   NpyArray f_q, f_qr, f_dqs, f_kv, f_kr;
   TensorView g_q = c.query_out.view, g_qr = c.query_rope_out.view, g_dqs = c.dequant_scale_q_nope_out.view,
              g_kv = c.kv_cache.view, g_kr = c.kr_cache.view;
@@ -136,11 +141,8 @@ int check_mla_prolog(const Options& o) {
       g_dqs = f_dqs.view;
     }
   } else {
-    const MlaPrologParams p = c.params();
-    uint64_t bytes = 0;
-    Status s = mla_prolog_workspace_size(p, &bytes);
-    std::vector<uint8_t> ws(static_cast<size_t>(bytes) + 1);
-    if (s == kSuccess) s = mla_prolog(p, ws.data(), bytes);
+    std::vector<uint8_t> ws(static_cast<size_t>(plan.workspace_size()) + 1);
+    const Status s = planned == kSuccess ? mla_prolog_run(plan, p, ws.data(), plan.workspace_size()) : planned;
     if (s != kSuccess) {
       std::printf("fast path (mlaops::mla_prolog) failed: %s\nresult: FAIL\n", last_error_message());
       return 1;

@@ -40,6 +40,7 @@
 
 #include "mlaops/dtype.h"
 #include "mlaops/export.h"
+#include "mlaops/plan.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -146,13 +147,26 @@ struct MlaPreprocessParams {
   const TensorView* kr_cache_out = nullptr;   // = *kv_cache_rope (same memory; null = "same"); cm1..cm3
 };
 
-// ---- the C++ API ----
+// ---- the C++ API (docs/ops/mla_preprocess.md) ----
 // Any consistent shape is accepted here (He, Hcq, N, D, Dr (even), Hckv, BlockSize any positive
 // size; the NZ caches need Hckv and Dr multiples of their c0); the aclnn entry point adds the
-// vendor's ranges (docs/ops/mla_preprocess.md). wdqkv / wuq must be FRACTAL_NZ (any of the three
-// NZ views above; plain ND is accepted by the reference only). Every rule is checked first; on
-// error nothing is written. mla_preprocess() then checks every slotMapping value before its
-// first write. The caches are updated in place through kv_cache / kv_cache_rope.
+// vendor's ranges. wdqkv / wuq must be FRACTAL_NZ (any of the three NZ views above; plain ND is
+// accepted by the reference only). The caches are updated in place through kv_cache /
+// kv_cache_rope.
+//
+// Phase 1: every rule of docs/ops/mla_preprocess.md on shapes, dtypes, formats, strides,
+// attributes and the data pointers (alignment, aliasing, the cache outputs); then the plan (the
+// kernels of this ISA level, chunking, threads, workspace layout; plan->explain() says what and
+// why). Nothing is read from tensor contents and nothing is written. On error *plan is left
+// invalid.
+MLAOPS_API Status mla_preprocess_plan(const MlaPreprocessParams& p, OpPlan* plan);
+// Phase 2: `tensors` must have the planned shapes, dtypes, formats, strides and attributes (data
+// pointers and contents may differ). Re-checks the pointer rules, then every slotMapping value
+// before the first write, then the workspace (>= plan.workspace_size()), and runs the plan. On
+// error nothing is written.
+MLAOPS_API Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& tensors, void* workspace,
+                                     uint64_t workspace_size);
+// One-shot forms: plan, then workspace size / plan + run.
 MLAOPS_API Status mla_preprocess_workspace_size(const MlaPreprocessParams& p, uint64_t* workspace_size);
 MLAOPS_API Status mla_preprocess(const MlaPreprocessParams& p, void* workspace, uint64_t workspace_size);
 

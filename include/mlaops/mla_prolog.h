@@ -19,6 +19,7 @@
 
 #include "mlaops/dtype.h"
 #include "mlaops/export.h"
+#include "mlaops/plan.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -123,11 +124,23 @@ struct MlaPrologDims {
   bool bsh = false;  // token_x is [B, S, He] (true) or [T, He] (false)
 };
 
-// ---- the C++ API ----
+// ---- the C++ API (docs/ops/mla_prolog.md) ----
 // Any consistent shape is accepted here (He, Hcq, N, D, Dr, Hckv, BlockSize any positive size,
 // Dr even; bf16 weights FRACTAL_NZ or ND [K, N]; int8 weights FRACTAL_NZ); the aclnn entry points
-// add the vendor's shape ranges. Every rule of docs/ops/mla_prolog.md is checked first; on error
-// nothing is written. mla_prolog() then checks every cacheIndex value before its first write.
+// add the vendor's shape ranges. V1 is the same call without dequant_scale_q_nope_out.
+//
+// Phase 1: every rule of docs/ops/mla_prolog.md on shapes, dtypes, formats, strides, attributes
+// and the data pointers (alignment, aliasing); then the plan (the kernels of this ISA level,
+// chunking, threads, workspace layout; plan->explain() says what and why). Nothing is read from
+// tensor contents and nothing is written. On error *plan is left invalid.
+MLAOPS_API Status mla_prolog_plan(const MlaPrologParams& p, OpPlan* plan);
+// Phase 2: `tensors` must have the planned shapes, dtypes, formats, strides and attributes
+// (data pointers and contents may differ: e.g. another layer's weights, the next step's
+// tokens). Re-checks the pointer rules, then every cacheIndex value before the first write,
+// then the workspace (>= plan.workspace_size()), and runs the plan. On error nothing is written.
+MLAOPS_API Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& tensors, void* workspace,
+                                 uint64_t workspace_size);
+// One-shot forms: plan, then workspace size / plan + run.
 MLAOPS_API Status mla_prolog_workspace_size(const MlaPrologParams& p, uint64_t* workspace_size);
 MLAOPS_API Status mla_prolog(const MlaPrologParams& p, void* workspace, uint64_t workspace_size);
 

@@ -126,8 +126,8 @@ inline void expect_match(const MlaPreprocessCase& fast, const MlaPreprocessCase&
 // Every ISA level the machine has, each with 1 and 2 threads.
 template <class F>
 void for_each_isa_and_threads(F&& f) {
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (!set_isa(isa)) continue;
+  for (Isa isa : runnable_isas()) {
+    set_isa(isa);
     for (int threads : {1, 2}) {
       set_num_threads(threads);
       f();

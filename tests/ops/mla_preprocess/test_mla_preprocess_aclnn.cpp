@@ -6,6 +6,7 @@
 // the wide sweep runs at small shapes in test_mla_preprocess_cross.cpp.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
@@ -72,8 +73,8 @@ TEST_P(MlaPreprocessAclnn, MatchesReferenceUnderEachIsa) {
   MlaPreprocessCase ref = testdata::make_mla_preprocess_case(cfg);
   ASSERT_EQ(mla_preprocess_ref(ref.params()), kSuccess) << last_error_message();
   MlaPreprocessCase fast = testdata::make_mla_preprocess_case(cfg);  // built once (large weights)
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (!set_isa(isa)) continue;
+  for (Isa isa : runnable_isas()) {
+    set_isa(isa);
     fast.reset_outputs();
     ASSERT_EQ(mla_preprocess_call(fast), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
     expect_match(fast, ref);
@@ -81,7 +82,17 @@ TEST_P(MlaPreprocessAclnn, MatchesReferenceUnderEachIsa) {
   reset_isa();
 }
 
-INSTANTIATE_TEST_SUITE_P(VendorShapes, MlaPreprocessAclnn, ::testing::Range(0, static_cast<int>(std::size(kCases))));
+std::string case_name(const ::testing::TestParamInfo<int>& i) {
+  const VendorCase& v = kCases[i.param];
+  const char* forms[] = {"nz4d", "nzatb", "nz2d", "nd"};
+  return std::to_string(i.param) + (v.dt == DType::kFloat16 ? "_fp16" : "_bf16") + "_T" + std::to_string(v.tokens) +
+         "_N" + std::to_string(v.heads) + "_" + mla_preprocess_cache_mode_name(v.cm) + "_qm" +
+         std::to_string(static_cast<int>(v.qm)) + (v.wuk_nz ? "_wukNZ_" : "_wukND_") +
+         forms[static_cast<int>(v.form)] + (v.float_weights ? "_dtypeWeights" : "_int8Weights");
+}
+
+INSTANTIATE_TEST_SUITE_P(VendorShapes, MlaPreprocessAclnn, ::testing::Range(0, static_cast<int>(std::size(kCases))),
+                         case_name);
 
 // The doc example passes wdqDim 128, qRopeDim 0, kRopeDim 0: reserved, ignored (the same result as
 // the documented 1536 / 64 / 64), on a stream.

@@ -1,7 +1,8 @@
 // Negative tests of aclnnMlaPreprocess: every validation rule (docs/ops/mla_preprocess.md, ids
-// MPP-01..MPP-17) with its status code and message, through the C API, and proof that no output
-// or cache byte changed (canary snapshots), including slotMapping values made invalid between
-// the two phases.
+// MPP-01..MPP-17) with its status code and message, through the C API, every row of the support
+// tables (ops/mla_preprocess_check.h) with every value it does not allow, and proof that no
+// output or cache byte changed (canary snapshots), including slotMapping values made invalid
+// between the two phases.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -9,9 +10,12 @@
 #include <memory>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
 #include "ops/mla_preprocess/mla_preprocess_harness.h"
+#include "ops/mla_prolog/table_values.h"
+#include "ops/mla_preprocess_check.h"
 
 namespace mlaops::testing {
 namespace {
@@ -64,6 +68,7 @@ struct Snapshot {
 // Runs both phases with the mutation; expects `code`, a message naming the operator, the
 // parameter and the rule, and every output and cache byte unchanged.
 void expect_rejected(Base b, aclnnStatus code, const char* param, const char* rule, const MlaPreprocessMutation& m) {
+  SCOPED_TRACE("base case " + std::to_string(b));
   const MlaPreprocessCase& c = base_case(b);
   const Snapshot before(c);
   const aclnnStatus s = mla_preprocess_call(c, m);
@@ -371,6 +376,238 @@ TEST(MlaPreprocessErrors, ShortWorkspace) {
   const Snapshot before(c);
   std::vector<uint8_t> ws(static_cast<size_t>(ws_size));
   EXPECT_NE(aclnnMlaPreprocess(ws.data(), ws_size - 1, ex, nullptr), ACLNN_SUCCESS);
+  EXPECT_TRUE(before.same(c));
+}
+
+
+// ---- the support tables, row by row ----
+
+namespace table = mla_preprocess_table;
+
+constexpr Base kAllBases[] = {kFp16Cm1Qm0, kBf16Cm2Qm0, kFp16Cm0Qm1, kBf16Weights, kBf16Cm3Qm1};
+
+// The first base case that passes `param`.
+Base base_with(const char* param) {
+  for (Base b : kAllBases)
+    if (args_of(base_case(b)).passed[MlaPreprocessArgs{}.index(param)]) return b;
+  ADD_FAILURE() << "no base case passes " << param;
+  return kFp16Cm1Qm0;
+}
+// The base case of a cache mode.
+Base base_of(CM cm) {
+  for (Base b : kAllBases)
+    if (base_case(b).cfg.cache_mode == cm) return b;
+  return kFp16Cm1Qm0;
+}
+
+MlaPreprocessMutation set_dims(const char* name, std::vector<int64_t> dims) {
+  std::string n = name;
+  return [n, dims](MlaPreprocessArgs& a) {
+    TensorView& t = a[n];
+    t = make_view(t.data, t.dtype, dims.data(), static_cast<int>(dims.size()), t.format);
+  };
+}
+
+TEST(MlaPreprocessTables, DtypeRows) {
+  for (std::span<const check::DtypeRow> rows : {std::span<const check::DtypeRow>(table::kDtypes),
+                                                std::span<const check::DtypeRow>(table::kSlotDtypeAclnn)})
+    for (const auto& row : rows) {
+      const Base b = base_with(row.param);
+      for (DType d : every_dtype()) {
+        if (row.allowed.has(d)) continue;
+        SCOPED_TRACE(std::string(row.param) + " " + dtype_name(d));
+        expect_rejected(b, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dtype(row.param, d));
+      }
+    }
+}
+
+// The C++ API also takes INT64 slot mappings.
+TEST(MlaPreprocessTables, CppSlotDtypeRow) {
+  MlaPreprocessCase c = testdata::make_mla_preprocess_case(MlaPreprocessCaseConfig{});
+  const Snapshot before(c);
+  for (const auto& row : table::kSlotDtypeCpp)
+    for (DType d : every_dtype()) {
+      if (row.allowed.has(d)) continue;
+      MlaPreprocessParams p = c.params();
+      p.slot_mapping.dtype = d;
+      uint64_t ws = 0;
+      EXPECT_EQ(mla_preprocess_workspace_size(p, &ws), kParamInvalid) << dtype_name(d);
+      EXPECT_NE(std::string(last_error_message()).find("mla_preprocess: slotMapping: MPP-02"), std::string::npos)
+          << last_error_message();
+    }
+  EXPECT_TRUE(before.same(c));
+}
+
+TEST(MlaPreprocessTables, FormatRows) {
+  auto every_row = [](std::span<const check::FormatRow> rows, const Base* fixed) {
+    for (const auto& row : rows) {
+      const Base b = fixed != nullptr ? *fixed : base_with(row.param);
+      for (Format f : every_format()) {
+        if (row.allowed.has(f)) continue;
+        SCOPED_TRACE(std::string(row.param) + " " + format_name(f));
+        const std::string n = row.param;
+        expect_rejected(b, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, [n, f](MlaPreprocessArgs& a) {
+          a[n].format = f;
+          if (n == "kvCache" || n == "kvCacheRope") a[n == "kvCache" ? "kvCacheOut" : "krCacheOut"].format = f;
+        });
+      }
+    }
+  };
+  every_row(table::kFormats, nullptr);
+  const Base nd = base_of(CM::kKropeCtkv), nz = base_of(CM::kInt8NzCache);
+  every_row(table::kCacheFormatsNd, &nd);
+  every_row(table::kCacheFormatsNz, &nz);
+}
+
+TEST(MlaPreprocessTables, RankRows) {
+  for (const auto& row : table::kRanks) {
+    const Base b = base_with(row.param);
+    for (int r = 1; r <= 5; ++r) {
+      if (row.allowed.has(r)) continue;
+      SCOPED_TRACE(std::string(row.param) + " rank " + std::to_string(r));
+      expect_rejected(b, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dims(row.param, std::vector<int64_t>(r, 1)));
+    }
+  }
+}
+
+// MPP-06 / MPP-07: values past the cache-mode table; the quant modes the vendor rejects.
+TEST(MlaPreprocessTables, ModeRows) {
+  const int64_t past = static_cast<int64_t>(std::size(table::kCacheModes));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "cacheMode", "MPP-06",
+                  [past](MlaPreprocessArgs& a) { a.cache_mode = past; });
+  for (const auto& row : table::kQuantModes) {
+    if (row.implemented) continue;
+    const std::string rule = std::string("MPP-07 ") + row.name + " is not implemented";
+    const int64_t v = row.value;
+    expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantMode", rule.c_str(),
+                    [v](MlaPreprocessArgs& a) { a.quant_mode = v; });
+  }
+}
+
+// MPP-12 through the C++ API (the attributes are fields of MlaPreprocessParams).
+TEST(MlaPreprocessTables, ReservedAttributeRows) {
+  MlaPreprocessCase c = testdata::make_mla_preprocess_case(MlaPreprocessCaseConfig{});
+  const Snapshot before(c);
+  auto expect_refused = [](const MlaPreprocessParams& p, const char* name, const char* rule) {
+    uint64_t ws = 0;
+    EXPECT_EQ(mla_preprocess_workspace_size(p, &ws), kParamInvalid) << name;
+    const std::string msg = last_error_message();
+    EXPECT_NE(msg.find(std::string("mla_preprocess: ") + name + ": " + rule), std::string::npos) << msg;
+  };
+  for (const auto& row : table::kIntAttrs) {
+    MlaPreprocessParams p = c.params();
+    p.*row.field = row.allowed.v[0] + 1;
+    expect_refused(p, row.name, row.rule);
+  }
+  for (const auto& row : table::kTransposeAttrs) {
+    MlaPreprocessParams p = c.params();
+    p.*row.field = false;
+    expect_refused(p, row.name, "MPP-12");
+  }
+  EXPECT_TRUE(before.same(c));
+}
+
+// MPP-10: every optional tensor dropped where its feature is on, added where it is off.
+TEST(MlaPreprocessTables, PresenceRows) {
+  for (const auto& row : table::kPresence)
+    for (Base b : kAllBases) {
+      const bool given = args_of(base_case(b)).passed[MlaPreprocessArgs{}.index(row.param)];
+      const Base from = base_with(row.param);
+      expect_rejected(b, ACLNN_ERR_PARAM_INVALID, row.param, "MPP-10",
+                      given ? drop(row.param) : add_from(row.param, from));
+    }
+}
+
+// MPP-02 cross-feature: the tensors in the input dtype, and kvCache / qOut (INT8 in cacheMode 2).
+TEST(MlaPreprocessTables, InputDtypeAndCacheModeDtypeRows) {
+  for (Base b : kAllBases) {
+    const DType dt = base_case(b).cfg.dtype, other = dt == DType::kFloat16 ? DType::kBFloat16 : DType::kFloat16;
+    const MlaPreprocessArgs a = args_of(base_case(b));
+    for (const char* name : table::kInputDtype)
+      if (a.passed[a.index(name)]) expect_rejected(b, ACLNN_ERR_PARAM_INVALID, name, "MPP-02", set_dtype(name, other));
+    for (const char* name : table::kCacheModeDtype)
+      for (DType d : {DType::kInt8, DType::kFloat16, DType::kBFloat16}) {
+        if (d == a.v[a.index(name)].dtype) continue;
+        expect_rejected(b, ACLNN_ERR_PARAM_INVALID, name, "MPP-02", [name, d](MlaPreprocessArgs& m) {
+          m[name].dtype = d;
+          if (std::string(name) == "kvCache") m["kvCacheOut"].dtype = d;
+        });
+      }
+  }
+}
+
+// MPP-08: each symbol set to a value its row does not allow (the largest allowed value + 2, or
+// one past the range); tokenNum on a huge input that is described only.
+TEST(MlaPreprocessTables, VendorRangeRows) {
+  using table::Sym;
+  // where each symbol of kVendorRanges is read from (the rows name the tensor): its dim
+  auto dim_of = [](Sym s) {
+    return s == Sym::kHe || s == Sym::kDr || s == Sym::kD ? 1 : 0;
+  };
+  for (const auto& row : table::kVendorRanges) {
+    int64_t bad = row.hi + 1;
+    if (row.set.n > 0) {
+      bad = 0;
+      for (int64_t v : row.set.values()) bad = std::max(bad, v + 2);
+    }
+    SCOPED_TRACE(std::string(row.rule) + " = " + std::to_string(bad));
+    if (row.sym == Sym::kT) {
+      expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, [bad](MlaPreprocessArgs& a) {
+        a["input"] = make_view(fake_pointer(), DType::kFloat16, {bad, 7168});
+      });
+      continue;
+    }
+    std::vector<int64_t> dims = dims_of(args_of(base_case(kFp16Cm1Qm0))[row.param]);
+    dims[static_cast<size_t>(dim_of(row.sym))] = bad;
+    expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dims(row.param, dims));
+  }
+}
+
+// MPP-09: every dim of every shape row changed by one, except the dims the symbols are read from
+// (input, gamma1, gamma2, cos dim 1, wuk's N and D, the caches' BlockNum and BlockSize).
+TEST(MlaPreprocessTables, ShapeRows) {
+  auto every_row = [](std::span<const check::ShapeRow<table::Sym>> rows, const Base* fixed) {
+    for (const auto& row : rows) {
+      const Base b = fixed != nullptr ? *fixed : base_with(row.param);
+      const bool nz = mla_preprocess_is_nz_cache(base_case(b).cfg.cache_mode);
+      const std::string n = row.param;
+      const std::vector<int64_t> dims = dims_of(args_of(base_case(b))[n]);
+      for (size_t i = 0; i < dims.size(); ++i) {
+        const bool defines = (n == "cos" && i == 1) || (n == "wuk" && i <= 1) ||
+                             (n == "kvCache" && (i == 0 || i == (nz ? 2u : 1u)));
+        if (defines) continue;
+        std::vector<int64_t> bad = dims;
+        bad[i] = dims[i] > 1 ? dims[i] - 1 : 2;
+        SCOPED_TRACE(n + " dim " + std::to_string(i));
+        expect_rejected(b, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dims(row.param, bad));
+      }
+    }
+  };
+  every_row(table::kShapes, nullptr);
+  every_row(table::kWukNd, nullptr);
+  for (CM cm : {CM::kKvCache, CM::kKropeCtkv, CM::kInt8NzCache, CM::kNzCache}) {
+    const Base b = base_of(cm);
+    every_row(table::kModeShapes[static_cast<int>(cm)], &b);
+  }
+}
+
+// MPP-09 for a FRACTAL_NZ wuk [N, Hckv/16, D, 16] (C++ API): dims 1 and 3 (N and D define symbols).
+TEST(MlaPreprocessTables, CppWukNzShapeRow) {
+  MlaPreprocessCaseConfig cfg;
+  cfg.wuk_nz = true;
+  MlaPreprocessCase c = testdata::make_mla_preprocess_case(cfg);
+  const Snapshot before(c);
+  for (const auto& row : table::kWukNz)
+    for (int i : {1, 3}) {
+      MlaPreprocessParams p = c.params();
+      int64_t dims[4] = {p.wuk.dims[0], p.wuk.dims[1], p.wuk.dims[2], p.wuk.dims[3]};
+      dims[i] -= 1;
+      p.wuk = make_view(p.wuk.data, p.wuk.dtype, dims, 4, Format::kFractalNZ);
+      uint64_t ws = 0;
+      EXPECT_EQ(mla_preprocess_workspace_size(p, &ws), kParamInvalid) << "dim " << i;
+      EXPECT_NE(std::string(last_error_message()).find(std::string("mla_preprocess: wuk: ") + row.rule), std::string::npos)
+          << last_error_message();
+    }
   EXPECT_TRUE(before.same(c));
 }
 

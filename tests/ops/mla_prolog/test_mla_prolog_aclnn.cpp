@@ -4,6 +4,7 @@
 // plus the C-API behaviours (streams, repeatable executors, V1, empty tensors).
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
@@ -76,8 +77,8 @@ TEST_P(MlaPrologAclnn, MatchesReferenceUnderEachIsa) {
   MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
   ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
   MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (!set_isa(isa)) continue;
+  for (Isa isa : runnable_isas()) {
+    set_isa(isa);
     fast.reset_outputs();
     set_num_threads(2);
     ASSERT_EQ(mla_prolog_call(fast), ACLNN_SUCCESS) << aclGetRecentErrMsg();
@@ -87,7 +88,15 @@ TEST_P(MlaPrologAclnn, MatchesReferenceUnderEachIsa) {
   set_num_threads(0);
 }
 
-INSTANTIATE_TEST_SUITE_P(VendorShapes, MlaPrologAclnn, ::testing::ValuesIn(vendor_cases()));
+INSTANTIATE_TEST_SUITE_P(VendorShapes, MlaPrologAclnn, ::testing::ValuesIn(vendor_cases()),
+                         [](const ::testing::TestParamInfo<VendorCase>& i) {
+                           const VendorCase& v = i.param;
+                           return std::string(mla_prolog_scenario_name(v.sc)) + "_N" + std::to_string(v.N) + "_He" +
+                                  std::to_string(v.He) + (v.bsh ? "_BSH_S" + std::to_string(v.S)
+                                                                : "_TND_T" + std::to_string(v.B)) +
+                                  "_" + mla_prolog_cache_mode_name(v.mode) +
+                                  (v.form == WeightForm::kNz4d ? "_nz4d" : "_nz2d");
+                         });
 
 // The fixture case for the C-API behaviours: N = 2, He = 7168, T = 3.
 MlaPrologCaseConfig small_vendor(MlaPrologScenario sc) {

@@ -1,13 +1,17 @@
 // Negative tests of MlaProlog: every validation rule (docs/ops/mla_prolog.md, ids MP-01..MP-17)
-// with its status code and message, and proof that no output or cache byte changed.
+// with its status code and message, every row of the support tables (ops/mla_prolog_check.h)
+// with every value it does not allow, and proof that no output or cache byte changed.
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
 #include "ops/mla_prolog/mla_prolog_harness.h"
+#include "ops/mla_prolog/table_values.h"
+#include "ops/mla_prolog_check.h"
 
 namespace mlaops::testing {
 namespace {
@@ -15,13 +19,15 @@ namespace {
 using testdata::MlaPrologCase;
 using testdata::WeightForm;
 
-// One vendor-shaped case per scenario, built once (He 7168, N 2, T 2, PA_BSND, NZ 4-D weights).
-const MlaPrologCase& vendor_case(MlaPrologScenario sc) {
-  static MlaPrologCase* cases[5] = {};
-  const int i = static_cast<int>(sc);
+// One vendor-shaped case per scenario, built once (He 7168, N 2, T 2, PA_BSND, NZ 4-D weights;
+// PARTIAL_QUANT_KV_QUANT passes smoothScalesCq); `bsh`: the NO_QUANT case with tokenX [2, 1, He].
+const MlaPrologCase& vendor_case(MlaPrologScenario sc, bool bsh = false) {
+  static MlaPrologCase* cases[6] = {};
+  const int i = bsh ? 5 : static_cast<int>(sc);
   if (cases[i] == nullptr) {
     MlaPrologCaseConfig c;
-    c.scenario = sc;
+    c.scenario = bsh ? MlaPrologScenario::kNoQuant : sc;
+    c.smooth = sc == MlaPrologScenario::kPartialQuantKvQuant;
     c.N = 2;
     c.He = 7168;
     c.Hcq = 1536;
@@ -30,7 +36,7 @@ const MlaPrologCase& vendor_case(MlaPrologScenario sc) {
     c.Dr = 64;
     c.B = 2;
     c.S = 1;
-    c.bsh = false;
+    c.bsh = bsh;
     c.block_num = 2;
     c.block_size = 16;
     cases[i] = new MlaPrologCase(testdata::make_mla_prolog_case(c));
@@ -51,9 +57,8 @@ struct Snapshot {
 
 // Runs both phases with the mutation; expects `code`, a message naming the parameter and the
 // rule, and every output and cache byte unchanged.
-void expect_rejected(MlaPrologScenario sc, aclnnStatus code, const char* param, const char* rule,
+void expect_rejected(const MlaPrologCase& c, aclnnStatus code, const char* param, const char* rule,
                      const MlaPrologCall& call) {
-  const MlaPrologCase& c = vendor_case(sc);
   const Snapshot before(c);
   const aclnnStatus s = mla_prolog_call(c, call);
   const std::string msg = aclGetRecentErrMsg();
@@ -62,6 +67,10 @@ void expect_rejected(MlaPrologScenario sc, aclnnStatus code, const char* param, 
   EXPECT_NE(msg.find(rule), std::string::npos) << "message does not name " << rule << ": " << msg;
   EXPECT_NE(msg.find("aclnnMlaProlog"), std::string::npos) << msg;  // the operator's entry point
   EXPECT_TRUE(before.same(c)) << "a rejected call changed an output or cache byte (" << rule << ")";
+}
+void expect_rejected(MlaPrologScenario sc, aclnnStatus code, const char* param, const char* rule,
+                     const MlaPrologCall& call) {
+  expect_rejected(vendor_case(sc), code, param, rule, call);
 }
 
 MlaPrologCall mutate(std::function<void(MlaPrologArgs&)> f) {
@@ -281,11 +290,10 @@ TEST(MlaPrologErrors, MP14_SizeOverflowInTheCppApi) {
   // through the C++ API a view can describe sizes no aclTensor could: overflow is an error
   MlaPrologCase c = testdata::make_mla_prolog_case(MlaPrologCaseConfig{});
   MlaPrologParams p = c.params();
-  p.weight_uk.dims[0] = int64_t{1} << 62;  // N * (D + Dr) overflows
-  MlaPrologCheckOptions o;
-  MlaPrologPlan plan;
-  EXPECT_EQ(mla_prolog_check(p, o, &plan), kParamInvalid);
-  EXPECT_NE(std::string(last_error_message()).find("MP-14"), std::string::npos) << last_error_message();
+  p.weight_uk.dims[0] = int64_t{1} << 62;  // N * D * Hckv elements overflow
+  uint64_t ws = 0;
+  EXPECT_EQ(mla_prolog_workspace_size(p, &ws), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("weightUk: MP-14"), std::string::npos) << last_error_message();
 }
 
 TEST(MlaPrologErrors, MP15_Epsilon) {
@@ -343,6 +351,225 @@ TEST(MlaPrologErrors, ShortOrMissingWorkspace) {
   EXPECT_EQ(aclnnMlaPrologV2WeightNz(ws.data(), ws_size - 1, ex, nullptr), ACLNN_ERR_PARAM_INVALID);
   EXPECT_TRUE(before.same(c));
   EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+}
+
+
+// ---- the support tables, row by row ----
+
+namespace table = mla_prolog_table;
+
+constexpr MlaPrologScenario kAllScenarios[] = {NQ, PQ, PKV, FQ, FKV};
+
+// The first scenario whose vendor case passes `param`.
+MlaPrologScenario scenario_with(const char* param) {
+  for (auto sc : kAllScenarios)
+    if (args_of(vendor_case(sc)).passed[MlaPrologArgs{}.index(param)]) return sc;
+  ADD_FAILURE() << "no case passes " << param;
+  return NQ;
+}
+
+
+MlaPrologCall set_dtype(const char* name, DType d) {
+  std::string n = name;
+  return mutate([n, d](MlaPrologArgs& a) { a[n].dtype = d; });
+}
+MlaPrologCall set_format(const char* name, Format f) {
+  std::string n = name;
+  return mutate([n, f](MlaPrologArgs& a) { a[n].format = f; });
+}
+MlaPrologCall set_dims(const char* name, std::vector<int64_t> dims) {
+  std::string n = name;
+  return mutate([n, dims](MlaPrologArgs& a) {
+    TensorView& t = a[n];
+    t = make_view(t.data, t.dtype, dims.data(), static_cast<int>(dims.size()), t.format);
+  });
+}
+
+TEST(MlaPrologTables, DtypeRows) {
+  for (const auto& row : table::kDtypes) {
+    const MlaPrologScenario sc = scenario_with(row.param);
+    for (DType d : every_dtype()) {
+      if (row.allowed.has(d)) continue;
+      SCOPED_TRACE(std::string(row.param) + " " + dtype_name(d));
+      expect_rejected(sc, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dtype(row.param, d));
+    }
+  }
+}
+
+TEST(MlaPrologTables, FormatRows) {
+  auto every_row = [](std::span<const check::FormatRow> rows, const char* cache_mode) {
+    for (const auto& row : rows) {
+      const MlaPrologScenario sc = scenario_with(row.param);
+      for (Format f : every_format()) {
+        if (row.allowed.has(f)) continue;
+        SCOPED_TRACE(std::string(row.param) + " " + format_name(f) + " " + cache_mode);
+        MlaPrologCall call = set_format(row.param, f);
+        call.cache_mode = cache_mode;
+        expect_rejected(sc, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, call);
+      }
+    }
+  };
+  every_row(table::kFormats, "PA_BSND");
+  every_row(table::kWeightFormatsAclnn, "PA_BSND");  // the aclnn entry points: FRACTAL_NZ weights only
+  every_row(table::kCacheFormatsPaBsnd, "PA_BSND");
+  every_row(table::kCacheFormatsPaNz, "PA_NZ");
+}
+
+// The C++ API's weight formats (bf16 ND weights too), through mla_prolog_workspace_size.
+TEST(MlaPrologTables, CppWeightFormatRows) {
+  MlaPrologCaseConfig cfg;
+  cfg.weight_form = WeightForm::kNd;
+  MlaPrologCase c = testdata::make_mla_prolog_case(cfg);
+  for (const auto& row : table::kWeightFormatsCpp) {
+    for (Format f : every_format()) {
+      if (row.allowed.has(f)) continue;
+      MlaPrologParams p = c.params();
+      for (const check::Named& n : mla_prolog_tensors(p))
+        if (std::string(n.name) == row.param) const_cast<TensorView*>(n.t)->format = f;
+      uint64_t ws = 0;
+      EXPECT_EQ(mla_prolog_workspace_size(p, &ws), kParamInvalid) << row.param << " " << format_name(f);
+      const std::string msg = last_error_message();
+      EXPECT_NE(msg.find(std::string("mla_prolog: ") + row.param + ": " + row.rule), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST(MlaPrologTables, RankRows) {
+  for (const auto& row : table::kRanks) {
+    const MlaPrologScenario sc = scenario_with(row.param);
+    for (int r = 1; r <= 5; ++r) {
+      if (row.allowed.has(r)) continue;
+      SCOPED_TRACE(std::string(row.param) + " rank " + std::to_string(r));
+      expect_rejected(sc, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dims(row.param, std::vector<int64_t>(r, 1)));
+    }
+  }
+}
+
+// MP-01 / MP-08 / MP-10: per scenario row, every dtype column set to the other allowed dtype and
+// every optional input dropped (when the row reads it) or added (when it does not). A column
+// that chooses the scenario moves the call to another row, which then rejects it.
+TEST(MlaPrologTables, ScenarioRows) {
+  for (const auto& row : table::kScenarios) {
+    for (size_t i = 0; i < row.dtypes.size(); ++i) {
+      const char* param = table::kScenarioDtypeParams[i];
+      const DType other = row.dtypes[i] == DType::kInt8 ? DType::kBFloat16 : DType::kInt8;
+      SCOPED_TRACE(std::string(mla_prolog_scenario_name(row.scenario)) + " " + param + " " + dtype_name(other));
+      bool chooser = false;
+      for (const char* c : table::kScenarioChoosers) chooser |= std::string(c) == param;
+      if (!chooser) {
+        expect_rejected(row.scenario, ACLNN_ERR_PARAM_INVALID, param, "MP-08", set_dtype(param, other));
+        continue;
+      }
+      const MlaPrologCase& c = vendor_case(row.scenario);
+      const Snapshot before(c);
+      EXPECT_EQ(mla_prolog_call(c, set_dtype(param, other)), ACLNN_ERR_PARAM_INVALID);
+      const std::string msg = aclGetRecentErrMsg();
+      EXPECT_TRUE(msg.find("MP-08") != std::string::npos || msg.find("MP-10") != std::string::npos) << msg;
+      EXPECT_TRUE(before.same(c));
+    }
+    for (size_t i = 0; i < row.optionals.size(); ++i) {
+      const std::string param = table::kScenarioOptionalParams[i];
+      SCOPED_TRACE(std::string(mla_prolog_scenario_name(row.scenario)) + " " + param);
+      const MlaPrologScenario from = scenario_with(param.c_str());
+      expect_rejected(row.scenario, ACLNN_ERR_PARAM_INVALID, param.c_str(), "MP-10", mutate([&](MlaPrologArgs& a) {
+                        const int k = a.index(param);
+                        a.v[k] = args_of(vendor_case(from)).v[k];
+                        a.passed[k] = !row.optionals[i];
+                      }));
+    }
+  }
+}
+
+// Where a symbol of a value row is read from (ops/mla_prolog_check.h kDimSources).
+const table::DimSource* source_of(table::Sym s) {
+  for (const auto& d : table::kDimSources)
+    if (d.sym == s) return &d;
+  return nullptr;
+}
+
+// MP-07 / MP-09 values: each symbol set to a value its row does not allow (the largest allowed
+// value + 2, or one past the range; even, so that Dr stays even). B, S, T are tokenX's leading
+// dims: a huge tokenX is described only (phase 1 reads no data).
+TEST(MlaPrologTables, ValueRows) {
+  auto every_row = [](std::span<const check::ValueRow<table::Sym>> rows, bool bsh) {
+    for (const auto& row : rows) {
+      int64_t bad = row.hi + 1;
+      if (row.set.n > 0) {
+        bad = 0;
+        for (int64_t v : row.set.values()) bad = std::max(bad, v + 2);
+      }
+      SCOPED_TRACE(std::string(row.rule) + " = " + std::to_string(bad));
+      const MlaPrologCase& c = vendor_case(NQ, bsh);
+      if (const table::DimSource* src = source_of(row.sym)) {
+        std::vector<int64_t> dims = dims_of(args_of(c)[src->param]);
+        dims[src->dim < 0 ? dims.size() - 1 : static_cast<size_t>(src->dim)] = bad;
+        expect_rejected(c, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dims(src->param, dims));
+        continue;
+      }
+      std::vector<int64_t> tok = bsh ? std::vector<int64_t>{2, 1, 7168} : std::vector<int64_t>{2, 7168};
+      tok[row.sym == table::Sym::kS ? 1 : 0] = bad;
+      expect_rejected(c, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, mutate([tok](MlaPrologArgs& a) {
+                        a["tokenX"] = make_view(reinterpret_cast<void*>(uintptr_t{1} << 44), DType::kBFloat16,
+                                                tok.data(), static_cast<int>(tok.size()));
+                      }));
+    }
+  };
+  every_row(table::kValues, false);
+  every_row(table::kVendorRanges, false);
+  every_row(table::kVendorRangesBsh, true);
+}
+
+// MP-09: every dim of every shape row changed by one (dims that define a symbol excepted: those
+// are the value rows'); MP-13: the NZ storage dims of the weights.
+TEST(MlaPrologTables, ShapeRows) {
+  auto every_row = [](std::span<const check::ShapeRow<table::Sym>> rows, const MlaPrologCase* fixed) {
+    for (const auto& row : rows) {
+      const MlaPrologCase& c = fixed != nullptr ? *fixed : vendor_case(scenario_with(row.param));
+      const std::vector<int64_t> dims = dims_of(args_of(c)[row.param]);
+      for (size_t i = 0; i < dims.size(); ++i) {
+        bool defines = false;
+        for (const auto& s : table::kDimSources)
+          defines |= std::string(s.param) == row.param && (s.dim < 0 ? dims.size() - 1 : static_cast<size_t>(s.dim)) == i;
+        if (defines) continue;
+        std::vector<int64_t> bad = dims;
+        bad[i] = dims[i] > 1 ? dims[i] - 1 : 2;
+        SCOPED_TRACE(std::string(row.param) + " dim " + std::to_string(i));
+        expect_rejected(c, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dims(row.param, bad));
+      }
+    }
+  };
+  every_row(table::kShapesTnd, &vendor_case(NQ));
+  every_row(table::kShapesBsh, &vendor_case(NQ, true));
+  every_row(table::kShapes, nullptr);
+  for (const auto& row : table::kWeightShapes)
+    for (size_t i : {size_t{0}, size_t{1}}) {  // [C1, R1, 16, c0]: C1 and R1 follow the logical shape
+      std::vector<int64_t> bad = dims_of(args_of(vendor_case(NQ))[row.param]);
+      bad[i] -= 1;
+      SCOPED_TRACE(std::string(row.param) + " storage dim " + std::to_string(i));
+      expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, row.param, "MP-13", set_dims(row.param, bad));
+    }
+}
+
+// MP-09 for ND weights (C++ API): the logical [K, N] of each weight row.
+TEST(MlaPrologTables, CppWeightShapeRows) {
+  MlaPrologCaseConfig cfg;
+  cfg.weight_form = WeightForm::kNd;
+  MlaPrologCase c = testdata::make_mla_prolog_case(cfg);
+  for (const auto& row : table::kWeightShapes)
+    for (int i = 0; i < 2; ++i) {
+      MlaPrologParams p = c.params();
+      for (const check::Named& n : mla_prolog_tensors(p))
+        if (std::string(n.name) == row.param) {
+          TensorView& w = *const_cast<TensorView*>(n.t);
+          int64_t dims[2] = {w.dims[0], w.dims[1]};
+          dims[i] -= 1;
+          w = make_view(w.data, w.dtype, dims, 2);
+        }
+      uint64_t ws = 0;
+      EXPECT_EQ(mla_prolog_workspace_size(p, &ws), kParamInvalid) << row.param << " dim " << i;
+      const std::string msg = last_error_message();
+      EXPECT_NE(msg.find(std::string("mla_prolog: ") + row.param + ": " + row.rule), std::string::npos) << msg;
+    }
 }
 
 }  // namespace

@@ -1,0 +1,160 @@
+// MlaPreprocess phase 1 after the rules: the plan (weights and caches as the kernels see them, the
+// kernel of each kind of work, chunking, threads, workspace layout) and its explanation.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "core/checked_math.h"
+#include "core/error.h"
+#include "core/workspace.h"
+#include "ops/mla_preprocess.h"
+
+namespace mlaops {
+namespace {
+
+// A checked cache [BlockNum, a, b, c] of rows `width` wide (ND) or NZ with c0 = c.
+MlaPreprocessCacheGeom cache_geom(const TensorView& t, bool nz, int64_t width) {
+  MlaPreprocessCacheGeom g;
+  g.width = width;
+  g.nz = nz;
+  g.c0 = nz ? t.dims[3] : 0;
+  g.block_stride = t.dims[0] > 1 ? t.strides[0] : t.dims[1] * t.dims[2] * t.dims[3];
+  g.elem_size = dtype_size(t.dtype);
+  return g;
+}
+
+}  // namespace
+
+CallSignature mla_preprocess_signature(const MlaPreprocessParams& p) {
+  CallSignature s;
+  for (const check::Named& n : mla_preprocess_tensors(p)) s.add(n.name, n.t);
+  s.add("epsilon", p.epsilon);
+  s.add("qRotaryCoeff", p.q_rotary_coeff);
+  s.add("kRotaryCoeff", p.k_rotary_coeff);
+  s.add("transposeWdq", static_cast<int64_t>(p.transpose_wdq));
+  s.add("transposeWuq", static_cast<int64_t>(p.transpose_wuq));
+  s.add("transposeWuk", static_cast<int64_t>(p.transpose_wuk));
+  s.add("cacheMode", static_cast<int64_t>(p.cache_mode));
+  s.add("quantMode", static_cast<int64_t>(p.quant_mode));
+  s.add("doRmsNorm", static_cast<int64_t>(p.do_rms_norm));
+  s.add("wdkvSplitCount", p.wdkv_split_count);
+  return s;
+}
+
+Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreprocessCheckOptions& o, OpPlan* out) {
+  *out = OpPlan();
+  auto plan = std::make_unique<MlaPreprocessPlan>();
+  MlaPreprocessPlan& pl = *plan;
+  const char* op = o.op;
+  MLAOPS_TRY(mla_preprocess_check(p, o, &pl.dims));
+  const MlaPreprocessShape& d = pl.dims;
+  const MlaPreprocessCacheMode cm = p.cache_mode;
+  pl.op = kMlaPreprocessOp;
+  pl.options = o;
+  pl.signature = mla_preprocess_signature(p);
+  pl.quant = p.wdqkv.dtype == DType::kInt8;
+  pl.per_token = p.quant_mode == MlaPreprocessQuantMode::kPerTokenSymm;
+  pl.fp16 = p.input.dtype == DType::kFloat16;
+  pl.wuk_nz = p.wuk.format == Format::kFractalNZ;
+  pl.cache_mode = cm;
+  pl.wdqkv_r1 = ceil_div(d.m1_cols, 16);
+  pl.wuq_r1 = ceil_div(d.m2_cols, 16);
+  if (pl.wuk_nz) {  // head h: [D, Hckv] NZ with c0 16: (i, k) at (k/16)*D*16 + i*16 + k%16
+    pl.wuk_ldb = 16;
+    pl.wuk_panel_stride = d.D * 16;
+  } else {  // head h: row-major [D, Hckv]
+    pl.wuk_ldb = d.Hckv;
+    pl.wuk_panel_stride = 16;
+  }
+  pl.wuk_head_stride = d.D * d.Hckv;
+  pl.q_nope_scale_n = p.q_nope_scale != nullptr ? p.q_nope_scale->numel() : 0;
+  const bool nz = mla_preprocess_is_nz_cache(cm);
+  pl.kv = cache_geom(p.kv_cache, nz, cm == MlaPreprocessCacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv);
+  if (mla_preprocess_has_rope_outputs(cm)) pl.kr = cache_geom(*p.kv_cache_rope, nz, d.Dr);
+
+  // ---- kernels: one ISA level for the whole call, recorded ----
+  // The accessors below become the registry's family tables (core/kernel_registry.h,
+  // gemm_family() and the row / convert families) once those families move onto KernelTable rows.
+  pl.isa = active_isa();
+  using kernels::GemmKernels;
+  const char* kind = pl.quant ? "s8_t" : pl.fp16 ? "f16_t" : "bf16_t";
+  kernels::GemmTFn GemmKernels::*t_member = pl.quant ? &GemmKernels::s8_t
+                                                  : pl.fp16 ? &GemmKernels::f16_t
+                                                            : &GemmKernels::bf16_t;
+  pl.picks[0] = check::pick_kernel("input @ wdqkv^T", "gemm", kind, &kernels::gemm_kernels, t_member, pl.isa,
+                                   &pl.wdqkv_gemm);
+  pl.picks[1] = check::pick_kernel("a1 @ wuq^T per head", "gemm", kind, &kernels::gemm_kernels, t_member, pl.isa,
+                                   &pl.wuq_gemm);
+  pl.picks[2] = check::pick_kernel("qn @ wuk per head", "gemm", pl.fp16 ? "f16" : "bf16", &kernels::gemm_kernels,
+                                   pl.fp16 ? &GemmKernels::f16 : &GemmKernels::bf16, pl.isa, &pl.wuk_gemm);
+  pl.rows = &kernels::mla_preprocess_row_kernels(pl.isa);
+  pl.picks[3] = {"RmsNorm, quant, dequant, dtype rows", "mla_preprocess_rows", "", pl.isa, pl.isa};
+  pl.cv = &kernels::convert_kernels(pl.isa);
+  pl.picks[4] = {"absmax of per-token quant rows", "convert", "absmax", pl.isa, pl.isa};
+
+  // ---- chunking, threads, workspace ----
+  pl.threads = num_threads();
+  pl.chunk = std::min<int64_t>(std::max<int64_t>(d.T, 1), 256);
+  pl.head_cols = round_up(d.D + d.Dr, 16) + 16;
+  const int64_t c = pl.chunk;
+  int64_t a0 = 0, acc1 = 0, m1 = 0, a1 = 0, kv = 0, kr = 0, t1 = 0, t2 = 0, t3 = 0, per_thread = 0, threads_total = 0;
+  MLAOPS_CHECK(product_ok({c, pl.quant ? d.He : 0}, &a0) && product_ok({c, d.m1_cols, 4}, &acc1) &&
+                   product_ok({c, d.m1_cols, 4}, &m1) && product_ok({c, d.Hcq, 2}, &a1) &&
+                   product_ok({c, pl.kv.width, pl.kv.elem_size}, &kv) && product_ok({c, d.Dr, 2}, &kr) &&
+                   product_ok({c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
+                   product_ok({c, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) && add_ok(per_thread, t3, &per_thread) &&
+                   add_ok(per_thread, 4 * kWorkspaceAlign, &per_thread),
+               kParamInvalid, "%s: MPP-15 workspace size overflows int64", op);
+  per_thread = round_up(per_thread, kWorkspaceAlign);
+  MLAOPS_CHECK(mul_ok(per_thread, pl.threads, &threads_total), kParamInvalid, "%s: MPP-15 workspace overflow", op);
+  WorkspaceLayout l;
+  MLAOPS_TRY(l.add(a0, &pl.off_a0, op));
+  MLAOPS_TRY(l.add(c * 16, &pl.off_scale, op));
+  MLAOPS_TRY(l.add(acc1, &pl.off_acc1, op));
+  MLAOPS_TRY(l.add(m1, &pl.off_m1, op));
+  MLAOPS_TRY(l.add(a1, &pl.off_a1, op));
+  MLAOPS_TRY(l.add(kv, &pl.off_kv, op));
+  MLAOPS_TRY(l.add(mla_preprocess_has_rope_outputs(cm) ? kr : 0, &pl.off_kr, op));
+  MLAOPS_TRY(l.add(threads_total, &pl.off_thread, op));
+  pl.thread_bytes = per_thread;
+  pl.workspace_bytes = d.T == 0 ? 0 : static_cast<uint64_t>(l.total());
+  verbose_plan(pl);
+  *out = OpPlan(std::move(plan));
+  return kSuccess;
+}
+
+std::string MlaPreprocessPlan::explain() const {
+  const MlaPreprocessShape& d = dims;
+  char b[512];
+  std::string s;
+  std::snprintf(b, sizeof b,
+                "%s: %s input, %s, cacheMode %s, T=%lld He=%lld Hcq=%lld N=%lld D=%lld Dr=%lld Hckv=%lld, wuk %s, "
+                "caches %lld x %lld\n",
+                options.op, fp16 ? "FLOAT16" : "BF16",
+                quant ? mla_preprocess_quant_mode_name(per_token ? MlaPreprocessQuantMode::kPerTokenSymm
+                                                                 : MlaPreprocessQuantMode::kPerTensorAsymm)
+                      : "weights in the input dtype (doRmsNorm false)",
+                mla_preprocess_cache_mode_name(cache_mode), (long long)d.T, (long long)d.He, (long long)d.Hcq,
+                (long long)d.N, (long long)d.D, (long long)d.Dr, (long long)d.Hckv, wuk_nz ? "FRACTAL_NZ" : "ND",
+                (long long)d.block_num, (long long)d.block_size);
+  s += b;
+  s += "kernels (isa " + std::string(isa_name(isa)) + "):\n" + check::explain_kernels(picks);
+  if (d.T == 0) return s + "work: none (T = 0: nothing computed, the caches untouched); workspace 0 bytes\n";
+  std::snprintf(b, sizeof b,
+                "work: %lld chunk(s) of up to %lld tokens; per chunk: %sthe wdqkv GEMM over %lld 16-channel groups and "
+                "the token rows (parallel_for), the %lld heads on %d thread(s) (parallel_items), then the cache "
+                "scatter in token order\n",
+                (long long)ceil_div(d.T, chunk), (long long)chunk, quant ? "RmsNormQuant of the input rows, " : "",
+                (long long)ceil_div(d.m1_cols, 16), (long long)d.N, threads);
+  s += b;
+  std::snprintf(b, sizeof b,
+                "workspace %llu bytes: a0 @%lld, scales @%lld, wdqkv product @%lld, m1 @%lld, a1 @%lld, kv rows @%lld, "
+                "kr rows @%lld, %d x %lld per-thread head buffers @%lld\n",
+                (unsigned long long)workspace_bytes, (long long)off_a0, (long long)off_scale, (long long)off_acc1,
+                (long long)off_m1, (long long)off_a1, (long long)off_kv, (long long)off_kr, threads,
+                (long long)thread_bytes, (long long)off_thread);
+  return s + b;
+}
+
+}  // namespace mlaops

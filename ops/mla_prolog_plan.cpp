@@ -1,0 +1,146 @@
+// MlaProlog V1 / V2WeightNz phase 1 after the rules: the plan (weights as panels, the kernel of
+// each kind of work, chunking, threads, workspace layout) and its explanation.
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "core/checked_math.h"
+#include "core/error.h"
+#include "core/fractal_nz.h"
+#include "core/workspace.h"
+#include "ops/mla_prolog.h"
+
+namespace mlaops {
+namespace {
+
+// A checked LoRA weight as panels: FRACTAL_NZ panels of c0 columns, or ND rows read as panels
+// of 16 columns.
+PanelMatrix panels(const TensorView& w, int64_t rows, int64_t cols) {
+  PanelMatrix m;
+  m.rows = rows;
+  m.cols = cols;
+  if (w.format == Format::kFractalNZ) {
+    NzMatrix nz;
+    resolve_nz(w, "", "", &nz);  // checked in phase 1
+    m.panel_width = nz.c0;
+    m.ldb = nz.c0;
+    m.panel_stride = nz.r1 * 16 * nz.c0;
+  } else {
+    m.panel_width = 16;
+    m.ldb = cols;
+    m.panel_stride = 16;
+  }
+  return m;
+}
+
+}  // namespace
+
+CallSignature mla_prolog_signature(const MlaPrologParams& p) {
+  CallSignature s;
+  for (const check::Named& n : mla_prolog_tensors(p)) s.add(n.name, n.t);
+  s.add("rmsnormEpsilonCq", p.rmsnorm_epsilon_cq);
+  s.add("rmsnormEpsilonCkv", p.rmsnorm_epsilon_ckv);
+  s.add("cacheModeOptional", static_cast<int64_t>(p.cache_mode));
+  return s;
+}
+
+Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOptions& o, OpPlan* out) {
+  *out = OpPlan();
+  auto plan = std::make_unique<MlaPrologPlan>();
+  MlaPrologPlan& pl = *plan;
+  const char* op = o.op;
+  MLAOPS_TRY(mla_prolog_check(p, o, &pl.dims, &pl.scenario));
+  const MlaPrologDims& d = pl.dims;
+  pl.op = kMlaPrologOp;
+  pl.options = o;
+  pl.cache_mode = p.cache_mode;
+  pl.signature = mla_prolog_signature(p);
+  pl.wdq = panels(p.weight_dq, d.He, d.Hcq);
+  pl.wuqqr = panels(p.weight_uq_qr, d.Hcq, d.N * (d.D + d.Dr));
+  pl.wdkvkr = panels(p.weight_dkv_kr, d.He, d.Hckv + d.Dr);
+
+  // ---- kernels: one ISA level for the whole call, recorded ----
+  // The accessors below become the registry's family tables (core/kernel_registry.h,
+  // gemm_family() / convert_family()) once the GEMM and convert families move onto KernelTable rows.
+  pl.isa = active_isa();
+  const bool full = mla_prolog_is_full_quant(pl.scenario);
+  const bool quant_a = pl.scenario != MlaPrologScenario::kNoQuant;
+  using kernels::GemmKernels;
+  pl.picks[0] = check::pick_kernel("x projection [W_DQ | W_DKV_KR]", "gemm", full ? "s8" : "bf16",
+                                   &kernels::gemm_kernels, full ? &GemmKernels::s8 : &GemmKernels::bf16, pl.isa,
+                                   &pl.x_gemm);
+  pl.picks[1] = check::pick_kernel("c_Q' @ W_UQ_QR per head", "gemm", quant_a ? "s8" : "bf16", &kernels::gemm_kernels,
+                                   quant_a ? &GemmKernels::s8 : &GemmKernels::bf16, pl.isa, &pl.uq_gemm);
+  pl.picks[2] = check::pick_kernel("q_nope @ W_UK per head", "gemm", "bf16", &kernels::gemm_kernels, &GemmKernels::bf16,
+                                   pl.isa, &pl.uk_gemm);
+  pl.cv = &kernels::convert_kernels(pl.isa);
+  pl.picks[3] = {"token and head rows (bf16 rounding and conversion, absmax, int8 division)", "convert", "",
+                 pl.isa, pl.isa};
+
+  // ---- chunking, threads, workspace ----
+  pl.threads = num_threads();
+  pl.chunk = std::min<int64_t>(std::max<int64_t>(d.T, 1), 256);
+  const int64_t Wq = pl.wuqqr.panel_width;
+  // one head's columns [n*(D+Dr), (n+1)*(D+Dr)) widened to panel boundaries
+  pl.head_cols = round_up(d.D + d.Dr, Wq) + Wq;
+  const int64_t c = pl.chunk;
+  const int64_t proj_cols = d.Hcq + d.Hckv + d.Dr;  // fits: checked with the weights' shapes
+  int64_t acc1, a2, kv, kr, per_thread, threads_total;
+  MLAOPS_CHECK(product_ok({c, proj_cols, 4}, &acc1) && product_ok({c, d.Hcq, 2}, &a2) &&
+                   product_ok({c, d.Hckv, 2}, &kv) && product_ok({c, d.Dr, 2}, &kr),
+               kParamInvalid, "%s: MP-14 workspace size overflows int64", op);
+  int64_t t1, t2, t3;
+  MLAOPS_CHECK(product_ok({c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
+                   product_ok({c, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) && add_ok(per_thread, t3, &per_thread),
+               kParamInvalid, "%s: MP-14 workspace size overflows int64", op);
+  per_thread = round_up(per_thread + 3 * kWorkspaceAlign, kWorkspaceAlign);
+  MLAOPS_CHECK(mul_ok(per_thread, pl.threads, &threads_total), kParamInvalid, "%s: MP-14 workspace overflow", op);
+  WorkspaceLayout l;
+  MLAOPS_TRY(l.add(acc1, &pl.off_acc1, op));
+  MLAOPS_TRY(l.add(a2, &pl.off_a2, op));
+  MLAOPS_TRY(l.add(c * 4, &pl.off_scale, op));
+  MLAOPS_TRY(l.add(kv, &pl.off_kv, op));
+  MLAOPS_TRY(l.add(kr, &pl.off_kr, op));
+  MLAOPS_TRY(l.add(threads_total, &pl.off_thread, op));
+  pl.thread_bytes = per_thread;
+  pl.workspace_bytes = d.T == 0 ? 0 : static_cast<uint64_t>(l.total());
+  verbose_plan(pl);
+  *out = OpPlan(std::move(plan));
+  return kSuccess;
+}
+
+std::string MlaPrologPlan::explain() const {
+  const MlaPrologDims& d = dims;
+  char b[512];
+  std::string s;
+  std::snprintf(b, sizeof b,
+                "%s: %s, tokenX %s T=%lld, He=%lld Hcq=%lld N=%lld D=%lld Dr=%lld Hckv=%lld, caches %lld x %lld %s\n",
+                options.op, mla_prolog_scenario_name(scenario), d.bsh ? "[B, S, He]" : "[T, He]",
+                (long long)d.T, (long long)d.He, (long long)d.Hcq, (long long)d.N, (long long)d.D, (long long)d.Dr,
+                (long long)d.Hckv, (long long)d.block_num, (long long)d.block_size,
+                mla_prolog_cache_mode_name(cache_mode));
+  s += b;
+  std::snprintf(b, sizeof b, "weights as panels: W_DQ, W_UQ_QR, W_DKV_KR %lld, %lld, %lld columns wide; W_UK ND\n",
+                (long long)wdq.panel_width, (long long)wuqqr.panel_width, (long long)wdkvkr.panel_width);
+  s += b;
+  s += "kernels (isa " + std::string(isa_name(isa)) + "):\n" + check::explain_kernels(picks);
+  if (d.T == 0) return s + "work: none (T = 0: nothing computed, the caches untouched); workspace 0 bytes\n";
+  const int64_t chunks = ceil_div(d.T, chunk);
+  std::snprintf(b, sizeof b,
+                "work: %lld chunk(s) of up to %lld tokens; per chunk: the x projection over %lld weight panels and the "
+                "token rows (parallel_for), the %lld heads on %d thread(s) (parallel_items), then the cache scatter "
+                "in token order%s\n",
+                (long long)chunks, (long long)chunk,
+                (long long)(ceil_div(d.Hcq, wdq.panel_width) + ceil_div(d.Hckv + d.Dr, wdkvkr.panel_width)),
+                (long long)d.N, threads, d.block_num == 0 ? " (BlockNum = 0: no scatter)" : "");
+  s += b;
+  std::snprintf(b, sizeof b,
+                "workspace %llu bytes: projections @%lld, W_UQ_QR A operand @%lld, c_Q scales @%lld, kv rows @%lld, "
+                "kr rows @%lld, %d x %lld per-thread head buffers @%lld\n",
+                (unsigned long long)workspace_bytes, (long long)off_acc1, (long long)off_a2, (long long)off_scale,
+                (long long)off_kv, (long long)off_kr, threads, (long long)thread_bytes, (long long)off_thread);
+  return s + b;
+}
+
+}  // namespace mlaops
