@@ -80,6 +80,8 @@ const Flag kFlags[] = {
     {kFia, "block-size", Kind::kInt, "0", "paged KV block size (0 = contiguous KV)"},
     {kFia, "kv-format", Kind::kStr, "bnbsh", "paged cache: bnbsh [nb, bs, KV_N*D] | bnnbsd [nb, KV_N, bs, D] | nz"},
     {kFia, "lse", Kind::kBool, "false", "softmaxLseFlag: also compare softmaxLse"},
+    {kFia, "pse", Kind::kStr, "none", "pseShift: none | random [B, N, ...] | broadcast [1, N, ...] | alibi (the ALiBi full bias)"},
+    {kFia, "sink", Kind::kBool, "false", "learnableSink: a random logit per query head [N]"},
     // MlaPreprocess
     {kPreprocess, "tokens", Kind::kInt, "4", "T tokens: input [T, He]"},
     {kPreprocess, "heads", Kind::kInt, "32", "N heads"},

@@ -1,6 +1,7 @@
 // `mlaops check fia_v4`: a FusedInferAttentionScoreV4 case from the test-data builder
-// (tests/reference/fia_test_data.h), the fast path mlaops::fused_infer_attention_score_v4 and the
-// reference, compared with the rules of tests/ops/fia/fia_harness.h.
+// (tests/reference/fia_test_data.h; optional pseShift / ALiBi and learnableSink), the fast path
+// (plan + run; the plan printed with --explain) and the reference, compared with the rules of
+// tests/ops/fia/fia_harness.h.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -52,6 +53,8 @@ int check_fia(const Options& o) {
   const int64_t block_size = o.i64("block-size", 0, 1 << 20);
   const std::string kvf = o.choice("kv-format", {"bnbsh", "bnnbsd", "nz"});
   const bool lse = o.flag("lse");
+  const std::string pse = o.choice("pse", {"none", "random", "broadcast", "alibi"});
+  const bool sink = o.flag("sink");
   const uint64_t seed = static_cast<uint64_t>(o.i64("seed", 0, UINT32_MAX));
   const double scale = o.set("scale") ? o.num("scale") : 1.0 / std::sqrt(static_cast<double>(D + Dr));
   if (static_cast<double>(B) * static_cast<double>(KVN) * static_cast<double>(Skv) * static_cast<double>(D + Dv + Dr) > 2e9 ||
@@ -62,6 +65,9 @@ int check_fia(const Options& o) {
       fia_test::make_canonical(dtype, B, N, KVN, Sq, Skv, D, Dv, Dr, static_cast<uint32_t>(seed));
   if (q_list || packed) canon.act_q = q_lens;
   if (kv_list || block_size > 0 || packed) canon.act_kv = kv_lens;
+  if (pse == "random" || pse == "broadcast") fia_test::set_random_pse(canon, pse == "broadcast", static_cast<uint32_t>(seed * 11 + 3));
+  if (pse == "alibi") fia_test::set_alibi_pse(canon);
+  if (sink) fia_test::set_random_sink(canon, static_cast<uint32_t>(seed * 17 + 1));
 
   fia_test::FiaRunConfig cfg;
   cfg.layout = layout;
@@ -102,12 +108,14 @@ int check_fia(const Options& o) {
         {"query", &r.query, nullptr, true},
         {"key", &r.key, nullptr, true},
         {"value", &r.value, nullptr, true},
+        {"pseShiftOptional", &r.pse, nullptr, r.params.pse_shift != nullptr},
         {"attenMaskOptional", &r.mask, nullptr, r.params.atten_mask != nullptr},
         {"actualSeqLengthsOptional", nullptr, &r.asl_q, r.params.actual_seq_lengths != nullptr},
         {"actualSeqLengthsKvOptional", nullptr, &r.asl_kv, r.params.actual_seq_lengths_kv != nullptr},
         {"blockTableOptional", &r.block_table, nullptr, r.params.block_table != nullptr},
         {"queryRopeOptional", &r.query_rope, nullptr, r.params.query_rope != nullptr},
         {"keyRopeOptional", &r.key_rope, nullptr, r.params.key_rope != nullptr},
+        {"learnableSinkOptional", &r.sink, nullptr, r.params.learnable_sink != nullptr},
     };
   };
   int from_inputs = 0;
@@ -128,11 +136,12 @@ int check_fia(const Options& o) {
     };
     lens_txt = "q-len " + join(q_lens) + " kv-len " + join(kv_lens);
   }
-  std::printf("mlaops check fia_v4: %s %s B=%lld N=%lld KV_N=%lld %s D=%lld Dv=%lld rope=%lld sparse=%lld%s "
+  std::printf("mlaops check fia_v4: %s %s B=%lld N=%lld KV_N=%lld %s D=%lld Dv=%lld rope=%lld sparse=%lld%s%s%s "
               "scale=%.6g %s lse=%s seed=%llu\n",
               layout.c_str(), dts.c_str(), static_cast<long long>(B), static_cast<long long>(N),
               static_cast<long long>(KVN), lens_txt.c_str(), static_cast<long long>(D), static_cast<long long>(Dv),
-              static_cast<long long>(Dr), static_cast<long long>(sparse), cfg.mask ? " mask" : "", scale,
+              static_cast<long long>(Dr), static_cast<long long>(sparse), cfg.mask ? " mask" : "",
+              pse == "none" ? "" : (" pse=" + pse).c_str(), sink ? " sink" : "", scale,
               cfg.paged ? ("paged " + kvf + " block " + std::to_string(block_size)).c_str() : "contiguous",
               lse ? "yes" : "no", static_cast<unsigned long long>(seed));
   if (!o.from_dir.empty()) std::printf("inputs: %d read from %s, the rest generated\n", from_inputs, o.from_dir.c_str());
@@ -171,10 +180,11 @@ int check_fia(const Options& o) {
     }
   } else {
     fast = fia_test::build_fia_run(canon, cfg);
-    uint64_t bytes = 0;
-    Status s = fused_infer_attention_score_v4_workspace_size(fast->params, &bytes);
-    std::vector<uint64_t> ws(static_cast<size_t>(bytes / 8 + 1));
-    if (s == kSuccess) s = fused_infer_attention_score_v4(fast->params, ws.data(), bytes);
+    OpPlan plan;
+    Status s = fused_infer_attention_score_v4_plan(fast->params, &plan);
+    explain_plan(o, s, plan);
+    std::vector<uint64_t> ws(static_cast<size_t>(plan.workspace_size() / 8 + 1));
+    if (s == kSuccess) s = fused_infer_attention_score_v4_run(plan, fast->params, ws.data(), plan.workspace_size());
     if (s != kSuccess) {
       std::printf("fast path (mlaops::fused_infer_attention_score_v4) failed: %s\nresult: FAIL\n",
                   last_error_message());
