@@ -21,6 +21,7 @@
 #include "kernels/cpu/flash_attn.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::kernels {
 namespace {
@@ -183,8 +184,7 @@ void run_case(const Case& c) {
   FlashShape shape;
   shape.M = M, shape.R = c.R, shape.QD = c.QD, shape.DR = c.DR, shape.VD = c.VD, shape.fp16 = c.fp16;
 
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(detected_isa())) continue;
+  for (Isa isa : test_isas()) {
     const FlashKernels k = flash_kernels(isa);
     SCOPED_TRACE(c.name + " isa=" + isa_name(isa) + (k.lanes != nullptr && M >= 16 ? " (lanes)" : " (panels)"));
     // scratch only 32-byte aligned, NaN-filled
