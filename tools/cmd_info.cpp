@@ -1,7 +1,10 @@
-// `mlaops info`: version, CPU features, the ISA and thread count in use, the operators.
+// `mlaops info`: version, CPU features, the ISA and thread count in use, the kernel rows of every
+// family (docs/runtime.md), the operators.
 #include <cstdio>
 #include <cstring>
+#include <string>
 
+#include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
 #include "ops/operators.h"
 #include "tools/commands.h"
@@ -13,9 +16,31 @@ const char* kInfoUsage =
     "usage: mlaops info\n"
     "\n"
     "Prints the mlaops version, the CPU features detected, the ISA level the kernels use\n"
-    "(MLAOPS_ISA can lower it), the thread count, and each operator with its aclnn entry points.\n";
+    "(MLAOPS_ISA can lower it), the thread count, every kernel row of every family (its level,\n"
+    "whether this CPU can run it or what it needs, '>' on the row each family picks now;\n"
+    "MLAOPS_KERNEL forces rows), and each operator with its aclnn entry points.\n";
 
 const char* yes(bool b) { return b ? "yes" : "no"; }
+
+// One line per row: family, '>' on the row the family picks at the active level, name, level,
+// "runnable" or what it needs.
+void print_kernel_rows() {
+  const std::string forced = kernel_override();
+  std::printf("kernel override: %s\n", forced.empty() ? "none (MLAOPS_KERNEL unset)" : forced.c_str());
+  std::printf("kernel rows (> picked at the active level):\n");
+  int n = 0;
+  const KernelFamily* const* fams = kernel_families(&n);
+  for (int f = 0; f < n; ++f) {
+    const KernelFamily& fam = *fams[f];
+    const int picked = fam.select(active_isa());
+    for (int i = 0; i < fam.size(); ++i) {
+      const KernelRowInfo& r = fam.info(i);
+      const std::string here = r.runnable(cpu_features()) ? std::string("runnable") : std::string("needs ") + r.needs;
+      std::printf("  %-20s %c %-28s %-7s %s\n", fam.name(), i == picked ? '>' : ' ', r.name, isa_name(r.isa),
+                  here.c_str());
+    }
+  }
+}
 
 }  // namespace
 
@@ -37,6 +62,7 @@ int cmd_info(int argc, char** argv) {
               yes(f.amx_int8));
   std::printf("isa: %s (detected %s)\n", isa_name(active_isa()), isa_name(detected_isa()));
   std::printf("threads: %d\n", num_threads());
+  print_kernel_rows();
   std::printf("operators:\n");
   for (const OperatorInfo* op = operator_table(); op->name != nullptr; ++op)
     std::printf("  %-28s %-13s %s\n", op->name, op->available ? "available" : "not yet", op->entry_points);
