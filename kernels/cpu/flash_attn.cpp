@@ -129,10 +129,15 @@ int64_t flash_scratch_bytes(const FlashShape& s) {
 }
 
 FlashKernels flash_kernels(Isa isa) {
+  FlashKernels k{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa)};
+#if defined(MLAOPS_ARCH_X86_64)  // the lane path is x86 code (flash_attn_avx512.cpp)
   const CpuFeatures& f = cpu_features();
-  const bool lanes_ok = isa == Isa::kAvx512 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_bf16;
-  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa),
-                      lanes_ok ? &lanes::run_avx512 : nullptr, lanes_ok ? &lanes::run_group_avx512 : nullptr};
+  if (isa == Isa::kAvx512 && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_bf16) {
+    k.lanes = &lanes::run_avx512;
+    k.lanes_group = &lanes::run_group_avx512;
+  }
+#endif
+  return k;
 }
 
 void flash_write_empty(const FlashItem& it) {

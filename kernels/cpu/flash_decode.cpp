@@ -178,14 +178,19 @@ void flash_decode_finish(const FlashItem& it, const float* o, const float* m, co
 
 // The AVX-512 kernels use vdpbf16ps / vcvtne2ps2bf16 (AVX512_BF16) and vpdpwssd (AVX512_VNNI),
 // which the kAvx512 level does not imply.
+// (x86 code: flash_decode_avx512.cpp is compiled on x86-64 only.)
 FlashDecodeFn flash_decode_kernel(Isa isa) {
+#if defined(MLAOPS_ARCH_X86_64)
   if (isa == Isa::kAvx512 && cpu_features().avx512_bf16) return flash_decode_kernel_avx512();
+#endif
   return nullptr;
 }
 
 FlashDecodeI8Fn flash_decode_i8_kernel(Isa isa) {
+#if defined(MLAOPS_ARCH_X86_64)
   const CpuFeatures& f = cpu_features();
   if (isa == Isa::kAvx512 && f.avx512_bf16 && f.avx512_vnni) return flash_decode_i8_kernel_avx512();
+#endif
   return nullptr;
 }
 
