@@ -20,7 +20,6 @@ const char* kInfoUsage =
     "whether this CPU can run it or what it needs, '>' on the row each family picks now;\n"
     "MLAOPS_KERNEL forces rows), and each operator with its aclnn entry points.\n";
 
-const char* yes(bool b) { return b ? "yes" : "no"; }
 
 // One line per row: family, '>' on the row the family picks at the active level, name, level,
 // "runnable" or what it needs.
@@ -53,13 +52,18 @@ int cmd_info(int argc, char** argv) {
     std::fprintf(stderr, "mlaops info: unknown option '%s'\n\n%s", argv[i], kInfoUsage);
     return 2;
   }
-  const CpuFeatures& f = cpu_features();
   std::printf("mlaops %s\n", version());
+#if defined(MLAOPS_ARCH_X86_64)
+  const CpuFeatures& f = cpu_features();
+  auto yes = [](bool b) { return b ? "yes" : "no"; };
   std::printf("cpu features: avx2 %s, fma %s, f16c %s, avx512f %s, avx512bw %s, avx512vl %s, avx512dq %s,\n"
               "              avx512_bf16 %s, avx512_vnni %s, avx_vnni %s, amx_bf16 %s, amx_int8 %s\n",
               yes(f.avx2), yes(f.fma), yes(f.f16c), yes(f.avx512f), yes(f.avx512bw), yes(f.avx512vl),
               yes(f.avx512dq), yes(f.avx512_bf16), yes(f.avx512_vnni), yes(f.avx_vnni), yes(f.amx_bf16),
               yes(f.amx_int8));
+#else
+  std::printf("cpu features: not detected (the SIMD kernels are x86-64 code; this build has the portable rows)\n");
+#endif
   std::printf("isa: %s (detected %s)\n", isa_name(active_isa()), isa_name(detected_isa()));
   std::printf("threads: %d\n", num_threads());
   print_kernel_rows();
