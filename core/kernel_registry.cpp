@@ -40,8 +40,8 @@ std::vector<std::string> split_names(const std::string& s) {
   return out;
 }
 
-// Why the override cannot name `name` (a predicate of it): "" when it is a row of this build that
-// this CPU can run.
+// What keeps the override from naming `name`, worded to follow the name ("is not a kernel row
+// ..."); "" when it is a row of this build that this CPU can run.
 std::string override_problem(const std::string& name) {
   int n = 0;
   const KernelFamily* const* fams = kernel_families(&n);

@@ -4,7 +4,8 @@
 #      header tests, the examples, the install-tree test, the kernel coverage test);
 #   2. the C++ and C tests again in an ASan+UBSan build (build/asan-ubsan);
 #   3. the aarch64 cross build's tests under qemu without the operator tests
-#      (scripts/test_aarch64.sh --quick; the full cross run takes about 30 min on 2 cores).
+#      (scripts/test_aarch64.sh --quick; the full cross run is 13 to 29 min of tests on 2 cores,
+#      docs/testing.md).
 # Usage: scripts/test.sh [--no-sanitizers] [--no-aarch64]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -4,9 +4,10 @@
 # qemu-aarch64-static; installs the cross toolchain and qemu when missing (apt-get; root or sudo).
 # Only the portable kernel rows exist there (docs/runtime.md).
 # Usage: scripts/test_aarch64.sh [--quick]
-#   every test the emulator can run (all but label no_emulator): about 30 min on 2 cores
-#   --quick: without the operator tests (label cpp_ops; up to minutes each under qemu), about
-#            4 min of tests: what scripts/test.sh (CI) runs
+#   every test the emulator can run (all but label no_emulator): 13 min of tests on 2 cores
+#            (29 while other builds share them)
+#   --quick: without the operator tests (label cpp_ops; up to a minute each under qemu),
+#            1.5 to 3 min of tests: what scripts/test.sh (CI) runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)

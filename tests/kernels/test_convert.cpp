@@ -46,18 +46,18 @@ TEST(ConvertKernels, EveryIsaMatchesScalarBitForBit) {
         std::vector<uint16_t> y1(n + 1, 0xABCD), y2(n + 1, 0xABCD);
         s.f32_to_bf16(x, y1.data(), static_cast<int64_t>(n));
         k.f32_to_bf16(x, y2.data(), static_cast<int64_t>(n));
-        ASSERT_EQ(y1, y2) << " n=" << n;
+        ASSERT_EQ(y1, y2) << "n=" << n;
         std::vector<float> r1(x, x + n), r2(x, x + n);
         s.round_bf16(r1.data(), static_cast<int64_t>(n));
         k.round_bf16(r2.data(), static_cast<int64_t>(n));
-        for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same_float(r1[i], r2[i])) << " i=" << i;
+        for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same_float(r1[i], r2[i])) << "i=" << i;
         EXPECT_TRUE(same_float(s.absmax(x, static_cast<int64_t>(n)), k.absmax(x, static_cast<int64_t>(n))))
-            << " n=" << n;
+            << "n=" << n;
         for (float d : {1.0f, 0.5f, 3.0f, 0.0078125f, 1e-30f}) {
           std::vector<int8_t> q1(n + 1, 55), q2(n + 1, 55);
           s.div_round_i8(x, d, q1.data(), static_cast<int64_t>(n));
           k.div_round_i8(x, d, q2.data(), static_cast<int64_t>(n));
-          ASSERT_EQ(q1, q2) << " n=" << n << " d=" << d;
+          ASSERT_EQ(q1, q2) << "n=" << n << " d=" << d;
         }
       }
     }

@@ -32,7 +32,7 @@ TEST(SoftmaxKernels, EveryIsaMatchesTheScalarRules) {
         s2 = s;
         const float m1 = ref.scale_max(s.data(), valid.data(), n, 0.125f);
         const float m2 = k.scale_max(s2.data(), valid.data(), n, 0.125f);
-        ASSERT_EQ(m1, m2) << " n=" << n;
+        ASSERT_EQ(m1, m2) << "n=" << n;
         for (int64_t c = 0; c < n; ++c) {
           if (valid[static_cast<size_t>(c)]) {
             ASSERT_EQ(s[static_cast<size_t>(c)], s2[static_cast<size_t>(c)]);
@@ -42,13 +42,13 @@ TEST(SoftmaxKernels, EveryIsaMatchesTheScalarRules) {
         std::vector<float> e1(static_cast<size_t>(n) + 1, 7.0f), e2(static_cast<size_t>(n) + 1, 7.0f);
         const float sum1 = ref.exp_sum(s.data(), valid.data(), n, m1, e1.data());
         const float sum2 = k.exp_sum(s.data(), valid.data(), n, m1, e2.data());
-        EXPECT_NEAR(sum2, sum1, 1e-6 * sum1) << " n=" << n;
+        EXPECT_NEAR(sum2, sum1, 1e-6 * sum1) << "n=" << n;
         for (int64_t c = 0; c < n; ++c) {
           if (!valid[static_cast<size_t>(c)]) {
             ASSERT_EQ(e2[static_cast<size_t>(c)], 0.0f);
           } else {
             ASSERT_NEAR(e2[static_cast<size_t>(c)], e1[static_cast<size_t>(c)], 3e-7 * e1[static_cast<size_t>(c)] + 1e-37)
-                << " s-m=" << s[static_cast<size_t>(c)] - m1;
+                << "s-m=" << s[static_cast<size_t>(c)] - m1;
           }
         }
         EXPECT_EQ(e2[static_cast<size_t>(n)], 7.0f);  // nothing written past n
