@@ -10,6 +10,7 @@
 // The machine is shared and noisy: run with --benchmark_repetitions=N and read the "max"
 // aggregate of the rate counters (best of N). Rates are per CPU time of the calling thread (the
 // kernels are single-threaded); "peak/*" gives the vector throughput available at the moment.
+// Every SIMD row of the gemm family this CPU can run is measured, named by the row.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -150,9 +151,10 @@ void run(benchmark::State& state, const GemmKernels* ks, Kind kind, int64_t M, i
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(b_bytes));
 }
 
+#if defined(MLAOPS_ARCH_X86_64)
 // Calibration: the vdpbf16ps / vpdpbusd throughput available right now (16 independent
 // accumulators, no memory traffic), to read the GEMM numbers as a fraction of it on a shared
-// machine. 64 FLOP per vdpbf16ps, 128 OP per vpdpbusd.
+// machine. 64 FLOP per vdpbf16ps, 128 OP per vpdpbusd. x86 only (zmm assembly).
 __attribute__((target("avx512f,avx512bf16,avx512vnni"))) void peak(benchmark::State& state, bool s8) {
   const int64_t iters = 1 << 20;
   for (auto _ : state) {
@@ -184,21 +186,20 @@ __attribute__((target("avx512f,avx512bf16,avx512vnni"))) void peak(benchmark::St
   state.counters[s8 ? "GOP/s" : "GFLOP/s"] = benchmark::Counter(
       double(iters) * 16 * (s8 ? 128 : 64) / 1e9, benchmark::Counter::kIsIterationInvariantRate);
 }
+#endif
 
 double max_of(const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); }
 double min_of(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
 
 void register_all() {
-  struct IsaSet {
-    mlaops::Isa isa;
+  struct RowSet {
+    const char* name;
     const GemmKernels* k;
   };
-  std::vector<IsaSet> isas;
-  const auto top = static_cast<int>(mlaops::detected_isa());
-  if (top >= static_cast<int>(mlaops::Isa::kAvx512))
-    isas.push_back({mlaops::Isa::kAvx512, &mlaops::kernels::gemm_kernels_avx512()});
-  if (top >= static_cast<int>(mlaops::Isa::kAvx2))
-    isas.push_back({mlaops::Isa::kAvx2, &mlaops::kernels::gemm_kernels_avx2()});
+  std::vector<RowSet> rows;  // the SIMD rows of the gemm family this CPU can run
+  const auto& fam = mlaops::kernels::gemm_family();
+  for (int i = 0; i + 1 < fam.size(); ++i)
+    if (fam.info(i).runnable(mlaops::cpu_features())) rows.push_back({fam.info(i).name, fam.value(i)});
 
   struct Shape {
     Kind kind;
@@ -211,22 +212,24 @@ void register_all() {
                           {Kind::kBf16T, "bf16_t", 7168, 2112},   {Kind::kF16T, "f16_t", 7168, 2112},
                           {Kind::kS8T, "s8_t", 1536, 6144},       {Kind::kBf16T, "bf16_t", 1536, 6144},
                           {Kind::kF16T, "f16_t", 1536, 6144}};
+#if defined(MLAOPS_ARCH_X86_64)
   const auto& f = mlaops::cpu_features();
   for (bool s8 : {false, true}) {
-    if (!(s8 ? f.avx512_vnni : f.avx512_bf16) || top < static_cast<int>(mlaops::Isa::kAvx512)) continue;
+    if (!(s8 ? f.avx512_vnni : f.avx512_bf16) || mlaops::detected_isa() != mlaops::Isa::kAvx512) continue;
     benchmark::RegisterBenchmark(s8 ? "peak/vpdpbusd" : "peak/vdpbf16ps", peak, s8)
         ->MinTime(0.1)
         ->ComputeStatistics("max", max_of)
         ->ComputeStatistics("min", min_of);
   }
-  for (const auto& is : isas)
+#endif
+  for (const auto& row : rows)
     for (const auto& s : shapes)
       for (int64_t M : {1, 8, 64, 512})
         for (bool cold : {false, true}) {
           if (cold && (M > 8 || s.kind == Kind::kBf16Nd)) continue;
-          const std::string name = std::string(s.name) + "/" + is.k->name + "/M=" + std::to_string(M) +
+          const std::string name = std::string(s.name) + "/" + row.name + "/M=" + std::to_string(M) +
                                    "/K=" + std::to_string(s.K) + "/N=" + std::to_string(s.N) + (cold ? "/cold" : "/hot");
-          benchmark::RegisterBenchmark(name.c_str(), is_t(s.kind) ? run_t : run, is.k, s.kind, M, s.K, s.N, cold)
+          benchmark::RegisterBenchmark(name.c_str(), is_t(s.kind) ? run_t : run, row.k, s.kind, M, s.K, s.N, cold)
               ->Unit(benchmark::kMicrosecond)
               ->MinTime(0.2)
               ->ComputeStatistics("max", max_of)

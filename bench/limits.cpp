@@ -2,7 +2,19 @@
 // bf16 dot-product (vdpbf16ps) and int8 VNNI (vpdpbusd) instruction throughput, with 1..N threads,
 // best and median of `reps` runs. Each compute probe runs 16 independent accumulator chains of one
 // zmm instruction (more than latency x throughput on Zen 4/5 and Intel cores); the DRAM probe sums
-// a buffer of >= 1 GiB split between the threads. docs/performance.md reads the results.
+// a buffer of >= 1 GiB split between the threads. docs/performance.md reads the results. The
+// probes are x86 code (AVX2 / AVX-512); on other architectures the probe reports that it is
+// unavailable and the bounds fall back to the anchors (suite.h).
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include "bench/suite.h"
+#include "mlaops/runtime.h"
+
+#if defined(MLAOPS_ARCH_X86_64)
 #include <immintrin.h>
 #include <omp.h>
 
@@ -12,17 +24,11 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
-
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
-#include <vector>
-
-#include "bench/suite.h"
-#include "mlaops/runtime.h"
+#endif
 
 namespace bench {
 
+#if defined(MLAOPS_ARCH_X86_64)
 namespace {
 
 using clk = std::chrono::steady_clock;
@@ -181,6 +187,12 @@ std::vector<Probe> measure_limits(const ProbeOptions& o, const std::function<voi
   std::free(buf);
   return results;
 }
+#else
+std::vector<Probe> measure_limits(const ProbeOptions&, const std::function<void(const Probe&)>&) {
+  std::printf("  unavailable on this architecture (the probes are x86 AVX2 / AVX-512 code)\n");
+  return {};
+}
+#endif
 
 Limits limits_for(const std::vector<Probe>& probes, int threads) {
   Limits l;

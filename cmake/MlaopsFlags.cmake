@@ -1,8 +1,10 @@
-# Warnings, sanitizers and per-file ISA flags.
+# Warnings, sanitizers, the target architecture and per-file ISA flags.
 #
-# Everything is compiled for baseline x86-64; only kernel files whose names carry an ISA
-# (kernels/cpu/*_avx2.cpp, *_avx512*.cpp) get that ISA's flags, and they run only when the
-# run-time dispatch (core/cpu_features.cpp) selects them.
+# Everything is compiled for the architecture's baseline. On x86-64 (MLAOPS_ARCH_X86_64, also a
+# compile definition of every target) the kernel files whose names carry an ISA
+# (kernels/cpu/*_avx2*.cpp, *_avx512*.cpp) are compiled with that ISA's flags and run only when
+# their family's registry row is picked (core/kernel_registry.h, docs/runtime.md); elsewhere they
+# are not compiled and the families list their portable rows only.
 
 set(MLAOPS_WARNING_FLAGS -Wall -Wextra -Wshadow -Wno-unused-parameter)
 if(MLAOPS_WERROR)
@@ -18,16 +20,33 @@ if(MLAOPS_SANITIZE)
   add_link_options(-fsanitize=${MLAOPS_SANITIZE})
 endif()
 
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "^(x86_64|AMD64|amd64)$")
+  set(MLAOPS_ARCH_X86_64 ON)
+  add_compile_definitions(MLAOPS_ARCH_X86_64)
+else()
+  set(MLAOPS_ARCH_X86_64 OFF)
+endif()
+
+# The row gates in core/kernel_registry.h state what these flags allow the compiler to use.
 set(MLAOPS_AVX2_FLAGS -mavx2 -mfma -mf16c -mbmi2)
 set(MLAOPS_AVX512_FLAGS ${MLAOPS_AVX2_FLAGS} -mavx512f -mavx512bw -mavx512vl -mavx512dq -mavx512bf16 -mavx512vnni)
 
-function(mlaops_set_isa_flags)
-  foreach(src IN LISTS ARGN)
+# mlaops_isa_sources(<list variable>): on x86-64 gives the ISA files of the list their flags;
+# elsewhere removes them from the list.
+function(mlaops_isa_sources var)
+  set(kept "")
+  foreach(src IN LISTS ${var})
     get_filename_component(name ${src} NAME_WE)
-    if(name MATCHES "_avx512")
-      set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${MLAOPS_AVX512_FLAGS}")
-    elseif(name MATCHES "_avx2")
-      set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${MLAOPS_AVX2_FLAGS}")
+    if(NOT name MATCHES "_avx(2|512)")
+      list(APPEND kept ${src})
+    elseif(MLAOPS_ARCH_X86_64)
+      list(APPEND kept ${src})
+      if(name MATCHES "_avx512")
+        set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${MLAOPS_AVX512_FLAGS}")
+      else()
+        set_source_files_properties(${src} PROPERTIES COMPILE_OPTIONS "${MLAOPS_AVX2_FLAGS}")
+      endif()
     endif()
   endforeach()
+  set(${var} ${kept} PARENT_SCOPE)
 endfunction()

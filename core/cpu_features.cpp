@@ -1,8 +1,10 @@
-// CPU feature detection (CPUID + XGETBV) and the active-ISA selection of include/mlaops/runtime.h.
+// CPU feature detection (CPUID + XGETBV on x86; no features elsewhere) and the active-ISA
+// selection of include/mlaops/runtime.h.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "mlaops/runtime.h"
 
@@ -102,6 +104,12 @@ const CpuFeatures& cpu_features() {
 }
 
 Isa detected_isa() { return detect_isa(cpu_features()); }
+
+std::vector<Isa> runnable_isas() {
+  std::vector<Isa> out;
+  for (int i = 0; i <= static_cast<int>(detected_isa()); ++i) out.push_back(static_cast<Isa>(i));
+  return out;
+}
 
 Isa active_isa() {
   const int o = g_isa_override.load(std::memory_order_relaxed);

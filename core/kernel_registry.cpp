@@ -1,7 +1,9 @@
-// Kernel registry selection and the kernel override (core/kernel_registry.h).
+// Kernel registry selection, the kernel override and kernel_list (core/kernel_registry.h,
+// include/mlaops/runtime.h).
 #include "core/kernel_registry.h"
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -38,6 +40,20 @@ std::vector<std::string> split_names(const std::string& s) {
   return out;
 }
 
+// What keeps the override from naming `name`, worded to follow the name ("is not a kernel row
+// ..."); "" when it is a row of this build that this CPU can run.
+std::string override_problem(const std::string& name) {
+  int n = 0;
+  const KernelFamily* const* fams = kernel_families(&n);
+  for (int f = 0; f < n; ++f) {
+    const int i = fams[f]->find(name.c_str());
+    if (i < 0) continue;
+    const KernelRowInfo& r = fams[f]->info(i);
+    return r.runnable(cpu_features()) ? "" : std::string("needs ") + r.needs + ", which this CPU lacks";
+  }
+  return "is not a kernel row of this build (`mlaops info` lists them)";
+}
+
 // The override's names (loading MLAOPS_KERNEL on first use), copied under the lock.
 std::vector<std::string> names() {
   Override& o = state();
@@ -45,7 +61,15 @@ std::vector<std::string> names() {
   if (!o.loaded) {
     o.loaded = true;
     const char* env = std::getenv("MLAOPS_KERNEL");
-    if (env != nullptr) o.names = split_names(env);
+    if (env != nullptr)
+      for (const std::string& n : split_names(env)) {
+        const std::string why = override_problem(n);
+        if (why.empty()) {
+          o.names.push_back(n);
+        } else {
+          std::fprintf(stderr, "mlaops: MLAOPS_KERNEL: %s %s; ignored\n", n.c_str(), why.c_str());
+        }
+      }
     o.any.store(o.names.empty() ? 0 : 1);
   }
   return o.names;
@@ -67,6 +91,14 @@ void set_kernel_override_unchecked(const std::string& list) {
   o.any.store(o.names.empty() ? 0 : 1);
 }
 
+bool set_kernel_override(const char* list) {
+  const std::string s = list == nullptr ? "" : list;
+  for (const std::string& n : split_names(s))
+    if (!override_problem(n).empty()) return false;
+  set_kernel_override_unchecked(s);
+  return true;
+}
+
 bool kernel_override_names(const char* row) {
   for (const std::string& n : names())
     if (n == row) return true;
@@ -78,6 +110,18 @@ bool kernel_override_names_family(const KernelFamily& f) {
   for (const std::string& n : names())
     if (f.find(n.c_str()) >= 0) return true;
   return false;
+}
+
+std::vector<KernelInfo> kernel_list() {
+  std::vector<KernelInfo> out;
+  int n = 0;
+  const KernelFamily* const* fams = kernel_families(&n);
+  for (int f = 0; f < n; ++f)
+    for (int i = 0; i < fams[f]->size(); ++i) {
+      const KernelRowInfo& r = fams[f]->info(i);
+      out.push_back({fams[f]->name(), r.name, r.isa, r.runnable(cpu_features()), r.needs, fams[f]->uses(i)});
+    }
+  return out;
 }
 
 bool KernelFamily::allowed(int i, Isa isa, std::string* why) const {

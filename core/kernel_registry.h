@@ -25,6 +25,24 @@ namespace mlaops {
 using HostGate = bool (*)(const CpuFeatures&);
 inline bool gate_always(const CpuFeatures&) { return true; }
 
+// Host gates of the x86 rows, each with its `needs` text. Every kernels/cpu/*_avx2* file is
+// compiled with AVX2, FMA, F16C and BMI2 and every *_avx512* file with those and AVX-512
+// F/BW/VL/DQ/BF16/VNNI (cmake/MlaopsFlags.cmake), so a row of such a file needs at least the
+// first set (AVX2) or both sets minus BF16 / VNNI (AVX-512); it needs AVX512_BF16 (vdpbf16ps,
+// vcvtne2ps2bf16) or AVX512_VNNI (vpdpbusd) when its code uses those instructions.
+inline bool gate_avx2(const CpuFeatures& f) { return f.avx2 && f.fma && f.f16c && f.bmi2; }
+inline bool gate_avx512(const CpuFeatures& f) {
+  return gate_avx2(f) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq;
+}
+inline bool gate_avx512_bf16(const CpuFeatures& f) { return gate_avx512(f) && f.avx512_bf16; }
+inline bool gate_avx512_vnni(const CpuFeatures& f) { return gate_avx512(f) && f.avx512_vnni; }
+inline bool gate_avx512_bf16_vnni(const CpuFeatures& f) { return gate_avx512_bf16(f) && f.avx512_vnni; }
+inline constexpr char kNeedsAvx2[] = "AVX2 FMA F16C BMI2";
+inline constexpr char kNeedsAvx512[] = "AVX2 FMA F16C BMI2 AVX512F/BW/VL/DQ";
+inline constexpr char kNeedsAvx512Bf16[] = "AVX2 FMA F16C BMI2 AVX512F/BW/VL/DQ AVX512_BF16";
+inline constexpr char kNeedsAvx512Vnni[] = "AVX2 FMA F16C BMI2 AVX512F/BW/VL/DQ AVX512_VNNI";
+inline constexpr char kNeedsAvx512Bf16Vnni[] = "AVX2 FMA F16C BMI2 AVX512F/BW/VL/DQ AVX512_BF16 AVX512_VNNI";
+
 struct KernelRowInfo {
   const char* name = "";    // <family>_<isa>[_<variant>]
   Isa isa = Isa::kScalar;   // the level the row belongs to
@@ -89,14 +107,17 @@ class KernelTable : public KernelFamily {
 };
 
 // The kernel override (comma-separated row names; empty = none). Set from MLAOPS_KERNEL at the
-// first use, or by set_kernel_override (include/mlaops/runtime.h), which validates the names.
+// first use (a name that is no row of this build, or a row this CPU cannot run, is dropped with
+// one warning on stderr), or by set_kernel_override (include/mlaops/runtime.h), which rejects
+// such names. The unchecked setter takes any names (the registry's own tests use it).
 std::string kernel_override();
 void set_kernel_override_unchecked(const std::string& names);
 // Whether the override names `row`, and whether it names any row starting with "<family>_".
 bool kernel_override_names(const char* row);
 bool kernel_override_names_family(const KernelFamily& f);
 
-// Every family of this build (kernels/cpu/families.cpp), for kernel_list and the coverage test.
+// Every family of this build (kernels/cpu/families.cpp), for kernel_list, the kernel override,
+// `mlaops info` and the kernel coverage test.
 const KernelFamily* const* kernel_families(int* count);
 
 }  // namespace mlaops

@@ -105,6 +105,9 @@ int64_t clamp62(__int128 v) {
   return static_cast<int64_t>(std::max(-lim, std::min(lim, v)));
 }
 
+// The row a family picks at the plan's level.
+const char* row_name(const KernelFamily& f, Isa isa) { return f.info(f.select(isa)).name; }
+
 std::string fmt(const char* f, long long a, long long b = 0, long long c = 0, long long d = 0) {
   char buf[256];
   std::snprintf(buf, sizeof(buf), f, a, b, c, d);
@@ -130,7 +133,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   // positions per chunk (kernels/cpu/flash_attn.h), which costs 512 x (QD + DR + VD) x 2 bytes of
   // per-thread scratch; items of adjacent heads then run in groups that copy their rows together
   // (one contiguous run per position), so the items are ordered (b, r0, h).
-  const int lanes = kernels::attn_family().find("attn_lanes_avx512bf16");
+  const int lanes = kernels::attn_family().find("attn_avx512_lanes");
   const bool lanes_row = lanes >= 0 && kernels::attn_family().allowed(lanes, P.isa);
   const bool copy = lanes_row && !P.fp16 && !P.aq.on && P.G * P.R >= 16 && P.k.slot > 2 * P.QD && P.k.c0 >= P.QD &&
                     P.v.c0 >= P.VD && max_kv > 128;  // more than one lane tile
@@ -282,8 +285,9 @@ std::string fia_explain(const FiaPlan& P) {
   for (const FiaPlan::Task& t : P.tasks)
     panel = panel || fam.value(t.row).kind == AttnKind::kPanel;
   if (panel)
-    s += std::string("panel path: ") + P.panel.gemm->name + ", " + P.panel.softmax->name + ", " +
-         P.panel.convert->name + "\n";
+    s += std::string("panel path: ") + row_name(kernels::gemm_family(), P.isa) + ", " +
+         row_name(kernels::softmax_family(), P.isa) + ", " + row_name(kernels::convert_family(), P.isa) + ", " +
+         row_name(kernels::transpose16_family(), P.isa) + "\n";
   s += fmt("workspace: %lld bytes (per-thread scratch %lld", (long long)P.workspace_bytes, (long long)P.thread_bytes) +
        (P.aq.on ? fmt(", INT8 buffers %lld per thread", (long long)P.aq_thread_bytes) : "") +
        (P.splits > 1 ? ", KV-split partials" : "") + ")\n";

@@ -5,18 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need=()
-have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
-for pkg in cmake ninja-build g++ gcc make pkg-config libgtest-dev libgmock-dev libbenchmark-dev libdnnl-dev; do
-  have_pkg "$pkg" || need+=("$pkg")
-done
-if [ ${#need[@]} -gt 0 ]; then
-  echo "setup: installing ${need[*]}"
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
-  $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need[@]}" >/dev/null
-fi
+scripts/install_packages.sh cmake ninja-build g++ gcc make pkg-config libgtest-dev libgmock-dev libbenchmark-dev \
+  libdnnl-dev
 
 cmake --preset release >/dev/null
 cmake --build --preset release

@@ -1,23 +1,39 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs every test:
 #   1. the release build's whole CTest suite (C++ unit and operator tests, the C API test, the
-#      header tests, the examples, the install-tree test);
-#   2. the C++ and C tests again in an ASan+UBSan build (build/asan-ubsan).
-# Usage: scripts/test.sh [--no-sanitizers]
+#      header tests, the examples, the install-tree test, the kernel coverage test);
+#   2. the C++ and C tests again in an ASan+UBSan build (build/asan-ubsan);
+#   3. the aarch64 cross build's tests under qemu without the operator tests
+#      (scripts/test_aarch64.sh --quick; the full cross run is 13 to 29 min of tests on 2 cores,
+#      docs/testing.md).
+# Usage: scripts/test.sh [--no-sanitizers] [--no-aarch64]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
+sanitizers=1
+aarch64=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-sanitizers) sanitizers=0 ;;
+    --no-aarch64) aarch64=0 ;;
+    *) echo "usage: scripts/test.sh [--no-sanitizers] [--no-aarch64]" >&2; exit 2 ;;
+  esac
+done
 
 scripts/setup.sh
 
 echo "== release tests"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
-if [ "${1:-}" != "--no-sanitizers" ]; then
+if [ "$sanitizers" = 1 ]; then
   echo "== ASan+UBSan build and tests"
   cmake --preset asan-ubsan >/dev/null
   cmake --build --preset asan-ubsan
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build/asan-ubsan --output-on-failure -j "$jobs" -LE install
+fi
+if [ "$aarch64" = 1 ]; then
+  echo "== aarch64 cross build and tests under qemu (without the operator tests)"
+  scripts/test_aarch64.sh --quick
 fi
 echo "all tests passed"

@@ -49,27 +49,20 @@ const char* why_not_lanes(const AttnShape& s) {
 
 const char* why_not_panel(const AttnShape& s) { return s.kv_int8 ? "INT8 rows (dequantised first)" : nullptr; }
 
-#if defined(__x86_64__)
-bool gate_bf16(const CpuFeatures& f) {
-  return f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq && f.avx512_bf16;
-}
-bool gate_bf16_vnni(const CpuFeatures& f) { return gate_bf16(f) && f.avx512_vnni; }
-#endif
-
 }  // namespace
 
 const KernelTable<AttnRow>& attn_family() {
   using Row = KernelTable<AttnRow>::Row;
   static const Row kRows[] = {
-#if defined(__x86_64__)
-    {{"attn_decode_i8_avx512vnni", Isa::kAvx512, gate_bf16_vnni, "AVX512F/BW/VL/DQ, AVX512_BF16, AVX512_VNNI"},
+#if defined(MLAOPS_ARCH_X86_64)
+    {{"attn_avx512_decode_i8", Isa::kAvx512, gate_avx512_bf16_vnni, kNeedsAvx512Bf16Vnni},
      {AttnKind::kDecodeI8, why_not_decode_i8, nullptr, flash_decode_i8_kernel_avx512(), nullptr, nullptr}},
-    {{"attn_decode_avx512bf16", Isa::kAvx512, gate_bf16, "AVX512F/BW/VL/DQ, AVX512_BF16"},
+    {{"attn_avx512_decode", Isa::kAvx512, gate_avx512_bf16, kNeedsAvx512Bf16},
      {AttnKind::kDecode, why_not_decode, flash_decode_kernel_avx512(), nullptr, nullptr, nullptr}},
-    {{"attn_lanes_avx512bf16", Isa::kAvx512, gate_bf16, "AVX512F/BW/VL/DQ, AVX512_BF16"},
+    {{"attn_avx512_lanes", Isa::kAvx512, gate_avx512_bf16, kNeedsAvx512Bf16},
      {AttnKind::kLanes, why_not_lanes, nullptr, nullptr, &lanes::run_avx512, &lanes::run_group_avx512}},
 #endif
-    {{"attn_panel", Isa::kScalar, gate_always, ""}, {AttnKind::kPanel, why_not_panel}},
+    {{"attn_scalar_panel", Isa::kScalar, gate_always, ""}, {AttnKind::kPanel, why_not_panel}},
   };
   static const KernelTable<AttnRow> table("attn", kRows);
   return table;

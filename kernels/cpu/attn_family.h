@@ -1,14 +1,14 @@
 // The attention family of the kernel registry (core/kernel_registry.h): the kernels that run
 // FusedInferAttentionScore work items (kernels/cpu/attn_item.h), best first:
 //
-//   attn_decode_i8_avx512vnni  INT8 key / value read in place (per-channel antiquant), one query
-//                              row per head (kernels/cpu/flash_decode_avx512.cpp)
-//   attn_decode_avx512bf16     one query row per head, K / V rows read in place, the KV heads of
-//                              a batch in lockstep (flash_decode_avx512.cpp)
-//   attn_lanes_avx512bf16      items of >= 16 query rows, the rows as zmm lanes
-//                              (flash_attn_avx512.cpp, flash_attn_lanes.h)
-//   attn_panel                 every item: packed K^T panels and P x V on the GEMM, softmax and
-//                              convert families of the active level (flash_attn.cpp)
+//   attn_avx512_decode_i8  INT8 key / value read in place (per-channel antiquant), one query row
+//                          per head (kernels/cpu/flash_decode_avx512.cpp)
+//   attn_avx512_decode     one query row per head, K / V rows read in place, the KV heads of a
+//                          batch in lockstep (flash_decode_avx512.cpp)
+//   attn_avx512_lanes      items of >= 16 query rows, the rows as zmm lanes (flash_attn_avx512.cpp,
+//                          flash_attn_lanes.h)
+//   attn_scalar_panel      every item (portable code): packed K^T panels and P x V on the GEMM,
+//                          softmax and convert families' rows of the active level (flash_attn.cpp)
 //
 // The plan (ops/fused_infer_attention_score_v4_plan.cpp) describes each kind of item by an
 // AttnShape and takes the first row that is allowed on this host and level and whose why_not()

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
 
 namespace mlaops::kernels {
@@ -18,12 +19,18 @@ struct ConvertKernels {
   float (*absmax)(const float* x, int64_t n);
   // y[i] = int8_round_sat(x[i] / d)   (d != 0; IEEE division, then ties away from zero)
   void (*div_round_i8)(const float* x, float d, int8_t* y, int64_t n);
-  const char* name;
 };
 
+// The family "convert" (convert.cpp): convert_avx512, convert_avx2, convert_scalar.
+const KernelTable<const ConvertKernels*>& convert_family();
+// The set the family picks for the active level `isa` (counted as a use).
 const ConvertKernels& convert_kernels(Isa isa);
-const ConvertKernels& convert_kernels_scalar();
-const ConvertKernels& convert_kernels_avx2();
-const ConvertKernels& convert_kernels_avx512();
+
+// The kernel sets of convert_<isa>.cpp, constant-initialised (listing them runs no ISA code).
+extern const ConvertKernels convert_scalar;
+#if defined(MLAOPS_ARCH_X86_64)
+extern const ConvertKernels convert_avx2;
+extern const ConvertKernels convert_avx512;
+#endif
 
 }  // namespace mlaops::kernels

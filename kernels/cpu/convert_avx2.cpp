@@ -67,9 +67,6 @@ void div_round_i8_avx2(const float* x, float d, int8_t* y, int64_t n) {
 
 }  // namespace
 
-const ConvertKernels& convert_kernels_avx2() {
-  static const ConvertKernels k{f32_to_bf16_avx2, round_bf16_avx2, absmax_avx2, div_round_i8_avx2, "avx2"};
-  return k;
-}
+constinit const ConvertKernels convert_avx2{f32_to_bf16_avx2, round_bf16_avx2, absmax_avx2, div_round_i8_avx2};
 
 }  // namespace mlaops::kernels

@@ -70,9 +70,7 @@ void div_round_i8_avx512(const float* x, float d, int8_t* y, int64_t n) {
 
 }  // namespace
 
-const ConvertKernels& convert_kernels_avx512() {
-  static const ConvertKernels k{f32_to_bf16_avx512, round_bf16_avx512, absmax_avx512, div_round_i8_avx512, "avx512"};
-  return k;
-}
+constinit const ConvertKernels convert_avx512{f32_to_bf16_avx512, round_bf16_avx512, absmax_avx512,
+                                              div_round_i8_avx512};
 
 }  // namespace mlaops::kernels

@@ -26,18 +26,7 @@ void div_round_i8_scalar(const float* x, float d, int8_t* y, int64_t n) {
 
 }  // namespace
 
-const ConvertKernels& convert_kernels_scalar() {
-  static const ConvertKernels k{f32_to_bf16_scalar, round_bf16_scalar, absmax_scalar, div_round_i8_scalar, "scalar"};
-  return k;
-}
-
-const ConvertKernels& convert_kernels(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512: return convert_kernels_avx512();
-    case Isa::kAvx2: return convert_kernels_avx2();
-    case Isa::kScalar: break;
-  }
-  return convert_kernels_scalar();
-}
+constinit const ConvertKernels convert_scalar{f32_to_bf16_scalar, round_bf16_scalar, absmax_scalar,
+                                              div_round_i8_scalar};
 
 }  // namespace mlaops::kernels

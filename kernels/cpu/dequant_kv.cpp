@@ -1,4 +1,4 @@
-// Scalar KV antiquant rows and the ISA choice (dequant_kv.h).
+// Scalar KV antiquant rows, and the family (dequant_kv.h): its rows, best first, and the pick.
 #include "kernels/cpu/dequant_kv.h"
 
 #include <cmath>
@@ -19,9 +19,18 @@ void dequant_row_scalar(const int8_t* x, int64_t n, const float* ch_scale, const
   }
 }
 
-DequantRowFn dequant_row_kernel(Isa isa) {
-  if (isa == Isa::kAvx512) return dequant_row_avx512;
-  return dequant_row_scalar;
+const KernelTable<DequantRowFn>& dequant_row_family() {
+  using Table = KernelTable<DequantRowFn>;
+  static const Table::Row rows[] = {
+#if defined(MLAOPS_ARCH_X86_64)
+      {{"dequant_row_avx512", Isa::kAvx512, gate_avx512_bf16, kNeedsAvx512Bf16}, dequant_row_avx512},
+#endif
+      {{"dequant_row_scalar", Isa::kScalar, gate_always, ""}, dequant_row_scalar},
+  };
+  static const Table table("dequant_row", rows);
+  return table;
 }
+
+DequantRowFn dequant_row_kernel(Isa isa) { return dequant_row_family().pick(isa); }
 
 }  // namespace mlaops::kernels

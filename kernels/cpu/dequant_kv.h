@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
 
 namespace mlaops::kernels {
@@ -16,11 +17,17 @@ namespace mlaops::kernels {
 using DequantRowFn = void (*)(const int8_t* x, int64_t n, const float* ch_scale, const float* ch_offset,
                               float row_scale, float row_offset, bool fp16, uint16_t* dst);
 
+// The family "dequant_row" (dequant_kv.cpp): dequant_row_avx512 (vcvtne2ps2bf16: AVX512_BF16),
+// dequant_row_scalar.
+const KernelTable<DequantRowFn>& dequant_row_family();
+// The kernel the family picks for the active level `isa` (counted as a use).
+DequantRowFn dequant_row_kernel(Isa isa);
+
 void dequant_row_scalar(const int8_t* x, int64_t n, const float* ch_scale, const float* ch_offset, float row_scale,
                         float row_offset, bool fp16, uint16_t* dst);
+#if defined(MLAOPS_ARCH_X86_64)
 void dequant_row_avx512(const int8_t* x, int64_t n, const float* ch_scale, const float* ch_offset, float row_scale,
                         float row_offset, bool fp16, uint16_t* dst);
-
-DequantRowFn dequant_row_kernel(Isa isa);
+#endif
 
 }  // namespace mlaops::kernels

@@ -1,59 +1,29 @@
-// The kernel families of this build (core/kernel_registry.h): one list, used by kernel_list(),
-// set_kernel_override() and the kernel coverage test.
-#include <cstring>
-#include <string>
-#include <vector>
-
+// The kernel families of this build (core/kernel_registry.h): one list, read by kernel_list(),
+// the kernel override, `mlaops info` and the kernel coverage test (docs/runtime.md). Each family's
+// table lives in its portable file (kernels/cpu/<family>.cpp).
 #include "core/kernel_registry.h"
-#include "mlaops/runtime.h"
+#include "kernels/cpu/attn_family.h"
+#include "kernels/cpu/convert.h"
+#include "kernels/cpu/dequant_kv.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/mla_preprocess_rows.h"
+#include "kernels/cpu/softmax.h"
+#include "kernels/cpu/transpose.h"
 
 namespace mlaops {
 
 const KernelFamily* const* kernel_families(int* count) {
-  static const KernelFamily* const* list = nullptr;
-  *count = 0;
+  static const KernelFamily* const list[] = {
+      &kernels::gemm_family(),
+      &kernels::softmax_family(),
+      &kernels::convert_family(),
+      &kernels::transpose16_family(),
+      &kernels::dequant_row_family(),
+      &kernels::mla_preprocess_rows_family(),
+      &kernels::attn_family(),
+  };
+  *count = static_cast<int>(sizeof(list) / sizeof(list[0]));
   return list;
-}
-
-std::vector<KernelInfo> kernel_list() {
-  std::vector<KernelInfo> out;
-  int n = 0;
-  const KernelFamily* const* fams = kernel_families(&n);
-  for (int f = 0; f < n; ++f)
-    for (int i = 0; i < fams[f]->size(); ++i) {
-      const KernelRowInfo& r = fams[f]->info(i);
-      out.push_back({fams[f]->name(), r.name, r.isa, r.runnable(cpu_features()), r.needs, fams[f]->uses(i)});
-    }
-  return out;
-}
-
-bool set_kernel_override(const char* names) {
-  const std::string list = names == nullptr ? "" : names;
-  size_t at = 0;
-  while (at <= list.size()) {
-    size_t end = list.find(',', at);
-    if (end == std::string::npos) end = list.size();
-    std::string name = list.substr(at, end - at);
-    while (!name.empty() && name.front() == ' ') name.erase(name.begin());
-    while (!name.empty() && name.back() == ' ') name.pop_back();
-    at = end + 1;
-    if (name.empty()) continue;
-    bool found = false;
-    for (const KernelInfo& k : kernel_list())
-      if (name == k.name) {
-        if (!k.runnable) return false;
-        found = true;
-      }
-    if (!found) return false;
-  }
-  set_kernel_override_unchecked(list);
-  return true;
-}
-
-std::vector<Isa> runnable_isas() {
-  std::vector<Isa> out;
-  for (int i = 0; i <= static_cast<int>(detected_isa()); ++i) out.push_back(static_cast<Isa>(i));
-  return out;
 }
 
 }  // namespace mlaops

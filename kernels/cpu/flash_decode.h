@@ -26,8 +26,10 @@ namespace mlaops::kernels {
 // partials it.partial_o [G, VD] / partial_m [G] / partial_l [G] when partial_o is non-null.
 using FlashDecodeFn = void (*)(const FlashItem* items, int64_t n, void* scratch);
 
-// The AVX-512 kernel (x86-64 builds; the attention family lists it, kernels/cpu/attn_family.h).
+#if defined(MLAOPS_ARCH_X86_64)
+// The AVX-512 kernel (the attention family lists it, kernels/cpu/attn_family.h).
 FlashDecodeFn flash_decode_kernel_avx512();
+#endif
 
 // Scratch bytes of a group of n items of shape (G, QD, VD, fp16).
 int64_t flash_decode_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16);
@@ -70,8 +72,10 @@ struct FlashDecodeI8 {
 // Runs a group of n items (the shape the attention family's INT8 row accepts) whose K / V are described by `kv`; items
 // supply the query, G / QD / VD, the KV range, scale and the outputs (or partials).
 using FlashDecodeI8Fn = void (*)(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch);
-// The AVX-512 VNNI kernel (x86-64 builds; the attention family lists it).
+#if defined(MLAOPS_ARCH_X86_64)
+// The AVX-512 VNNI kernel (the attention family lists it).
 FlashDecodeI8Fn flash_decode_i8_kernel_avx512();
+#endif
 int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD);
 
 }  // namespace mlaops::kernels

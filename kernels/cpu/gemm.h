@@ -20,6 +20,7 @@
 
 #include <cstdint>
 
+#include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
 
 namespace mlaops::kernels {
@@ -64,15 +65,20 @@ struct GemmKernels {
   GemmTFn bf16_t; // A bf16, W^T bf16 NZ (c0 16), C fp32
   GemmTFn s8_t;   // A int8, W^T int8 NZ (c0 32), C int32 (exact)
   GemmTFn f16_t;  // A fp16, W^T fp16 NZ (c0 16), C fp32
-  const char* name;
 };
 
-// The kernel set of an ISA level (falls back to the best lower level that exists).
+// The family "gemm" (gemm.cpp): rows gemm_avx512 (all six kernels AVX-512), gemm_avx512_vnni and
+// gemm_avx512_f16 (for AVX-512 CPUs without AVX512_BF16, or without it and AVX512_VNNI: the
+// AVX-512 kernels whose instructions they have, AVX2 for the rest), gemm_avx2, gemm_scalar.
+const KernelTable<const GemmKernels*>& gemm_family();
+// The set the family picks for the active level `isa` (counted as a use).
 const GemmKernels& gemm_kernels(Isa isa);
 
-// Per-ISA tables (defined in gemm_<isa>.cpp).
-const GemmKernels& gemm_kernels_scalar();
-const GemmKernels& gemm_kernels_avx2();
-const GemmKernels& gemm_kernels_avx512();
+// The kernel sets of gemm_<isa>.cpp, constant-initialised (listing them runs no ISA code).
+extern const GemmKernels gemm_scalar;
+#if defined(MLAOPS_ARCH_X86_64)
+extern const GemmKernels gemm_avx2;
+extern const GemmKernels gemm_avx512;
+#endif
 
 }  // namespace mlaops::kernels

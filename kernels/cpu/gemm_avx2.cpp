@@ -133,7 +133,7 @@ constexpr std::array<Bf16TileFn, sizeof...(I)> bf16_table(std::index_sequence<I.
 }
 
 void bf16_avx2(const GemmArgs& g) {
-  if (g.panel_width != 16) return gemm_kernels_scalar().bf16(g);
+  if (g.panel_width != 16) return gemm_scalar.bf16(g);
   const int64_t M = g.M, K = g.K;
   if (M <= 0 || g.n_end <= g.n_begin) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
@@ -242,7 +242,7 @@ constexpr std::array<S8TileFn, sizeof...(I)> s8_table(std::index_sequence<I...>)
 }
 
 void s8_avx2(const GemmArgs& g) {
-  if (g.panel_width != 32) return gemm_kernels_scalar().s8(g);
+  if (g.panel_width != 32) return gemm_scalar.s8(g);
   const int64_t M = g.M, K = g.K;
   if (M <= 0 || g.n_end <= g.n_begin) return;
   const auto* A = static_cast<const int8_t*>(g.A);
@@ -372,7 +372,7 @@ inline void widen_f16(const uint16_t* src, float* dst, int64_t n) {
 }
 
 void f16_avx2(const GemmArgs& g) {
-  if (g.panel_width != 16) return gemm_kernels_scalar().f16(g);
+  if (g.panel_width != 16) return gemm_scalar.f16(g);
   const int64_t M = g.M, K = g.K;
   if (M <= 0 || g.n_end <= g.n_begin) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
@@ -627,15 +627,11 @@ void gemm_t_avx2(const GemmTArgs& g) {
 
 }  // namespace
 
-const GemmKernels& gemm_kernels_avx2() {
-  static const GemmKernels k{bf16_avx2,
-                             s8_avx2,
-                             f16_avx2,
-                             gemm_t_avx2<TKind::kBf16>,
-                             gemm_t_avx2<TKind::kS8>,
-                             gemm_t_avx2<TKind::kF16>,
-                             "avx2"};
-  return k;
-}
+constinit const GemmKernels gemm_avx2{bf16_avx2,
+                                      s8_avx2,
+                                      f16_avx2,
+                                      gemm_t_avx2<TKind::kBf16>,
+                                      gemm_t_avx2<TKind::kS8>,
+                                      gemm_t_avx2<TKind::kF16>};
 
 }  // namespace mlaops::kernels

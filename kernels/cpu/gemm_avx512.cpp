@@ -20,8 +20,8 @@
 // f16 (panels): fp16 rows widened with vcvtph2ps, fp32 FMA (section below). The transposed-NZ
 // kernels bf16_t / s8_t / f16_t (GemmTArgs) are in gemm_t_avx512.cpp.
 //
-// The table falls back to the AVX2 kernels when the CPU has AVX-512 F/BW/VL/DQ but lacks
-// AVX512_BF16 (bf16, bf16_t) or AVX512_VNNI (s8, s8_t).
+// gemm_avx512 runs only where the CPU has AVX512_BF16 and AVX512_VNNI; the family (gemm.cpp) has
+// rows mixing these kernels with the AVX2 ones for CPUs that lack either.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -235,7 +235,7 @@ void bf16_gemv_nd(const GemmArgs& g) {
 }
 
 void bf16_avx512(const GemmArgs& g) {
-  if (g.panel_width != 16) return gemm_kernels_scalar().bf16(g);
+  if (g.panel_width != 16) return gemm_scalar.bf16(g);
   const int64_t M = g.M, K = g.K;
   if (M <= 0 || g.n_end <= g.n_begin) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
@@ -475,7 +475,7 @@ constexpr std::array<S8TileFn, sizeof...(I)> s8_table(std::index_sequence<I...>)
 }
 
 void s8_avx512(const GemmArgs& g) {
-  if (g.panel_width != 32 || g.ldb != 32) return gemm_kernels_scalar().s8(g);
+  if (g.panel_width != 32 || g.ldb != 32) return gemm_scalar.s8(g);
   const int64_t M = g.M, K = g.K;
   if (M <= 0 || g.n_end <= g.n_begin) return;
   const auto* A = static_cast<const int8_t*>(g.A);
@@ -639,7 +639,7 @@ inline void widen_f16(const uint16_t* src, float* dst, int64_t n) {
 }
 
 void f16_avx512(const GemmArgs& g) {
-  if (g.panel_width != 16) return gemm_kernels_scalar().f16(g);
+  if (g.panel_width != 16) return gemm_scalar.f16(g);
   const int64_t M = g.M, K = g.K;
   if (M <= 0 || g.n_end <= g.n_begin) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
@@ -682,20 +682,6 @@ void f16_avx512(const GemmArgs& g) {
 
 }  // namespace
 
-const GemmKernels& gemm_kernels_avx512() {
-  static const GemmKernels k = [] {
-    const CpuFeatures& f = cpu_features();
-    const GemmKernels& lower = gemm_kernels_avx2();
-    // f16 / f16_t need only AVX-512 F (+ F16C, implied by the avx2 level the table requires).
-    return GemmKernels{f.avx512_bf16 ? &bf16_avx512 : lower.bf16,
-                       f.avx512_vnni ? &s8_avx512 : lower.s8,
-                       &f16_avx512,
-                       f.avx512_bf16 ? &bf16_t_avx512 : lower.bf16_t,
-                       f.avx512_vnni ? &s8_t_avx512 : lower.s8_t,
-                       &f16_t_avx512,
-                       "avx512"};
-  }();
-  return k;
-}
+constinit const GemmKernels gemm_avx512{bf16_avx512, s8_avx512, f16_avx512, bf16_t_avx512, s8_t_avx512, f16_t_avx512};
 
 }  // namespace mlaops::kernels

@@ -14,7 +14,7 @@ int32_t ld_s8(int8_t v) { return v; }
 
 // The panel GEMM over any element type: T the stored type, Acc the accumulator, load the widening.
 template <class T, class Acc, Acc (*load)(T)>
-void gemm_scalar(const GemmArgs& g) {
+void panel_scalar(const GemmArgs& g) {
   const auto* A = static_cast<const T*>(g.A);
   const auto* B = static_cast<const T*>(g.B);
   auto* C = static_cast<Acc*>(g.C);
@@ -29,9 +29,9 @@ void gemm_scalar(const GemmArgs& g) {
     }
   }
 }
-void bf16_scalar(const GemmArgs& g) { gemm_scalar<uint16_t, float, ld_bf16>(g); }
-void s8_scalar(const GemmArgs& g) { gemm_scalar<int8_t, int32_t, ld_s8>(g); }
-void f16_scalar(const GemmArgs& g) { gemm_scalar<uint16_t, float, ld_f16>(g); }
+void bf16_scalar(const GemmArgs& g) { panel_scalar<uint16_t, float, ld_bf16>(g); }
+void s8_scalar(const GemmArgs& g) { panel_scalar<int8_t, int32_t, ld_s8>(g); }
+void f16_scalar(const GemmArgs& g) { panel_scalar<uint16_t, float, ld_f16>(g); }
 
 // W^T NZ element (n, k) for a 16-row tile layout with c0 columns per k panel.
 inline int64_t nzt_index(int64_t n, int64_t k, int64_t r1, int64_t c0) {
@@ -56,9 +56,6 @@ void s8_t_scalar(const GemmTArgs& g) { gemm_t_scalar<int8_t, int32_t, ld_s8>(g, 
 
 }  // namespace
 
-const GemmKernels& gemm_kernels_scalar() {
-  static const GemmKernels k{bf16_scalar, s8_scalar, f16_scalar, bf16_t_scalar, s8_t_scalar, f16_t_scalar, "scalar"};
-  return k;
-}
+constinit const GemmKernels gemm_scalar{bf16_scalar, s8_scalar, f16_scalar, bf16_t_scalar, s8_t_scalar, f16_t_scalar};
 
 }  // namespace mlaops::kernels

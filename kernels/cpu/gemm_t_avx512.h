@@ -1,5 +1,5 @@
-// The AVX-512 transposed-NZ GEMMs (gemm_t_avx512.cpp), for the AVX-512 kernel table in
-// gemm_avx512.cpp. Call them through gemm_kernels() (gemm.h), which checks the CPU first.
+// The AVX-512 transposed-NZ GEMMs (gemm_t_avx512.cpp), for the AVX-512 kernel set in
+// gemm_avx512.cpp. Call them through gemm_kernels() (gemm.h), whose rows check the CPU first.
 #pragma once
 
 #include "kernels/cpu/gemm.h"

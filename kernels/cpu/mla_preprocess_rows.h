@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/kernel_registry.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
 
@@ -33,13 +34,21 @@ struct MlaPreprocessRowKernels {
   void (*dequant)(const int32_t* acc, const int32_t* bias, const float* ds, float s, bool fp16, int64_t n, float* y);
   // q[i] = int8_rint_sat(round_dt(x[i]) * s)   (fp32 product: exact for two dtype values)
   void (*scale_i8)(const float* x, float s, bool fp16, int64_t n, int8_t* q);
-  const char* name;
 };
 
+// The family "mla_preprocess_rows" (mla_preprocess_rows.cpp): mla_preprocess_rows_avx512,
+// mla_preprocess_rows_avx2, mla_preprocess_rows_scalar.
+const KernelTable<const MlaPreprocessRowKernels*>& mla_preprocess_rows_family();
+// The set the family picks for the active level `isa` (counted as a use).
 const MlaPreprocessRowKernels& mla_preprocess_row_kernels(Isa isa);
-const MlaPreprocessRowKernels& mla_preprocess_row_kernels_scalar();
-const MlaPreprocessRowKernels& mla_preprocess_row_kernels_avx2();
-const MlaPreprocessRowKernels& mla_preprocess_row_kernels_avx512();
+
+// The kernel sets of mla_preprocess_rows_<isa>.cpp, constant-initialised (listing them runs no
+// ISA code).
+extern const MlaPreprocessRowKernels mla_preprocess_rows_scalar;
+#if defined(MLAOPS_ARCH_X86_64)
+extern const MlaPreprocessRowKernels mla_preprocess_rows_avx2;
+extern const MlaPreprocessRowKernels mla_preprocess_rows_avx512;
+#endif
 
 namespace detail {
 

@@ -129,11 +129,8 @@ void scale_i8_avx2(const float* x, float s, bool fp16, int64_t n, int8_t* q) {
 
 }  // namespace
 
-const MlaPreprocessRowKernels& mla_preprocess_row_kernels_avx2() {
-  static const MlaPreprocessRowKernels k{load_dt_avx2, store_dt_avx2, round_dt_avx2, sum_sq_avx2,
-                                         norm_avx2,    quant_f16_avx2, dequant_avx2, scale_i8_avx2,
-                                         "avx2"};
-  return k;
-}
+constinit const MlaPreprocessRowKernels mla_preprocess_rows_avx2{
+    load_dt_avx2, store_dt_avx2, round_dt_avx2, sum_sq_avx2,
+    norm_avx2, quant_f16_avx2, dequant_avx2, scale_i8_avx2};
 
 }  // namespace mlaops::kernels

@@ -122,11 +122,8 @@ void scale_i8_avx512(const float* x, float s, bool fp16, int64_t n, int8_t* q) {
 
 }  // namespace
 
-const MlaPreprocessRowKernels& mla_preprocess_row_kernels_avx512() {
-  static const MlaPreprocessRowKernels k{load_dt_avx512, store_dt_avx512, round_dt_avx512, sum_sq_avx512,
-                                         norm_avx512,    quant_f16_avx512, dequant_avx512, scale_i8_avx512,
-                                         "avx512"};
-  return k;
-}
+constinit const MlaPreprocessRowKernels mla_preprocess_rows_avx512{
+    load_dt_avx512, store_dt_avx512, round_dt_avx512, sum_sq_avx512,
+    norm_avx512, quant_f16_avx512, dequant_avx512, scale_i8_avx512};
 
 }  // namespace mlaops::kernels

@@ -41,11 +41,8 @@ void scale_i8_scalar(const float* x, float s, bool fp16, int64_t n, int8_t* q) {
 
 }  // namespace
 
-const MlaPreprocessRowKernels& mla_preprocess_row_kernels_scalar() {
-  static const MlaPreprocessRowKernels k{load_dt_scalar, store_dt_scalar, round_dt_scalar, sum_sq_scalar,
-                                         norm_scalar,    quant_f16_scalar, dequant_scalar, scale_i8_scalar,
-                                         "scalar"};
-  return k;
-}
+constinit const MlaPreprocessRowKernels mla_preprocess_rows_scalar{
+    load_dt_scalar, store_dt_scalar, round_dt_scalar, sum_sq_scalar,
+    norm_scalar, quant_f16_scalar, dequant_scalar, scale_i8_scalar};
 
 }  // namespace mlaops::kernels

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
 
 namespace mlaops::kernels {
@@ -15,12 +16,18 @@ struct SoftmaxKernels {
   // The SIMD versions use a degree-6 polynomial on [-ln2/2, ln2/2] after range reduction
   // (relative error < 3e-7, about 2 float ulps); the scalar one uses std::exp.
   float (*exp_sum)(const float* s, const uint8_t* valid, int64_t n, float m, float* e);
-  const char* name;
 };
 
+// The family "softmax" (softmax.cpp): softmax_avx512, softmax_avx2, softmax_scalar.
+const KernelTable<const SoftmaxKernels*>& softmax_family();
+// The set the family picks for the active level `isa` (counted as a use).
 const SoftmaxKernels& softmax_kernels(Isa isa);
-const SoftmaxKernels& softmax_kernels_scalar();
-const SoftmaxKernels& softmax_kernels_avx2();
-const SoftmaxKernels& softmax_kernels_avx512();
+
+// The kernel sets of softmax_<isa>.cpp, constant-initialised (listing them runs no ISA code).
+extern const SoftmaxKernels softmax_scalar;
+#if defined(MLAOPS_ARCH_X86_64)
+extern const SoftmaxKernels softmax_avx2;
+extern const SoftmaxKernels softmax_avx512;
+#endif
 
 }  // namespace mlaops::kernels

@@ -84,9 +84,6 @@ float exp_sum_avx2(const float* s, const uint8_t* valid, int64_t n, float m, flo
 
 }  // namespace
 
-const SoftmaxKernels& softmax_kernels_avx2() {
-  static const SoftmaxKernels k{scale_max_avx2, exp_sum_avx2, "avx2"};
-  return k;
-}
+constinit const SoftmaxKernels softmax_avx2{scale_max_avx2, exp_sum_avx2};
 
 }  // namespace mlaops::kernels

@@ -47,9 +47,6 @@ float exp_sum_avx512(const float* s, const uint8_t* valid, int64_t n, float m, f
 
 }  // namespace
 
-const SoftmaxKernels& softmax_kernels_avx512() {
-  static const SoftmaxKernels k{scale_max_avx512, exp_sum_avx512, "avx512"};
-  return k;
-}
+constinit const SoftmaxKernels softmax_avx512{scale_max_avx512, exp_sum_avx512};
 
 }  // namespace mlaops::kernels

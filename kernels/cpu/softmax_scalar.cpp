@@ -27,18 +27,6 @@ float exp_sum_scalar(const float* s, const uint8_t* valid, int64_t n, float m, f
 
 }  // namespace
 
-const SoftmaxKernels& softmax_kernels_scalar() {
-  static const SoftmaxKernels k{scale_max_scalar, exp_sum_scalar, "scalar"};
-  return k;
-}
-
-const SoftmaxKernels& softmax_kernels(Isa isa) {
-  switch (isa) {
-    case Isa::kAvx512: return softmax_kernels_avx512();
-    case Isa::kAvx2: return softmax_kernels_avx2();
-    case Isa::kScalar: break;
-  }
-  return softmax_kernels_scalar();
-}
+constinit const SoftmaxKernels softmax_scalar{scale_max_scalar, exp_sum_scalar};
 
 }  // namespace mlaops::kernels

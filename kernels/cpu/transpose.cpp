@@ -1,3 +1,4 @@
+// The portable 16 x 16 transpose, and the family (transpose.h): its rows, best first, and the pick.
 #include "kernels/cpu/transpose.h"
 
 namespace mlaops::kernels {
@@ -7,9 +8,18 @@ void transpose16_scalar(const uint16_t* const src[16], uint16_t* dst) {
     for (int c = 0; c < 16; ++c) dst[c * 16 + k] = src[k][c];
 }
 
-Transpose16Fn transpose16_kernel(Isa isa) {
-  if (isa == Isa::kAvx512 && cpu_features().avx512bw) return transpose16_avx512;
-  return transpose16_scalar;
+const KernelTable<Transpose16Fn>& transpose16_family() {
+  using Table = KernelTable<Transpose16Fn>;
+  static const Table::Row rows[] = {
+#if defined(MLAOPS_ARCH_X86_64)
+      {{"transpose16_avx512", Isa::kAvx512, gate_avx512, kNeedsAvx512}, transpose16_avx512},
+#endif
+      {{"transpose16_scalar", Isa::kScalar, gate_always, ""}, transpose16_scalar},
+  };
+  static const Table table("transpose16", rows);
+  return table;
 }
+
+Transpose16Fn transpose16_kernel(Isa isa) { return transpose16_family().pick(isa); }
 
 }  // namespace mlaops::kernels

@@ -5,15 +5,22 @@
 
 #include <cstdint>
 
+#include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
 
 namespace mlaops::kernels {
 
 using Transpose16Fn = void (*)(const uint16_t* const src[16], uint16_t* dst);
 
-// The kernel of an ISA level (AVX-512: three rounds of vpermt2w; otherwise portable code).
+// The family "transpose16" (transpose.cpp): transpose16_avx512 (three rounds of vpermt2w),
+// transpose16_scalar.
+const KernelTable<Transpose16Fn>& transpose16_family();
+// The kernel the family picks for the active level `isa` (counted as a use).
 Transpose16Fn transpose16_kernel(Isa isa);
+
 void transpose16_scalar(const uint16_t* const src[16], uint16_t* dst);
+#if defined(MLAOPS_ARCH_X86_64)
 void transpose16_avx512(const uint16_t* const src[16], uint16_t* dst);
+#endif
 
 }  // namespace mlaops::kernels

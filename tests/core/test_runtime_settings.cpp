@@ -10,6 +10,7 @@
 
 #include "core/parallel.h"
 #include "mlaops/runtime.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops {
 namespace {
@@ -24,13 +25,15 @@ TEST(CpuFeatures, DetectedIsaIsConsistent) {
 }
 
 TEST(CpuFeatures, ForceAndResetIsa) {
-  EXPECT_TRUE(set_isa(Isa::kScalar));
-  EXPECT_EQ(active_isa(), Isa::kScalar);
-  if (detected_isa() >= Isa::kAvx2) {
-    EXPECT_TRUE(set_isa(Isa::kAvx2));
-    EXPECT_EQ(active_isa(), Isa::kAvx2);
+  const std::vector<Isa> isas = test_isas();  // scalar .. detected, each once
+  ASSERT_EQ(isas.size(), static_cast<size_t>(detected_isa()) + 1);
+  for (size_t i = 0; i < isas.size(); ++i) {
+    EXPECT_EQ(isas[i], static_cast<Isa>(i));
+    EXPECT_TRUE(set_isa(isas[i]));
+    EXPECT_EQ(active_isa(), isas[i]);
   }
-  if (detected_isa() < Isa::kAvx512) { EXPECT_FALSE(set_isa(Isa::kAvx512)); }
+  for (int above = static_cast<int>(detected_isa()) + 1; above <= static_cast<int>(Isa::kAvx512); ++above)
+    EXPECT_FALSE(set_isa(static_cast<Isa>(above)));
   EXPECT_FALSE(set_isa(static_cast<Isa>(7)));
   reset_isa();
   Isa parsed;

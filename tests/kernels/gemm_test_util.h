@@ -1,5 +1,5 @@
-// Shared pieces of the GEMM kernel tests (test_gemm.cpp, test_gemm_t.cpp): the kernel tables of
-// every ISA the machine supports, n-range choices, a canary-guarded C, random element values of
+// Shared pieces of the GEMM kernel tests (test_gemm.cpp, test_gemm_t.cpp): the kernel sets of
+// every gemm row this host can run, n-range choices, a canary-guarded C, random element values of
 // each kind and the check of C against a float64 / exact reference.
 #pragma once
 
@@ -16,6 +16,7 @@
 #include "kernels/cpu/gemm.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
+#include "tests/support/kernel_rows.h"
 
 namespace mlaops::kernels::gemm_test {
 
@@ -24,11 +25,11 @@ struct KernelSet {
   std::string name;
 };
 
+// Every row of the gemm family this host can run (the AVX-512 rows for CPUs without BF16 / VNNI
+// included), named by the row.
 inline std::vector<KernelSet> kernel_sets() {
-  std::vector<KernelSet> v{{&gemm_kernels_scalar(), "scalar"}};
-  const Isa isa = detected_isa();
-  if (static_cast<int>(isa) >= static_cast<int>(Isa::kAvx2)) v.push_back({&gemm_kernels_avx2(), "avx2"});
-  if (static_cast<int>(isa) >= static_cast<int>(Isa::kAvx512)) v.push_back({&gemm_kernels_avx512(), "avx512"});
+  std::vector<KernelSet> v;
+  for (const auto& row : runnable_rows(gemm_family())) v.push_back({row.value, row.name});
   return v;
 }
 

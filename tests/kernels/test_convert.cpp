@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/convert.h"
 #include "mlaops/numeric.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::kernels {
 namespace {
@@ -32,10 +33,10 @@ std::vector<float> test_values(uint32_t seed, size_t n) {
 bool same_float(float a, float b) { return (std::isnan(a) && std::isnan(b)) || float_bits(a) == float_bits(b); }
 
 TEST(ConvertKernels, EveryIsaMatchesScalarBitForBit) {
-  const ConvertKernels& s = convert_kernels_scalar();
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(detected_isa())) continue;
-    const ConvertKernels& k = isa == Isa::kAvx2 ? convert_kernels_avx2() : convert_kernels_avx512();
+  const ConvertKernels& s = convert_scalar;
+  for (Isa isa : test_isas()) {
+    const ConvertKernels& k = convert_kernels(isa);
+    SCOPED_TRACE(isa_name(isa));
     const std::vector<float> all = test_values(static_cast<uint32_t>(isa) + 1, 20000);
     for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{15}, size_t{16}, size_t{17}, size_t{33},
                      size_t{512}, all.size()}) {
@@ -45,18 +46,18 @@ TEST(ConvertKernels, EveryIsaMatchesScalarBitForBit) {
         std::vector<uint16_t> y1(n + 1, 0xABCD), y2(n + 1, 0xABCD);
         s.f32_to_bf16(x, y1.data(), static_cast<int64_t>(n));
         k.f32_to_bf16(x, y2.data(), static_cast<int64_t>(n));
-        ASSERT_EQ(y1, y2) << k.name << " n=" << n;
+        ASSERT_EQ(y1, y2) << "n=" << n;
         std::vector<float> r1(x, x + n), r2(x, x + n);
         s.round_bf16(r1.data(), static_cast<int64_t>(n));
         k.round_bf16(r2.data(), static_cast<int64_t>(n));
-        for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same_float(r1[i], r2[i])) << k.name << " i=" << i;
+        for (size_t i = 0; i < n; ++i) ASSERT_TRUE(same_float(r1[i], r2[i])) << "i=" << i;
         EXPECT_TRUE(same_float(s.absmax(x, static_cast<int64_t>(n)), k.absmax(x, static_cast<int64_t>(n))))
-            << k.name << " n=" << n;
+            << "n=" << n;
         for (float d : {1.0f, 0.5f, 3.0f, 0.0078125f, 1e-30f}) {
           std::vector<int8_t> q1(n + 1, 55), q2(n + 1, 55);
           s.div_round_i8(x, d, q1.data(), static_cast<int64_t>(n));
           k.div_round_i8(x, d, q2.data(), static_cast<int64_t>(n));
-          ASSERT_EQ(q1, q2) << k.name << " n=" << n << " d=" << d;
+          ASSERT_EQ(q1, q2) << "n=" << n << " d=" << d;
         }
       }
     }
@@ -64,7 +65,7 @@ TEST(ConvertKernels, EveryIsaMatchesScalarBitForBit) {
 }
 
 TEST(ConvertKernels, ScalarRules) {
-  const ConvertKernels& s = convert_kernels_scalar();
+  const ConvertKernels& s = convert_scalar;
   const float x[] = {0.5f, -0.5f, 1.5f, 2.5f, -2.5f, 200.0f, -300.0f, std::numeric_limits<float>::quiet_NaN()};
   int8_t q[8];
   s.div_round_i8(x, 1.0f, q, 8);

@@ -10,6 +10,7 @@
 
 #include "kernels/cpu/dequant_kv.h"
 #include "mlaops/numeric.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::kernels {
 namespace {
@@ -32,9 +33,8 @@ Inputs inputs(uint32_t seed, int64_t n) {
   return in;
 }
 
-TEST(DequantKv, EveryIsaMatchesScalarBitForBit) {
-  // the ISA's kernel against the scalar rule (on a machine without AVX-512 both are the scalar one)
-  const DequantRowFn fast = dequant_row_kernel(detected_isa());
+// `fast` against the scalar rule, bit for bit, over tail lengths, parameter forms and dtypes.
+void check_against_scalar(DequantRowFn fast) {
   for (int64_t n : {0, 1, 15, 16, 17, 31, 64, 100, 128, 129, 576}) {
     const Inputs in = inputs(static_cast<uint32_t>(n) + 3, n);
     for (bool fp16 : {false, true})
@@ -49,6 +49,21 @@ TEST(DequantKv, EveryIsaMatchesScalarBitForBit) {
         EXPECT_EQ(b.back(), 0x1234) << "wrote past n";
       }
   }
+}
+
+TEST(DequantKv, EveryIsaMatchesScalarBitForBit) {
+  // each level's kernel against the scalar rule (below AVX-512 with BF16 it is the scalar one)
+  for (Isa isa : test_isas()) {
+    SCOPED_TRACE(isa_name(isa));
+    check_against_scalar(dequant_row_kernel(isa));
+  }
+}
+
+TEST(DequantKv, KernelChoice) {
+  const auto& fam = dequant_row_family();
+  for (Isa isa : test_isas()) EXPECT_EQ(dequant_row_kernel(isa), fam.value(fam.select(isa))) << isa_name(isa);
+  EXPECT_EQ(dequant_row_kernel(Isa::kScalar), &dequant_row_scalar);
+  EXPECT_EQ(dequant_row_kernel(Isa::kAvx2), &dequant_row_scalar);  // no AVX2 row
 }
 
 TEST(DequantKv, ScalarIsTheRoundedDoubleFormula) {
@@ -72,11 +87,6 @@ TEST(DequantKv, ScalarIsTheRoundedDoubleFormula) {
   }
 }
 
-TEST(DequantKv, KernelChoice) {
-  EXPECT_EQ(dequant_row_kernel(Isa::kScalar), &dequant_row_scalar);
-  EXPECT_EQ(dequant_row_kernel(Isa::kAvx2), &dequant_row_scalar);
-  EXPECT_EQ(dequant_row_kernel(Isa::kAvx512), &dequant_row_avx512);
-}
 
 }  // namespace
 }  // namespace mlaops::kernels

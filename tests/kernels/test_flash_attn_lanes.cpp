@@ -22,6 +22,7 @@
 #include "kernels/cpu/attn_family.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::kernels {
 namespace {
@@ -189,7 +190,7 @@ void run_case(const Case& c) {
   const auto& fam = attn_family();
   AttnShape as;
   as.G = c.G, as.R = c.R, as.QD = c.QD, as.DR = c.DR, as.VD = c.VD, as.fp16 = c.fp16;
-  for (Isa isa : runnable_isas()) {
+  for (Isa isa : test_isas()) {
     for (int ri = 0; ri < fam.size(); ++ri) {
       const AttnRow& row = fam.value(ri);
       if ((row.kind != AttnKind::kLanes && row.kind != AttnKind::kPanel) || !fam.allowed(ri, isa) ||

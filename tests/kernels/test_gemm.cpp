@@ -16,6 +16,7 @@
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
 #include "tests/kernels/gemm_test_util.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::kernels {
 namespace {
@@ -212,17 +213,10 @@ TEST(GemmS8, PaddedLdaAndKBlocks) {
     }
 }
 
-TEST(Gemm, TablesAndDispatch) {
-  EXPECT_STREQ(gemm_kernels_scalar().name, "scalar");
-  EXPECT_STREQ(gemm_kernels(Isa::kScalar).name, "scalar");
-  if (static_cast<int>(detected_isa()) >= static_cast<int>(Isa::kAvx2)) {
-    EXPECT_STREQ(gemm_kernels_avx2().name, "avx2");
-    EXPECT_STREQ(gemm_kernels(Isa::kAvx2).name, "avx2");
-  }
-  if (detected_isa() == Isa::kAvx512) {
-    EXPECT_STREQ(gemm_kernels_avx512().name, "avx512");
-    EXPECT_STREQ(gemm_kernels(Isa::kAvx512).name, "avx512");
-  }
+TEST(Gemm, KernelsAreTheFamilysPick) {
+  const auto& fam = gemm_family();
+  for (Isa isa : test_isas()) EXPECT_EQ(&gemm_kernels(isa), fam.value(fam.select(isa))) << isa_name(isa);
+  EXPECT_EQ(&gemm_kernels(Isa::kScalar), &gemm_scalar);
 }
 
 TEST(Gemm, ZeroKWritesZeros) {

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/mla_preprocess_rows.h"
 #include "mlaops/numeric.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::kernels {
 namespace {
@@ -43,11 +44,10 @@ void expect_same(const std::vector<float>& a, const std::vector<float>& b, const
 }
 
 TEST(MlaPreprocessRowKernels, EveryIsaMatchesScalarBitForBit) {
-  const MlaPreprocessRowKernels& s = mla_preprocess_row_kernels_scalar();
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(detected_isa())) continue;
-    const MlaPreprocessRowKernels& k =
-        isa == Isa::kAvx2 ? mla_preprocess_row_kernels_avx2() : mla_preprocess_row_kernels_avx512();
+  const MlaPreprocessRowKernels& s = mla_preprocess_rows_scalar;
+  for (Isa isa : test_isas()) {
+    const MlaPreprocessRowKernels& k = mla_preprocess_row_kernels(isa);
+    const char* name = isa_name(isa);
     const std::vector<float> all = test_values(static_cast<uint32_t>(isa) + 7, 12000);
     const std::vector<float> g = test_values(99, 12000), b = test_values(98, 12000);
     std::mt19937 rng(5);
@@ -69,15 +69,15 @@ TEST(MlaPreprocessRowKernels, EveryIsaMatchesScalarBitForBit) {
           std::vector<float> y1(n + 1, 7.0f), y2(n + 1, 7.0f);
           s.load_dt(bits.data() + off, fp16, y1.data(), ni);
           k.load_dt(bits.data() + off, fp16, y2.data(), ni);
-          expect_same(y1, y2, "load_dt", k.name, n);
+          expect_same(y1, y2, "load_dt", name, n);
           std::vector<uint16_t> h1(n + 1, 0xABCD), h2(n + 1, 0xABCD);
           s.store_dt(x, fp16, h1.data(), ni);
           k.store_dt(x, fp16, h2.data(), ni);
-          ASSERT_EQ(h1, h2) << "store_dt " << k.name << " n=" << n << " fp16=" << fp16;
+          ASSERT_EQ(h1, h2) << "store_dt " << name << " n=" << n << " fp16=" << fp16;
           std::vector<float> r1(x, x + n), r2(x, x + n);
           s.round_dt(r1.data(), fp16, ni);
           k.round_dt(r2.data(), fp16, ni);
-          expect_same(r1, r2, "round_dt", k.name, n);
+          expect_same(r1, r2, "round_dt", name, n);
           for (float sc : {1.0f, 0.37f, -1.5f, 1e-3f, 3e-9f}) {
             std::vector<float> d1(n + 1, 7.0f), d2(n + 1, 7.0f);
             std::vector<float> ds(all.begin() + 11, all.begin() + 11 + static_cast<std::ptrdiff_t>(n));
@@ -85,12 +85,12 @@ TEST(MlaPreprocessRowKernels, EveryIsaMatchesScalarBitForBit) {
             for (const int32_t* bp : {static_cast<const int32_t*>(nullptr), static_cast<const int32_t*>(bias.data() + off)}) {
               s.dequant(acc.data() + off, bp, ds.data(), sc, fp16, ni, d1.data());
               k.dequant(acc.data() + off, bp, ds.data(), sc, fp16, ni, d2.data());
-              expect_same(d1, d2, "dequant", k.name, n);
+              expect_same(d1, d2, "dequant", name, n);
             }
             std::vector<int8_t> q1(n + 1, 55), q2(n + 1, 55);
             s.scale_i8(x, sc, fp16, ni, q1.data());
             k.scale_i8(x, sc, fp16, ni, q2.data());
-            ASSERT_EQ(q1, q2) << "scale_i8 " << k.name << " n=" << n << " s=" << sc;
+            ASSERT_EQ(q1, q2) << "scale_i8 " << name << " n=" << n << " s=" << sc;
           }
         }
         for (float a : {1.0f, 0.5f, 3.7f, -0.01f}) {
@@ -98,20 +98,20 @@ TEST(MlaPreprocessRowKernels, EveryIsaMatchesScalarBitForBit) {
             std::vector<int8_t> q1(n + 1, 55), q2(n + 1, 55);
             s.quant_f16(x, a, o, ni, q1.data());
             k.quant_f16(x, a, o, ni, q2.data());
-            ASSERT_EQ(q1, q2) << "quant_f16 " << k.name << " n=" << n << " a=" << a << " o=" << o;
+            ASSERT_EQ(q1, q2) << "quant_f16 " << name << " n=" << n << " a=" << a << " o=" << o;
           }
         }
-        EXPECT_TRUE(same_float(s.sum_sq(x, ni), k.sum_sq(x, ni))) << k.name << " n=" << n;
+        EXPECT_TRUE(same_float(s.sum_sq(x, ni), k.sum_sq(x, ni))) << name << " n=" << n;
         const float* small = g.data() + off;  // finite-ish values for a meaningful sum
         std::vector<float> fin(small, small + n);
         for (float& v : fin) v = std::isfinite(v) && std::fabs(v) < 1e6f ? v : 0.25f;
-        EXPECT_TRUE(same_float(s.sum_sq(fin.data(), ni), k.sum_sq(fin.data(), ni))) << k.name << " n=" << n;
+        EXPECT_TRUE(same_float(s.sum_sq(fin.data(), ni), k.sum_sq(fin.data(), ni))) << name << " n=" << n;
         for (float r : {1.0f, 0.3f, 0.0f}) {
           for (const float* bp : {static_cast<const float*>(nullptr), static_cast<const float*>(b.data())}) {
             std::vector<float> y1(n + 1, 7.0f), y2(n + 1, 7.0f);
             s.norm(x, r, g.data(), bp, ni, y1.data());
             k.norm(x, r, g.data(), bp, ni, y2.data());
-            expect_same(y1, y2, "norm", k.name, n);
+            expect_same(y1, y2, "norm", name, n);
           }
         }
       }
@@ -120,7 +120,7 @@ TEST(MlaPreprocessRowKernels, EveryIsaMatchesScalarBitForBit) {
 }
 
 TEST(MlaPreprocessRowKernels, ScalarRules) {
-  const MlaPreprocessRowKernels& s = mla_preprocess_row_kernels_scalar();
+  const MlaPreprocessRowKernels& s = mla_preprocess_rows_scalar;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // fp16 double rounding: 2.5 -> 2 (half to even), 126.6 -> 126.625 (fp16) -> 127, clamp, NaN -> 0
   const float y[] = {2.5f, -2.5f, 3.5f, 126.6f, 300.0f, -300.0f, nan, 0.4999f, 64.3f};

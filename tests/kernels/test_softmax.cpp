@@ -8,19 +8,18 @@
 #include <vector>
 
 #include "kernels/cpu/softmax.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::kernels {
 namespace {
 
 TEST(SoftmaxKernels, EveryIsaMatchesTheScalarRules) {
-  const SoftmaxKernels& ref = softmax_kernels_scalar();
+  const SoftmaxKernels& ref = softmax_scalar;
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-30.0f, 30.0f);
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(detected_isa())) continue;
-    const SoftmaxKernels& k = isa == Isa::kScalar ? softmax_kernels_scalar()
-                              : isa == Isa::kAvx2 ? softmax_kernels_avx2()
-                                                  : softmax_kernels_avx512();
+  for (Isa isa : test_isas()) {
+    const SoftmaxKernels& k = softmax_kernels(isa);
+    SCOPED_TRACE(isa_name(isa));
     for (int64_t n : {0, 1, 7, 8, 15, 16, 17, 33, 64, 100}) {
       for (int density : {0, 1, 2, 10}) {  // 0: nothing valid
         std::vector<float> s(static_cast<size_t>(n) + 1), s2;
@@ -33,7 +32,7 @@ TEST(SoftmaxKernels, EveryIsaMatchesTheScalarRules) {
         s2 = s;
         const float m1 = ref.scale_max(s.data(), valid.data(), n, 0.125f);
         const float m2 = k.scale_max(s2.data(), valid.data(), n, 0.125f);
-        ASSERT_EQ(m1, m2) << k.name << " n=" << n;
+        ASSERT_EQ(m1, m2) << "n=" << n;
         for (int64_t c = 0; c < n; ++c) {
           if (valid[static_cast<size_t>(c)]) {
             ASSERT_EQ(s[static_cast<size_t>(c)], s2[static_cast<size_t>(c)]);
@@ -43,13 +42,13 @@ TEST(SoftmaxKernels, EveryIsaMatchesTheScalarRules) {
         std::vector<float> e1(static_cast<size_t>(n) + 1, 7.0f), e2(static_cast<size_t>(n) + 1, 7.0f);
         const float sum1 = ref.exp_sum(s.data(), valid.data(), n, m1, e1.data());
         const float sum2 = k.exp_sum(s.data(), valid.data(), n, m1, e2.data());
-        EXPECT_NEAR(sum2, sum1, 1e-6 * sum1) << k.name << " n=" << n;
+        EXPECT_NEAR(sum2, sum1, 1e-6 * sum1) << "n=" << n;
         for (int64_t c = 0; c < n; ++c) {
           if (!valid[static_cast<size_t>(c)]) {
             ASSERT_EQ(e2[static_cast<size_t>(c)], 0.0f);
           } else {
             ASSERT_NEAR(e2[static_cast<size_t>(c)], e1[static_cast<size_t>(c)], 3e-7 * e1[static_cast<size_t>(c)] + 1e-37)
-                << k.name << " s-m=" << s[static_cast<size_t>(c)] - m1;
+                << "s-m=" << s[static_cast<size_t>(c)] - m1;
           }
         }
         EXPECT_EQ(e2[static_cast<size_t>(n)], 7.0f);  // nothing written past n
@@ -59,9 +58,9 @@ TEST(SoftmaxKernels, EveryIsaMatchesTheScalarRules) {
 }
 
 TEST(SoftmaxKernels, ExpOverItsRange) {
-  for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(detected_isa())) continue;
-    const SoftmaxKernels& k = isa == Isa::kAvx2 ? softmax_kernels_avx2() : softmax_kernels_avx512();
+  for (Isa isa : test_isas()) {
+    if (isa == Isa::kScalar) continue;  // std::exp
+    const SoftmaxKernels& k = softmax_kernels(isa);
     std::vector<float> s;
     for (float x = -87.0f; x <= 0.0f; x += 0.013f) s.push_back(x);
     s.push_back(0.0f);
@@ -73,7 +72,7 @@ TEST(SoftmaxKernels, ExpOverItsRange) {
       const double want = std::exp(static_cast<double>(s[i]));
       worst = std::max(worst, std::fabs(e[i] - want) / want);
     }
-    EXPECT_LT(worst, 3e-7) << k.name;
+    EXPECT_LT(worst, 3e-7) << isa_name(isa);
   }
 }
 

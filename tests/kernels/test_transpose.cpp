@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/cpu/transpose.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::kernels {
 namespace {
@@ -13,8 +14,7 @@ TEST(Transpose16, EveryIsaMatchesTheDefinition) {
   std::mt19937 rng(9);
   std::vector<uint16_t> pool(16 * 40);
   for (auto& x : pool) x = static_cast<uint16_t>(rng());
-  for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
-    if (static_cast<int>(isa) > static_cast<int>(detected_isa())) continue;
+  for (Isa isa : test_isas()) {
     const Transpose16Fn t = transpose16_kernel(isa);
     for (int trial = 0; trial < 50; ++trial) {
       const uint16_t* src[16];

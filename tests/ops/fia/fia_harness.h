@@ -25,6 +25,7 @@
 
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
+#include "tests/support/isa_list.h"
 #include "ops/compare.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
@@ -220,7 +221,7 @@ struct FiaWorst {
 inline FiaWorst check_every_isa(const FiaCaseData& data, const FiaRun& ref, DType dtype, bool lse,
                                 const std::vector<int>& threads, const std::string& name) {
   FiaWorst w;
-  for (Isa isa : runnable_isas()) {
+  for (Isa isa : test_isas()) {
     if (!set_isa(isa)) continue;
     for (int t : threads) {
       set_num_threads(t);

@@ -124,8 +124,8 @@ kernels::AttnShape decode_shape(int64_t G, int64_t D) {
 
 TEST(FlashDecodeShapes, Rules) {
   const auto& fam = kernels::attn_family();
-  const int row = fam.find("attn_decode_avx512bf16");
-#if defined(__x86_64__)
+  const int row = fam.find("attn_avx512_decode");
+#if defined(MLAOPS_ARCH_X86_64)
   ASSERT_GE(row, 0);
 #else
   ASSERT_LT(row, 0);  // x86-64 only

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Cross-builds mlaops for 64-bit Arm (preset aarch64: build/aarch64 with Debian's
+# g++-aarch64-linux-gnu, GoogleTest built from /usr/src/googletest) and runs its tests under
+# qemu-aarch64-static; installs the cross toolchain and qemu when missing (apt-get; root or sudo).
+# Only the portable kernel rows exist there (docs/runtime.md).
+# Usage: scripts/test_aarch64.sh [--quick]
+#   every test the emulator can run (all but label no_emulator): 13 min of tests on 2 cores
+#            (29 while other builds share them)
+#   --quick: without the operator tests (label cpp_ops; up to a minute each under qemu),
+#            1.5 to 3 min of tests: what scripts/test.sh (CI) runs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+
+scripts/install_packages.sh cmake ninja-build g++-aarch64-linux-gnu qemu-user-static libgtest-dev
+
+cmake --preset aarch64 >/dev/null
+cmake --build --preset aarch64
+
+exclude='^no_emulator$'
+[ "${1:-}" = "--quick" ] && exclude='^(no_emulator|cpp_ops)$'
+ctest --test-dir build/aarch64 --output-on-failure -j "$jobs" -LE "$exclude"
+echo "aarch64 tests passed"
