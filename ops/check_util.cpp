@@ -1,5 +1,7 @@
 #include "ops/check_util.h"
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "core/checked_math.h"
@@ -281,26 +283,21 @@ Status workspace_ok(const char* op, uint64_t needed, const void* workspace, uint
 // ---- kernel choice ----
 
 std::string explain_kernels(std::span<const KernelPick> picks) {
-  if (picks.empty()) return "";
-  const Isa isa = picks[0].table;
   std::string s;
+  for (const KernelPick& k : picks)
+    s += std::string("  ") + k.work + ": " + k.family->info(k.row).name + (*k.kernel ? " " : "") + k.kernel + "\n";
+  std::vector<const KernelFamily*> seen;
   for (const KernelPick& k : picks) {
-    s += std::string("  ") + k.work + ": " + k.family + "_" + isa_name(k.row) + (*k.kernel ? " " : "") + k.kernel;
-    if (k.row != k.table)
-      s += std::string(" (the ") + isa_name(k.table) + " table's fallback: its own " + k.kernel +
-           " kernel needs a CPU feature this machine lacks)";
-    s += "\n";
+    if (std::find(seen.begin(), seen.end(), k.family) != seen.end()) continue;
+    seen.push_back(k.family);
+    std::string skipped;
+    for (int i = 0; i < k.row; ++i) {
+      std::string why;
+      k.family->allowed(i, k.isa, &why);
+      skipped += std::string(skipped.empty() ? "" : "; ") + k.family->info(i).name + ": " + why;
+    }
+    if (!skipped.empty()) s += std::string("  ") + k.family->name() + " rows skipped: " + skipped + "\n";
   }
-  s += "  other rows (best first):";
-  for (int i = static_cast<int>(Isa::kAvx512); i >= 0; --i) {
-    const Isa level = static_cast<Isa>(i);
-    if (level == isa) continue;
-    s += std::string(" ") + isa_name(level) +
-         (level > detected_isa() ? " skipped, this CPU lacks it;"
-          : level > isa          ? " skipped, above the active level (MLAOPS_ISA / set_isa);"
-                                 : " not tried, a better row was taken;");
-  }
-  s.back() = '\n';
   return s;
 }
 

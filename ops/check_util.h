@@ -15,6 +15,7 @@
 #include "core/plan_state.h"
 #include "mlaops/plan.h"
 #include "mlaops/runtime.h"
+#include "core/kernel_registry.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -196,30 +197,36 @@ Status same_call(const char* op, const char* rule, const CallSignature& planned,
 Status workspace_ok(const char* op, uint64_t needed, const void* workspace, uint64_t workspace_size);
 
 // ---- kernel choice (the operators' plans) ----
-// A kernel table per ISA level (kernels/cpu/<family>_<isa>.cpp); a level's table may hold a
-// lower level's kernel where this CPU lacks a feature its own needs (e.g. AVX512_BF16).
-// The kernel chosen for one kind of work: table `family` at the plan's level, member `kernel`.
+// The row a plan chose for one kind of work: the family (core/kernel_registry.h), the row it
+// picks at the plan's level, and the kernel of the row's table the work uses ("" for several).
 struct KernelPick {
-  const char* work;    // "x projection [W_DQ | W_DKV_KR]"
-  const char* family;  // "gemm"
-  const char* kernel;  // "bf16"; "" for the whole table
-  Isa table;           // the plan's level
-  Isa row;             // the level the kernel belongs to (below `table` for a fallback)
+  const char* work = "";  // "x projection [W_DQ | W_DKV_KR]"
+  const KernelFamily* family = nullptr;
+  int row = 0;
+  const char* kernel = "";  // "s8"
+  Isa isa = Isa::kScalar;   // the plan's level
 };
 
-// Picks table(isa).*member into *fn and describes the pick.
-template <class Table, class Fn>
-KernelPick pick_kernel(const char* work, const char* family, const char* kernel, const Table& (*table)(Isa),
-                       Fn Table::*member, Isa isa, Fn* fn) {
-  *fn = table(isa).*member;
-  Isa row = isa;
-  for (int i = static_cast<int>(isa) - 1; i >= 0 && table(static_cast<Isa>(i)).*member == *fn; --i)
-    row = static_cast<Isa>(i);
-  return {work, family, kernel, isa, row};
+// The row family `fam` picks at `isa` (counted as used) into *table, and its description.
+template <class T>
+KernelPick pick_row(const char* work, const KernelTable<const T*>& fam, const char* kernel, Isa isa, const T** table) {
+  const int row = fam.select(isa);
+  fam.note_use(row);
+  *table = fam.value(row);
+  return {work, &fam, row, kernel, isa};
+}
+// The same, keeping one kernel of the row's table: *fn = table->*member.
+template <class T, class Fn>
+KernelPick pick_kernel(const char* work, const KernelTable<const T*>& fam, const char* kernel, Fn T::*member, Isa isa,
+                       Fn* fn) {
+  const T* table = nullptr;
+  const KernelPick k = pick_row(work, fam, kernel, isa, &table);
+  *fn = table->*member;
+  return k;
 }
 
-// "  <work>: <family>_<isa> <kernel>" per pick (with the fallback noted), then why the rows of
-// the other levels were skipped: above this CPU, above the active level, or below the pick.
+// "  <work>: <row> <kernel>" per pick, then per family why the rows before its pick were skipped
+// (this CPU lacks a feature, above the active level, not named by the kernel override).
 std::string explain_kernels(std::span<const KernelPick> picks);
 
 }  // namespace mlaops::check

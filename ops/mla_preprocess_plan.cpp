@@ -73,25 +73,21 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreproces
   pl.kv = cache_geom(p.kv_cache, nz, cm == MlaPreprocessCacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv);
   if (mla_preprocess_has_rope_outputs(cm)) pl.kr = cache_geom(*p.kv_cache_rope, nz, d.Dr);
 
-  // ---- kernels: one ISA level for the whole call, recorded ----
-  // The accessors below become the registry's family tables (core/kernel_registry.h,
-  // gemm_family() and the row / convert families) once those families move onto KernelTable rows.
+  // ---- kernels: one ISA level for the whole call, the rows of the registry's families ----
   pl.isa = active_isa();
   using kernels::GemmKernels;
   const char* kind = pl.quant ? "s8_t" : pl.fp16 ? "f16_t" : "bf16_t";
   kernels::GemmTFn GemmKernels::*t_member = pl.quant ? &GemmKernels::s8_t
                                                   : pl.fp16 ? &GemmKernels::f16_t
                                                             : &GemmKernels::bf16_t;
-  pl.picks[0] = check::pick_kernel("input @ wdqkv^T", "gemm", kind, &kernels::gemm_kernels, t_member, pl.isa,
-                                   &pl.wdqkv_gemm);
-  pl.picks[1] = check::pick_kernel("a1 @ wuq^T per head", "gemm", kind, &kernels::gemm_kernels, t_member, pl.isa,
-                                   &pl.wuq_gemm);
-  pl.picks[2] = check::pick_kernel("qn @ wuk per head", "gemm", pl.fp16 ? "f16" : "bf16", &kernels::gemm_kernels,
+  const auto& gemm = kernels::gemm_family();
+  pl.picks[0] = check::pick_kernel("input @ wdqkv^T", gemm, kind, t_member, pl.isa, &pl.wdqkv_gemm);
+  pl.picks[1] = check::pick_kernel("a1 @ wuq^T per head", gemm, kind, t_member, pl.isa, &pl.wuq_gemm);
+  pl.picks[2] = check::pick_kernel("qn @ wuk per head", gemm, pl.fp16 ? "f16" : "bf16",
                                    pl.fp16 ? &GemmKernels::f16 : &GemmKernels::bf16, pl.isa, &pl.wuk_gemm);
-  pl.rows = &kernels::mla_preprocess_row_kernels(pl.isa);
-  pl.picks[3] = {"RmsNorm, quant, dequant, dtype rows", "mla_preprocess_rows", "", pl.isa, pl.isa};
-  pl.cv = &kernels::convert_kernels(pl.isa);
-  pl.picks[4] = {"absmax of per-token quant rows", "convert", "absmax", pl.isa, pl.isa};
+  pl.picks[3] = check::pick_row("RmsNorm, quant, dequant, dtype rows", kernels::mla_preprocess_rows_family(), "", pl.isa,
+                                &pl.rows);
+  pl.picks[4] = check::pick_row("absmax of per-token quant rows", kernels::convert_family(), "absmax", pl.isa, &pl.cv);
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();

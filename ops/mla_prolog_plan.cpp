@@ -60,23 +60,19 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   pl.wuqqr = panels(p.weight_uq_qr, d.Hcq, d.N * (d.D + d.Dr));
   pl.wdkvkr = panels(p.weight_dkv_kr, d.He, d.Hckv + d.Dr);
 
-  // ---- kernels: one ISA level for the whole call, recorded ----
-  // The accessors below become the registry's family tables (core/kernel_registry.h,
-  // gemm_family() / convert_family()) once the GEMM and convert families move onto KernelTable rows.
+  // ---- kernels: one ISA level for the whole call, the rows of the registry's families ----
   pl.isa = active_isa();
   const bool full = mla_prolog_is_full_quant(pl.scenario);
   const bool quant_a = pl.scenario != MlaPrologScenario::kNoQuant;
   using kernels::GemmKernels;
-  pl.picks[0] = check::pick_kernel("x projection [W_DQ | W_DKV_KR]", "gemm", full ? "s8" : "bf16",
-                                   &kernels::gemm_kernels, full ? &GemmKernels::s8 : &GemmKernels::bf16, pl.isa,
-                                   &pl.x_gemm);
-  pl.picks[1] = check::pick_kernel("c_Q' @ W_UQ_QR per head", "gemm", quant_a ? "s8" : "bf16", &kernels::gemm_kernels,
+  const auto& gemm = kernels::gemm_family();
+  pl.picks[0] = check::pick_kernel("x projection [W_DQ | W_DKV_KR]", gemm, full ? "s8" : "bf16",
+                                   full ? &GemmKernels::s8 : &GemmKernels::bf16, pl.isa, &pl.x_gemm);
+  pl.picks[1] = check::pick_kernel("c_Q' @ W_UQ_QR per head", gemm, quant_a ? "s8" : "bf16",
                                    quant_a ? &GemmKernels::s8 : &GemmKernels::bf16, pl.isa, &pl.uq_gemm);
-  pl.picks[2] = check::pick_kernel("q_nope @ W_UK per head", "gemm", "bf16", &kernels::gemm_kernels, &GemmKernels::bf16,
-                                   pl.isa, &pl.uk_gemm);
-  pl.cv = &kernels::convert_kernels(pl.isa);
-  pl.picks[3] = {"token and head rows (bf16 rounding and conversion, absmax, int8 division)", "convert", "",
-                 pl.isa, pl.isa};
+  pl.picks[2] = check::pick_kernel("q_nope @ W_UK per head", gemm, "bf16", &GemmKernels::bf16, pl.isa, &pl.uk_gemm);
+  pl.picks[3] = check::pick_row("token and head rows (bf16 rounding and conversion, absmax, int8 division)",
+                                kernels::convert_family(), "", pl.isa, &pl.cv);
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();
