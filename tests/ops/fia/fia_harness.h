@@ -212,34 +212,51 @@ inline FiaCompare compare_fia(const FiaRun& op, const FiaRun& ref, DType dtype, 
   return r;
 }
 
-// The operator against `ref` under every ISA the machine has and each thread count; each run's
-// mismatch is an EXPECT failure naming the case, ISA and thread count. Returns the worst errors.
+// The operator against `ref` under every kernel configuration (each ISA level the machine has,
+// and the portable attention row at the best level) and each thread count; each run's mismatch
+// is an EXPECT failure naming the case, configuration and thread count. Returns the worst errors.
 struct FiaWorst {
   double out_rel = 0, out_abs = 0, lse_rel = 0;
   int runs = 0;
 };
+// One kernel configuration of check_every_isa: an ISA level, and optionally a kernel override
+// (the attention family's portable row at the best level: the panel path on that level's GEMM,
+// softmax and convert rows for every case, whatever row the plan would take).
+struct FiaKernelConfig {
+  Isa isa;
+  const char* override_rows;  // "" = none
+};
+inline std::vector<FiaKernelConfig> fia_kernel_configs() {
+  std::vector<FiaKernelConfig> v;
+  for (Isa isa : test_isas()) v.push_back({isa, ""});
+  if (detected_isa() != Isa::kScalar) v.push_back({detected_isa(), "attn_scalar_panel"});
+  return v;
+}
+
 inline FiaWorst check_every_isa(const FiaCaseData& data, const FiaRun& ref, DType dtype, bool lse,
                                 const std::vector<int>& threads, const std::string& name) {
   FiaWorst w;
-  for (Isa isa : test_isas()) {
-    if (!set_isa(isa)) continue;
+  for (const FiaKernelConfig& k : fia_kernel_configs()) {
+    if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
+    const std::string where = name + " isa=" + isa_name(k.isa) + (*k.override_rows ? " kernel=" : "") + k.override_rows;
     for (int t : threads) {
       set_num_threads(t);
       auto op = fia_test::build_fia_run(data.canon, data.cfg);
       const Status s = op ? run_fia_cpp(op->params) : kParamInvalid;
       set_num_threads(0);
       if (s != kSuccess) {
-        ADD_FAILURE() << name << " isa=" << isa_name(isa) << " threads=" << t << ": " << last_error_message();
+        ADD_FAILURE() << where << " threads=" << t << ": " << last_error_message();
         continue;
       }
       const FiaCompare r = compare_fia(*op, ref, dtype, lse);
-      EXPECT_TRUE(r.ok) << name << " isa=" << isa_name(isa) << " threads=" << t << ": " << r.str();
+      EXPECT_TRUE(r.ok) << where << " threads=" << t << ": " << r.str();
       w.out_rel = std::max(w.out_rel, r.out.max_rel);
       w.out_abs = std::max(w.out_abs, r.out.max_abs);
       w.lse_rel = std::max(w.lse_rel, r.lse.max_rel);
       ++w.runs;
     }
   }
+  set_kernel_override("");
   reset_isa();
   return w;
 }
