@@ -131,7 +131,7 @@ void time_rotated(Row& r, WeightPool& pool, int reps, WsSize&& ws_size, Bind&& b
 }
 
 // A case of a weight-streaming operator (MlaPrologV2, MlaPreprocess) measured by `run`, with the
-// issue-7 targets: T = 1 streams at >= 80 % of the memory bound (`t1_target`), T = 1024 at the
+// The targets: T = 1 streams at >= 80 % of the memory bound (`t1_target`), T = 1024 at the
 // run's thread count is no slower than oneDNN's GEMMs alone (`peer_target`).
 inline Case weight_case(std::string id, std::string op, std::string label, int threads, bool t1_target,
                         bool peer_target, std::function<Row(RunContext&)> run) {

@@ -8,7 +8,7 @@
 //     is found
 //   * MLA prefill: 128 query tokens x 4096 KV, N 128, D 128 + rope 64, V_D 128, TND, sparse mode 3
 // FLOPs count the two matmuls (2 N L (Dk + Dv) per query row, causal rows only what they see);
-// bytes count the KV read once. Targets (issue 7): MLA decode N = 128 >= 70 % and N = 32 >= 60 %
+// bytes count the KV read once. Targets: MLA decode N = 128 >= 70 % and N = 32 >= 60 %
 // of the bound (compute), GQA decode >= 75 % (memory) and INT8 KV >= 1.7x faster than BF16 KV,
 // MLA prefill >= 60 % (compute).
 #include <chrono>

@@ -7,7 +7,7 @@
 // The whole operator through the C++ API is timed against, in the same run, oneDNN's time for the
 // same two int8 GEMMs alone (x*Wdqkv^T, cq*Wuq^T) with pre-packed weights. Both rotate over
 // >= 1 GiB of weight copies, so every call streams its weights from DRAM. Targets as MlaPrologV2
-// (issue 7): T = 1 >= 80 % of the memory bound, T = 1024 no slower than oneDNN's GEMMs.
+// (targets): T = 1 >= 80 % of the memory bound, T = 1024 no slower than oneDNN's GEMMs.
 #include <cstdio>
 #include <string>
 #include <vector>

@@ -8,7 +8,7 @@
 // (format any). Both rotate over copies of their weights totalling >= 1 GiB, so every call
 // streams its weights from DRAM as in a real model (61 layers never fit in a cache).
 // Bytes = weights + x + q out + cache rows; work = 2 T params (int8: W_UK's share in bf16).
-// Targets (issue 7): T = 1 weight stream >= 80 % of the DRAM rate (% of the memory bound);
+// Targets: T = 1 weight stream >= 80 % of the DRAM rate (% of the memory bound);
 // T = 1024 no slower than oneDNN's three GEMMs.
 #include <cstdio>
 #include <string>

@@ -1,4 +1,4 @@
-// Reports of the benchmark suite (suite.h): the table rows, the issue-7 target summary, the JSON
+// Reports of the benchmark suite (suite.h): the table rows, the target summary, the JSON
 // file and the PNG roofline plot.
 #include <algorithm>
 #include <cmath>

@@ -18,7 +18,7 @@
 
 namespace bench {
 
-// How much to run: kFull = every case of issue 7's tables, kQuick = the target cases only,
+// How much to run: kFull = every case of the benchmark tables, kQuick = the target cases only,
 // kTiny = small shapes that finish in seconds (the CLI tests; not a measurement).
 enum class Size { kTiny, kQuick, kFull };
 
@@ -44,7 +44,7 @@ std::vector<Probe> measure_limits(const ProbeOptions& o, const std::function<voi
 
 // The roofline rates (bytes/s, FLOP/s, OP/s) for `threads` threads.
 struct Limits {
-  double bw = 50e9, bf16 = 740e9, int8 = 1040e9;  // ../shared/perf/roofline.md anchors (2 cores)
+  double bw = 50e9, bf16 = 740e9, int8 = 1040e9;  // the roofline anchors (docs/performance.md, 2 cores)
   bool measured = false;                            // false: the anchors above
 };
 // The best rate of each probe at `threads` threads; anchors for what was not measured.
@@ -79,7 +79,7 @@ struct Row {
   double bound_us = 0;
   bool mem_bound = false;
   std::vector<PeerTime> peers;
-  // issue 7 targets (0 = none): % of the bound, and the ratio peer time / our time
+  // targets (0 = none): % of the bound, and the ratio peer time / our time
   double target_pct = 0;
   double target_peer_ratio = 0;
   std::string error;  // non-empty: the operator call failed
@@ -154,7 +154,7 @@ struct Report {
 
 void print_row_header();
 void print_row(const Row& r);
-// The issue-7 target summary (met / missed per target row, 1 -> 2 thread scaling) as text lines.
+// The target summary (met / missed per target row, 1 -> 2 thread scaling) as text lines.
 std::vector<std::string> target_summary(const Report& rep);
 bool write_json(const Report& rep, const std::string& path, std::string* error);
 bool write_roofline_png(const Report& rep, const std::string& path, std::string* error);

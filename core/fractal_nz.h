@@ -1,4 +1,4 @@
-// FRACTAL_NZ <-> ND (spec mla-prolog.md §B, c-api-and-python.md §1.4).
+// FRACTAL_NZ <-> ND (docs/numerics.md).
 //
 // A logical matrix W [rows, cols] with element size b is stored as
 //   storage [C1, R1, 16, c0],  c0 = 32 / b (16 for bf16/fp16, 32 for int8),

@@ -1,4 +1,5 @@
-// KV antiquant validation and resolution (fia_antiquant.h; spec §2.11, rule FIA-21).
+// KV antiquant validation and resolution (fia_antiquant.h; rule FIA-21,
+// docs/ops/fused_infer_attention_score.md).
 #include "ops/fia_antiquant.h"
 
 #include <algorithm>

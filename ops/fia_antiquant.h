@@ -1,4 +1,4 @@
-// FusedInferAttentionScoreV4 KV antiquant (spec §2.11): INT8 key / value with FP16 / BF16 query,
+// FusedInferAttentionScoreV4 KV antiquant (docs/ops/fused_infer_attention_score.md): INT8 key / value with FP16 / BF16 query,
 // dequantised element by element as
 //   x_deq = (x + offset) * scale, rounded to the query dtype,
 // with scale / offset looked up per mode. fia_check_antiquant validates the parameters (rule

@@ -1,4 +1,4 @@
-// MlaPreprocess phase 2 (spec mla-prolog.md §C.3, §C.4): binds the tensors to a plan
+// MlaPreprocess phase 2 (docs/ops/mla_preprocess.md): binds the tensors to a plan
 // (ops/mla_preprocess_plan.cpp), re-checks what may change between the phases (the call
 // signature, the pointer rules, the slotMapping values in a read-only pre-pass, the workspace),
 // then runs the plan's kernels per chunk of tokens:
@@ -123,7 +123,7 @@ void rms_norm(const RunCtx& c, const float* v, const float* gamma, const float* 
   c.rk->norm(v, r, gamma, beta, n, y);
 }
 
-// RmsNormQuant of one row (§C.3): quantMode 0 q = quant(y * (1/qs) + qo); quantMode 1
+// RmsNormQuant of one row: quantMode 0 q = quant(y * (1/qs) + qo); quantMode 1
 // s = max|y|/127, q = quant(y * (1/s)), returns s (0 for an all-zero row, q = 0).
 float rms_norm_quant(const RunCtx& c, const float* v, const float* gamma, const float* beta, int64_t n, float qs_inv,
                      float qo, float* y, int8_t* q) {
@@ -323,7 +323,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   head_lap(c.profile, 3, t);
 }
 
-// Element offset of (slot, j) in a cache (§C.4).
+// Element offset of (slot, j) in a cache.
 inline int64_t cache_offset(const MlaPreprocessCacheGeom& g, int64_t block_size, int64_t slot, int64_t j) {
   const int64_t b = slot / block_size, o = slot % block_size;
   if (!g.nz) return b * g.block_stride + o * g.width + j;

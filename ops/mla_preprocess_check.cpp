@@ -1,8 +1,7 @@
-// MlaPreprocess: the validation rules of docs/ops/mla_preprocess.md (spec mla-prolog.md §C.1,
-// §C.2, §C.4, §C.5), each with its rule id MPP-xx, grouped single parameter / existence /
-// cross-feature / consistency, then the pointer rules (also run by every phase 2). The support
-// sets are the tables of ops/mla_preprocess_check.h. Nothing here reads tensor contents or
-// writes anything.
+// MlaPreprocess: the validation rules of docs/ops/mla_preprocess.md, each with its rule id MPP-xx,
+// grouped single parameter / existence / cross-feature / consistency, then the pointer rules (also
+// run by every phase 2). The support sets are the tables of ops/mla_preprocess_check.h. Nothing
+// here reads tensor contents or writes anything.
 #include "ops/mla_preprocess_check.h"
 
 #include <cmath>
@@ -23,9 +22,9 @@ using CacheMode = MlaPreprocessCacheMode;
 using SymValues = std::array<int64_t, static_cast<size_t>(Sym::k32) + 1>;
 int64_t& at(SymValues& v, Sym s) { return v[static_cast<size_t>(s)]; }
 
-// A transposed projection weight W [rows = output channels, cols = K] in FRACTAL_NZ (§B): the
-// 4-D storage view [C1, R1, 16, c0], the ATB view [1, C1, R1*16, c0] or the 2-D logical view with
-// 4-D storage dims; dense storage in every case.
+// A transposed projection weight W [rows = output channels, cols = K] in FRACTAL_NZ
+// (docs/numerics.md): the 4-D storage view [C1, R1, 16, c0], the ATB view [1, C1, R1*16, c0] or the
+// 2-D logical view with 4-D storage dims; dense storage in every case.
 Status nz_weight(const char* op, const char* name, const TensorView& w, int64_t rows, int64_t cols) {
   const int64_t es = dtype_size(w.dtype), c0 = 32 / es;
   const int64_t R1 = ceil_div(rows, 16), C1 = ceil_div(cols, c0);
@@ -66,7 +65,7 @@ bool cache_span(const TensorView& t, int64_t* span) {
 }
 
 // A cache [BlockNum, a, b, c]: the last three dims dense, the block axis any stride >= one block
-// (§C.4: only the first axis may be non-contiguous).
+// (only the first axis may be non-contiguous).
 Status cache_layout(const char* op, const char* name, const TensorView& t) {
   const int64_t* d = t.dims;
   const int64_t* s = t.strides;
@@ -200,7 +199,8 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   }
   if (!mode.rope_outputs) MLAOPS_TRY(check::absent(op, "krCacheOut", "MPP-10", p.kr_cache_out, in_mode));
 
-  // ==== cross-feature: dtypes by input dtype and cache mode (MPP-02), combinations (MPP-11), cache formats ====
+  // ==== cross-feature: dtypes by input dtype and cache mode (MPP-02), combinations (MPP-11), cache
+  // formats ====
   const DType dt = p.input.dtype;
   for (const char* name : kInputDtype)
     if (const TensorView* t = check::given(ts, name)) MLAOPS_TRY(check::dtype_in(op, name, "MPP-02", *t, {dt}));
@@ -275,7 +275,7 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   at(v, Sym::k16) = 16;
   at(v, Sym::k32) = 32;
 
-  if (o.vendor_ranges) {  // MPP-08 the vendor's ranges (aclnn doc / ATB op, §C.5)
+  if (o.vendor_ranges) {  // MPP-08 the vendor's ranges (aclnn doc / ATB op)
     MLAOPS_TRY(check::check_values(op, kVendorRanges, v));
     MLAOPS_CHECK(d.He % 256 == 0, kParamInvalid,
                  "%s: input: MPP-08 hiddenSize value; allowed a multiple of 256, got %lld", op, (long long)d.He);
@@ -286,7 +286,7 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
       MLAOPS_TRY(check::value_range(op, "kvCache", "MPP-08 blockSize (or 256)", d.block_size, 1, 128));
   }
 
-  // MPP-09 every tensor's shape (§C.2, §C.4)
+  // MPP-09 every tensor's shape
   MLAOPS_TRY(nz_weight(op, "wdqkv", p.wdqkv, d.m1_cols, d.He));
   MLAOPS_TRY(nz_weight(op, "wuq", p.wuq, d.m2_cols, d.Hcq));
   if (wuk_nz)

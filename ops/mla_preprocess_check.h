@@ -169,8 +169,8 @@ inline constexpr PresenceRow kPresence[] = {
 
 // ---- cross-feature ----
 
-// MPP-06: the cache modes (spec §C.4): NZ caches, the separate rope outputs (kvCacheRope,
-// qRopeOut, krCacheOut), an INT8 kvCache and qOut (with ctkvScale, qNopeScale).
+// MPP-06: the cache modes (docs/ops/mla_preprocess.md): NZ caches, the separate rope outputs
+// (kvCacheRope, qRopeOut, krCacheOut), an INT8 kvCache and qOut (with ctkvScale, qNopeScale).
 struct CacheModeRow {
   MlaPreprocessCacheMode mode;
   bool nz;

@@ -1,4 +1,4 @@
-// MlaProlog V1 / V2WeightNz phase 2 (spec mla-prolog.md §A.4-§A.6): binds the tensors to a plan
+// MlaProlog V1 / V2WeightNz phase 2 (docs/ops/mla_prolog.md): binds the tensors to a plan
 // (ops/mla_prolog_plan.cpp), re-checks what may change between the phases (the call signature,
 // the pointer rules, the cacheIndex values in a read-only pre-pass, the workspace), then runs the
 // plan's kernels per chunk of tokens:
@@ -30,7 +30,7 @@ namespace {
 
 using kernels::GemmArgs;
 
-// Element (slot p, channel j) of a cache row in PA_BSND or PA_NZ layout (spec §A.6).
+// Element (slot p, channel j) of a cache row in PA_BSND or PA_NZ layout (docs/ops/mla_prolog.md).
 inline int64_t cache_offset(MlaPrologCacheMode mode, int64_t block_size, int64_t width, int64_t c0, int64_t p,
                             int64_t j) {
   if (mode == MlaPrologCacheMode::kPaBsnd) return p * width + j;
@@ -174,7 +174,8 @@ void head(const RunCtx& c, int64_t n, int thread) {
   float* qq = reinterpret_cast<float*>(tb);                                   // [tc, head_cols]
   uint16_t* qn = reinterpret_cast<uint16_t*>(tb + round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign));  // [tc, D]
   float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
-  // c_Q' @ W_UQ_QR[:, lo:hi]   (qq holds columns lo..hi-1; the kernel addresses C by absolute column)
+  // c_Q' @ W_UQ_QR[:, lo:hi]   (qq holds columns lo..hi-1; the kernel addresses C by absolute
+  // column)
   GemmArgs g = panel_gemm(pl.wuqqr, p.weight_uq_qr.data, c.ws->at<char>(pl.off_a2), d.Hcq, c.tc, qq - lo,
                           pl.head_cols);
   g.n_begin = lo;
@@ -291,7 +292,8 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
   c.p = &p;
   c.plan = pl;
   c.ws = &ws;
-  // MLAOPS_PROFILE=1 prints the time of each phase to stderr (profile evidence, docs/performance.md).
+  // MLAOPS_PROFILE=1 prints the time of each phase to stderr (profile evidence,
+  // docs/performance.md).
   static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
   using clock = std::chrono::steady_clock;
   double phase[4] = {0, 0, 0, 0};

@@ -1,7 +1,7 @@
-// MlaProlog V1 / V2WeightNz: the validation rules of docs/ops/mla_prolog.md (spec mla-prolog.md
-// §A.3, §A.7), each with its rule id, grouped single parameter / existence / cross-feature /
-// consistency, then the pointer rules (also run by every phase 2). The support sets are the
-// tables of ops/mla_prolog_check.h. Nothing here reads tensor contents or writes anything.
+// MlaProlog V1 / V2WeightNz: the validation rules of docs/ops/mla_prolog.md, each with its rule id,
+// grouped single parameter / existence / cross-feature / consistency, then the pointer rules (also
+// run by every phase 2). The support sets are the tables of ops/mla_prolog_check.h. Nothing here
+// reads tensor contents or writes anything.
 #include "ops/mla_prolog_check.h"
 
 #include <cmath>
@@ -138,7 +138,7 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                                                                          : std::span<const check::FormatRow>(kCacheFormatsPaBsnd),
                                ts));
 
-  // ==== consistency: the dims (§A.7.3), their ranges, every shape ====
+  // ==== consistency: the dims, their ranges, every shape ====
   SymValues v{};
   at(v, Sym::kOne) = 1;
   MlaPrologDims d;

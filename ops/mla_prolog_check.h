@@ -132,7 +132,7 @@ inline constexpr const char* kRequired[] = {"tokenX",     "weightDq",        "we
                                             "ropeCos",    "cacheIndex",      "kvCacheRef", "krCacheRef",
                                             "queryOut",   "queryRopeOut"};
 
-// ---- cross-feature: the quantization scenario (spec §A.3; chosen from dtypes only) ----
+// ---- cross-feature: the quantization scenario (from the dtypes only; docs/ops/mla_prolog.md) ----
 
 // The parameters whose dtype each scenario fixes (MP-08), and the optional inputs it reads (MP-10:
 // given exactly when the scenario reads them; smoothScalesCqOptional is optional everywhere).

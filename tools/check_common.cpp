@@ -614,7 +614,7 @@ bool report(const OutputCheck& c) {
     }
     pass = bad_n == 0;
   } else if (c.rule == Rule::kVendor) {
-    // the MlaPreprocess harness (vendor §C.6): both NaN = equal; float: |d| <= max(0.003 |ref|,
+    // the MlaPreprocess harness (the vendor's rule, docs/ops/mla_preprocess.md): both NaN = equal; float: |d| <= max(0.003 |ref|,
     // 0.003) for all but 0.1 % of the elements; int8: |d| <= 1 everywhere
     bad_n = 0;
     worst = -1;

@@ -81,7 +81,7 @@ void make_dir(const std::string& dir);
 enum class Rule {
   kTolerance,  // testing::within(compare(got, ref, tol)) (tests/ops/compare.h)
   kLse,        // the FIA harness's softmaxLse rule: |d| <= 1e-4 |ref| + 1e-5, +-inf positions equal
-  kVendor,     // the MlaPreprocess harness (vendor §C.6): float: at most 0.1 % of the elements beyond
+  kVendor,     // the MlaPreprocess harness (the vendor's rule, docs/ops/mla_preprocess.md): float: at most 0.1 % of the elements beyond
                // max(0.003 |ref|, 0.003); int8: every element within +-1
 };
 

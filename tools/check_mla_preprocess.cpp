@@ -2,7 +2,7 @@
 // (tests/reference/mla_preprocess_test_data.h: the vendor test's data distributions), the fast
 // path mlaops::mla_preprocess (plan, run; the plan printed with --explain) and the reference
 // mla_preprocess_ref, compared with the rule of
-// tests/ops/mla_preprocess/mla_preprocess_harness.h (the vendor's §C.6): float outputs and caches
+// tests/ops/mla_preprocess/mla_preprocess_harness.h (the vendor's rule, docs/ops/mla_preprocess.md): float outputs and caches
 // may have at most 0.1 % of their elements beyond max(0.003 |ref|, 0.003), int8 ones none beyond
 // +-1; the cache elements one side wrote and the other left untouched must agree.
 #include <cctype>

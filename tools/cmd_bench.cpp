@@ -35,7 +35,7 @@ const char* kBenchUsage =
     "DeepSeek shapes) as best and median of N calls, with GB/s, GFLOP/s and the % of its roofline\n"
     "bound max(bytes / DRAM rate, FLOPs / compute rate) from the limits just measured; peers in the\n"
     "same run: oneDNN's GEMMs with pre-packed weights (when built with libdnnl-dev) and PyTorch's\n"
-    "scaled_dot_product_attention for GQA (when the Python given has torch). Ends with the issue-7\n"
+    "scaled_dot_product_attention for GQA (when the Python given has torch). Ends with the\n"
     "target summary.\n"
     "\n"
     "  --quick          only the target cases (default: every case of the tables)\n"
@@ -47,7 +47,7 @@ const char* kBenchUsage =
     "  --png FILE       the roofline plot (default mlaops_bench_roofline.png; '-' = none)\n"
     "  --no-peers       skip oneDNN and torch\n"
     "  --python PATH    the Python for the torch peer (default $MLAOPS_PYTHON, else python3)\n"
-    "  --no-limits      skip the probe; bounds from ../shared/perf/roofline.md's anchors\n"
+    "  --no-limits      skip the probe; bounds from the roofline anchors of docs/performance.md\n"
     "  --lock FILE      the lock file (default $MLAOPS_BENCH_LOCK, else /tmp/mlaops-bench.lock)\n"
     "  --no-wait        exit with status 3 when another run holds the lock (default: wait)\n"
     "  --list           print the case ids and exit\n"
@@ -212,7 +212,7 @@ int cmd_bench(int argc, char** argv) {
       std::fflush(stdout);
     });
   } else {
-    std::printf("limits: not measured (--no-limits): the anchors of ../shared/perf/roofline.md\n");
+    std::printf("limits: not measured (--no-limits): the roofline anchors of docs/performance.md\n");
   }
   bench::RunContext ctx;
   ctx.size = size;
@@ -262,7 +262,7 @@ int cmd_bench(int argc, char** argv) {
               threads, rep.lim2.bw / 1e9, rep.lim2.bf16 / 1e9, rep.lim2.int8 / 1e9);
   for (const bench::Row& r : rep.rows)
     if (r.error.empty()) std::printf("  %-46s %2d thr %7.1f %% (%s)\n", r.id.c_str(), r.threads, 100.0 * r.bound_us / r.best_us, r.mem_bound ? "mem" : "cmp");
-  std::printf("\nissue 7 targets:\n");
+  std::printf("\ntargets:\n");
   for (const std::string& line : bench::target_summary(rep)) std::printf("  %s\n", line.c_str());
   std::string err;
   if (json != "-") {

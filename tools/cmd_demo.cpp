@@ -5,7 +5,8 @@
 //   decode:  K steps of MlaPrologV2 (one token per request) + FusedInferAttentionScoreV4
 //            BNSD_NBSD over the paged cache.
 // Every operator call is checked against the float64 reference on the same inputs, timed, and
-// set against its roofline lower bound (../shared/perf/roofline.md: 50 GB/s, 740 GFLOP/s bf16).
+// set against its roofline lower bound (the anchors of docs/performance.md: 50 GB/s, 740 GFLOP/s
+// bf16).
 // The exit status is 1 if any check fails.
 #include <unistd.h>
 
@@ -54,7 +55,7 @@ const char* kDemoUsage =
     "  --help             this text\n"
     "Environment: MLAOPS_NUM_THREADS / OMP_NUM_THREADS, MLAOPS_ISA.\n";
 
-constexpr double kBw = 50e9, kBf16 = 740e9;  // roofline anchors (../shared/perf/roofline.md)
+constexpr double kBw = 50e9, kBf16 = 740e9;  // roofline anchors (docs/performance.md)
 
 struct Dims {
   int64_t He = 7168, Hcq = 1536, Hckv = 512, D = 128, Dr = 64, N = 32, block = 128;
@@ -430,7 +431,8 @@ int cmd_demo(int argc, char** argv) {
         std::fprintf(stderr, "mlaops demo: the MlaPrologV2 reference failed: %s\n", last_error_message());
         return false;
       }
-      // the operator tests' rules (tests/ops/mla_prolog/mla_prolog_harness.h, docs/ops/mla_prolog.md)
+      // the operator tests' rules (tests/ops/mla_prolog/mla_prolog_harness.h,
+      // docs/ops/mla_prolog.md)
       testing::Tolerance tq = testing::bf16_tolerance(2);
       tq.max_bad_frac = 0.001;  // rare rounding-boundary flips along the query's rounding chain
       tq.cap_rms = 0.05;

@@ -1,7 +1,7 @@
 /*
  * mlaops drop-in for CANN's aclnnop/aclnn_fused_infer_attention_score_v4.h: fused inference
  * attention (prefill, decode, MLA rope split, paged KV cache) of Atlas A2/A3.
- * Spec: fused-infer-attention-score.md §1.1; behaviour and rules: docs/ops/fused_infer_attention_score.md.
+ * Behaviour and rules: docs/ops/fused_infer_attention_score.md.
  *
  * The parameter order is the vendor's V4 order; learnableSinkOptional (new in V4) follows
  * dequantScaleQueryOptional, and queryQuantMode (new in V4) follows valueAntiquantMode.

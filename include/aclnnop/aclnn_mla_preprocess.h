@@ -2,7 +2,7 @@
  * mlaops drop-in for CANN's aclnnop/aclnn_mla_preprocess.h: the MLA preprocess of a W8A8
  * DeepSeek layer (RmsNormQuant, the int8 down projection [kv | q], RmsNormQuant of cq, the int8
  * up projection, absorbed W_UK, half-rotation RoPE, RmsNorm of ckv, paged KV-cache scatter).
- * Spec: mla-prolog.md §C; behaviour and rules: docs/ops/mla_preprocess.md.
+ * Behaviour and rules: docs/ops/mla_preprocess.md.
  *
  * Phase 1 validates every shape, dtype, format and attribute, writes nothing, and returns the
  * workspace size and an executor. Phase 2 checks every slotMapping value before its first write

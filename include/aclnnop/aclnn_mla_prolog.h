@@ -1,7 +1,7 @@
 /*
  * mlaops drop-in for CANN's aclnnop/aclnn_mla_prolog.h: MlaProlog V1, the same operator as
  * aclnnMlaPrologV2WeightNz without the dequantScaleQNope output (so the full-quant scenario
- * with an int8 KV cache cannot be expressed and is rejected). Spec: mla-prolog.md §A.1;
+ * with an int8 KV cache cannot be expressed and is rejected). Behaviour and rules:
  * docs/ops/mla_prolog.md.
  */
 #ifndef MLAOPS_ACLNNOP_ACLNN_MLA_PROLOG_H_

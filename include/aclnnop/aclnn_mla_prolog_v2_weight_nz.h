@@ -1,7 +1,7 @@
 /*
  * mlaops drop-in for CANN's aclnnop/aclnn_mla_prolog_v2_weight_nz.h: the DeepSeek MLA prologue
  * (RmsNorm'd low-rank query and key paths, absorbed W_UK, RoPE, paged KV-cache scatter).
- * Spec: mla-prolog.md §A; behaviour and rules: docs/ops/mla_prolog.md.
+ * Behaviour and rules: docs/ops/mla_prolog.md.
  *
  * Phase 1 validates every shape, dtype, format and attribute, writes nothing, and returns the
  * workspace size and an executor. Phase 2 checks every cacheIndex value against the cache

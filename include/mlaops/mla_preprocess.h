@@ -1,7 +1,7 @@
-// Public C++ parameters of MlaPreprocess (spec mla-prolog.md §C: aclnnMlaPreprocess, ATB
+// Public C++ parameters of MlaPreprocess (docs/ops/mla_preprocess.md: aclnnMlaPreprocess, ATB
 // MlaPreprocessOperation, torch_npu.atb.npu_mla_preprocess).
 //
-// MlaPreprocessParams mirrors the aclnnMlaPreprocessGetWorkspaceSize prototype (§C.1) field by
+// MlaPreprocessParams mirrors the aclnnMlaPreprocessGetWorkspaceSize prototype field by
 // field, in prototype order: tensors as TensorView, tensors that a mode may leave out as pointers
 // (nullptr = absent), the attributes with the documented defaults, then the four outputs.
 //
@@ -17,7 +17,7 @@
 // per head [qn (D) | qp (Dr)]. BlockNum / BlockSize: paged-cache geometry (one kv head).
 //
 // Weights. wdqkv and wuq are passed TRANSPOSED, as ATB does: logical (rows = output channels,
-// cols = K) matrices, normally FRACTAL_NZ (§B: c0 = 32 bytes / element size, i.e. 32 for INT8,
+// cols = K) matrices, normally FRACTAL_NZ (docs/numerics.md: c0 = 32 bytes / element size, i.e. 32 for INT8,
 // 16 for FP16/BF16; R1 = ceil(rows/16), C1 = ceil(cols/c0); zero padding). Accepted views of one
 // and the same NZ storage:
 //   * 4-D storage view    [C1, R1, 16, c0]           (format kFractalNZ; the aclnn examples)
@@ -46,7 +46,7 @@
 
 namespace mlaops {
 
-// cacheMode (ATB MlaPreprocessParam::CacheMode), spec §C.4.
+// cacheMode (ATB MlaPreprocessParam::CacheMode).
 enum class MlaPreprocessCacheMode : int32_t {
   kKvCache = 0,      // kvCache [BlockNum, BlockSize, 1, Hckv+Dr] ND, row = concat(kN, kR); qOut [T, N, Hckv+Dr]
   kKropeCtkv = 1,    // kvCache [..., Hckv] + kvCacheRope [..., Dr] ND; qOut [T, N, Hckv] + qRopeOut [T, N, Dr]
@@ -125,7 +125,7 @@ struct MlaPreprocessParams {
   const TensorView* q_nope_scale = nullptr;       // [N] (or (1, N, 1), or [1] broadcast) dtype; cm2 only
                                                   //   (qOut int8 = qNope * qNopeScale[h])
 
-  // ---- attributes (defaults as documented, §C.1) ----
+  // ---- attributes (defaults as documented) ----
   int64_t wdq_dim = 1536;       // reserved (the vendor ignores it)
   int64_t q_rope_dim = 64;      // reserved
   int64_t k_rope_dim = 64;      // reserved

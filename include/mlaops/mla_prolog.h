@@ -1,4 +1,4 @@
-// Public C++ parameters of MlaProlog V1 / V2WeightNz (spec mla-prolog.md §A).
+// Public C++ parameters of MlaProlog V1 / V2WeightNz (docs/ops/mla_prolog.md).
 //
 // MlaPrologParams mirrors the aclnnMlaPrologGetWorkspaceSize / aclnnMlaPrologV2WeightNz-
 // GetWorkspaceSize prototype field by field, in prototype order: required tensors as TensorView,
@@ -11,7 +11,7 @@
 //
 // Weights (weight_dq, weight_uq_qr, weight_dkv_kr) are logical (K, N) matrices. They may be
 // FRACTAL_NZ (format kFractalNZ: a 4-D storage view [C1, R1, 16, c0], or a 2-D logical view
-// [K, N] whose storage_dims are the 4-D shape; spec §B, core/fractal_nz.h) or plain ND 2-D
+// [K, N] whose storage_dims are the 4-D shape; docs/numerics.md, core/fractal_nz.h) or plain ND 2-D
 // [K, N] (any strides). weight_uk is ND.
 #pragma once
 
@@ -25,7 +25,7 @@
 
 namespace mlaops {
 
-// cacheModeOptional: "PA_BSND" (default) or "PA_NZ" (spec §A.6).
+// cacheModeOptional: "PA_BSND" (default) or "PA_NZ" (docs/ops/mla_prolog.md).
 enum class MlaPrologCacheMode : int32_t {
   kPaBsnd = 0,  // cache (BlockNum, BlockSize, 1, H) dense: elem(p, j) at p*H + j
   kPaNz = 1,    // per block [H/c0][BlockSize][c0], c0 = 32 bytes / element size
@@ -40,7 +40,8 @@ inline const char* mla_prolog_cache_mode_name(MlaPrologCacheMode mode) {
   return "?";
 }
 
-// The quantization scenario, implied by dtypes only (spec §A.3, tiling GetQuantizationMode).
+// The quantization scenario, implied by dtypes only (as the vendor's tiling GetQuantizationMode
+// does).
 enum class MlaPrologScenario : int32_t {
   kNoQuant = 0,                // everything bf16
   kPartialQuantKvNoQuant = 1,  // weight_uq_qr int8 (per-channel), Cq dynamically quantized per token
@@ -116,7 +117,7 @@ struct MlaPrologParams {
   const TensorView* dequant_scale_q_nope_out = nullptr;
 };
 
-// The shape symbols of one call, derived from the params as the vendor tiling does (§A.7.3).
+// The shape symbols of one call, derived from the params as the vendor tiling does.
 struct MlaPrologDims {
   int64_t B = 0, S = 0, T = 0;  // TND token_x [T, He]: B = T, S = 1 (so that B*S == T always)
   int64_t He = 0, Hcq = 0, N = 0, D = 0, Dr = 0, Hckv = 0;

@@ -1,4 +1,4 @@
-// KV antiquant (FusedInferAttentionScore, spec §2.11): one row of an INT8 key / value dequantised
+// KV antiquant (FusedInferAttentionScore, docs/ops/fused_infer_attention_score.md): one row of an INT8 key / value dequantised
 // to the query dtype,
 //   dst[d] = round_to_dtype((float(x[d]) + offset) * scale)     (fp32 arithmetic, then RNE;
 //            bf16: an fp32 subnormal product gives +-0, as vcvtne2ps2bf16 does)

@@ -41,7 +41,7 @@ struct GemmArgs {
 using GemmFn = void (*)(const GemmArgs&);
 
 // C[M, N] = A[M, K] x W^T for a weight W [N, K] stored FRACTAL_NZ (the transposed weights of
-// MlaPreprocess, spec mla-prolog.md §B): storage [C1 = ceil(K/c0), R1 = ceil(N/16), 16, c0],
+// MlaPreprocess; FRACTAL_NZ: docs/numerics.md): storage [C1 = ceil(K/c0), R1 = ceil(N/16), 16, c0],
 // W[n][k] at ((k / c0) * R1 + n / 16) * 16 * c0 + (n % 16) * c0 + k % c0, padding zero. So for
 // 16 consecutive outputs n and c0 consecutive k there is one contiguous row-major 16 x c0 tile
 // (dot products along k). c0 = 32 bytes / element size. n_begin is a multiple of 16; only

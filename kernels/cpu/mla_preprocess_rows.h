@@ -1,9 +1,9 @@
-// Row kernels of MlaPreprocess's element-wise stages (spec mla-prolog.md §C.3), in fp32 as the
-// vendor kernel computes them. Every ISA gives the same bits as the scalar rules below (the
-// element rules in `detail`; sum_sq has a fixed 16-lane summation order). Multiply-adds are
-// explicit fused operations everywhere (GCC contracts a * b + c in C++ wherever FMA is
-// available, so unfused ones would differ between the scalar and the SIMD files). The 16-bit dtype is
-// fp16 when `fp16`, else bf16; conversions round to nearest even (NaN quiet, see numeric.h).
+// Row kernels of MlaPreprocess's element-wise stages (docs/ops/mla_preprocess.md), in fp32 as the
+// vendor kernel computes them. Every ISA gives the same bits as the scalar rules below (the element
+// rules in `detail`; sum_sq has a fixed 16-lane summation order). Multiply-adds are explicit fused
+// operations everywhere (GCC contracts a * b + c in C++ wherever FMA is available, so unfused ones
+// would differ between the scalar and the SIMD files). The 16-bit dtype is fp16 when `fp16`, else
+// bf16; conversions round to nearest even (NaN quiet, see numeric.h).
 #pragma once
 
 #include <cmath>
@@ -29,8 +29,8 @@ struct MlaPreprocessRowKernels {
   void (*norm)(const float* x, float r, const float* g, const float* b, int64_t n, float* y);
   // q[i] = detail::quant_f16(y[i], a, o): fp16(fma(y, a, o)), clamp [-128, 127], rint (NaN -> 0)
   void (*quant_f16)(const float* y, float a, float o, int64_t n, int8_t* q);
-  // y[i] = detail::dequant(acc[i], bias, ds[i], s): round_dt(float(acc + bias[i]) * ds[i]) with bias
-  // (the int32 sum wraps), else round_dt(float(acc) * ds[i] * s)
+  // y[i] = detail::dequant(acc[i], bias, ds[i], s): round_dt(float(acc + bias[i]) * ds[i]) with
+  // bias (the int32 sum wraps), else round_dt(float(acc) * ds[i] * s)
   void (*dequant)(const int32_t* acc, const int32_t* bias, const float* ds, float s, bool fp16, int64_t n, float* y);
   // q[i] = int8_rint_sat(round_dt(x[i]) * s)   (fp32 product: exact for two dtype values)
   void (*scale_i8)(const float* x, float s, bool fp16, int64_t n, int8_t* q);

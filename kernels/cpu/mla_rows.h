@@ -10,14 +10,15 @@ namespace mlaops::kernels {
 // y[j] = v[j] / sqrt(sum(v^2) / n + eps) * gamma[j]            v, y: [n] fp32; gamma: [n] bf16 bits
 void rms_norm_row(const float* v, const uint16_t* gamma, int64_t n, double eps, float* y);
 
-// MlaProlog's de-interleaving RoPE (spec mla-prolog.md §A.4), h = dr / 2:
+// MlaProlog's de-interleaving RoPE (docs/ops/mla_prolog.md), h = dr / 2:
 //   u = [v[0], v[2], ..., v[dr-2], v[1], v[3], ..., v[dr-1]]
 //   out[i] = u[i] c[i] - u[h+i] s[i],  out[h+i] = u[h+i] c[h+i] + u[i] s[h+i]   (i < h)
 // v, out: [dr] fp32 (out may not alias v); c, s: [dr] bf16 bits.
 void rope_deinterleave_row(const float* v, const uint16_t* c, const uint16_t* s, int64_t dr, float* out);
 
 // MlaPreprocess's half-rotation RoPE (no de-interleave): out = v*c + rotate_half(v)*s with
-// rotate_half(v) = [-v[h:], v[:h]].  c, s in the input dtype (bf16 or fp16 bits, `fp16` says which).
+// rotate_half(v) = [-v[h:], v[:h]].  c, s in the input dtype (bf16 or fp16 bits, `fp16` says
+// which).
 void rope_half_row(const float* v, const uint16_t* c, const uint16_t* s, bool fp16, int64_t dr, float* out);
 
 // Per-row dynamic symmetric int8 quant: m = max|v|, q[j] = clamp(rint(v[j] * (127 / m))), returns

@@ -1,8 +1,8 @@
 // FusedInferAttentionScoreV4 through the C API on the vllm-ascend priority configurations
-// (spec §5.3): DeepSeek MLA decode BNSD_NBSD / BSND_NBSD over paged caches (BnNBsD and NZ), MTP
-// TND_NTD with sparse 3, GQA TND prefill over a BnBsH cache with sparse 3, sliding window with
-// sparse 4 — each as a two-phase call on a stream, compared with the float64 reference
-// (tolerances: fia_harness.h). Also: workspace / executor behaviour.
+// (docs/ops/fused_infer_attention_score.md): DeepSeek MLA decode BNSD_NBSD / BSND_NBSD over paged
+// caches (BnNBsD and NZ), MTP TND_NTD with sparse 3, GQA TND prefill over a BnBsH cache with sparse
+// 3, sliding window with sparse 4 — each as a two-phase call on a stream, compared with the float64
+// reference (tolerances: fia_harness.h). Also: workspace / executor behaviour.
 #include <gtest/gtest.h>
 
 #include <cstdio>

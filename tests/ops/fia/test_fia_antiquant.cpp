@@ -1,4 +1,4 @@
-// FusedInferAttentionScoreV4 KV antiquant (INT8 key / value, spec §2.11, FIA-21): the operator
+// FusedInferAttentionScoreV4 KV antiquant (INT8 key / value, FIA-21): the operator
 // against the float64 reference over every mode (separate 0 per-channel / per-tensor, 1, 2, 3, 4,
 // 5, key 0 + value 1; combined 0 / 1), offsets or none, FP16 / BF16 queries, BNSD / BSND / BSH,
 // contiguous and paged (BnBsH, BnNBsD) caches with a partly filled last block, Q_S = 1 and

@@ -1,5 +1,5 @@
 // Runs MlaPreprocess's fast path (ops/mla_preprocess) and the float64 reference on the same case
-// and compares every output and cache with the vendor's tolerance (spec mla-prolog.md §C.6):
+// and compares every output and cache with the vendor's tolerance (docs/ops/mla_preprocess.md):
 //   float outputs: the fraction of elements with |out - ref| > max(0.003 * |ref|, 0.003) must be
 //                  <= 0.1 %;
 //   int8 outputs (cacheMode 2 qOut and kvCache): max |out - ref| <= 1.
