@@ -37,10 +37,12 @@ int num_threads() {
 
 void set_num_threads(int n) { g_threads_override.store(n > 0 ? n : 0, std::memory_order_relaxed); }
 
-void parallel_for(int64_t n, int64_t min_chunk, RangeFn fn) {
+void parallel_for(int64_t n, int64_t min_chunk, RangeFn fn) { parallel_for(n, min_chunk, num_threads(), fn); }
+
+void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
-  int64_t chunks = std::min<int64_t>(num_threads(), (n + min_chunk - 1) / min_chunk);
+  int64_t chunks = std::min<int64_t>(std::max(1, threads), (n + min_chunk - 1) / min_chunk);
   if (chunks <= 1 || omp_in_parallel()) {
     fn(0, n);
     return;
@@ -58,8 +60,7 @@ void parallel_for(int64_t n, int64_t min_chunk, RangeFn fn) {
 
 void parallel_items(int64_t n, int threads, void (*fn)(void*, int64_t, int), void* ctx) {
   if (n <= 0) return;
-  const int t = static_cast<int>(std::min<int64_t>({static_cast<int64_t>(std::max(1, threads)),
-                                                     static_cast<int64_t>(num_threads()), n}));
+  const int t = static_cast<int>(std::min<int64_t>(std::max(1, threads), n));
   if (t <= 1 || omp_in_parallel()) {
     for (int64_t i = 0; i < n; ++i) fn(ctx, i, 0);
     return;

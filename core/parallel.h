@@ -26,9 +26,12 @@ class RangeFn {
 // calling thread, when one chunk covers everything, when one thread is configured, or when
 // called from inside another parallel region. Returns after every chunk is done.
 void parallel_for(int64_t n, int64_t min_chunk, RangeFn fn);
+// The same with at most `threads` chunks (an operator's plan passes the count it planned for).
+void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn);
 
-// Like parallel_for but hands out the n items one at a time (dynamic schedule) to
-// `threads` workers (<= num_threads()); fn(item, thread_index).
+// Like parallel_for but hands out the n items one at a time (dynamic schedule) to `threads`
+// workers (the plan's count: per-thread buffers are indexed by thread_index < threads);
+// fn(item, thread_index).
 void parallel_items(int64_t n, int threads, void (*fn)(void* ctx, int64_t item, int thread), void* ctx);
 
 }  // namespace mlaops

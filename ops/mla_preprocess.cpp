@@ -172,7 +172,7 @@ void project_input(const RunCtx& c) {
   g.r1 = pl.wdqkv_r1;
   g.C = c.ws->at<char>(pl.off_acc1);
   g.ldc = d.m1_cols;
-  parallel_for(ceil_div(d.m1_cols, 16), 1, [&](int64_t b, int64_t e) {
+  parallel_for(ceil_div(d.m1_cols, 16), 1, pl.threads, [&](int64_t b, int64_t e) {
     GemmTArgs gi = g;
     gi.n_begin = b * 16;
     gi.n_end = std::min(e * 16, d.m1_cols);
@@ -402,11 +402,11 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& p, void
   for (c.t0 = 0; c.t0 < d.T; c.t0 += pl->chunk) {
     c.tc = std::min(pl->chunk, d.T - c.t0);
     auto t = clock::now();
-    if (pl->quant) parallel_for(c.tc, 4, [&](int64_t b, int64_t e) { stage1_rows(c, b, e); });
+    if (pl->quant) parallel_for(c.tc, 4, pl->threads, [&](int64_t b, int64_t e) { stage1_rows(c, b, e); });
     lap(0, t);
     project_input(c);
     lap(1, t);
-    parallel_for(c.tc, 4, [&](int64_t b, int64_t e) { stage2_rows(c, b, e); });
+    parallel_for(c.tc, 4, pl->threads, [&](int64_t b, int64_t e) { stage2_rows(c, b, e); });
     lap(2, t);
     struct HeadCtx {
       const RunCtx* c;

@@ -76,7 +76,7 @@ void project_x(const RunCtx& c) {
   const int64_t p2 = ceil_div(d.Hckv + d.Dr, pl.wdkvkr.panel_width);
   const kernels::GemmFn fn = pl.x_gemm;
   // Enough panels per chunk of work that small T stays on one thread only when cheap.
-  parallel_for(p1 + p2, 1, [&](int64_t b, int64_t e) {
+  parallel_for(p1 + p2, 1, pl.threads, [&](int64_t b, int64_t e) {
     if (b < p1) {
       GemmArgs g = panel_gemm(pl.wdq, p.weight_dq.data, x, d.He, c.tc, acc, ldc);
       g.n_begin = b * pl.wdq.panel_width;
@@ -307,7 +307,7 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
     auto t = clock::now();
     project_x(c);
     lap(0, t);
-    parallel_for(c.tc, 8, [&](int64_t b, int64_t e) { token_rows(c, b, e); });
+    parallel_for(c.tc, 8, pl->threads, [&](int64_t b, int64_t e) { token_rows(c, b, e); });
     lap(1, t);
     struct HeadCtx {
       const RunCtx* c;
