@@ -22,6 +22,7 @@
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/runtime.h"
 #include "ops/compare.h"
+#include "ops/print_names.h"
 #include "reference/mla_preprocess_ref.h"
 #include "reference/mla_preprocess_test_data.h"
 

@@ -11,6 +11,7 @@
 
 #include "mlaops/runtime.h"
 #include "ops/compare.h"
+#include "ops/print_names.h"
 #include "ops/mla_prolog.h"
 #include "reference/mla_prolog_ref.h"
 #include "reference/mla_prolog_test_data.h"

@@ -4,6 +4,7 @@
 // plus the C-API behaviours (streams, repeatable executors, V1, empty tensors).
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,11 @@ std::vector<VendorCase> vendor_cases() {
     }
   }
   return v;
+}
+
+void PrintTo(const VendorCase& c, std::ostream* os) {
+  *os << mla_prolog_scenario_name(c.sc) << " N=" << c.N << " He=" << c.He << " B=" << c.B << " S=" << c.S
+      << (c.bsh ? " BSH " : " TND ") << mla_prolog_cache_mode_name(c.mode);
 }
 
 class MlaPrologAclnn : public ::testing::TestWithParam<VendorCase> {};
