@@ -658,7 +658,8 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
   if (c.noop) return kSuccess;
   for (const Named& x : all_tensors(p)) {
     if (x.t == nullptr || x.t->empty()) continue;
-    MLAOPS_CHECK(x.t->data != nullptr, kParamNullptr, "%s: %s: FIA-17 data is null for a tensor of shape %s", op, x.name,
+    MLAOPS_CHECK(x.t->data != nullptr, kParamInvalid,
+                 "%s: %s: FIA-17 data pointer; allowed non-null for a tensor of shape %s, got null", op, x.name,
                  shape_str(*x.t).c_str());
     MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
   }

@@ -177,6 +177,34 @@ TEST(FiaExclusions, FIA24_EveryPairRejectedByAclnnAndComputedByTheCppApi) {
   EXPECT_GE(rows, 7);
 }
 
+// ---- FIA-17 a non-empty tensor needs data (C++ API: views carry raw pointers) ----
+
+TEST(FiaPointerRules, FIA17_NullDataOfANonEmptyTensor) {
+  FiaCase c = fia_case("null_data", DType::kBFloat16, 2, 4, 2, 1, 30, 32, "BSND");
+  c.pse = PseForm::kRandom;
+  c.sink = true;
+  auto d = make_case_data(c);
+  auto r = fia_test::build_fia_run(d->canon, d->cfg);
+  const std::vector<uint64_t> out0 = r->out.storage;
+  for (const char* name : {"query", "key", "pseShiftOptional", "learnableSinkOptional"}) {
+    SCOPED_TRACE(name);
+    FiaParams p = r->params;
+    TensorView nulled = std::string(name) == "pseShiftOptional" ? *p.pse_shift
+                        : std::string(name) == "learnableSinkOptional" ? *p.learnable_sink
+                        : std::string(name) == "key" ? p.key[0] : p.query;
+    nulled.data = nullptr;
+    if (std::string(name) == "query") p.query = nulled;
+    if (std::string(name) == "key") p.key = {nulled};
+    if (std::string(name) == "pseShiftOptional") p.pse_shift = &nulled;
+    if (std::string(name) == "learnableSinkOptional") p.learnable_sink = &nulled;
+    EXPECT_EQ(run_fia_cpp(p), kParamInvalid);
+    const std::string msg = last_error_message();
+    EXPECT_NE(msg.find(name), std::string::npos) << msg;
+    EXPECT_NE(msg.find("FIA-17"), std::string::npos) << msg;
+    EXPECT_TRUE(r->out.storage == out0);
+  }
+}
+
 // ---- FIA-25 a plan runs only on tensors of the planned call ----
 
 TEST(FiaPlanReuse, FIA25_RunOnNewTensorsAndRefusals) {
