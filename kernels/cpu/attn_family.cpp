@@ -6,6 +6,7 @@
 namespace mlaops::kernels {
 namespace {
 
+#if defined(MLAOPS_ARCH_X86_64)  // the rules of the x86 rows
 bool pow2_group(int64_t G) { return G == 1 || G == 2 || G == 4 || G == 8 || G == 16; }
 
 // Shared by both decode kernels: one query row per head, no rope part, G a power of two <= 16, no
@@ -46,6 +47,8 @@ const char* why_not_lanes(const AttnShape& s) {
   if (s.G * s.R < lanes::kMinRows) return "fewer than 16 query rows per item";
   return nullptr;
 }
+
+#endif
 
 const char* why_not_panel(const AttnShape& s) { return s.kv_int8 ? "INT8 rows (dequantised first)" : nullptr; }
 
