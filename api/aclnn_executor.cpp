@@ -3,11 +3,14 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
+#include <string>
 
 #include "api/executor.h"
 #include "api/objects.h"
 #include "api/stream.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace mlaops::api {
 namespace {
@@ -42,8 +45,31 @@ size_t live_executor_count() {
   return registry().size();
 }
 
-aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
-                    aclrtStream stream) {
+aclnnStatus log_result(const char* fn, const char* file, int line, aclnnStatus status) {
+  if (status != ACLNN_SUCCESS) {
+    if (log_enabled(LogLevel::kError, kLogOp))
+      log_line(LogLevel::kError, kLogOp, file, line, "%s failed, status %d: %s", fn, static_cast<int>(status),
+               last_error_message());
+  } else if (log_enabled(LogLevel::kDebug, kLogOp)) {
+    log_line(LogLevel::kDebug, kLogOp, file, line, "%s: success", fn);
+  }
+  return status;
+}
+
+void warn_deprecated_once(const char* op, const char* successor) {
+  static std::mutex mu;
+  static auto* warned = new std::set<std::string>();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!warned->insert(op).second) return;
+  }
+  MLAOPS_LOG(LogLevel::kWarning, kLogOp, "%s is deprecated by the vendor (its header says so); use %s", op, successor);
+}
+
+namespace {
+
+aclnnStatus execute_impl(const char* op, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
+                         aclrtStream stream) {
   if (executor == nullptr) return fail(kParamNullptr, "%s: executor is null", op);
   std::shared_ptr<ExecutorState> state;
   {
@@ -64,8 +90,22 @@ aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, ac
                 (unsigned long long)state->workspace_bytes, (unsigned long long)workspace_size);
   if (stream != nullptr && !find_stream(stream))
     return fail(kParamInvalid, "%s: stream: not a live stream (destroyed, or never created)", op);
-  Work work = [state, workspace, workspace_size]() -> int { return state->run(*state, workspace, workspace_size); };
+  const bool queued = stream != nullptr;
+  Work work = [state, workspace, workspace_size, queued]() -> int {
+    const int code = state->run(*state, workspace, workspace_size);
+    // A queued run fails on the stream's thread: logged there (a synchronous one by execute).
+    if (queued && code != 0) log_result(state->op.c_str(), __FILE__, __LINE__, code);
+    return code;
+  };
   return run_on_stream(stream, std::move(work), op);
+}
+
+}  // namespace
+
+aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
+                    aclrtStream stream) {
+  clear_last_error();
+  return log_result(op, __FILE__, __LINE__, execute_impl(op, workspace, workspace_size, executor, stream));
 }
 
 Status bind_slot(const aclTensor* t, const char* op, const char* name, bool required, TensorSlot* slot) {
@@ -141,59 +181,69 @@ aclnnStatus aclnnInit(const char* /*configPath*/) { return ACLNN_SUCCESS; }
 aclnnStatus aclnnFinalize(void) { return ACLNN_SUCCESS; }
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
-  if (executor == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclSetAclOpExecutorRepeatable: executor is null");
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = registry().find(key(executor));
-  if (it == registry().end())
-    return mlaops::fail(mlaops::kParamInvalid, "aclSetAclOpExecutorRepeatable: executor: %s", kNotLive);
-  it->second.repeatable = true;
-  return ACLNN_SUCCESS;
+  return guarded("aclSetAclOpExecutorRepeatable", __FILE__, __LINE__, [&]() -> aclnnStatus {
+    if (executor == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclSetAclOpExecutorRepeatable: executor is null");
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = registry().find(key(executor));
+    if (it == registry().end())
+      return mlaops::fail(mlaops::kParamInvalid, "aclSetAclOpExecutorRepeatable: executor: %s", kNotLive);
+    it->second.repeatable = true;
+    return ACLNN_SUCCESS;
+  });
 }
 
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {
-  if (executor == nullptr) return mlaops::fail(mlaops::kInnerNullptr, "aclDestroyAclOpExecutor: executor is null");
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = registry().find(key(executor));
-  if (it == registry().end())
-    return mlaops::fail(mlaops::kParamInvalid, "aclDestroyAclOpExecutor: executor: %s", kNotLive);
-  registry().erase(it);  // queued work holds its own reference
-  return ACLNN_SUCCESS;
+  return guarded("aclDestroyAclOpExecutor", __FILE__, __LINE__, [&]() -> aclnnStatus {
+    if (executor == nullptr) return mlaops::fail(mlaops::kInnerNullptr, "aclDestroyAclOpExecutor: executor is null");
+    std::lock_guard<std::mutex> lock(g_mu);
+    auto it = registry().find(key(executor));
+    if (it == registry().end())
+      return mlaops::fail(mlaops::kParamInvalid, "aclDestroyAclOpExecutor: executor: %s", kNotLive);
+    registry().erase(it);  // queued work holds its own reference
+    return ACLNN_SUCCESS;
+  });
 }
 
 aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr) {
-  std::shared_ptr<ExecutorState> st;
-  const char* fn = "aclSetInputTensorAddr";
-  if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
-  return set_addr(st->inputs, index, tensor, addr, fn, "tensor inputs");
+  return guarded("aclSetInputTensorAddr", __FILE__, __LINE__, [&]() -> aclnnStatus {
+    std::shared_ptr<ExecutorState> st;
+    const char* fn = "aclSetInputTensorAddr";
+    if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+    return set_addr(st->inputs, index, tensor, addr, fn, "tensor inputs");
+  });
 }
 
 aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, aclTensor* tensor, void* addr) {
-  std::shared_ptr<ExecutorState> st;
-  const char* fn = "aclSetOutputTensorAddr";
-  if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
-  return set_addr(st->outputs, index, tensor, addr, fn, "tensor outputs");
+  return guarded("aclSetOutputTensorAddr", __FILE__, __LINE__, [&]() -> aclnnStatus {
+    std::shared_ptr<ExecutorState> st;
+    const char* fn = "aclSetOutputTensorAddr";
+    if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+    return set_addr(st->outputs, index, tensor, addr, fn, "tensor outputs");
+  });
 }
 
 aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor* executor, size_t irIndex, const size_t relativeIndex,
                                          aclTensorList* tensors, void* addr) {
-  std::shared_ptr<ExecutorState> st;
-  const char* fn = "aclSetDynamicInputTensorAddr";
-  if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
-  if (irIndex >= st->inputs.size())
-    return mlaops::fail(mlaops::kParamInvalid, "%s: irIndex: allowed < %zu, got %zu", fn, st->inputs.size(), irIndex);
-  TensorSlot& s = st->inputs[irIndex];
-  if (!s.is_list || !s.present)
-    return mlaops::fail(mlaops::kParamInvalid, "%s: input %zu is not a tensor list that was passed", fn, irIndex);
-  if (relativeIndex >= s.list.size())
-    return mlaops::fail(mlaops::kParamInvalid, "%s: relativeIndex: allowed < %zu, got %zu", fn, s.list.size(),
-                        relativeIndex);
-  if (addr == nullptr && s.list[relativeIndex].numel() > 0)
-    return mlaops::fail(mlaops::kParamNullptr, "%s: addr is null for a non-empty tensor", fn);
-  s.list[relativeIndex].data = addr ? static_cast<char*>(addr) + s.list_offset_bytes[relativeIndex] : nullptr;
-  if (tensors != nullptr && is_live(tensors, ObjKind::kTensorList) && relativeIndex < tensors->tensors.size() &&
-      is_live(tensors->tensors[relativeIndex], ObjKind::kTensor))
-    tensors->tensors[relativeIndex]->data = addr;
-  return ACLNN_SUCCESS;
+  return guarded("aclSetDynamicInputTensorAddr", __FILE__, __LINE__, [&]() -> aclnnStatus {
+    std::shared_ptr<ExecutorState> st;
+    const char* fn = "aclSetDynamicInputTensorAddr";
+    if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+    if (irIndex >= st->inputs.size())
+      return mlaops::fail(mlaops::kParamInvalid, "%s: irIndex: allowed < %zu, got %zu", fn, st->inputs.size(), irIndex);
+    TensorSlot& s = st->inputs[irIndex];
+    if (!s.is_list || !s.present)
+      return mlaops::fail(mlaops::kParamInvalid, "%s: input %zu is not a tensor list that was passed", fn, irIndex);
+    if (relativeIndex >= s.list.size())
+      return mlaops::fail(mlaops::kParamInvalid, "%s: relativeIndex: allowed < %zu, got %zu", fn, s.list.size(),
+                          relativeIndex);
+    if (addr == nullptr && s.list[relativeIndex].numel() > 0)
+      return mlaops::fail(mlaops::kParamNullptr, "%s: addr is null for a non-empty tensor", fn);
+    s.list[relativeIndex].data = addr ? static_cast<char*>(addr) + s.list_offset_bytes[relativeIndex] : nullptr;
+    if (tensors != nullptr && is_live(tensors, ObjKind::kTensorList) && relativeIndex < tensors->tensors.size() &&
+        is_live(tensors->tensors[relativeIndex], ObjKind::kTensor))
+      tensors->tensors[relativeIndex]->data = addr;
+    return ACLNN_SUCCESS;
+  });
 }
 
 }  // extern "C"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
+#include "core/error.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -48,6 +49,23 @@ aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, ac
 // Fills a slot from a tensor / tensor-list argument (nullptr = absent optional).
 Status bind_slot(const aclTensor* t, const char* op, const char* name, bool required, TensorSlot* slot);
 Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, bool required, TensorSlot* slot);
+
+// The boundary of every C entry point (docs/c-api.md, "Logging"): returns `status` and, when it
+// is not success, logs the recent error message at ERROR level (module OP) with the entry point's
+// file and line; success is logged at DEBUG level.
+aclnnStatus log_result(const char* fn, const char* file, int line, aclnnStatus status);
+
+// Runs the body of a phase-1 entry point: clears the recent error first, logs the outcome.
+//   return guarded(kOp, __FILE__, __LINE__, [&]() -> aclnnStatus { ... });
+template <class Body>
+aclnnStatus guarded(const char* fn, const char* file, int line, Body&& body) {
+  clear_last_error();
+  return log_result(fn, file, line, body());
+}
+
+// Logs "<op>: deprecated ..." once per process at WARNING level, as CANN does on the first call of
+// an entry point its header marks deprecated.
+void warn_deprecated_once(const char* op, const char* successor);
 
 // Number of live executors (tests: consumed executors are released, nothing leaks).
 size_t live_executor_count();

@@ -1,5 +1,7 @@
 #include "core/error.h"
 
+#include "core/log.h"
+
 #include <cstdarg>
 #include <cstdio>
 #include <vector>
@@ -30,11 +32,13 @@ Status fail(Status code, const char* fmt, ...) {
   return code;
 }
 
-int fail_code(int code, const char* fmt, ...) {
+int fail_code_at(const char* file, int line, int code, const char* fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   g_last_error = vformat(fmt, ap);
   va_end(ap);
+  if (log_enabled(LogLevel::kError, kLogAcl))
+    log_line(LogLevel::kError, kLogAcl, file, line, "%s (error %d)", g_last_error.c_str(), code);
   return code;
 }
 

@@ -12,8 +12,9 @@ namespace mlaops {
 
 // Sets the thread-local message (printf-style) and returns `code`.
 Status fail(Status code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
-// Same, for callers that return an int code from another code space (aclError).
-int fail_code(int code, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+// Same, for the acl runtime functions (aclError codes): also logs the message at ERROR level
+// (module ASCENDCL, docs/c-api.md "Logging") with the caller's file and line.
+int fail_code_at(const char* file, int line, int code, const char* fmt, ...) __attribute__((format(printf, 4, 5)));
 void set_last_error(const std::string& message);
 void clear_last_error();
 std::string last_error_string();
@@ -25,6 +26,8 @@ std::string last_error_string();
   do {                                                          \
     if (!(cond)) return ::mlaops::fail((code), __VA_ARGS__);    \
   } while (0)
+
+#define MLAOPS_FAIL_CODE(code, ...) ::mlaops::fail_code_at(__FILE__, __LINE__, (code), __VA_ARGS__)
 
 // Propagate a non-success Status.
 #define MLAOPS_TRY(expr)                                        \

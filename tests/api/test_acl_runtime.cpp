@@ -32,16 +32,19 @@ TEST(AclRuntime, InitFinalizeCodes) {
 TEST(AclRuntime, DevicesAndContexts) {
   int32_t dev = 7;
   std::thread([&] { EXPECT_EQ(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL); }).join();
-  EXPECT_EQ(aclrtSetDevice(1), ACL_ERROR_RT_INVALID_DEVICEID);
-  EXPECT_NE(msg().find("deviceId"), std::string::npos);
+  EXPECT_EQ(aclrtSetDevice(8), ACL_ERROR_RT_INVALID_DEVICEID);  // default count 8
+  EXPECT_NE(msg().find("deviceId: allowed [0, 8)"), std::string::npos);
   EXPECT_EQ(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
+  ASSERT_EQ(aclrtSetDevice(5), ACL_SUCCESS);  // any id below the count is the host
+  EXPECT_EQ(aclrtGetDevice(&dev), ACL_SUCCESS);
+  EXPECT_EQ(dev, 5);
   ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
   EXPECT_EQ(aclrtGetDevice(&dev), ACL_SUCCESS);
   EXPECT_EQ(dev, 0);
   EXPECT_EQ(aclrtGetDevice(nullptr), ACL_ERROR_INVALID_PARAM);
   uint32_t count = 0;
   EXPECT_EQ(aclrtGetDeviceCount(&count), ACL_SUCCESS);
-  EXPECT_EQ(count, 1u);
+  EXPECT_EQ(count, 8u);
   EXPECT_EQ(aclrtGetDeviceCount(nullptr), ACL_ERROR_INVALID_PARAM);
   aclrtRunMode mode;
   EXPECT_EQ(aclrtGetRunMode(&mode), ACL_SUCCESS);
@@ -49,7 +52,7 @@ TEST(AclRuntime, DevicesAndContexts) {
   EXPECT_EQ(aclrtGetRunMode(nullptr), ACL_ERROR_INVALID_PARAM);
 
   aclrtContext ctx = nullptr, cur = nullptr;
-  EXPECT_EQ(aclrtCreateContext(&ctx, 3), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_EQ(aclrtCreateContext(&ctx, 8), ACL_ERROR_RT_INVALID_DEVICEID);
   EXPECT_EQ(aclrtCreateContext(nullptr, 0), ACL_ERROR_INVALID_PARAM);
   ASSERT_EQ(aclrtCreateContext(&ctx, 0), ACL_SUCCESS);
   EXPECT_EQ(aclrtSetCurrentContext(ctx), ACL_SUCCESS);
@@ -60,7 +63,7 @@ TEST(AclRuntime, DevicesAndContexts) {
   EXPECT_EQ(aclrtDestroyContext(ctx), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(aclrtSetCurrentContext(ctx), ACL_ERROR_INVALID_PARAM);
   EXPECT_EQ(aclrtGetCurrentContext(&cur), ACL_ERROR_RT_CONTEXT_NULL);
-  EXPECT_EQ(aclrtResetDevice(5), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_EQ(aclrtResetDevice(8), ACL_ERROR_RT_INVALID_DEVICEID);
   EXPECT_EQ(aclrtResetDevice(0), ACL_SUCCESS);
   EXPECT_EQ(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL);
   EXPECT_EQ(aclrtSynchronizeDevice(), ACL_SUCCESS);
@@ -188,7 +191,7 @@ TEST(AclRuntime, DataTypeSizesAndHalf) {
 }
 
 TEST(AclRuntime, ErrorMessagesAreThreadLocal) {
-  EXPECT_EQ(aclrtSetDevice(3), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_EQ(aclrtSetDevice(9), ACL_ERROR_RT_INVALID_DEVICEID);
   const std::string mine = msg();
   std::string other;
   std::thread([&] {
@@ -198,8 +201,8 @@ TEST(AclRuntime, ErrorMessagesAreThreadLocal) {
   }).join();
   EXPECT_EQ(other, "");
   EXPECT_EQ(msg(), mine);
-  EXPECT_NE(mine.find("aclrtSetDevice: deviceId: allowed 0"), std::string::npos);
-  EXPECT_NE(mine.find("got 3"), std::string::npos);
+  EXPECT_NE(mine.find("aclrtSetDevice: deviceId: allowed [0, 8)"), std::string::npos);
+  EXPECT_NE(mine.find("got 9"), std::string::npos);
 }
 
 }  // namespace
