@@ -26,12 +26,25 @@ std::map<uintptr_t, Entry>& registry() {
   return *m;
 }
 std::atomic<uintptr_t> g_next{1};
+std::atomic<RunObserver*> g_observer{nullptr};
+
+int run_state(const ExecutorState& state, void* workspace, uint64_t workspace_size) {
+  RunObserver* obs = g_observer.load(std::memory_order_acquire);
+  if (obs == nullptr || !state.params) return state.run(state, workspace, workspace_size);
+  const CallParams params = state.params(state);
+  obs->before(state.op, params);
+  const int code = state.run(state, workspace, workspace_size);
+  obs->after(state.op, params, code);
+  return code;
+}
 
 uintptr_t key(const aclOpExecutor* e) { return reinterpret_cast<uintptr_t>(e); }
 
 const char* kNotLive = "not a live executor (consumed by an earlier execute call, destroyed, or never created)";
 
 }  // namespace
+
+void set_run_observer(RunObserver* observer) { g_observer.store(observer, std::memory_order_release); }
 
 aclOpExecutor* register_executor(std::shared_ptr<ExecutorState> state) {
   const uintptr_t id = g_next.fetch_add(1) * 64 + 0xE000;
@@ -92,7 +105,7 @@ aclnnStatus execute_impl(const char* op, void* workspace, uint64_t workspace_siz
     return fail(kParamInvalid, "%s: stream: not a live stream (destroyed, or never created)", op);
   const bool queued = stream != nullptr;
   Work work = [state, workspace, workspace_size, queued]() -> int {
-    const int code = state->run(*state, workspace, workspace_size);
+    const int code = run_state(*state, workspace, workspace_size);
     // A queued run fails on the stream's thread: logged there (a synchronous one by execute).
     if (queued && code != 0) log_result(state->op.c_str(), __FILE__, __LINE__, code);
     return code;

@@ -211,6 +211,7 @@ aclnnStatus aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
   st->run = [plan, host](const ExecutorState& s, void* ws, uint64_t size) {
     return fia_run(params_from(s, *host), *plan, ws, size, s.op.c_str());
   };
+  st->params = [host](const ExecutorState& s) { return CallParams(params_from(s, *host)); };
   *workspaceSize = st->workspace_bytes;
   *executor = register_executor(std::move(st));
   return ACLNN_SUCCESS;

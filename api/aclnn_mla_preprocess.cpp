@@ -129,6 +129,7 @@ aclnnStatus get_workspace_size(const aclTensor* const* inputs, const aclTensor* 
   st->run = [plan, a](const ExecutorState& s, void* ws, uint64_t size) {
     return mla_preprocess_run(*plan, params_from(s, a), ws, size);
   };
+  st->params = [a](const ExecutorState& s) { return CallParams(params_from(s, a)); };
   *workspace_size = st->workspace_bytes;
   *executor = register_executor(std::move(st));
   return ACLNN_SUCCESS;

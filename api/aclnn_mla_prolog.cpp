@@ -101,6 +101,9 @@ aclnnStatus get_workspace_size(const char* op, bool v2, const aclTensor* const* 
   st->run = [plan, eps_cq, eps_ckv, mode](const ExecutorState& s, void* ws, uint64_t size) {
     return mla_prolog_run(*plan, params_from(s, eps_cq, eps_ckv, mode), ws, size);
   };
+  st->params = [eps_cq, eps_ckv, mode](const ExecutorState& s) {
+    return CallParams(params_from(s, eps_cq, eps_ckv, mode));
+  };
   *workspace_size = st->workspace_bytes;
   *executor = register_executor(std::move(st));
   return ACLNN_SUCCESS;

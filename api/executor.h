@@ -8,12 +8,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <variant>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
 #include "core/error.h"
+#include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/mla_preprocess.h"
+#include "mlaops/mla_prolog.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -29,6 +33,9 @@ struct TensorSlot {
   std::vector<int64_t> list_offset_bytes;
 };
 
+// The inner operator's C++ parameters of one call (for the run observer).
+using CallParams = std::variant<std::monostate, FiaParams, MlaPrologParams, MlaPreprocessParams>;
+
 struct ExecutorState {
   std::string op;                     // the aclnn entry point, e.g. "aclnnMlaPrologV2WeightNz"
   uint64_t workspace_bytes = 0;
@@ -37,7 +44,21 @@ struct ExecutorState {
   // Runs the operator on the bound slots: validates tensor contents (read-only pre-pass)
   // before its first write, returns a Status with the message set.
   std::function<Status(const ExecutorState&, void* workspace, uint64_t workspace_size)> run;
+  // The inner operator's parameters bound to the current slots, as `run` builds them (every
+  // entry point sets it; the run observer uses it).
+  std::function<CallParams(const ExecutorState&)> params;
 };
+
+// Sees every phase-2 run of every entry point: before() just before the operator runs, after()
+// with its status. For tests and checking harnesses (the examples' float64 check); one at a time,
+// nullptr to remove. Calls come from the thread that runs the work (the stream's, when queued).
+class RunObserver {
+ public:
+  virtual ~RunObserver() = default;
+  virtual void before(const std::string& op, const CallParams& params) = 0;
+  virtual void after(const std::string& op, const CallParams& params, int status) = 0;
+};
+void set_run_observer(RunObserver* observer);
 
 // Registers a state built by phase 1; the handle goes to the caller.
 aclOpExecutor* register_executor(std::shared_ptr<ExecutorState> state);
