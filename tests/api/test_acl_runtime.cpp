@@ -1,6 +1,8 @@
 // The ACL runtime on the CPU: init/finalize, devices, contexts, memory, copies, streams.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <cstring>
 #include <string>
 #include <thread>
@@ -188,6 +190,25 @@ TEST(AclRuntime, DataTypeSizesAndHalf) {
   EXPECT_EQ(aclDataTypeSize(static_cast<aclDataType>(5)), 0u);
   EXPECT_EQ(aclFloatToFloat16(1.0f), 0x3c00);
   EXPECT_EQ(aclFloat16ToFloat(0xc000), -2.0f);
+}
+
+TEST(AclRuntime, DeviceCountFromTheEnvironment) {
+  uint32_t count = 0;
+  setenv("MLAOPS_DEVICE_COUNT", "16", 1);
+  EXPECT_EQ(aclrtGetDeviceCount(&count), ACL_SUCCESS);
+  EXPECT_EQ(count, 16u);
+  EXPECT_EQ(aclrtSetDevice(15), ACL_SUCCESS);
+  EXPECT_EQ(aclrtSetDevice(16), ACL_ERROR_RT_INVALID_DEVICEID);
+  EXPECT_NE(msg().find("allowed [0, 16)"), std::string::npos) << msg();
+  for (const char* bad : {"0", "-3", "abc", "2000", ""}) {  // not 1..1024: the default 8
+    setenv("MLAOPS_DEVICE_COUNT", bad, 1);
+    EXPECT_EQ(aclrtGetDeviceCount(&count), ACL_SUCCESS);
+    EXPECT_EQ(count, 8u) << bad;
+  }
+  setenv("MLAOPS_DEVICE_COUNT", "1", 1);
+  EXPECT_EQ(aclrtSetDevice(1), ACL_ERROR_RT_INVALID_DEVICEID);
+  unsetenv("MLAOPS_DEVICE_COUNT");
+  EXPECT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
 }
 
 TEST(AclRuntime, ErrorMessagesAreThreadLocal) {
