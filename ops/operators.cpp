@@ -2,19 +2,58 @@
 
 namespace mlaops {
 
+#define MLAOPS_ENTRY(name, header) "aclnn" name "GetWorkspaceSize, aclnn" name, "aclnnop/" header
+
 const OperatorInfo* operator_table() {
   static const OperatorInfo kRows[] = {
-      {"MlaPrologV2WeightNz", "aclnnMlaPrologV2WeightNzGetWorkspaceSize, aclnnMlaPrologV2WeightNz",
-       "aclnnop/aclnn_mla_prolog_v2_weight_nz.h", true},
-      {"MlaProlog", "aclnnMlaPrologGetWorkspaceSize, aclnnMlaProlog", "aclnnop/aclnn_mla_prolog.h", true},
-      {"MlaPreprocess", "aclnnMlaPreprocessGetWorkspaceSize, aclnnMlaPreprocess", "aclnnop/aclnn_mla_preprocess.h",
-       true},
+      {"MlaProlog", MLAOPS_ENTRY("MlaProlog", "aclnn_mla_prolog.h"), true, "MlaProlog", false,
+       "BF16 no quant, partial quant (INT8 W_UQ_QR), BSND / TND tokens, PA_BSND / PA_NZ caches"},
+      {"MlaPrologV2WeightNz", MLAOPS_ENTRY("MlaPrologV2WeightNz", "aclnn_mla_prolog_v2_weight_nz.h"), true,
+       "MlaProlog", true,
+       "FRACTAL_NZ weights; no quant, partial quant (+ per-channel KV quant), full quant (+ per-tensor KV quant, "
+       "dequantScaleQNope); PA_BSND / PA_NZ caches"},
+      {"MlaPrologV3WeightNz", MLAOPS_ENTRY("MlaPrologV3WeightNz", "aclnn_mla_prolog_v3_weight_nz.h"), false,
+       "MlaProlog", false,
+       "V2 plus weight/KV/query quant modes as attributes, qcQrScale / kcScale, queryNormOut, BSND / TND / "
+       "PA_BLK cache modes, per-tile KV quant"},
+      {"MlaPreprocess", MLAOPS_ENTRY("MlaPreprocess", "aclnn_mla_preprocess.h"), true, "MlaPreprocess", false,
+       "FP16 / BF16 input, INT8 W_DQKV / W_UQ (per-tensor or per-token quant) or unquantized weights, cache "
+       "modes 0..3"},
+      {"MlaPreprocessV2", MLAOPS_ENTRY("MlaPreprocessV2", "aclnn_mla_preprocess_v2.h"), false, "MlaPreprocess",
+       false, "MlaPreprocess plus qDownOut (the normalised q-LoRA activation)"},
+      {"FusedInferAttentionScore", MLAOPS_ENTRY("FusedInferAttentionScore", "aclnn_fused_infer_attention_score.h"),
+       false, "FusedInferAttentionScoreV4", true,
+       "V4's features on the slots V1 has (no per-K/V antiquant, shared prefix, rope, sink); INT32 KV rejected"},
+      {"FusedInferAttentionScoreV2",
+       MLAOPS_ENTRY("FusedInferAttentionScoreV2", "aclnn_fused_infer_attention_score_v2.h"), false,
+       "FusedInferAttentionScoreV4", true, "V1 plus per-K/V antiquant and shared-prefix slots"},
+      {"FusedInferAttentionScoreV3",
+       MLAOPS_ENTRY("FusedInferAttentionScoreV3", "aclnn_fused_infer_attention_score_v3.h"), false,
+       "FusedInferAttentionScoreV4", true, "V2 plus queryRope / keyRope (the MLA rope path)"},
       {"FusedInferAttentionScoreV4",
-       "aclnnFusedInferAttentionScoreV4GetWorkspaceSize, aclnnFusedInferAttentionScoreV4",
-       "aclnnop/aclnn_fused_infer_attention_score_v4.h", true},
-      {nullptr, nullptr, nullptr, false},
+       MLAOPS_ENTRY("FusedInferAttentionScoreV4", "aclnn_fused_infer_attention_score_v4.h"), true,
+       "FusedInferAttentionScoreV4", false,
+       "prefill and decode, every layout, paged KV, GQA, MLA rope, masks and sparse modes 0..4, pseShift / "
+       "ALiBi, learnableSink, INT8 KV antiquant, softmaxLse"},
+      {"IncreFlashAttention", MLAOPS_ENTRY("IncreFlashAttention", "aclnn_incre_flash_attention.h"), false,
+       "FusedInferAttentionScoreV4", true, "decode (Q_S = 1), FP16 / BF16, mask; pseShift ignored, innerPrecise 1"},
+      {"IncreFlashAttentionV2", MLAOPS_ENTRY("IncreFlashAttentionV2", "aclnn_incre_flash_attention_v2.h"), false,
+       "FusedInferAttentionScoreV4", true, "V1 plus the quant scale slots; pseShift ignored, innerPrecise 1"},
+      {"IncreFlashAttentionV3", MLAOPS_ENTRY("IncreFlashAttentionV3", "aclnn_incre_flash_attention_v3.h"), false,
+       "FusedInferAttentionScoreV4", true, "V2 plus pseShift, INT8 KV antiquant, paged KV, innerPrecise"},
+      {"IncreFlashAttentionV4", MLAOPS_ENTRY("IncreFlashAttentionV4", "aclnn_incre_flash_attention_v4.h"), false,
+       "FusedInferAttentionScoreV4", false, "V3 plus the kvPaddingSize slot"},
+      {"PromptFlashAttention", MLAOPS_ENTRY("PromptFlashAttention", "aclnn_prompt_flash_attention.h"), false,
+       "FusedInferAttentionScoreV4", true, "prefill, FP16 / BF16, mask, GQA; pseShift ignored, innerPrecise 1"},
+      {"PromptFlashAttentionV2", MLAOPS_ENTRY("PromptFlashAttentionV2", "aclnn_prompt_flash_attention_v2.h"), false,
+       "FusedInferAttentionScoreV4", true, "V1 plus KV lengths, sparse modes, the quant scale slots"},
+      {"PromptFlashAttentionV3", MLAOPS_ENTRY("PromptFlashAttentionV3", "aclnn_prompt_flash_attention_v3.h"), false,
+       "FusedInferAttentionScoreV4", false, "V2 plus pseShift and innerPrecise"},
+      {nullptr, nullptr, nullptr, false, nullptr, false, nullptr},
   };
   return kRows;
 }
+
+#undef MLAOPS_ENTRY
 
 }  // namespace mlaops

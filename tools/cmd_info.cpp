@@ -18,7 +18,8 @@ const char* kInfoUsage =
     "Prints the mlaops version, the CPU features detected, the ISA level the kernels use\n"
     "(MLAOPS_ISA can lower it), the thread count, every kernel row of every family (its level,\n"
     "whether this CPU can run it or what it needs, '>' on the row each family picks now;\n"
-    "MLAOPS_KERNEL forces rows), and each operator with its aclnn entry points.\n";
+    "MLAOPS_KERNEL forces rows), and every aclnn entry point with the operator it runs,\n"
+    "whether the vendor marks it deprecated, and what it supports.\n";
 
 
 // One line per row: family, '>' on the row the family picks at the active level, name, level,
@@ -67,9 +68,10 @@ int cmd_info(int argc, char** argv) {
   std::printf("isa: %s (detected %s)\n", isa_name(active_isa()), isa_name(detected_isa()));
   std::printf("threads: %d\n", num_threads());
   print_kernel_rows();
-  std::printf("operators:\n");
+  std::printf("entry points (aclnn<name>GetWorkspaceSize + aclnn<name>; inner operator; what it supports):\n");
   for (const OperatorInfo* op = operator_table(); op->name != nullptr; ++op)
-    std::printf("  %-28s %-13s %s\n", op->name, op->available ? "available" : "not yet", op->entry_points);
+    std::printf("  %-28s %-9s %-12s %-27s %s\n", op->name, op->available ? "available" : "not yet",
+                op->deprecated ? "(deprecated)" : "", op->inner, op->features);
   return 0;
 }
 

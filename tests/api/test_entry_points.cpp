@@ -1,0 +1,63 @@
+// The entry-point table (ops/operators.cpp) against what ships: every aclnnop header's entry
+// point has a row, every row's header exists, and every available row's two functions are
+// exported by the shared library (a program linked with -lopapi finds them).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "ops/operators.h"
+
+namespace mlaops {
+namespace {
+
+std::set<std::string> table_names() {
+  std::set<std::string> names;
+  for (const OperatorInfo* o = operator_table(); o->name != nullptr; ++o) names.insert(o->name);
+  return names;
+}
+
+TEST(EntryPoints, EveryHeaderEntryPointHasARow) {
+  const std::set<std::string> names = table_names();
+  const std::regex decl(R"(aclnn(\w+)GetWorkspaceSize\s*\()");
+  int headers = 0;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(MLAOPS_INCLUDE_DIR) + "/aclnnop")) {
+    std::ifstream in(e.path());
+    std::stringstream ss;
+    ss << in.rdbuf();
+    const std::string text = ss.str();
+    ++headers;
+    int found = 0;
+    for (std::sregex_iterator it(text.begin(), text.end(), decl), end; it != end; ++it, ++found)
+      EXPECT_TRUE(names.count((*it)[1].str())) << e.path() << " declares aclnn" << (*it)[1] << " without a table row";
+    EXPECT_GT(found, 0) << e.path();
+  }
+  EXPECT_GE(headers, 4);
+}
+
+TEST(EntryPoints, AvailableRowsAreExportedAndHaveTheirHeader) {
+  void* lib = dlopen(MLAOPS_SHARED_LIB, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  int available = 0;
+  for (const OperatorInfo* o = operator_table(); o->name != nullptr; ++o) {
+    const std::string name = o->name;
+    EXPECT_EQ(std::string(o->entry_points), "aclnn" + name + "GetWorkspaceSize, aclnn" + name);
+    EXPECT_NE(std::string(o->inner), "");
+    EXPECT_NE(std::string(o->features), "");
+    if (!o->available) continue;
+    ++available;
+    EXPECT_TRUE(std::filesystem::exists(std::string(MLAOPS_INCLUDE_DIR) + "/" + o->header)) << o->header;
+    EXPECT_NE(dlsym(lib, ("aclnn" + name + "GetWorkspaceSize").c_str()), nullptr) << name;
+    EXPECT_NE(dlsym(lib, ("aclnn" + name).c_str()), nullptr) << name;
+  }
+  EXPECT_GE(available, 4);
+  dlclose(lib);
+}
+
+}  // namespace
+}  // namespace mlaops
