@@ -565,6 +565,16 @@ void check_decode_leniency(const FiaCase& c0, const fia_test::HostTensor& mask, 
   ASSERT_TRUE(ref);
   FiaRunConfig zero = d->cfg;
   zero.sparse_mode = 0;
+  {  // the reference ignores the sparse mode there too
+    FiaCaseData d0;
+    d0.canon = d->canon;
+    d0.mask = d->mask;
+    d0.cfg = zero;
+    d0.cfg.mask = &d0.mask;
+    auto ref0 = reference_run(d0);
+    ASSERT_TRUE(ref0);
+    EXPECT_TRUE(ref0->out.storage == ref->out.storage);
+  }
   for (const FiaKernelConfig& k : fia_kernel_configs()) {
     if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
     auto a = fia_test::build_fia_run(d->canon, d->cfg);
