@@ -481,7 +481,11 @@ Status check_mask(const FiaParams& p, const char* op, FiaCall* c) {
                "%s: attenMaskOptional: FIA-14 is required for sparseMode %lld; allowed a mask, got null", op,
                (long long)c->mode);
   if (mask == nullptr) return kSuccess;
-  if (c->mode >= 2) {
+  // Decode without rope: the sparse mode is ignored, so with sparseMode 2/3/4 a mask that is not
+  // the 2048 template is an explicit mask of the sparse 0/1 forms ((B or 1, KV_S), (B, 1, KV_S),
+  // (B, 1, 1, KV_S), ...) and is applied; the template itself masks nothing there.
+  const bool decode_explicit = c->decode_rule && c->mode >= 2 && !is_2048_template(*mask);
+  if (c->mode >= 2 && !decode_explicit) {
     MLAOPS_CHECK(is_2048_template(*mask), kParamInvalid,
                  "%s: attenMaskOptional: FIA-14 shape for sparseMode %lld; allowed [2048, 2048], [1, 2048, 2048] or "
                  "[1, 1, 2048, 2048], got %s",

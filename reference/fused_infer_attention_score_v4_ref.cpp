@@ -539,7 +539,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
 
   // ---------- 2. masks ----------
   // Decode without rope (IFA path): sparseMode / preTokens / nextTokens are ignored and only an
-  // explicit mask (sparse 0/1 form) applies; a 2048 template of sparse 2/3/4 masks nothing.
+  // explicit mask (sparse 0/1 form, whatever the sparse mode) applies; a 2048 template of sparse
+  // 2/3/4 masks nothing.
   const bool decode_rule = !packed && QS == 1 && !rope && QD == VD;
   const int64_t mode = p.sparse_mode;
   const TensorView* mask = p.atten_mask;
@@ -550,7 +551,9 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   if (mask != nullptr) {
     MLAOPS_CHECK(mask->dtype == DType::kBool || mask->dtype == DType::kInt8 || mask->dtype == DType::kUInt8,
                  kParamInvalid, "%s: attenMask dtype; allowed BOOL, INT8, UINT8, got %s", kOp, ref::type_name(mask->dtype));
-    if (mode >= 2) {
+    // Decode without rope ignores the sparse mode: with sparseMode 2/3/4 a mask that is not the
+    // 2048 template is read as an explicit (sparse 0/1 form) mask and applied.
+    if (mode >= 2 && !(decode_rule && !is_2048_template(*mask))) {
       MLAOPS_CHECK(is_2048_template(*mask), kParamInvalid,
                    "%s: attenMask for sparseMode %lld; allowed (2048, 2048), (1, 2048, 2048), (1, 1, 2048, 2048), got %s",
                    kOp, static_cast<long long>(mode), ref::shape_str(*mask).c_str());

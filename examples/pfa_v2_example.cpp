@@ -1,0 +1,149 @@
+/*
+ * aclnnPromptFlashAttentionV2, written as the vendor writes its aclnn examples: aclInit ->
+ * aclrtMalloc + aclrtMemcpy -> aclCreateTensor / aclCreateIntArray -> GetWorkspaceSize ->
+ * aclnnPromptFlashAttentionV2 on a stream -> aclrtSynchronizeStream -> read back -> destroy.
+ * Right-down causal prefill (sparseMode 3 with the 2048 x 2048 template mask) in "BNSD": query
+ * [2, 4, 6, 32], key / value [2, 4, 10, 32], actualSeqLengths 6 and 3, actualSeqLengthsKv 10 and 4.
+ * Device 2.
+ */
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "acl/acl.h"
+#include "aclnn/opdev/bfloat16.h"
+#include "aclnnop/aclnn_prompt_flash_attention_v2.h"
+
+#define CHECK_RET(cond, return_expr) \
+  do {                               \
+    if (!(cond)) {                   \
+      return_expr;                   \
+    }                                \
+  } while (0)
+
+#define LOG_PRINT(message, ...)          \
+  do {                                   \
+    std::printf(message, ##__VA_ARGS__); \
+  } while (0)
+
+int64_t GetShapeSize(const std::vector<int64_t>& shape) {
+  int64_t shapeSize = 1;
+  for (auto i : shape) shapeSize *= i;
+  return shapeSize;
+}
+
+int Init(int32_t deviceId, aclrtStream* stream) {
+  auto ret = aclInit(nullptr);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclInit failed. ERROR: %d\n", ret); return ret);
+  ret = aclrtSetDevice(deviceId);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtSetDevice failed. ERROR: %d\n", ret); return ret);
+  ret = aclrtCreateStream(stream);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtCreateStream failed. ERROR: %d\n", ret); return ret);
+  return 0;
+}
+
+template <typename T>
+int CreateAclTensor(const std::vector<T>& hostData, const std::vector<int64_t>& shape, void** deviceAddr,
+                    aclDataType dataType, aclTensor** tensor) {
+  auto size = GetShapeSize(shape) * sizeof(T);
+  auto ret = aclrtMalloc(deviceAddr, size, ACL_MEM_MALLOC_HUGE_FIRST);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMalloc failed. ERROR: %d\n", ret); return ret);
+  ret = aclrtMemcpy(*deviceAddr, size, hostData.data(), size, ACL_MEMCPY_HOST_TO_DEVICE);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclrtMemcpy failed. ERROR: %d\n", ret); return ret);
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; i--) strides[i] = shape[i + 1] * strides[i + 1];
+  *tensor = aclCreateTensor(shape.data(), shape.size(), dataType, strides.data(), 0, aclFormat::ACL_FORMAT_ND,
+                            shape.data(), shape.size(), *deviceAddr);
+  return 0;
+}
+
+std::vector<op::bfloat16> Fill(int64_t n, float scale, int salt) {
+  std::vector<op::bfloat16> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = op::bfloat16(scale * std::sin(0.37f * i + salt));
+  return v;
+}
+
+int main() {
+  int32_t deviceId = 2;
+  aclrtStream stream;
+  auto ret = Init(deviceId, &stream);
+  CHECK_RET(ret == 0, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
+
+  const int64_t B = 2, N = 4, S = 6, KVS = 10, D = 32, T = 2048;
+  std::vector<int64_t> actualSeqLengths = {6, 3}, actualSeqLengthsKv = {10, 4};
+  std::vector<int64_t> queryShape = {B, N, S, D}, keyShape = {B, N, KVS, D}, outShape = {B, N, S, D};
+  std::vector<int64_t> maskShape = {T, T};
+  std::vector<uint8_t> maskHost(GetShapeSize(maskShape), 0);  // the template: 1 above the diagonal
+  for (int64_t i = 0; i < T; ++i)
+    for (int64_t j = i + 1; j < T; ++j) maskHost[i * T + j] = 1;
+
+  std::vector<op::bfloat16> queryHost = Fill(GetShapeSize(queryShape), 1.0f, 1);
+  std::vector<op::bfloat16> keyHost = Fill(GetShapeSize(keyShape), 1.0f, 2);
+  std::vector<op::bfloat16> valueHost = Fill(GetShapeSize(keyShape), 1.0f, 3);
+  std::vector<op::bfloat16> outHost(GetShapeSize(outShape));
+  void *queryAddr, *keyAddr, *valueAddr, *outAddr;
+  aclTensor *query, *key, *value, *out;
+  ret = CreateAclTensor(queryHost, queryShape, &queryAddr, aclDataType::ACL_BF16, &query);
+  CHECK_RET(ret == ACL_SUCCESS, return ret);
+  ret = CreateAclTensor(keyHost, keyShape, &keyAddr, aclDataType::ACL_BF16, &key);
+  CHECK_RET(ret == ACL_SUCCESS, return ret);
+  ret = CreateAclTensor(valueHost, keyShape, &valueAddr, aclDataType::ACL_BF16, &value);
+  CHECK_RET(ret == ACL_SUCCESS, return ret);
+  ret = CreateAclTensor(outHost, outShape, &outAddr, aclDataType::ACL_BF16, &out);
+  CHECK_RET(ret == ACL_SUCCESS, return ret);
+
+  void* maskAddr;
+  aclTensor* mask;
+  ret = CreateAclTensor(maskHost, maskShape, &maskAddr, aclDataType::ACL_BOOL, &mask);
+  CHECK_RET(ret == ACL_SUCCESS, return ret);
+  aclIntArray* actualSeqLengthsArray = aclCreateIntArray(actualSeqLengths.data(), actualSeqLengths.size());
+  aclIntArray* actualSeqLengthsKvArray = aclCreateIntArray(actualSeqLengthsKv.data(), actualSeqLengthsKv.size());
+  const double scaleValue = 1.0 / std::sqrt(static_cast<double>(D));
+  char layout[] = "BNSD";
+  uint64_t workspaceSize = 0;
+  aclOpExecutor* executor;
+  ret = aclnnPromptFlashAttentionV2GetWorkspaceSize(query, key, value, nullptr, mask, actualSeqLengthsArray,
+                                                    actualSeqLengthsKvArray, nullptr, nullptr, nullptr, nullptr,
+                                                    nullptr, N, scaleValue, 2147483647, 0, layout, N, 3, out,
+                                                    &workspaceSize, &executor);
+
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("aclnnPromptFlashAttentionV2GetWorkspaceSize failed. ERROR: %d\n%s\n", ret, aclGetRecentErrMsg()); return ret);
+  void* workspaceAddr = nullptr;
+  if (workspaceSize > 0) {
+    ret = aclrtMalloc(&workspaceAddr, workspaceSize, ACL_MEM_MALLOC_HUGE_FIRST);
+    CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("allocate workspace failed. ERROR: %d\n", ret); return ret);
+  }
+  ret = aclnnPromptFlashAttentionV2(workspaceAddr, workspaceSize, executor, stream);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("aclnnPromptFlashAttentionV2 failed. ERROR: %d\n%s\n", ret, aclGetRecentErrMsg()); return ret);
+  ret = aclrtSynchronizeStream(stream);
+  CHECK_RET(ret == ACL_SUCCESS,
+            LOG_PRINT("aclrtSynchronizeStream failed. ERROR: %d\n%s\n", ret, aclGetRecentErrMsg()); return ret);
+
+  auto size = GetShapeSize(outShape);
+  std::vector<op::bfloat16> resultData(size);
+  ret = aclrtMemcpy(resultData.data(), size * sizeof(op::bfloat16), outAddr, size * sizeof(op::bfloat16),
+                    ACL_MEMCPY_DEVICE_TO_HOST);
+  CHECK_RET(ret == ACL_SUCCESS, LOG_PRINT("copy result from device to host failed. ERROR: %d\n", ret); return ret);
+  bool finite = true;
+  double sumsq = 0;
+  for (int64_t i = 0; i < size; i++) {
+    const float v = static_cast<float>(resultData[i]);
+    finite = finite && std::isfinite(v);
+    sumsq += static_cast<double>(v) * v;
+  }
+  for (int64_t i = 0; i < 4; i++)
+    LOG_PRINT("attentionOut[%ld] is: %f\n", static_cast<long>(i), static_cast<float>(resultData[i]));
+  LOG_PRINT("attentionOut rms: %f\n", std::sqrt(sumsq / size));
+
+  aclDestroyIntArray(actualSeqLengthsArray);
+  aclDestroyIntArray(actualSeqLengthsKvArray);
+  for (aclTensor* t : {query, key, value, mask, out}) aclDestroyTensor(t);
+  for (void* p : {queryAddr, keyAddr, valueAddr, maskAddr, outAddr}) aclrtFree(p);
+  if (workspaceSize > 0) aclrtFree(workspaceAddr);
+  aclrtDestroyStream(stream);
+  aclrtResetDevice(deviceId);
+  aclFinalize();
+  return finite && sumsq > 0 ? 0 : 1;
+}
