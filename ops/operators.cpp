@@ -9,6 +9,8 @@ const OperatorInfo* operator_table() {
       {"MlaProlog", "aclnnMlaPrologGetWorkspaceSize, aclnnMlaProlog", "aclnnop/aclnn_mla_prolog.h", true},
       {"MlaPreprocess", "aclnnMlaPreprocessGetWorkspaceSize, aclnnMlaPreprocess", "aclnnop/aclnn_mla_preprocess.h",
        true},
+      {"MlaPreprocessV2", "aclnnMlaPreprocessV2GetWorkspaceSize, aclnnMlaPreprocessV2",
+       "aclnnop/aclnn_mla_preprocess_v2.h", true},
       {"FusedInferAttentionScoreV4",
        "aclnnFusedInferAttentionScoreV4GetWorkspaceSize, aclnnFusedInferAttentionScoreV4",
        "aclnnop/aclnn_fused_infer_attention_score_v4.h", true},
