@@ -5,7 +5,8 @@
  * -> aclnnMlaPreprocess on a stream -> aclrtSynchronizeStream -> read back -> destroy.
  * tokenNum 8, hiddenSize 7168, headNum 32, blockNum 192, blockSize 128, cacheMode 1 (KROPE_CTKV),
  * quantMode 0 (PER_TENSOR_QUANT_ASYMM), fp16 input, int8 weights, ND wuk {32, 128, 512}.
- * Returns non-zero if an output is not finite.
+ * Every tensor the op definition declares is passed (ctkvScale / qNopeScale too, which cacheMode 1
+ * does not read, as the vendor's example does). Returns non-zero if an output is not finite.
  */
 #include <cmath>
 #include <cstdint>
@@ -70,7 +71,7 @@ std::vector<int64_t> TransToNZShapeInt8(const std::vector<int64_t>& shapeND) {
 }
 
 int main() {
-  int32_t deviceId = 0;
+  int32_t deviceId = 5;  // as the vendor's example
   aclrtStream stream;
   auto ret = Init(deviceId, &stream);
   CHECK_RET(ret == 0, LOG_PRINT("Init acl failed. ERROR: %d\n", ret); return ret);
@@ -126,13 +127,14 @@ int main() {
   std::vector<int32_t> slotMappingHost(tokenNum);
   for (int64_t t = 0; t < tokenNum; ++t) slotMappingHost[t] = static_cast<int32_t>(t * 129);
   std::vector<op::fp16_t> qOutHost(GetShapeSize(qOutShape)), qRopeOutHost(GetShapeSize(qRopeOutShape));
+  std::vector<op::fp16_t> ctkvScaleHost(1, op::fp16_t(1.0f)), qNopeScaleHost(headNum, op::fp16_t(1.0f));
 
   void *inputAddr, *gamma0Addr, *beta0Addr, *qs0Addr, *qo0Addr, *wdqkvAddr, *ds0Addr, *bias0Addr, *gamma1Addr;
   void *beta1Addr, *qs1Addr, *qo1Addr, *wuqAddr, *ds1Addr, *bias1Addr, *gamma2Addr, *cosAddr, *sinAddr, *wukAddr;
-  void *kvCacheAddr, *kvCacheRopeAddr, *slotMappingAddr, *qOutAddr, *qRopeOutAddr;
+  void *kvCacheAddr, *kvCacheRopeAddr, *slotMappingAddr, *ctkvScaleAddr, *qNopeScaleAddr, *qOutAddr, *qRopeOutAddr;
   aclTensor *input, *gamma0, *beta0, *quantScale0, *quantOffset0, *wdqkv, *deScale0, *bias0, *gamma1, *beta1;
   aclTensor *quantScale1, *quantOffset1, *wuq, *deScale1, *bias1, *gamma2, *cosT, *sinT, *wuk, *kvCache;
-  aclTensor *kvCacheRope, *slotMapping, *qOut, *qRopeOut;
+  aclTensor *kvCacheRope, *slotMapping, *ctkvScale, *qNopeScale, *qOut, *qRopeOut;
   const aclDataType F16 = aclDataType::ACL_FLOAT16;
   ret = CreateAclTensor(inputHost, inputShape, &inputAddr, F16, &input);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
@@ -180,19 +182,24 @@ int main() {
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(slotMappingHost, {tokenNum}, &slotMappingAddr, aclDataType::ACL_INT32, &slotMapping);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
+  ret = CreateAclTensor(ctkvScaleHost, {1}, &ctkvScaleAddr, F16, &ctkvScale);
+  CHECK_RET(ret == ACL_SUCCESS, return ret);
+  ret = CreateAclTensor(qNopeScaleHost, {headNum}, &qNopeScaleAddr, F16, &qNopeScale);
+  CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(qOutHost, qOutShape, &qOutAddr, F16, &qOut);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
   ret = CreateAclTensor(qRopeOutHost, qRopeOutShape, &qRopeOutAddr, F16, &qRopeOut);
   CHECK_RET(ret == ACL_SUCCESS, return ret);
 
   // The caches are updated in place: kvCacheOut / krCacheOut are the kvCache / kvCacheRope tensors.
-  // wdqDim 128, qRopeDim 0, kRopeDim 0 as in the doc example (reserved, ignored).
+  // wdqDim 128, qRopeDim 0, kRopeDim 0 as in the doc example (reserved, ignored); epsilon is
+  // ignored too (every RmsNorm uses 1e-6).
   uint64_t workspaceSize = 0;
   aclOpExecutor* executor;
   ret = aclnnMlaPreprocessGetWorkspaceSize(
       input, gamma0, beta0, quantScale0, quantOffset0, wdqkv, deScale0, bias0, gamma1, beta1, quantScale1,
-      quantOffset1, wuq, deScale1, bias1, gamma2, cosT, sinT, wuk, kvCache, kvCacheRope, slotMapping, nullptr, nullptr,
-      128, 0, 0, 1e-5, 2, 2, true, true, true, 1, 0, true, 1, qOut, kvCache, qRopeOut, kvCacheRope, &workspaceSize,
+      quantOffset1, wuq, deScale1, bias1, gamma2, cosT, sinT, wuk, kvCache, kvCacheRope, slotMapping, ctkvScale,
+      qNopeScale, 128, 0, 0, 1e-5, 2, 2, true, true, true, 1, 0, true, 1, qOut, kvCache, qRopeOut, kvCacheRope, &workspaceSize,
       &executor);
   CHECK_RET(ret == ACL_SUCCESS,
             LOG_PRINT("aclnnMlaPreprocessGetWorkspaceSize failed. ERROR: %d\n%s\n", ret, aclGetRecentErrMsg());
@@ -233,11 +240,11 @@ int main() {
 
   for (aclTensor* t : {input, gamma0, beta0, quantScale0, quantOffset0, wdqkv, deScale0, bias0, gamma1, beta1,
                        quantScale1, quantOffset1, wuq, deScale1, bias1, gamma2, cosT, sinT, wuk, kvCache, kvCacheRope,
-                       slotMapping, qOut, qRopeOut})
+                       slotMapping, ctkvScale, qNopeScale, qOut, qRopeOut})
     aclDestroyTensor(t);
   for (void* p : {inputAddr, gamma0Addr, beta0Addr, qs0Addr, qo0Addr, wdqkvAddr, ds0Addr, bias0Addr, gamma1Addr,
                   beta1Addr, qs1Addr, qo1Addr, wuqAddr, ds1Addr, bias1Addr, gamma2Addr, cosAddr, sinAddr, wukAddr,
-                  kvCacheAddr, kvCacheRopeAddr, slotMappingAddr, qOutAddr, qRopeOutAddr})
+                  kvCacheAddr, kvCacheRopeAddr, slotMappingAddr, ctkvScaleAddr, qNopeScaleAddr, qOutAddr, qRopeOutAddr})
     aclrtFree(p);
   if (workspaceSize > 0) aclrtFree(workspaceAddr);
   aclrtDestroyStream(stream);

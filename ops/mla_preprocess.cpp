@@ -9,7 +9,8 @@
 //      (or RmsNorm + dtype rounding); kN = RmsNorm(ckv), kR = RoPE(kpe) -> cache rows staged
 //   4. per head (parallel over heads): a1 @ wuq[head]^T -> dequant -> [qn | qp];
 //      qn @ wuk[head] -> qNope (-> int8 * qNopeScale in cacheMode 2); RoPE(qp) -> qRope
-//   5. scatter the staged rows into the caches in token order (duplicates: last wins; -1 skips)
+//   5. scatter the staged rows into the cache outputs (kvCacheOut / krCacheOut, placed by the input
+//      caches' geometry) in token order (duplicates: last wins; -1 skips)
 // Each weight is streamed once per chunk (one chunk for T <= 256 tokens). The element-wise
 // stages (RmsNorm, quant, dequant, dtype conversions) run in fp32 as the vendor kernel does,
 // through the row kernels of kernels/cpu/mla_preprocess_rows.h (bit-identical on every ISA); the
@@ -210,6 +211,8 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e) {
       rms_norm(c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, y.data());
       rk.store_dt(y.data(), f, c.ws->at<uint16_t>(pl.off_a1) + i * d.Hcq, d.Hcq);
     }
+    // qDownOut = dtype(RmsNorm(cq) * gamma1 + beta1) (y before the quant; the wuq operand without it)
+    if (pl.q_down) rk.store_dt(y.data(), f, p.q_down_out->ptr<uint16_t>() + t * d.Hcq, d.Hcq);
     // cache rows: kN = RmsNorm(ckv, gamma2), kR = RoPE(kpe)
     if (load_slot(p.slot_mapping, t) == -1) continue;
     rms_norm(c, m1, k.gamma2.data(), nullptr, d.Hckv, y.data());
@@ -343,7 +346,7 @@ void scatter_rows(const MlaPreprocessCacheGeom& g, int64_t block_size, void* cac
                 static_cast<size_t>(g.c0 * g.elem_size));
 }
 
-// Step 5: staged rows into the caches, tokens in order.
+// Step 5: staged rows into the cache outputs, tokens in order.
 void scatter(const RunCtx& c) {
   const MlaPreprocessParams& p = *c.p;
   const MlaPreprocessPlan& pl = *c.plan;
@@ -351,15 +354,30 @@ void scatter(const RunCtx& c) {
   for (int64_t i = 0; i < c.tc; ++i) {
     const int64_t slot = load_slot(p.slot_mapping, c.t0 + i);
     if (slot == -1) continue;
-    scatter_rows(pl.kv, bs, p.kv_cache.data, c.ws->at<char>(pl.off_kv), i, slot);
+    scatter_rows(pl.kv, bs, mla_preprocess_kv_out(p).data, c.ws->at<char>(pl.off_kv), i, slot);
     if (pl.cache_mode != CacheMode::kKvCache)
-      scatter_rows(pl.kr, bs, p.kv_cache_rope->data, c.ws->at<char>(pl.off_kr), i, slot);
+      scatter_rows(pl.kr, bs, mla_preprocess_kr_out(p)->data, c.ws->at<char>(pl.off_kr), i, slot);
   }
+}
+
+// MPP-19: the row of `slot` (the input cache's geometry) lies within the output's extent.
+Status row_fits(const char* op, const char* name, const MlaPreprocessCacheGeom& g, int64_t block_size,
+                const TensorView& out, int64_t t, int64_t slot) {
+  int64_t span = 0;
+  mla_preprocess_view_span(out, &span);  // checked in phase 1
+  const int64_t end = cache_offset(g, block_size, slot, g.width - 1) + 1;
+  MLAOPS_CHECK(end <= span, kParamInvalid,
+               "%s: %s: MPP-19 the row of slotMapping[%lld] = %lld must lie within the output; allowed elements up to "
+               "%lld, got a row ending at element %lld",
+               op, name, (long long)t, (long long)slot, (long long)span, (long long)end);
+  return kSuccess;
 }
 
 }  // namespace
 
-Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& p, void* workspace, uint64_t workspace_size) {
+Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params, void* workspace,
+                          uint64_t workspace_size) {
+  const MlaPreprocessParams p = mla_preprocess_unread_dropped(params);
   const MlaPreprocessPlan* pl = nullptr;
   MLAOPS_TRY(check::plan_state(plan, kMlaPreprocessOp, &pl));
   const char* op = pl->options.op;
@@ -368,7 +386,8 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& p, void
   const MlaPreprocessShape& d = pl->dims;
   if (d.T == 0) return kSuccess;  // no token: nothing computed, caches untouched
   // MPP-17: every slotMapping value is checked before the first write (contents may change
-  // between the two phases). -1 skips the token's cache writes in every mode.
+  // between the two phases), and MPP-19 that its row fits the cache outputs. -1 skips the
+  // token's cache writes in every mode.
   const int64_t slots = d.block_num * d.block_size;  // fits: checked in phase 1
   for (int64_t t = 0; t < d.T; ++t) {
     const int64_t s = load_slot(p.slot_mapping, t);
@@ -376,6 +395,10 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& p, void
                  "%s: slotMapping: MPP-17 slotMapping[%lld] out of range; allowed [0, %lld) (blockNum*blockSize) or -1 "
                  "(skip), got %lld",
                  op, (long long)t, (long long)slots, (long long)s);
+    if (s == -1) continue;
+    MLAOPS_TRY(row_fits(op, "kvCacheOut", pl->kv, d.block_size, mla_preprocess_kv_out(p), t, s));
+    if (pl->cache_mode != CacheMode::kKvCache)
+      MLAOPS_TRY(row_fits(op, "krCacheOut", pl->kr, d.block_size, *mla_preprocess_kr_out(p), t, s));
   }
   MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes, workspace, workspace_size));
   WorkspaceArena ws(workspace, workspace_size);

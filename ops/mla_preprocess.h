@@ -22,7 +22,8 @@ namespace mlaops {
 // PlanState::op of every MlaPreprocess plan.
 inline constexpr const char* kMlaPreprocessOp = "mla_preprocess";
 
-// One cache as the scatter sees it: element (slot, j) at
+// One cache as the scatter sees it (the input cache's geometry, applied to the output's memory):
+// element (slot, j) at
 //   ND: (slot / bs) * block_stride + (slot % bs) * width + j
 //   NZ: (slot / bs) * block_stride + (j / c0) * bs * c0 + (slot % bs) * c0 + j % c0
 struct MlaPreprocessCacheGeom {
@@ -41,6 +42,7 @@ struct MlaPreprocessPlan final : detail::PlanState {
   bool per_token = false;   // quantMode 1
   bool fp16 = true;         // input dtype FP16 (else BF16)
   bool wuk_nz = false;
+  bool q_down = false;      // qDownOut is written
   MlaPreprocessCacheMode cache_mode = MlaPreprocessCacheMode::kKvCache;
   int64_t wdqkv_r1 = 0, wuq_r1 = 0;  // ceil(rows / 16) of the NZ weights (kernels/cpu/gemm.h GemmTArgs)
   int64_t wuk_ldb = 0, wuk_panel_stride = 0, wuk_head_stride = 0;  // wuk[h] as B [D, Hckv] panels (W = 16)
@@ -74,7 +76,8 @@ struct MlaPreprocessPlan final : detail::PlanState {
 };
 
 // The facts of a call a plan depends on, in a fixed order (every tensor's dtype, format, dims
-// and strides, the attributes the rules read); used at plan time and at run time.
+// and strides, the attributes the rules read); used at plan time and at run time on the params
+// with their unread tensors dropped (mla_preprocess_unread_dropped).
 CallSignature mla_preprocess_signature(const MlaPreprocessParams& p);
 
 // Phase 1 with the given options (the C++ API: defaults; the aclnn layer: its name and the

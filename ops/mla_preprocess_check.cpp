@@ -80,18 +80,11 @@ Status cache_layout(const char* op, const char* name, const TensorView& t) {
   return kSuccess;
 }
 
-// The cache seen as the bytes it spans (for the aliasing rule).
-TensorView cache_extent(const TensorView& t) {
+// The bytes a view reaches (the cache outputs, for the aliasing rule).
+TensorView span_view(const TensorView& t) {
   int64_t span = 0;
-  cache_span(t, &span);  // checked in phase 1
+  mla_preprocess_view_span(t, &span);  // checked in phase 1
   return make_view(t.data, t.dtype, {span});
-}
-
-bool same_view(const TensorView& a, const TensorView& b) {
-  if (a.data != b.data || a.dtype != b.dtype || a.rank != b.rank) return false;
-  for (int i = 0; i < a.rank; ++i)
-    if (a.dims[i] != b.dims[i] || (a.dims[i] != 1 && a.strides[i] != b.strides[i])) return false;
-  return true;
 }
 
 bool feature_on(Feature f, const CacheModeRow& mode, bool int8_weights, bool per_token) {
@@ -106,7 +99,7 @@ bool feature_on(Feature f, const CacheModeRow& mode, bool int8_weights, bool per
 
 }  // namespace
 
-std::array<check::Named, 28> mla_preprocess_tensors(const MlaPreprocessParams& p) {
+std::array<check::Named, 29> mla_preprocess_tensors(const MlaPreprocessParams& p) {
   return {{{"input", &p.input},
            {"gamma0", &p.gamma0},
            {"beta0", &p.beta0},
@@ -134,7 +127,61 @@ std::array<check::Named, 28> mla_preprocess_tensors(const MlaPreprocessParams& p
            {"qOut", &p.q_out},
            {"kvCacheOut", &p.kv_cache_out},
            {"qRopeOut", p.q_rope_out},
-           {"krCacheOut", p.kr_cache_out}}};
+           {"krCacheOut", p.kr_cache_out},
+           {"qDownOut", p.q_down_out}}};
+}
+
+bool mla_preprocess_feature_on(const MlaPreprocessParams& p, Feature f) {
+  const CacheModeRow* mode = nullptr;
+  for (const CacheModeRow& r : kCacheModes)
+    if (r.mode == p.cache_mode) mode = &r;
+  if (mode == nullptr) return true;  // an invalid cacheMode drops nothing (MPP-06 rejects it)
+  return feature_on(f, *mode, p.wdqkv.dtype == I8, p.quant_mode == MlaPreprocessQuantMode::kPerTokenSymm);
+}
+
+MlaPreprocessParams mla_preprocess_unread_dropped(const MlaPreprocessParams& p) {
+  using P = MlaPreprocessParams;
+  static constexpr struct {
+    const char* name;
+    const TensorView* P::*field;
+  } kOptional[] = {{"quantScale0", &P::quant_scale0}, {"quantOffset0", &P::quant_offset0}, {"deScale0", &P::de_scale0},
+                   {"bias0", &P::bias0},              {"quantScale1", &P::quant_scale1},   {"quantOffset1", &P::quant_offset1},
+                   {"deScale1", &P::de_scale1},       {"bias1", &P::bias1},                {"kvCacheRope", &P::kv_cache_rope},
+                   {"ctkvScale", &P::ctkv_scale},     {"qNopeScale", &P::q_nope_scale},    {"qRopeOut", &P::q_rope_out},
+                   {"krCacheOut", &P::kr_cache_out}};
+  MlaPreprocessParams q = p;
+  for (std::span<const PresenceRow> rows : {std::span<const PresenceRow>(kPresence), std::span<const PresenceRow>(kIgnoredOutputs)})
+    for (const PresenceRow& r : rows)
+      if (!mla_preprocess_feature_on(p, r.needs))
+        for (const auto& o : kOptional)
+          if (std::strcmp(o.name, r.param) == 0) q.*o.field = nullptr;
+  return q;
+}
+
+const TensorView& mla_preprocess_kv_out(const MlaPreprocessParams& p) {
+  const bool dflt = p.kv_cache_out.rank == 0 && p.kv_cache_out.data == nullptr;
+  return dflt ? p.kv_cache : p.kv_cache_out;
+}
+
+const TensorView* mla_preprocess_kr_out(const MlaPreprocessParams& p) {
+  if (p.kv_cache_rope == nullptr) return nullptr;
+  return p.kr_cache_out != nullptr ? p.kr_cache_out : p.kv_cache_rope;
+}
+
+bool mla_preprocess_view_span(const TensorView& t, int64_t* span) {
+  int64_t s = 1;
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.dims[i] == 0) {
+      *span = 0;
+      return true;
+    }
+    int64_t step = 0;
+    if (t.strides[i] < 0 || !mul_ok(t.dims[i] - 1, t.strides[i], &step) || !add_ok(s, step, &s)) return false;
+  }
+  int64_t bytes = 0;
+  if (!mul_ok(s, dtype_size(t.dtype), &bytes)) return false;
+  *span = s;
+  return true;
 }
 
 Status mla_preprocess_check_modes(const char* op, int64_t cache_mode, int64_t quant_mode) {
@@ -162,9 +209,16 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   MLAOPS_TRY(check::check_rows(op, kFormats, ts));
   MLAOPS_TRY(check::check_rows(op, kRanks, ts));
   for (const check::Named& n : ts) {  // MPP-15, MPP-05; the NZ weights and the caches: with their shapes
-    const bool own_layout = n.t == &p.wdqkv || n.t == &p.wuq || n.t == &p.kv_cache || n.t == p.kv_cache_rope ||
-                            n.t == &p.kv_cache_out || n.t == p.kr_cache_out;
+    const bool own_layout = n.t == &p.wdqkv || n.t == &p.wuq || n.t == &p.kv_cache || n.t == p.kv_cache_rope;
     if (own_layout || check::given(ts, n.name) == nullptr) continue;
+    if (n.t == &p.kv_cache_out || n.t == p.kr_cache_out) {  // written through the input cache's geometry
+      int64_t span = 0;
+      MLAOPS_CHECK(mla_preprocess_view_span(*n.t, &span), kParamInvalid,
+                   "%s: %s: MPP-15 the view's extent; allowed non-negative strides and a size that fits int64, got "
+                   "shape %s",
+                   op, n.name, check::shape_str(*n.t).c_str());
+      continue;
+    }
     MLAOPS_TRY(check::fits(op, n.name, "MPP-15", *n.t));
     MLAOPS_TRY(check::contiguous(op, n.name, "MPP-05", *n.t));
   }
@@ -188,16 +242,13 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   char in_mode[96];
   std::snprintf(in_mode, sizeof in_mode, "in cacheMode %d (%s)", static_cast<int>(p.cache_mode),
                 mla_preprocess_cache_mode_name(p.cache_mode));
-  for (const PresenceRow& r : kPresence) {
-    const bool on = feature_on(r.needs, mode, int8_weights, per_token);
-    const char* why = r.needs == Feature::kInt8Weights    ? (on ? "with INT8 weights" : "with weights in the input dtype")
-                      : r.needs == Feature::kPerTensorQuant ? (on ? "in quantMode 0 with INT8 weights"
-                                                                  : "outside quantMode 0 with INT8 weights")
+  for (const PresenceRow& r : kPresence) {  // the ones a mode does not read were dropped (ignored)
+    if (!feature_on(r.needs, mode, int8_weights, per_token)) continue;
+    const char* why = r.needs == Feature::kInt8Weights      ? "with INT8 weights"
+                      : r.needs == Feature::kPerTensorQuant ? "in quantMode 0 with INT8 weights"
                                                             : in_mode;
-    const TensorView* t = check::given(ts, r.param);
-    MLAOPS_TRY(on ? check::present(op, r.param, "MPP-10", t, why) : check::absent(op, r.param, "MPP-10", t, why));
+    MLAOPS_TRY(check::present(op, r.param, "MPP-10", check::given(ts, r.param), why));
   }
-  if (!mode.rope_outputs) MLAOPS_TRY(check::absent(op, "krCacheOut", "MPP-10", p.kr_cache_out, in_mode));
 
   // ==== cross-feature: dtypes by input dtype and cache mode (MPP-02), combinations (MPP-11), cache
   // formats ====
@@ -206,6 +257,12 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
     if (const TensorView* t = check::given(ts, name)) MLAOPS_TRY(check::dtype_in(op, name, "MPP-02", *t, {dt}));
   for (const char* name : kCacheModeDtype)
     MLAOPS_TRY(check::dtype_in(op, name, "MPP-02", *check::given(ts, name), {mode.int8 ? I8 : dt}));
+  // MPP-13 the cache outputs take the input caches' elements
+  MLAOPS_TRY(check::dtype_in(op, "kvCacheOut", "MPP-13 (the dtype of kvCache)", mla_preprocess_kv_out(p),
+                             {p.kv_cache.dtype}));
+  if (mode.rope_outputs && p.kv_cache_rope != nullptr)
+    MLAOPS_TRY(check::dtype_in(op, "krCacheOut", "MPP-13 (the dtype of kvCacheRope)", *mla_preprocess_kr_out(p),
+                               {p.kv_cache_rope->dtype}));
   MLAOPS_TRY(check::dtype_in(op, "wdqkv", "MPP-02", p.wdqkv, {I8, dt}));
   MLAOPS_CHECK(p.wuq.dtype == p.wdqkv.dtype, kParamInvalid, "%s: wuq: MPP-11 dtype must equal wdqkv's; allowed %s, got %s",
                op, dtype_name(p.wdqkv.dtype), dtype_name(p.wuq.dtype));
@@ -276,7 +333,7 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   at(v, Sym::k32) = 32;
 
   if (o.vendor_ranges) {  // MPP-08 the vendor's ranges (aclnn doc / ATB op)
-    MLAOPS_TRY(check::check_values(op, kVendorRanges, v));
+    MLAOPS_TRY(o.v2 ? check::check_values(op, kVendorRangesV2, v) : check::check_values(op, kVendorRanges, v));
     MLAOPS_CHECK(d.He % 256 == 0, kParamInvalid,
                  "%s: input: MPP-08 hiddenSize value; allowed a multiple of 256, got %lld", op, (long long)d.He);
     if (!int8_weights) MLAOPS_TRY(check::value_in(op, "input", "MPP-08 hiddenSize with BF16 weights", d.He, {6144}));
@@ -310,6 +367,12 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   }
   MLAOPS_TRY(cache_layout(op, "kvCache", p.kv_cache));
   if (mode.rope_outputs) MLAOPS_TRY(cache_layout(op, "kvCacheRope", *p.kv_cache_rope));
+  if (o.v2) {  // V2 makes the caches contiguous before its kernel reads their geometry
+    MLAOPS_TRY(check::contiguous(op, "kvCache", "MPP-05 (aclnnMlaPreprocessV2: contiguous caches)", p.kv_cache));
+    if (mode.rope_outputs)
+      MLAOPS_TRY(check::contiguous(op, "kvCacheRope", "MPP-05 (aclnnMlaPreprocessV2: contiguous caches)",
+                                   *p.kv_cache_rope));
+  }
 
   MLAOPS_TRY(mla_preprocess_check_pointers(p, op));
   *dims = d;
@@ -324,42 +387,31 @@ Status mla_preprocess_check_pointers(const MlaPreprocessParams& p, const char* o
     MLAOPS_TRY(check::has_data(op, n.name, "MPP-05", *n.t));
     MLAOPS_TRY(check::aligned(op, n.name, "MPP-05", *n.t));
   }
-  // MPP-13 kvCacheOut / krCacheOut are the caches (in-place update)
-  const bool kv_out_default = p.kv_cache_out.rank == 0 && p.kv_cache_out.data == nullptr;
-  MLAOPS_CHECK(kv_out_default || same_view(p.kv_cache_out, p.kv_cache), kParamInvalid,
-               "%s: kvCacheOut: MPP-13 must describe the same memory as kvCache (in-place update); allowed data %p shape "
-               "%s, got data %p shape %s",
-               op, p.kv_cache.data, check::shape_str(p.kv_cache).c_str(), p.kv_cache_out.data,
-               check::shape_str(p.kv_cache_out).c_str());
-  if (p.kv_cache_rope != nullptr && p.kr_cache_out != nullptr)
-    MLAOPS_CHECK(same_view(*p.kr_cache_out, *p.kv_cache_rope), kParamInvalid,
-                 "%s: krCacheOut: MPP-13 must describe the same memory as kvCacheRope (in-place update); allowed data %p "
-                 "shape %s, got data %p shape %s",
-                 op, p.kv_cache_rope->data, check::shape_str(*p.kv_cache_rope).c_str(), p.kr_cache_out->data,
-                 check::shape_str(*p.kr_cache_out).c_str());
-  // MPP-14 outputs and caches disjoint from each other and from every input; the NZ weights and
-  // the caches compared as the bytes they span
-  const TensorView spans[] = {cache_extent(p.kv_cache),
-                              p.kv_cache_rope != nullptr ? cache_extent(*p.kv_cache_rope) : TensorView{},
+  // MPP-14 outputs disjoint from each other and from every input the call reads; the NZ weights
+  // and the cache outputs compared as the bytes they span
+  const TensorView* kr_out = mla_preprocess_kr_out(p);
+  const TensorView spans[] = {span_view(mla_preprocess_kv_out(p)), kr_out != nullptr ? span_view(*kr_out) : TensorView{},
                               check::flat_storage(p.wdqkv), check::flat_storage(p.wuq)};
   auto region = [&](const check::Named& n) -> check::Region {
-    const TensorView* t = n.t == &p.kv_cache                            ? &spans[0]
-                          : n.t != nullptr && n.t == p.kv_cache_rope ? &spans[1]
-                          : n.t == &p.wdqkv                          ? &spans[2]
-                          : n.t == &p.wuq                            ? &spans[3]
-                                                                     : n.t;
+    const bool kv_out = std::strcmp(n.name, "kvCacheOut") == 0, kr_out_named = std::strcmp(n.name, "krCacheOut") == 0;
+    const TensorView* t = kv_out                          ? &spans[0]
+                          : kr_out_named                  ? (kr_out != nullptr ? &spans[1] : nullptr)
+                          : n.t == &p.wdqkv               ? &spans[2]
+                          : n.t == &p.wuq                 ? &spans[3]
+                                                          : n.t;
     return {n.name, t};
+  };
+  const auto listed = [](std::span<const char* const> names, const char* name) {
+    for (const char* x : names)
+      if (std::strcmp(x, name) == 0) return true;
+    return false;
   };
   std::vector<check::Region> outputs, inputs;
   for (const char* name : kOutputs)
     for (const check::Named& n : ts)
       if (std::strcmp(name, n.name) == 0) outputs.push_back(region(n));
-  for (const check::Named& n : ts) {
-    bool skip = false;
-    for (const char* name : kOutputs) skip |= std::strcmp(name, n.name) == 0;
-    for (const char* name : kCacheOutputs) skip |= std::strcmp(name, n.name) == 0;
-    if (!skip) inputs.push_back(region(n));
-  }
+  for (const check::Named& n : ts)
+    if (!listed(kOutputs, n.name) && !listed(kNotRead, n.name)) inputs.push_back(region(n));
   return check::no_overlap(op, "MPP-14", outputs, inputs);
 }
 

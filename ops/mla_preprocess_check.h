@@ -17,6 +17,8 @@ namespace mlaops {
 struct MlaPreprocessCheckOptions {
   const char* op = "mla_preprocess";  // the name used in messages (the aclnn entry point)
   bool vendor_ranges = false;         // the aclnn layer: the vendor's shape ranges and combinations
+  bool v2 = false;                    // aclnnMlaPreprocessV2: its tiling's ranges (no headNum / Hcq / D
+                                      // range) and contiguous caches (it makes them contiguous first)
 };
 
 // The shape symbols of one call (include/mlaops/mla_preprocess.h).
@@ -61,6 +63,7 @@ inline constexpr check::DtypeRow kDtypes[] = {
     {"qNopeScale", {F16, BF16}, "MPP-02"},
     {"qOut", {I8, F16, BF16}, "MPP-02"},
     {"qRopeOut", {F16, BF16}, "MPP-02"},
+    {"qDownOut", {F16, BF16}, "MPP-02"},
 };
 // MPP-02: slotMapping, by layer (the C++ API also takes INT64).
 inline constexpr check::DtypeRow kSlotDtypeAclnn[] = {{"slotMapping", {I32}, "MPP-02"}};
@@ -92,6 +95,7 @@ inline constexpr check::FormatRow kFormats[] = {
     {"qNopeScale", {ND, NCHW}, "MPP-03"},
     {"qOut", {ND, NCHW}, "MPP-03"},
     {"qRopeOut", {ND, NCHW}, "MPP-03"},
+    {"qDownOut", {ND, NCHW}, "MPP-03"},
 };
 
 // MPP-04: dim counts (wdqkv / wuq: 2 logical or 4 NZ dims; wuk: 3 ND or 4 NZ).
@@ -104,7 +108,7 @@ inline constexpr check::RankRow kRanks[] = {
     {"gamma2", {1}, "MPP-04"},       {"cos", {2}, "MPP-04"},          {"sin", {2}, "MPP-04"},
     {"wuk", {3, 4}, "MPP-04"},       {"kvCache", {4}, "MPP-04"},      {"kvCacheRope", {4}, "MPP-04"},
     {"slotMapping", {1}, "MPP-04"},  {"ctkvScale", {1}, "MPP-04"},    {"qNopeScale", {1, 2, 3}, "MPP-04"},
-    {"qOut", {3}, "MPP-04"},         {"qRopeOut", {3}, "MPP-04"},
+    {"qOut", {3}, "MPP-04"},         {"qRopeOut", {3}, "MPP-04"},     {"qDownOut", {2}, "MPP-04"},
 };
 
 // MPP-07: quantMode values; the vendor rejects 2 and 3 ("not implemented").
@@ -140,10 +144,11 @@ inline constexpr BoolAttrRow kTransposeAttrs[] = {{"transposeWdq", &MlaPreproces
                                                   {"transposeWuq", &MlaPreprocessParams::transpose_wuq},
                                                   {"transposeWuk", &MlaPreprocessParams::transpose_wuk}};
 
-// MPP-14: the outputs and in/out caches (disjoint from each other and from every input; the
-// cache outputs kvCacheOut / krCacheOut are the caches themselves, MPP-13).
-inline constexpr const char* kOutputs[] = {"qOut", "qRopeOut", "kvCache", "kvCacheRope"};
-inline constexpr const char* kCacheOutputs[] = {"kvCacheOut", "krCacheOut"};
+// MPP-14: the outputs (disjoint from each other and from every input the call reads; the cache
+// outputs as the bytes their views span). kvCache / kvCacheRope give the geometry only and are
+// not read, so they may overlap anything (the in-place call passes them as the cache outputs).
+inline constexpr const char* kOutputs[] = {"qOut", "qRopeOut", "qDownOut", "kvCacheOut", "krCacheOut"};
+inline constexpr const char* kNotRead[] = {"kvCache", "kvCacheRope"};
 
 // ---- existence ----
 
@@ -151,8 +156,9 @@ inline constexpr const char* kCacheOutputs[] = {"kvCacheOut", "krCacheOut"};
 inline constexpr const char* kRequired[] = {"input", "gamma0", "beta0", "wdqkv", "gamma1",      "beta1", "wuq",
                                             "gamma2", "cos",   "sin",   "wuk",   "kvCache", "slotMapping", "qOut"};
 
-// MPP-10: the optional tensors and the feature that needs them; each is given exactly when its
-// feature is on (krCacheOut may also be null, "the same as kvCacheRope").
+// MPP-10: the optional tensors and the feature that reads them. Each is required when its feature
+// is on; when it is off the tensor is ignored (mla_preprocess_unread: not read, not checked).
+// krCacheOut may be null in the C++ API ("kvCacheRope itself").
 enum class Feature { kRopeOutputs, kInt8Cache, kInt8Weights, kPerTensorQuant };
 struct PresenceRow {
   const char* param;
@@ -165,6 +171,18 @@ inline constexpr PresenceRow kPresence[] = {
     {"quantScale0", Feature::kPerTensorQuant}, {"quantOffset0", Feature::kPerTensorQuant},
     {"bias0", Feature::kPerTensorQuant},    {"quantScale1", Feature::kPerTensorQuant},
     {"quantOffset1", Feature::kPerTensorQuant}, {"bias1", Feature::kPerTensorQuant},
+};
+// Ignored when their feature is off, like the rows above (krCacheOut: an output).
+inline constexpr PresenceRow kIgnoredOutputs[] = {{"krCacheOut", Feature::kRopeOutputs}};
+
+// MPP-01 in the aclnn layer: the vendor's op definition declares every tensor REQUIRED (null ->
+// 161001); these may also be null (absent) when their feature is off, the superset CANN's
+// documentation and ATB's callers use. Every other tensor is required in every mode, read or not.
+inline constexpr PresenceRow kAclnnNullable[] = {
+    {"bias0", Feature::kPerTensorQuant},  {"bias1", Feature::kPerTensorQuant},
+    {"kvCacheRope", Feature::kRopeOutputs}, {"qRopeOut", Feature::kRopeOutputs},
+    {"krCacheOut", Feature::kRopeOutputs},  {"ctkvScale", Feature::kInt8Cache},
+    {"qNopeScale", Feature::kInt8Cache},
 };
 
 // ---- cross-feature ----
@@ -185,9 +203,9 @@ inline constexpr CacheModeRow kCacheModes[] = {
 };
 
 // MPP-02: tensors in the input dtype.
-inline constexpr const char* kInputDtype[] = {"gamma0",      "beta0", "quantScale0", "gamma1",    "beta1",
-                                              "quantScale1", "gamma2", "cos",        "sin",       "wuk",
-                                              "kvCacheRope", "ctkvScale", "qNopeScale", "qRopeOut"};
+inline constexpr const char* kInputDtype[] = {"gamma0",      "beta0",       "quantScale0", "gamma1",    "beta1",
+                                              "quantScale1", "gamma2",      "cos",         "sin",       "wuk",
+                                              "kvCacheRope", "ctkvScale",   "qNopeScale",  "qRopeOut",  "qDownOut"};
 // MPP-02: kvCache and qOut: INT8 in cacheMode 2, else the input dtype.
 inline constexpr const char* kCacheModeDtype[] = {"kvCache", "qOut"};
 
@@ -213,6 +231,14 @@ inline constexpr check::ValueRow<Sym> kVendorRanges[] = {
     {Sym::kDr, "cos", "MPP-08 rope dim", {64}},
     {Sym::kD, "wuk", "MPP-08 D", {128}},
 };
+// MPP-08 in aclnnMlaPreprocessV2: its tiling ignores the headNum, Hcq (qLoraRank) and D (nopeDim)
+// checks, so only the rows the kernel's fixed sizes need remain.
+inline constexpr check::ValueRow<Sym> kVendorRangesV2[] = {
+    {Sym::kT, "input", "MPP-08 tokenNum", {}, 0, 1024},
+    {Sym::kHe, "input", "MPP-08 hiddenSize", {}, 2048, 10240},
+    {Sym::kHckv, "gamma2", "MPP-08 Hckv", {512}},
+    {Sym::kDr, "cos", "MPP-08 rope dim", {64}},
+};
 
 // MPP-09: the shapes of the tensors every mode has (optional ones when given).
 inline constexpr check::ShapeRow<Sym> kShapes[] = {
@@ -224,6 +250,7 @@ inline constexpr check::ShapeRow<Sym> kShapes[] = {
     {"quantScale1", {Sym::kOne}, "MPP-09"},  {"quantOffset1", {Sym::kOne}, "MPP-09"},
     {"deScale1", {Sym::kM2}, "MPP-09"},      {"bias1", {Sym::kM2}, "MPP-09"},
     {"ctkvScale", {Sym::kOne}, "MPP-09"},    {"qRopeOut", {Sym::kT, Sym::kN, Sym::kDr}, "MPP-09"},
+    {"qDownOut", {Sym::kT, Sym::kHcq}, "MPP-09"},
 };
 // MPP-09: wuk ND [N, D, Hckv] or FRACTAL_NZ per head [N, Hckv/16, D, 16].
 inline constexpr check::ShapeRow<Sym> kWukNd[] = {{"wuk", {Sym::kN, Sym::kD, Sym::kHckv}, "MPP-09"}};
@@ -253,7 +280,23 @@ inline constexpr std::span<const check::ShapeRow<Sym>> kModeShapes[] = {kShapesK
 // Every tensor parameter of a call by its aclnn name, in prototype order (null: an absent
 // optional tensor; kvCacheOut / krCacheOut as passed). The checks, the call signature and the
 // aliasing rule read this one list.
-std::array<check::Named, 28> mla_preprocess_tensors(const MlaPreprocessParams& p);
+std::array<check::Named, 29> mla_preprocess_tensors(const MlaPreprocessParams& p);
+
+// Whether a feature of the MPP-10 table is on in this call (INT8 weights: wdqkv's dtype).
+bool mla_preprocess_feature_on(const MlaPreprocessParams& p, mla_preprocess_table::Feature f);
+
+// `p` without the optional tensors its modes do not read (MPP-10 rows whose feature is off, and
+// krCacheOut in cacheMode 0): the checks, the plan and the run see only what the call reads.
+MlaPreprocessParams mla_preprocess_unread_dropped(const MlaPreprocessParams& p);
+
+// The memory the cache rows go to: kv_cache_out (kv_cache when default-constructed) and
+// kr_cache_out (kv_cache_rope when null; null in cacheMode 0).
+const TensorView& mla_preprocess_kv_out(const MlaPreprocessParams& p);
+const TensorView* mla_preprocess_kr_out(const MlaPreprocessParams& p);
+
+// Elements a view reaches from its data pointer (1 + sum (dim - 1) * stride; 0 when empty), or
+// false on overflow or a negative stride.
+bool mla_preprocess_view_span(const TensorView& t, int64_t* span);
 
 // MPP-06 / MPP-07 on the raw attribute values (the aclnn layer passes int64).
 Status mla_preprocess_check_modes(const char* op, int64_t cache_mode, int64_t quant_mode);
@@ -264,9 +307,9 @@ Status mla_preprocess_check_modes(const char* op, int64_t cache_mode, int64_t qu
 Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessCheckOptions& o, MlaPreprocessShape* dims);
 
 // The rules on data pointers, which may change between the phases (phase 1 and every run): no
-// null data with a non-zero extent and every pointer aligned to its element size (MPP-05), the
-// cache outputs are the caches (MPP-13), outputs and caches disjoint from each other and from
-// every input (MPP-14).
+// null data with a non-zero extent and every pointer aligned to its element size (MPP-05),
+// outputs disjoint from each other and from every input the call reads (MPP-14). `p` has its
+// unread tensors dropped.
 Status mla_preprocess_check_pointers(const MlaPreprocessParams& p, const char* op);
 
 }  // namespace mlaops

@@ -42,8 +42,9 @@ CallSignature mla_preprocess_signature(const MlaPreprocessParams& p) {
   return s;
 }
 
-Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreprocessCheckOptions& o, OpPlan* out) {
+Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPreprocessCheckOptions& o, OpPlan* out) {
   *out = OpPlan();
+  const MlaPreprocessParams p = mla_preprocess_unread_dropped(params);
   auto plan = std::make_unique<MlaPreprocessPlan>();
   MlaPreprocessPlan& pl = *plan;
   const char* op = o.op;
@@ -58,6 +59,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreproces
   pl.fp16 = p.input.dtype == DType::kFloat16;
   pl.wuk_nz = p.wuk.format == Format::kFractalNZ;
   pl.cache_mode = cm;
+  pl.q_down = p.q_down_out != nullptr;
   pl.wdqkv_r1 = ceil_div(d.m1_cols, 16);
   pl.wuq_r1 = ceil_div(d.m2_cols, 16);
   if (pl.wuk_nz) {  // head h: [D, Hckv] NZ with c0 16: (i, k) at (k/16)*D*16 + i*16 + k%16

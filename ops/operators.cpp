@@ -19,7 +19,7 @@ const OperatorInfo* operator_table() {
       {"MlaPreprocess", MLAOPS_ENTRY("MlaPreprocess", "aclnn_mla_preprocess.h"), true, "MlaPreprocess", false,
        "FP16 / BF16 input, INT8 W_DQKV / W_UQ (per-tensor or per-token quant) or unquantized weights, cache "
        "modes 0..3"},
-      {"MlaPreprocessV2", MLAOPS_ENTRY("MlaPreprocessV2", "aclnn_mla_preprocess_v2.h"), false, "MlaPreprocess",
+      {"MlaPreprocessV2", MLAOPS_ENTRY("MlaPreprocessV2", "aclnn_mla_preprocess_v2.h"), true, "MlaPreprocess",
        false, "MlaPreprocess plus qDownOut (the normalised q-LoRA activation)"},
       {"FusedInferAttentionScore", MLAOPS_ENTRY("FusedInferAttentionScore", "aclnn_fused_infer_attention_score.h"),
        true, "FusedInferAttentionScoreV4", true,

@@ -98,12 +98,27 @@ Status check_descale(const TensorView& t, const char* name, int64_t n) {
   return kSuccess;
 }
 
-// Same memory: kvCacheOut / krCacheOut against the input caches.
-bool same_view(const TensorView& a, const TensorView& b) {
-  if (a.data != b.data || a.dtype != b.dtype || a.rank != b.rank) return false;
-  for (int i = 0; i < a.rank; ++i)
-    if (a.dims[i] != b.dims[i] || a.strides[i] != b.strides[i]) return false;
+// Elements a view reaches from its data pointer: 1 + sum (dim - 1) * stride (0 when empty);
+// false for a negative stride or an overflow.
+bool reach(const TensorView& t, int64_t* out) {
+  int64_t r = 1;
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.dims[i] == 0) {
+      *out = 0;
+      return true;
+    }
+    int64_t step = 0;
+    if (t.strides[i] < 0 || !ref::mul_ok(t.dims[i] - 1, t.strides[i], &step) || !ref::add_ok(r, step, &r)) return false;
+  }
+  *out = r;
   return true;
+}
+
+// A cache output: the memory of `out` addressed with the input cache's dims and strides.
+TensorView cache_target(const TensorView& cache, const TensorView& out) {
+  TensorView t = cache;
+  t.data = out.data;
+  return t;
 }
 
 // Element (r, c) of a logical [rows, cols] weight (rows = output channels, cols = K) given in
@@ -432,12 +447,21 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
   }
   MLAOPS_TRY(check_dtype(p.kv_cache, "kvCache", kv_dtype));
   if (rope_cache) MLAOPS_TRY(check_dtype(*rope_cache, "kvCacheRope", dt));
-  MLAOPS_CHECK((p.kv_cache_out.rank == 0 && p.kv_cache_out.data == nullptr) || same_view(p.kv_cache_out, p.kv_cache),
-               kParamInvalid, "%s: kvCacheOut: must describe the same memory as kvCache (in-place update)", kOp);
-  if (rope_cache && p.kr_cache_out) {
-    MLAOPS_CHECK(same_view(*p.kr_cache_out, *rope_cache), kParamInvalid,
-                 "%s: krCacheOut: must describe the same memory as kvCacheRope (in-place update)", kOp);
+  // The rows go to kvCacheOut / krCacheOut (the input caches when left default / null), placed by
+  // the input caches' dims and strides; the input caches are not read.
+  const TensorView& kv_out =
+      p.kv_cache_out.rank == 0 && p.kv_cache_out.data == nullptr ? p.kv_cache : p.kv_cache_out;
+  const TensorView* kr_out = rope_cache == nullptr ? nullptr : p.kr_cache_out != nullptr ? p.kr_cache_out : rope_cache;
+  int64_t kv_out_reach = 0, kr_out_reach = 0;
+  MLAOPS_TRY(check_dtype(kv_out, "kvCacheOut", kv_dtype));
+  MLAOPS_CHECK(reach(kv_out, &kv_out_reach), kParamInvalid, "%s: kvCacheOut: strides must be >= 0 and fit int64", kOp);
+  if (kr_out) {
+    MLAOPS_TRY(check_dtype(*kr_out, "krCacheOut", dt));
+    MLAOPS_CHECK(reach(*kr_out, &kr_out_reach), kParamInvalid, "%s: krCacheOut: strides must be >= 0 and fit int64",
+                 kOp);
   }
+  const TensorView kv_dst = cache_target(p.kv_cache, kv_out);
+  const TensorView kr_dst = kr_out ? cache_target(*rope_cache, *kr_out) : TensorView{};
 
   // ---- outputs ----
   MLAOPS_TRY(check_token_major(p.q_out, "qOut", T, {N, cm == CacheMode::kKvCache ? kv_row : Hckv}));
@@ -446,6 +470,10 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
     MLAOPS_TRY(require(p.q_rope_out, "qRopeOut", "in cacheMode 1..3"));
     MLAOPS_TRY(check_token_major(*p.q_rope_out, "qRopeOut", T, {N, Dr}));
     MLAOPS_TRY(check_dtype(*p.q_rope_out, "qRopeOut", dt));
+  }
+  if (p.q_down_out) {
+    MLAOPS_TRY(check_token_major(*p.q_down_out, "qDownOut", T, {Hcq}));
+    MLAOPS_TRY(check_dtype(*p.q_down_out, "qDownOut", dt));
   }
 
   if (T == 0) return kSuccess;  // no token: nothing to write
@@ -456,6 +484,16 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
     MLAOPS_CHECK(slot == -1 || (slot >= 0 && slot < slots), kParamInvalid,
                  "%s: slotMapping[%lld] = %lld is out of range [0, %lld) (blockNum*blockSize); -1 skips", kOp,
                  (long long)t, (long long)slot, (long long)slots);
+    if (slot == -1) continue;
+    const int64_t kv_width = cm == CacheMode::kKvCache ? kv_row : Hckv;
+    for (int64_t j = 0; j < kv_width; ++j)
+      MLAOPS_CHECK(mla_preprocess_cache_offset(p.kv_cache, nz_cache, slot, j) < kv_out_reach, kParamInvalid,
+                   "%s: kvCacheOut: the row of slotMapping[%lld] = %lld lies beyond the output (%lld elements)", kOp,
+                   (long long)t, (long long)slot, (long long)kv_out_reach);
+    for (int64_t j = 0; kr_out != nullptr && j < Dr; ++j)
+      MLAOPS_CHECK(mla_preprocess_cache_offset(*rope_cache, nz_cache, slot, j) < kr_out_reach, kParamInvalid,
+                   "%s: krCacheOut: the row of slotMapping[%lld] = %lld lies beyond the output (%lld elements)", kOp,
+                   (long long)t, (long long)slot, (long long)kr_out_reach);
   }
 
   // ---- per-call constants ----
@@ -523,6 +561,11 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
     const double* cq = m1.data() + kv_row;
 
     // ---- stage 2: a1 = RmsNormQuant(cq), m2 = [N][qn | qp] ----
+    // qDownOut = dtype(RmsNorm(cq) * gamma1 + beta1), round half to even (aclnnMlaPreprocessV2)
+    mla_preprocess_rms_norm(cq, gamma1.data(), beta1.data(), Hcq, p.epsilon, y1.data());
+    if (p.q_down_out)
+      for (int64_t k = 0; k < Hcq; ++k)
+        ref::store(*p.q_down_out, ref::linear_offset(*p.q_down_out, t * Hcq + k), round_dtype(y1[sz(k)], dt));
     if (quant) {
       double s1 = 1.0;
       if (per_token) {
@@ -539,7 +582,6 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
     } else {
       // UNCONFIRMED best guess: RmsNorm with gamma1 / beta1 still applied, rounded to the dtype
       // (the matmul operand), no quantization.
-      mla_preprocess_rms_norm(cq, gamma1.data(), beta1.data(), Hcq, p.epsilon, y1.data());
       for (int64_t k = 0; k < Hcq; ++k) y1[sz(k)] = round_dtype(y1[sz(k)], dt);
       for (int64_t c = 0; c < m2_cols; ++c) {
         double acc = 0.0;
@@ -599,14 +641,14 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
     for (int64_t j = 0; j < Hckv; ++j) {
       const double v = cm2 ? static_cast<double>(mla_preprocess_quant_int8(kn_f[sz(j)] * inv_ctkv))
                            : round_dtype(kn_f[sz(j)], dt);
-      ref::store(p.kv_cache, mla_preprocess_cache_offset(p.kv_cache, nz_cache, slot, j), v);
+      ref::store(kv_dst, mla_preprocess_cache_offset(p.kv_cache, nz_cache, slot, j), v);
     }
     for (int64_t j = 0; j < Dr; ++j) {
       const double v = round_dtype(k_rope[sz(j)], dt);
       if (cm == CacheMode::kKvCache) {
-        ref::store(p.kv_cache, mla_preprocess_cache_offset(p.kv_cache, false, slot, Hckv + j), v);
+        ref::store(kv_dst, mla_preprocess_cache_offset(p.kv_cache, false, slot, Hckv + j), v);
       } else {
-        ref::store(*rope_cache, mla_preprocess_cache_offset(*rope_cache, nz_cache, slot, j), v);
+        ref::store(kr_dst, mla_preprocess_cache_offset(*rope_cache, nz_cache, slot, j), v);
       }
     }
   }

@@ -71,8 +71,13 @@
 //     dtypes of the tensor table. Optional tensors a mode does not use are ignored; required ones that are
 //     null give kParamNullptr. Reserved attributes (wdqDim, q/kRopeDim, rotary coeffs,
 //     transpose*, wdkvSplitCount) are ignored.
-//   * kv_cache_out / kr_cache_out must describe the same memory as kv_cache / kv_cache_rope (or
-//     be left default / null); anything else is kParamInvalid.
+//   * The cache rows are written into kv_cache_out / kr_cache_out (kv_cache / kv_cache_rope when
+//     left default / null) at the offsets the INPUT caches' dims and strides give (the vendor
+//     kernel's addressing); the input caches are neither read nor written. An output must have
+//     the input cache's dtype and reach every written element (checked per slot in the pre-pass,
+//     kParamInvalid before any write).
+//   * q_down_out (optional): dtype(RmsNorm(cq) * gamma1 + beta1) per token, [T, Hcq], rounded
+//     once from the double (round half to even).
 //   * Every tensor is read and written through its view's dims and strides (the NZ caches as
 //     4-D views too, so a non-contiguous block axis is honoured); the 2-D logical form of an NZ
 //     weight is read as dense storage. Every shape is checked against the derived sizes before

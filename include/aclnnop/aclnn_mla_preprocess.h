@@ -7,8 +7,10 @@
  * Phase 1 validates every shape, dtype, format and attribute, writes nothing, and returns the
  * workspace size and an executor. Phase 2 checks every slotMapping value before its first write
  * (161002, nothing written, if one is out of range; -1 skips the token's cache writes), then
- * computes qOut (and qRopeOut in cacheMode 1..3) and updates kvCache / kvCacheRope in place
- * (kvCacheOut / krCacheOut describe the same memory).
+ * computes qOut (and qRopeOut in cacheMode 1..3) and writes the new cache rows into kvCacheOut /
+ * krCacheOut at the slots, placed by kvCache's / kvCacheRope's geometry (pass the caches
+ * themselves for the in-place update). The epsilon attribute is ignored: every RmsNorm uses 1e-6,
+ * as the vendor kernel does.
  */
 #ifndef MLAOPS_ACLNNOP_ACLNN_MLA_PREPROCESS_H_
 #define MLAOPS_ACLNNOP_ACLNN_MLA_PREPROCESS_H_

@@ -29,11 +29,19 @@
 // kFractalNZ; each head's [D, Hckv] matrix in NZ with c0 = 16, no padding: D and Hckv multiples
 // of 16).
 //
-// Caches. In CANN kvCacheOut / krCacheOut are the same device memory as kvCache / kvCacheRope
-// (the op updates the caches in place). These params follow that: the caches are written
-// through the kv_cache / kv_cache_rope views, and kv_cache_out / kr_cache_out must describe the
-// same memory (same data pointer, dtype, dims and strides). A default-constructed kv_cache_out
-// (rank 0, null data) and a null kr_cache_out mean "the same as the input cache".
+// Caches (as the vendor kernel treats them). The new rows are written into kv_cache_out /
+// kr_cache_out at the slotMapping slots only (-1 skips), placed by the INPUT caches' geometry
+// (kv_cache / kv_cache_rope: block size, block stride, NZ layout); kv_cache / kv_cache_rope are
+// neither read nor written and nothing is copied from them. An output that is the input cache
+// (the same memory, CANN's documented use) gives the in-place update; a distinct output receives
+// only this call's rows and keeps its other bytes. An output needs the input cache's dtype and
+// must hold every row written (checked per slot before the first write). A default-constructed
+// kv_cache_out (rank 0, null data) and a null kr_cache_out mean "the input cache itself".
+//
+// Optional tensors a mode does not read (quantScale*, quantOffset*, bias* outside quantMode 0
+// with INT8 weights; deScale* with weights in the input dtype; kvCacheRope, qRopeOut, krCacheOut
+// in cacheMode 0; ctkvScale, qNopeScale outside cacheMode 2) may be given: they are ignored, not
+// read and not checked.
 #pragma once
 
 #include <cstdint>
@@ -129,7 +137,8 @@ struct MlaPreprocessParams {
   int64_t wdq_dim = 1536;       // reserved (the vendor ignores it)
   int64_t q_rope_dim = 64;      // reserved
   int64_t k_rope_dim = 64;      // reserved
-  double epsilon = 1e-5;        // all three RmsNorms (the vendor test uses 1e-6)
+  double epsilon = 1e-6;        // all three RmsNorms; the aclnn entry points set 1e-6 (the vendor kernel's
+                                // constant; they ignore their epsilon attribute)
   int64_t q_rotary_coeff = 2;   // reserved: half rotation only
   int64_t k_rotary_coeff = 2;   // reserved
   bool transpose_wdq = true;    // reserved: wdqkv is always the transposed (N, K) matrix
@@ -142,17 +151,19 @@ struct MlaPreprocessParams {
 
   // ---- outputs ----
   TensorView q_out;                           // cm0 [T, N, Hckv+Dr] dtype; cm1/cm3 [T, N, Hckv] dtype; cm2 [T, N, Hckv] INT8
-  TensorView kv_cache_out;                    // = kv_cache (same memory; rank 0 + null data = "same as kv_cache")
-  const TensorView* q_rope_out = nullptr;     // [T, N, Dr] dtype; cm1..cm3 (absent in cm0)
-  const TensorView* kr_cache_out = nullptr;   // = *kv_cache_rope (same memory; null = "same"); cm1..cm3
+  TensorView kv_cache_out;                    // receives kv_cache's rows (rank 0 + null data = kv_cache itself)
+  const TensorView* q_rope_out = nullptr;     // [T, N, Dr] dtype; cm1..cm3 (ignored in cm0)
+  const TensorView* kr_cache_out = nullptr;   // receives kv_cache_rope's rows (null = kv_cache_rope itself); cm1..cm3
+  const TensorView* q_down_out = nullptr;     // [T, Hcq] dtype, optional (aclnnMlaPreprocessV2 with qDownOutFlag):
+                                              //   dtype(RmsNorm(cq) * gamma1 + beta1), round half to even;
+                                              //   written only when given
 };
 
 // ---- the C++ API (docs/ops/mla_preprocess.md) ----
 // Any consistent shape is accepted here (He, Hcq, N, D, Dr (even), Hckv, BlockSize any positive
 // size; the NZ caches need Hckv and Dr multiples of their c0); the aclnn entry point adds the
 // vendor's ranges. wdqkv / wuq must be FRACTAL_NZ (any of the three NZ views above; plain ND is
-// accepted by the reference only). The caches are updated in place through kv_cache /
-// kv_cache_rope.
+// accepted by the reference only). The cache rows go to kv_cache_out / kr_cache_out (above).
 //
 // Phase 1: every rule of docs/ops/mla_preprocess.md on shapes, dtypes, formats, strides,
 // attributes and the data pointers (alignment, aliasing, the cache outputs); then the plan (the

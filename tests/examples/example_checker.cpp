@@ -127,6 +127,7 @@ struct Visitor {
     view("kvCacheOut", p.kv_cache_out, true);
     opt("qRopeOut", p.q_rope_out, true);
     opt("krCacheOut", p.kr_cache_out, true);
+    opt("qDownOut", p.q_down_out, true);
   }
 };
 

@@ -57,6 +57,7 @@ struct MlaPreprocessCaseConfig {
   double epsilon = 1e-6;  // the vendor test's
   uint64_t seed = 1;
   uint8_t canary = 0xA5;  // initial byte of the caches and outputs
+  bool q_down = false;    // build qDownOut [T, Hcq] (aclnnMlaPreprocessV2)
 };
 
 struct MlaPreprocessCase {
@@ -65,6 +66,7 @@ struct MlaPreprocessCase {
   HostTensor gamma1, beta1, quant_scale1, quant_offset1, wuq, de_scale1, bias1;
   HostTensor gamma2, cos, sin, wuk, kv_cache, kv_cache_rope, slot_mapping, ctkv_scale, q_nope_scale;
   HostTensor q_out, q_rope_out;  // kvCacheOut / krCacheOut are kv_cache / kv_cache_rope
+  HostTensor q_down_out;         // cfg.q_down
 
   // Views of this object (do not move the case while the params are in use). Every tensor the
   // builder made is passed (the vendor test passes all 24); absent ones are null.
@@ -103,12 +105,13 @@ struct MlaPreprocessCase {
     p.kv_cache_out = kv_cache.view;
     p.q_rope_out = opt(q_rope_out);
     p.kr_cache_out = opt(kv_cache_rope);
+    p.q_down_out = opt(q_down_out);
     return p;
   }
 
   // Refills the caches and outputs with the canary byte.
   void reset_outputs() {
-    for (HostTensor* h : {&kv_cache, &kv_cache_rope, &q_out, &q_rope_out}) h->fill_bytes(cfg.canary);
+    for (HostTensor* h : {&kv_cache, &kv_cache_rope, &q_out, &q_rope_out, &q_down_out}) h->fill_bytes(cfg.canary);
   }
 };
 
@@ -273,6 +276,7 @@ inline MlaPreprocessCase make_mla_preprocess_case(const MlaPreprocessCaseConfig&
   // outputs
   c.q_out = make_tensor(cm2 ? DType::kInt8 : dt, {T, N, cm == MlaPreprocessCacheMode::kKvCache ? Hckv + Dr : Hckv});
   if (cm != MlaPreprocessCacheMode::kKvCache) c.q_rope_out = make_tensor(dt, {T, N, Dr});
+  if (cfg.q_down) c.q_down_out = make_tensor(dt, {T, cfg.Hcq});
   c.reset_outputs();
   return c;
 }

@@ -106,6 +106,7 @@ inline void expect_match(const MlaPreprocessCase& fast, const MlaPreprocessCase&
   check("q_rope_out", fast.q_rope_out, ref.q_rope_out);
   check("kv_cache", fast.kv_cache, ref.kv_cache);
   check("kv_cache_rope", fast.kv_cache_rope, ref.kv_cache_rope);
+  check("q_down_out", fast.q_down_out, ref.q_down_out);
   // caches: elements the reference left at the canary must be untouched by the fast path too
   for (auto [name, a, r] : {std::tuple{"kv_cache", &fast.kv_cache, &ref.kv_cache},
                             std::tuple{"kv_cache_rope", &fast.kv_cache_rope, &ref.kv_cache_rope}}) {

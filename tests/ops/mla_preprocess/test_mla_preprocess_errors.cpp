@@ -49,7 +49,12 @@ const MlaPreprocessCase& base_case(Base b) {
       c.float_weights = true;
       c.hidden = 6144;
       break;
-    case kBf16Cm3Qm1: c.dtype = DType::kBFloat16; c.cache_mode = CM::kNzCache; c.quant_mode = QM::kPerTokenSymm; break;
+    case kBf16Cm3Qm1:  // through aclnnMlaPreprocessV2 (qDownOut)
+      c.dtype = DType::kBFloat16;
+      c.cache_mode = CM::kNzCache;
+      c.quant_mode = QM::kPerTokenSymm;
+      c.q_down = true;
+      break;
   }
   c.seed = 77 + static_cast<uint64_t>(b);
   cases[b] = std::make_unique<MlaPreprocessCase>(testdata::make_mla_preprocess_case(c));
@@ -57,13 +62,28 @@ const MlaPreprocessCase& base_case(Base b) {
 }
 
 struct Snapshot {
-  std::vector<uint8_t> kv, kr, q, qr;
+  std::vector<uint8_t> kv, kr, q, qr, qd;
   explicit Snapshot(const MlaPreprocessCase& c)
-      : kv(c.kv_cache.bytes), kr(c.kv_cache_rope.bytes), q(c.q_out.bytes), qr(c.q_rope_out.bytes) {}
+      : kv(c.kv_cache.bytes), kr(c.kv_cache_rope.bytes), q(c.q_out.bytes), qr(c.q_rope_out.bytes),
+        qd(c.q_down_out.bytes) {}
   bool same(const MlaPreprocessCase& c) const {
-    return kv == c.kv_cache.bytes && kr == c.kv_cache_rope.bytes && q == c.q_out.bytes && qr == c.q_rope_out.bytes;
+    return kv == c.kv_cache.bytes && kr == c.kv_cache_rope.bytes && q == c.q_out.bytes && qr == c.q_rope_out.bytes &&
+           qd == c.q_down_out.bytes;
   }
 };
+
+// Runs both phases with and without the mutation (outputs reset between); expects success and
+// identical outputs and caches (a tensor the modes do not read is ignored).
+void expect_accepted_same(Base b, const MlaPreprocessMutation& m) {
+  SCOPED_TRACE("base case " + std::to_string(b));
+  MlaPreprocessCase& c = const_cast<MlaPreprocessCase&>(base_case(b));
+  c.reset_outputs();
+  ASSERT_EQ(mla_preprocess_call(c), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  const Snapshot plain(c);
+  c.reset_outputs();
+  ASSERT_EQ(mla_preprocess_call(c, m), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  EXPECT_TRUE(plain.same(c)) << "an ignored tensor changed the result";
+}
 
 // Runs both phases with the mutation; expects `code`, a message naming the operator, the
 // parameter and the rule, and every output and cache byte unchanged.
@@ -230,19 +250,38 @@ TEST(MlaPreprocessErrors, MPP09_Shapes) {
   expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-09", reshape("kvCacheRope", {2, 128, 1, 64}));
 }
 
-TEST(MlaPreprocessErrors, MPP10_PresenceByMode) {
-  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-10", add_from("kvCacheRope", kFp16Cm1Qm0));
-  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "qRopeOut", "MPP-10", add_from("qRopeOut", kFp16Cm1Qm0));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-10", drop("kvCacheRope"));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qRopeOut", "MPP-10", drop("qRopeOut"));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "ctkvScale", "MPP-10", add_from("ctkvScale", kBf16Cm2Qm0));
-  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "ctkvScale", "MPP-10", drop("ctkvScale"));
-  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qNopeScale", "MPP-10", drop("qNopeScale"));
-  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "bias0", "MPP-10", add_from("bias0", kFp16Cm1Qm0));
-  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "quantScale1", "MPP-10", add_from("quantScale1", kFp16Cm1Qm0));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantOffset0", "MPP-10", drop("quantOffset0"));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "deScale1", "MPP-10", drop("deScale1"));
-  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "deScale0", "MPP-10", add_from("deScale0", kBf16Cm2Qm0));
+// MPP-01 in the aclnn layer: the tensors the op definition requires are required even where the
+// modes do not read them; the ones CANN's documentation lets callers leave out may be null (or
+// empty) where the modes do not read them, and are required where they do.
+TEST(MlaPreprocessErrors, MPP01_RequiredByTheOpDefinition) {
+  for (const char* n : {"quantScale0", "quantOffset0", "deScale0", "quantScale1", "quantOffset1", "deScale1"})
+    expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_NULLPTR, n, "MPP-01", drop(n));  // not read, still required
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_NULLPTR, "quantScale1", "MPP-01", drop("quantScale1"));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "bias0", "MPP-01", drop("bias0"));  // read in quantMode 0
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "kvCacheRope", "MPP-01", drop("kvCacheRope"));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "krCacheOut", "MPP-01", drop("krCacheOut"));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_NULLPTR, "qNopeScale", "MPP-01", drop("qNopeScale"));
+  expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_NULLPTR, "qRopeOut", "MPP-01", drop("qRopeOut"));
+}
+
+// Tensors the modes do not read are accepted and ignored: real tensors of another mode, one-element
+// placeholders, or zero-element tensors give the same result as the call without them.
+TEST(MlaPreprocessErrors, UnreadTensorsIgnored) {
+  for (const char* n : {"kvCacheRope", "qRopeOut", "krCacheOut", "ctkvScale", "qNopeScale", "bias0", "bias1"})
+    expect_accepted_same(kFp16Cm0Qm1, add_from(n, std::string(n).find("Scale") != std::string::npos ? kBf16Cm2Qm0
+                                                                                                  : kFp16Cm1Qm0));
+  for (const char* n : {"quantScale0", "quantOffset0", "bias0", "quantScale1", "quantOffset1", "bias1"})
+    expect_accepted_same(kBf16Cm3Qm1, add_from(n, kFp16Cm1Qm0));  // quantMode 1: quant tensors of quantMode 0
+  for (const char* n : {"deScale0", "deScale1", "ctkvScale"})
+    expect_accepted_same(kBf16Weights, add_from(n, kBf16Cm2Qm0));  // weights in the input dtype: no deScale
+  // zero-element tensors (and any dtype) where the modes do not read them
+  expect_accepted_same(kFp16Cm0Qm1, [](MlaPreprocessArgs& a) {
+    for (const char* n : {"bias0", "bias1", "kvCacheRope", "qRopeOut", "krCacheOut", "ctkvScale", "qNopeScale",
+                          "quantScale0", "quantOffset1"}) {
+      a[n] = make_view(a["input"].data, DType::kInt32, {0});
+      a.passed[a.index(n)] = true;
+    }
+  });
 }
 
 TEST(MlaPreprocessErrors, MPP11_DtypeCombinations) {
@@ -257,9 +296,6 @@ TEST(MlaPreprocessErrors, MPP11_DtypeCombinations) {
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-11", [](MlaPreprocessArgs& a) {
     a["wdqkv"].dtype = DType::kFloat16;
     a["wuq"].dtype = DType::kFloat16;
-    a.passed[a.index("deScale0")] = a.passed[a.index("deScale1")] = false;
-    for (const char* n : {"quantScale0", "quantOffset0", "bias0", "quantScale1", "quantOffset1", "bias1"})
-      a.passed[a.index(n)] = false;
     a.do_rms_norm = false;
   });
   // ... and cacheMode 0 / 1
@@ -281,14 +317,20 @@ TEST(MlaPreprocessErrors, MPP12_ReservedAttributes) {
                   [](MlaPreprocessArgs& a) { a.wdkv_split_count = 2; });
 }
 
-TEST(MlaPreprocessErrors, MPP13_CacheOutputsAreTheCaches) {
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13", [](MlaPreprocessArgs& a) {
-    a["kvCacheOut"].data = a["qOut"].data;  // another buffer of the same size class
-  });
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13", reshape("kvCacheOut", {1, 128, 1, 512}));
-  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-13",
-                  [](MlaPreprocessArgs& a) { a["krCacheOut"].data = static_cast<char*>(a["krCacheOut"].data) + 32; });
-  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-10", add_from("krCacheOut", kFp16Cm1Qm0));
+TEST(MlaPreprocessErrors, MPP13_CacheOutputDtypes) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13", set_dtype("kvCacheOut", DType::kBFloat16));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13", set_dtype("kvCacheOut", DType::kBFloat16));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-13", set_dtype("krCacheOut", DType::kInt8));
+}
+
+// MPP-19: a cache output smaller than a written row's place (the input cache's geometry) is
+// rejected at execute, before any write; one that holds every written row is accepted.
+TEST(MlaPreprocessErrors, MPP19_CacheOutputTooSmall) {
+  // the base cases write slot(s) in block 1 (slot 0 of token 0 is -1)
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19", reshape("kvCacheOut", {1, 128, 1, 512}));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-19", reshape("krCacheOut", {1, 4, 128, 16}));
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19", reshape("kvCacheOut", {7}));
+  expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19", reshape("kvCacheOut", {0}));
 }
 
 TEST(MlaPreprocessErrors, MPP14_Aliasing) {
@@ -300,9 +342,14 @@ TEST(MlaPreprocessErrors, MPP14_Aliasing) {
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-14", [](MlaPreprocessArgs& a) {
     a["kvCache"].data = a["kvCacheOut"].data = a["wuk"].data;
   });
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-14", [](MlaPreprocessArgs& a) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-14", [](MlaPreprocessArgs& a) {
     a["kvCacheRope"].data = a["krCacheOut"].data = static_cast<char*>(a["wdqkv"].data) + 1024;
   });
+  // a distinct cache output must not overlap the other outputs either
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-14",
+                  [](MlaPreprocessArgs& a) { a["kvCacheOut"].data = a["qOut"].data; });
+  expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_INVALID, "qDownOut", "MPP-14",
+                  [](MlaPreprocessArgs& a) { a["qDownOut"].data = a["qRopeOut"].data; });
 }
 
 // Through the C API aclCreateTensor already refuses views whose extent overflows; the C++ API
@@ -328,9 +375,22 @@ TEST(MlaPreprocessErrors, MPP15_TooLarge) {
   EXPECT_TRUE(before.same(c));
 }
 
+// MPP-16 through the C++ API (the aclnn entry points ignore the attribute and use 1e-6).
 TEST(MlaPreprocessErrors, MPP16_Epsilon) {
-  for (double e : {-1e-6, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
-    expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "epsilon", "MPP-16", [e](MlaPreprocessArgs& a) { a.epsilon = e; });
+  MlaPreprocessCase c = testdata::make_mla_preprocess_case(MlaPreprocessCaseConfig{});
+  const Snapshot before(c);
+  for (double e : {-1e-6, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+    MlaPreprocessParams p = c.params();
+    p.epsilon = e;
+    std::vector<uint8_t> ws(1 << 20);
+    EXPECT_EQ(mla_preprocess(p, ws.data(), ws.size()), kParamInvalid);
+    EXPECT_NE(std::string(last_error_message()).find("mla_preprocess: epsilon: MPP-16"), std::string::npos)
+        << last_error_message();
+  }
+  EXPECT_TRUE(before.same(c));
+  // through aclnn any value is accepted and ignored
+  for (double e : {-1e-6, std::numeric_limits<double>::quiet_NaN()})
+    expect_accepted_same(kFp16Cm1Qm0, [e](MlaPreprocessArgs& a) { a.epsilon = e; });
 }
 
 // Slot values are checked at execute time (contents may change after phase 1), before any write.
@@ -386,10 +446,16 @@ namespace table = mla_preprocess_table;
 
 constexpr Base kAllBases[] = {kFp16Cm1Qm0, kBf16Cm2Qm0, kFp16Cm0Qm1, kBf16Weights, kBf16Cm3Qm1};
 
-// The first base case that passes `param`.
+// Whether base case b passes a real tensor `param` (not a placeholder: one its modes read).
+bool reads(Base b, const char* param) {
+  const MlaPreprocessArgs a = args_of(base_case(b));
+  const int i = a.index(param);
+  return a.passed[i] && a.v[i].data != placeholder_view().data;
+}
+// The first base case that reads `param`.
 Base base_with(const char* param) {
   for (Base b : kAllBases)
-    if (args_of(base_case(b)).passed[MlaPreprocessArgs{}.index(param)]) return b;
+    if (reads(b, param)) return b;
   ADD_FAILURE() << "no base case passes " << param;
   return kFp16Cm1Qm0;
 }
@@ -507,14 +573,47 @@ TEST(MlaPreprocessTables, ReservedAttributeRows) {
   EXPECT_TRUE(before.same(c));
 }
 
-// MPP-10: every optional tensor dropped where its feature is on, added where it is off.
+// MPP-10 rows through aclnn: every optional tensor dropped where its feature is on (MPP-01: the op
+// definition requires it), added where it is off (ignored: the same result).
 TEST(MlaPreprocessTables, PresenceRows) {
   for (const auto& row : table::kPresence)
     for (Base b : kAllBases) {
-      const bool given = args_of(base_case(b)).passed[MlaPreprocessArgs{}.index(row.param)];
-      const Base from = base_with(row.param);
-      expect_rejected(b, ACLNN_ERR_PARAM_INVALID, row.param, "MPP-10",
-                      given ? drop(row.param) : add_from(row.param, from));
+      SCOPED_TRACE(row.param);
+      if (reads(b, row.param))
+        expect_rejected(b, ACLNN_ERR_PARAM_NULLPTR, row.param, "MPP-01", drop(row.param));
+      else
+        expect_accepted_same(b, add_from(row.param, base_with(row.param)));
+    }
+}
+
+// MPP-10 through the C++ API: a tensor the modes read is required (161002); one they do not read
+// is ignored.
+TEST(MlaPreprocessTables, CppPresenceRows) {
+  for (CM cm : {CM::kKvCache, CM::kInt8NzCache})
+    for (QM qm : {QM::kPerTensorAsymm, QM::kPerTokenSymm}) {
+      MlaPreprocessCaseConfig cfg;
+      cfg.cache_mode = cm;
+      cfg.quant_mode = qm;
+      MlaPreprocessCase c = testdata::make_mla_preprocess_case(cfg);
+      const Snapshot before(c);
+      const MlaPreprocessParams base = c.params();
+      using P = MlaPreprocessParams;
+      const std::pair<const char*, const TensorView* P::*> fields[] = {
+          {"quantScale0", &P::quant_scale0}, {"quantOffset0", &P::quant_offset0}, {"deScale0", &P::de_scale0},
+          {"bias0", &P::bias0},              {"deScale1", &P::de_scale1},         {"bias1", &P::bias1},
+          {"kvCacheRope", &P::kv_cache_rope}, {"qRopeOut", &P::q_rope_out},     {"ctkvScale", &P::ctkv_scale},
+          {"qNopeScale", &P::q_nope_scale}};
+      for (const auto& [name, field] : fields) {
+        if (base.*field == nullptr) continue;
+        MlaPreprocessParams p = base;
+        p.*field = nullptr;
+        uint64_t ws = 0;
+        EXPECT_EQ(mla_preprocess_workspace_size(p, &ws), kParamInvalid) << name;
+        EXPECT_NE(std::string(last_error_message()).find(std::string("mla_preprocess: ") + name + ": MPP-10"),
+                  std::string::npos)
+            << last_error_message();
+      }
+      EXPECT_TRUE(before.same(c));
     }
 }
 
@@ -524,7 +623,7 @@ TEST(MlaPreprocessTables, InputDtypeAndCacheModeDtypeRows) {
     const DType dt = base_case(b).cfg.dtype, other = dt == DType::kFloat16 ? DType::kBFloat16 : DType::kFloat16;
     const MlaPreprocessArgs a = args_of(base_case(b));
     for (const char* name : table::kInputDtype)
-      if (a.passed[a.index(name)]) expect_rejected(b, ACLNN_ERR_PARAM_INVALID, name, "MPP-02", set_dtype(name, other));
+      if (reads(b, name)) expect_rejected(b, ACLNN_ERR_PARAM_INVALID, name, "MPP-02", set_dtype(name, other));
     for (const char* name : table::kCacheModeDtype)
       for (DType d : {DType::kInt8, DType::kFloat16, DType::kBFloat16}) {
         if (d == a.v[a.index(name)].dtype) continue;

@@ -144,9 +144,11 @@ TEST(MlaPreprocessPlan, RefusesOverlappingMisalignedOrForeignCacheTensors) {
   expect_refused(plan, c, p, kParamInvalid, {"gamma2: MPP-05", "aligned"});
   p = c.params();
   TensorView kv_out = p.kv_cache;
-  kv_out.data = base.kv_cache.view.data;  // another call's cache
+  kv_out.dims[0] = 1;  // a cache output too small for the rows of block 1 and up
   p.kv_cache_out = kv_out;
-  expect_refused(plan, c, p, kParamInvalid, {"kvCacheOut: MPP-13"});
+  OpPlan small_out;
+  ASSERT_EQ(mla_preprocess_plan(p, &small_out), kSuccess) << last_error_message();  // slots are checked per run
+  expect_refused(small_out, c, p, kParamInvalid, {"kvCacheOut: MPP-19"});
 }
 
 TEST(MlaPreprocessPlan, RefusesInvalidOrForeignPlansAndShortWorkspace) {
