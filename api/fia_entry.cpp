@@ -5,6 +5,7 @@
 // ops/fused_infer_attention_score_v4.cpp on the slots as they are bound then.
 #include "api/fia_entry.h"
 
+#include <cctype>
 #include <memory>
 #include <string>
 #include <vector>
@@ -229,6 +230,23 @@ Status check_no_int32_kv(const FiaEntry& e, const FiaParams& p) {
   return kSuccess;
 }
 
+// The V4 rules name V4's parameters; the message of a failed check names the entry point's own
+// (IFA's actualSeqLengths fills V4's actualSeqLengthsKvOptional, V1 drops "Optional", ...).
+Status rename_params(const FiaEntry& e, Status status) {
+  std::string msg = last_error_string();
+  for (size_t i = 0; i < e.num_inputs; ++i) {
+    const std::string v4 = kFiaV4Inputs[e.inputs[i].slot].name, mine = e.inputs[i].name;
+    if (v4 == mine) continue;
+    for (size_t at = msg.find(v4); at != std::string::npos; at = msg.find(v4, at + mine.size())) {
+      const char next = at + v4.size() < msg.size() ? msg[at + v4.size()] : ' ';
+      if (std::isalnum(static_cast<unsigned char>(next))) continue;  // a longer name that starts the same
+      msg.replace(at, v4.size(), mine);
+    }
+  }
+  set_last_error(msg);
+  return status;
+}
+
 aclnnStatus register_noop(std::shared_ptr<ExecutorState> st, std::shared_ptr<Host> host, uint64_t* workspaceSize,
                           aclOpExecutor** executor) {
   st->workspace_bytes = 0;
@@ -290,10 +308,9 @@ aclnnStatus fia_entry_workspace_size(const FiaEntry& e, uint64_t* workspaceSize,
   MLAOPS_TRY(copy_int_array(e.asl_q, op, name_of(e, kFiaAslQ), &host->has_asl_q, &host->asl_q));
   MLAOPS_TRY(copy_int_array(e.asl_kv, op, name_of(e, kFiaAslKv), &host->has_asl_kv, &host->asl_kv));
   MLAOPS_TRY(copy_int_array(e.prefix_len, op, name_of(e, kFiaPrefixLen), &host->has_prefix, &host->prefix));
-  const char* layout = e.input_layout;
-  if (layout == nullptr && e.family == FiaFamily::kIfa) layout = "BSH";  // IFA-02: the def default
-  if (layout == nullptr)
-    return fail(kParamInvalid, "%s: inputLayout: FIA-05 value; allowed a layout string such as \"BSH\", got null", op);
+  // A null optional string attribute takes the op definition's default, "BSH" (FIA, IFA; PFA's
+  // wrapper rejects it above).
+  const char* layout = e.input_layout != nullptr ? e.input_layout : "BSH";
   bool truncated = false;
   host->layout = check::bounded_string(layout, kLayoutMax, &truncated);
   if (truncated)
@@ -326,9 +343,9 @@ aclnnStatus fia_entry_workspace_size(const FiaEntry& e, uint64_t* workspaceSize,
   o.op = op;
   o.vendor_ranges = true;
   FiaCall call;
-  MLAOPS_TRY(fia_check(p, o, &call));
-  MLAOPS_TRY(fia_check_pointers(p, call, op));
   auto plan = std::make_shared<FiaPlan>();
+  if (Status s = fia_check(p, o, &call); s != kSuccess) return rename_params(e, s);
+  if (Status s = fia_check_pointers(p, call, op); s != kSuccess) return rename_params(e, s);
   MLAOPS_TRY(fia_plan(call, op, plan.get()));
   st->workspace_bytes = static_cast<uint64_t>(plan->workspace_bytes);
   st->run = [plan, host](const ExecutorState& s, void* ws, uint64_t size) {

@@ -34,7 +34,7 @@ extern const FiaEntryInput kFiaV4Inputs[kFiaNumSlots];
 extern const FiaEntryInput kFiaV1Inputs[kFiaNumSlots];
 
 // Which operator's aclnn layer the entry point belongs to: the rules its wrapper adds.
-//   kFia  inputLayout null -> 161002 (FIA-05)
+//   kFia  inputLayout null -> "BSH" (the op definition's default)
 //   kIfa  inputLayout null -> "BSH"; layouts BSH / BSND / BNSD; Q_S must be 1 (IFA-01, IFA-02)
 //   kPfa  inputLayout null -> 161001; layouts BSH / BSND / BNSD / BNSD_BSND / TND / NTD (PFA-02);
 //         an empty attentionOut -> success, workspace 0, nothing done (PFA-01)

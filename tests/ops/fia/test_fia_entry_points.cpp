@@ -429,10 +429,7 @@ TEST(FiaEntryPointsErrors, NullLayout) {
     if (is_pfa(e)) {
       expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_NULLPTR, "inputLayout", "PFA-01"},
                             [](FiaAclArgs& a) { a.null_layout = true; });
-    } else if (is_fia(e)) {
-      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "inputLayout", "FIA-05"},
-                            [](FiaAclArgs& a) { a.null_layout = true; });
-    } else {  // IFA: the def default "BSH"
+    } else {  // FIA, IFA: the op definition's default "BSH"
       FiaCase c = base(DType::kBFloat16, 2, 4, 2, 1, 24, 32, "BSH", false);
       auto d = make_case_data(c);
       auto with = fia_test::build_fia_run(d->canon, d->cfg), without = fia_test::build_fia_run(d->canon, d->cfg);
@@ -538,6 +535,26 @@ TEST(FiaEntryPointsErrors, FiaRulesNameTheEntryPoint) {
         a.passed[16] = true;
       });
   }
+}
+
+// The V4 rules' messages name the entry point's own parameters: IFA's actualSeqLengths (V4's
+// actualSeqLengthsKvOptional), V1's pseShift (V4's pseShiftOptional).
+TEST(FiaEntryPointsErrors, MessagesNameTheEntryPointsParameters) {
+  ForcedCase f = forced_case();
+  for (Entry e : {Entry::kIfaV1, Entry::kIfaV2, Entry::kIfaV3, Entry::kIfaV4}) {
+    SCOPED_TRACE(entry_name(e));
+    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "actualSeqLengths", "FIA-"}, [](FiaAclArgs& a) {
+      a.has_asl_kv = true;
+      a.asl_kv.assign(8, int64_t{1} << 40);
+    });
+    EXPECT_EQ(std::string(aclGetRecentErrMsg()).find("actualSeqLengthsKv"), std::string::npos) << aclGetRecentErrMsg();
+  }
+  expect_entry_rejected(Entry::kFiaV1, *f.run, {ACLNN_ERR_PARAM_INVALID, "pseShift", "FIA-"}, [](FiaAclArgs& a) {
+    static float pse = 0.0f;
+    a.in[3] = make_view(&pse, DType::kFloat32, {1, 1, 1, 1});
+    a.passed[3] = true;
+  });
+  EXPECT_EQ(std::string(aclGetRecentErrMsg()).find("pseShiftOptional"), std::string::npos) << aclGetRecentErrMsg();
 }
 
 // ---- decode sparse-mode leniency ----
