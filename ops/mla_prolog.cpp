@@ -1,10 +1,10 @@
-// MlaProlog V1 / V2WeightNz phase 2 (docs/ops/mla_prolog.md): binds the tensors to a plan
+// MlaProlog V1 / V2WeightNz / V3WeightNz phase 2 (docs/ops/mla_prolog.md): binds the tensors to a plan
 // (ops/mla_prolog_plan.cpp), re-checks what may change between the phases (the call signature,
 // the pointer rules, the cacheIndex values in a read-only pre-pass, the workspace), then runs the
 // plan's kernels per chunk of tokens:
 //   1. x @ [W_DQ | W_DKV_KR]          panel GEMM, parallel over weight panels
-//   2. per token: dequant / bf16 rounding, RmsNorm(c_Q) -> bf16 or dynamic int8 (A of step 3);
-//      RmsNorm(c_KV), RoPE(k_r), cache quant -> kv / kr rows staged
+//   2. per token: dequant / bf16 rounding, α_q·RmsNorm(c_Q) -> bf16 or dynamic int8 (A of step 3,
+//      also queryNormOut); α_kv·RmsNorm(c_KV), RoPE(k_r), cache quant -> kv / kr rows staged
 //   3. per head (parallel over heads): c_Q' @ W_UQ_QR[:, head] -> q_nope, q_rope;
 //      q_nope @ W_UK[head] -> query; RoPE -> query_rope; full+KV quant: per (token, head) int8
 //   4. scatter the staged kv / kr rows into the caches in token order (duplicates: last wins)
@@ -120,13 +120,22 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       pl.cv->round_bf16(cq, d.Hcq);
     }
     kernels::rms_norm_row(cq, gamma_cq, d.Hcq, p.rmsnorm_epsilon_cq, tmp.data());
+    if (pl.scale_q)  // V3 α_q, before the smooth scale / dynamic quant
+      for (int64_t j = 0; j < d.Hcq; ++j) tmp[j] *= pl.alpha_q;
     if (sc == MlaPrologScenario::kNoQuant) {
-      pl.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_a2) + i * d.Hcq, d.Hcq);
+      uint16_t* a2 = c.ws->at<uint16_t>(pl.off_a2) + i * d.Hcq;
+      pl.cv->f32_to_bf16(tmp.data(), a2, d.Hcq);
+      if (pl.query_norm) std::memcpy(p.query_norm_out->ptr<uint16_t>() + t * d.Hcq, a2, static_cast<size_t>(d.Hcq) * 2);
     } else {
       if (p.smooth_scales_cq != nullptr)
         for (int64_t j = 0; j < d.Hcq; ++j) tmp[j] *= load_f32(p.smooth_scales_cq, j);
       int8_t* a2 = c.ws->at<int8_t>(pl.off_a2) + i * d.Hcq;
-      c.ws->at<float>(pl.off_scale)[i] = kernels::dyn_quant_row(tmp.data(), d.Hcq, a2);
+      const float s_cq = kernels::dyn_quant_row(tmp.data(), d.Hcq, a2);
+      c.ws->at<float>(pl.off_scale)[i] = s_cq;
+      if (pl.query_norm) {  // V3: the int8 A operand and its per-token scale
+        std::memcpy(p.query_norm_out->ptr<int8_t>() + t * d.Hcq, a2, static_cast<size_t>(d.Hcq));
+        p.dequant_scale_q_norm_out->ptr<float>()[t] = s_cq;
+      }
     }
     // c_KV | k_r (K1), RmsNorm (K2), RoPE (K3), cache rows
     float* ck = accf + d.Hcq;
@@ -138,6 +147,8 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       pl.cv->round_bf16(ck, d.Hckv + d.Dr);
     }
     kernels::rms_norm_row(ck, gamma_ckv, d.Hckv, p.rmsnorm_epsilon_ckv, tmp.data());
+    if (pl.scale_kv)  // V3 α_kv, before the cast or quant
+      for (int64_t j = 0; j < d.Hckv; ++j) tmp[j] *= pl.alpha_kv;
     if (kvq) {
       int8_t* kv = c.ws->at<int8_t>(pl.off_kv) + i * d.Hckv;
       const bool per_channel = sc == MlaPrologScenario::kPartialQuantKvQuant;

@@ -1,4 +1,4 @@
-// MlaProlog V1 / V2WeightNz inside mlaops: the rules (mla_prolog_check.{h,cpp}), the plan
+// MlaProlog V1 / V2WeightNz / V3WeightNz inside mlaops: the rules (mla_prolog_check.{h,cpp}), the plan
 // (mla_prolog_plan.cpp) and the run (mla_prolog.cpp). The public parameters and the plan / run
 // entry points are in include/mlaops/mla_prolog.h.
 #pragma once
@@ -34,6 +34,10 @@ struct MlaPrologPlan final : detail::PlanState {
   MlaPrologScenario scenario = MlaPrologScenario::kNoQuant;
   MlaPrologCacheMode cache_mode = MlaPrologCacheMode::kPaBsnd;
   PanelMatrix wdq, wuqqr, wdkvkr;
+  // V3 α scales as float32; `scale_q` / `scale_kv`: |α - 1| >= FLT_EPSILON (else no multiply).
+  float alpha_q = 1.0f, alpha_kv = 1.0f;
+  bool scale_q = false, scale_kv = false;
+  bool query_norm = false;  // queryNormOut (and, when quantized, dequantScaleQNormOut) written
   // The kernels, from the tables of level `isa` (kernels/cpu/gemm.h, convert.h).
   Isa isa = Isa::kScalar;
   kernels::GemmFn x_gemm = nullptr;   // x @ [W_DQ | W_DKV_KR]: bf16 -> fp32 or int8 -> int32 panels

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "core/checked_math.h"
@@ -48,9 +49,38 @@ Status weight_shape(const char* op, const char* name, const TensorView& w, int64
   return kSuccess;
 }
 
+// MP-20..MP-23: the V3 attributes against the scenario the dtypes choose.
+Status check_v3_modes(const char* op, const MlaPrologV3Modes& m, MlaPrologScenario sc) {
+  MLAOPS_CHECK(m.kv_cache_quant_mode != 3, kParamInvalid,
+               "%s: kvCacheQuantMode: MP-23 per-token-per-tile KV quant is not supported yet; allowed 0, 1, 2, got 3",
+               op);
+  const ModeTupleRow* row = nullptr;
+  for (const ModeTupleRow& r : kModeTuples)
+    if (r.scenario == sc) row = &r;
+  MLAOPS_CHECK(row != nullptr && row->weight == m.weight_quant_mode && row->kv == m.kv_cache_quant_mode &&
+                   row->query == m.query_quant_mode,
+               kParamInvalid,
+               "%s: weightQuantMode/kvCacheQuantMode/queryQuantMode: MP-20 must match the tensors' dtypes (scenario "
+               "%s); allowed (%lld, %lld, %lld), got (%lld, %lld, %lld)",
+               op, mla_prolog_scenario_name(sc), (long long)(row ? row->weight : -1), (long long)(row ? row->kv : -1),
+               (long long)(row ? row->query : -1), (long long)m.weight_quant_mode, (long long)m.kv_cache_quant_mode,
+               (long long)m.query_quant_mode);
+  MLAOPS_CHECK(m.tile_size == 128, kParamInvalid, "%s: tileSize: MP-21 value; allowed 128, got %lld", op,
+               (long long)m.tile_size);
+  MLAOPS_CHECK(m.ckvkr_repo_mode == 0, kParamInvalid,
+               "%s: ckvkrRepoMode: MP-21 1 only with kvCacheQuantMode 3; allowed 0, got %lld", op,
+               (long long)m.ckvkr_repo_mode);
+  MLAOPS_CHECK(m.quant_scale_repo_mode == 0, kParamInvalid,
+               "%s: quantScaleRepoMode: MP-21 1 only with kvCacheQuantMode 3; allowed 0, got %lld", op,
+               (long long)m.quant_scale_repo_mode);
+  MLAOPS_CHECK(!m.k_nope_clip_alpha, kParamInvalid,
+               "%s: kNopeClipAlphaOptional: MP-22 given only with kvCacheQuantMode 3; allowed null, got a tensor", op);
+  return kSuccess;
+}
+
 }  // namespace
 
-std::array<check::Named, 22> mla_prolog_tensors(const MlaPrologParams& p) {
+std::array<check::Named, 24> mla_prolog_tensors(const MlaPrologParams& p) {
   return {{{"tokenX", &p.token_x},
            {"weightDq", &p.weight_dq},
            {"weightUqQr", &p.weight_uq_qr},
@@ -72,7 +102,9 @@ std::array<check::Named, 22> mla_prolog_tensors(const MlaPrologParams& p) {
            {"smoothScalesCqOptional", p.smooth_scales_cq},
            {"queryOut", &p.query_out},
            {"queryRopeOut", &p.query_rope_out},
-           {"dequantScaleQNopeOutOptional", p.dequant_scale_q_nope_out}}};
+           {"dequantScaleQNopeOutOptional", p.dequant_scale_q_nope_out},
+           {"queryNormOutOptional", p.query_norm_out},
+           {"dequantScaleQNormOutOptional", p.dequant_scale_q_norm_out}}};
 }
 
 Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o, MlaPrologDims* dims,
@@ -96,6 +128,12 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   for (double eps : {p.rmsnorm_epsilon_cq, p.rmsnorm_epsilon_ckv})
     MLAOPS_CHECK(std::isfinite(eps) && eps >= 0, kParamInvalid,
                  "%s: rmsnormEpsilon: MP-15 value; allowed finite and >= 0, got %g", op, eps);
+  MLAOPS_TRY(check::check_rows(op, kDtypesV3, ts));
+  MLAOPS_TRY(check::check_rows(op, kFormatsV3, ts));
+  MLAOPS_TRY(check::check_rows(op, kRanksV3, ts));
+  for (auto [name, alpha] : {std::pair{"qcQrScale", p.qc_qr_scale}, std::pair{"kcScale", p.kc_scale}})
+    MLAOPS_CHECK(std::isfinite(static_cast<float>(alpha)), kParamInvalid,
+                 "%s: %s: MP-25 value; allowed finite in float32, got %g", op, name, alpha);
 
   // ==== existence: required tensors (MP-01), optional inputs by scenario (MP-10) ====
   for (const char* name : kRequired)
@@ -124,6 +162,23 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
     MLAOPS_CHECK(got == row.dtypes[i], kParamInvalid, "%s: %s: MP-08 dtype in scenario %s; allowed %s, got %s", op,
                  name, scn, dtype_name(row.dtypes[i]), dtype_name(got));
   }
+  // MP-24: queryNormOut is the A operand of the W_UQ_QR matmul (bf16 or int8 by scenario), with
+  // its per-token scale exactly when it is int8.
+  const TensorView* qn = p.query_norm_out;
+  const TensorView* qns = p.dequant_scale_q_norm_out;
+  if (qn != nullptr) {
+    const DType want = sc == MlaPrologScenario::kNoQuant ? BF16 : I8;
+    MLAOPS_CHECK(qn->dtype == want, kParamInvalid,
+                 "%s: queryNormOutOptional: MP-24 dtype in scenario %s; allowed %s, got %s", op, scn,
+                 dtype_name(want), dtype_name(qn->dtype));
+  }
+  const bool qns_needed = qn != nullptr && sc != MlaPrologScenario::kNoQuant;
+  MLAOPS_CHECK((qns != nullptr) == qns_needed, kParamInvalid,
+               "%s: dequantScaleQNormOutOptional: MP-24 given exactly when queryNormOutOptional is given in a "
+               "quantized scenario; allowed %s, got %s (scenario %s, queryNormOutOptional %s)",
+               op, qns_needed ? "a tensor" : "null", qns != nullptr ? "a tensor" : "null", scn,
+               qn != nullptr ? "given" : "null");
+  if (o.v3) MLAOPS_TRY(check_v3_modes(op, o.modes, sc));
   MLAOPS_CHECK(o.v2 || sc != MlaPrologScenario::kFullQuantKvQuant, kParamInvalid,
                "%s: kvCacheRef: MP-11 scenario FULL_QUANT_KV_QUANT (int8 tokenX and int8 kvCache) needs the "
                "dequantScaleQNope output; allowed in aclnnMlaPrologV2WeightNz only, got V1", op);
@@ -178,6 +233,11 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   else if (dqs != nullptr)  // the vendor's placeholder: shape (1), left untouched
     MLAOPS_TRY(check::shape_eq(op, "dequantScaleQNopeOutOptional", "MP-09 (placeholder outside FULL_QUANT_KV_QUANT)",
                                *dqs, {1}));
+  if (qn != nullptr)
+    MLAOPS_TRY(d.bsh ? check::shape_eq(op, "queryNormOutOptional", "MP-24", *qn,
+                                       {at(v, Sym::kB), at(v, Sym::kS), at(v, Sym::kHcq)})
+                     : check::shape_eq(op, "queryNormOutOptional", "MP-24", *qn, {at(v, Sym::kT), at(v, Sym::kHcq)}));
+  if (qns != nullptr) MLAOPS_TRY(check::shape_eq(op, "dequantScaleQNormOutOptional", "MP-24", *qns, {at(v, Sym::kT), 1}));
   if (p.cache_mode == MlaPrologCacheMode::kPaNz) {  // MP-16 whole c0 chunks per row
     const int64_t c0kv = 32 / dtype_size(p.kv_cache.dtype), c0kr = 32 / dtype_size(p.kr_cache.dtype);
     MLAOPS_CHECK(at(v, Sym::kHckv) % c0kv == 0, kParamInvalid,

@@ -1,4 +1,4 @@
-// MlaProlog V1 / V2WeightNz: the rules of docs/ops/mla_prolog.md (mla_prolog_check.cpp) and the
+// MlaProlog V1 / V2WeightNz / V3WeightNz: the rules of docs/ops/mla_prolog.md (mla_prolog_check.cpp) and the
 // support tables they are made of. Each table row names a parameter, what it may take and the
 // rule id; the same rows drive the negative tests (tests/ops/mla_prolog/).
 //
@@ -14,10 +14,23 @@
 
 namespace mlaops {
 
+// The V3 attributes the aclnn layer checks (aclnnMlaPrologV3WeightNz; docs/ops/mla_prolog.md).
+struct MlaPrologV3Modes {
+  int64_t weight_quant_mode = 0;     // 0 none, 1 weightUqQr int8 (partial), 2 int8 full
+  int64_t kv_cache_quant_mode = 0;   // 0 none, 1 per tensor, 2 per channel, 3 per token per tile
+  int64_t query_quant_mode = 0;      // 0 none, 1 per token and head
+  int64_t ckvkr_repo_mode = 0;       // 1: the rope row inside the kv row (kvCacheQuantMode 3 only)
+  int64_t quant_scale_repo_mode = 0; // 1: the tile scales inside the kv row (kvCacheQuantMode 3 only)
+  int64_t tile_size = 128;
+  bool k_nope_clip_alpha = false;    // kNopeClipAlphaOptional given
+};
+
 struct MlaPrologCheckOptions {
   const char* op = "mla_prolog";  // the name used in messages (the aclnn entry point)
   bool v2 = true;                 // V2 has dequantScaleQNopeOut; V1 cannot express full quant + KV quant
   bool vendor_ranges = false;     // the aclnn layer: He, Hcq, N, D, ... limited to the vendor's sets
+  bool v3 = false;                // aclnnMlaPrologV3WeightNz: `modes` are checked (MP-20..MP-23)
+  MlaPrologV3Modes modes;
 };
 
 namespace mla_prolog_table {
@@ -50,6 +63,19 @@ inline constexpr check::DtypeRow kDtypes[] = {
     {"queryOut", {BF16, I8}, "MP-02"},
     {"queryRopeOut", {BF16}, "MP-02"},
     {"dequantScaleQNopeOutOptional", {F32}, "MP-02"},
+};
+// MP-02 / MP-03 / MP-04 of the V3 outputs (the dtype by scenario is MP-24).
+inline constexpr check::DtypeRow kDtypesV3[] = {
+    {"queryNormOutOptional", {BF16, I8}, "MP-02"},
+    {"dequantScaleQNormOutOptional", {F32}, "MP-02"},
+};
+inline constexpr check::FormatRow kFormatsV3[] = {
+    {"queryNormOutOptional", {ND, NCHW}, "MP-03"},
+    {"dequantScaleQNormOutOptional", {ND, NCHW}, "MP-03"},
+};
+inline constexpr check::RankRow kRanksV3[] = {
+    {"queryNormOutOptional", {2, 3}, "MP-04"},
+    {"dequantScaleQNormOutOptional", {2}, "MP-04"},
 };
 
 // MP-03: formats of the plain tensors (ND; the NCHW tag is accepted as ND).
@@ -119,10 +145,26 @@ struct CacheModeRow {
 };
 inline constexpr CacheModeRow kCacheModes[] = {{"PA_BSND", MlaPrologCacheMode::kPaBsnd},
                                                {"PA_NZ", MlaPrologCacheMode::kPaNz}};
+// The cache modes V3 names that are not supported yet (MP-23).
+inline constexpr const char* kCacheModesV3NotSupported[] = {"PA_BLK_BSND", "PA_BLK_NZ", "BSND", "TND"};
+
+// MP-20: the V3 mode tuple (weightQuantMode, kvCacheQuantMode, queryQuantMode) of each scenario.
+struct ModeTupleRow {
+  int64_t weight, kv, query;
+  MlaPrologScenario scenario;
+};
+inline constexpr ModeTupleRow kModeTuples[] = {
+    {0, 0, 0, MlaPrologScenario::kNoQuant},
+    {1, 0, 0, MlaPrologScenario::kPartialQuantKvNoQuant},
+    {1, 2, 0, MlaPrologScenario::kPartialQuantKvQuant},
+    {2, 0, 0, MlaPrologScenario::kFullQuantKvNoQuant},
+    {2, 1, 1, MlaPrologScenario::kFullQuantKvQuant},
+};
 
 // MP-12: the outputs and in/out caches (disjoint from each other and from every other tensor).
-inline constexpr const char* kOutputs[] = {"queryOut", "queryRopeOut", "dequantScaleQNopeOutOptional", "kvCacheRef",
-                                           "krCacheRef"};
+inline constexpr const char* kOutputs[] = {"queryOut",   "queryRopeOut", "dequantScaleQNopeOutOptional",
+                                           "kvCacheRef", "krCacheRef",   "queryNormOutOptional",
+                                           "dequantScaleQNormOutOptional"};
 
 // ---- existence ----
 
@@ -251,7 +293,7 @@ inline constexpr check::ShapeRow<Sym> kShapes[] = {
 
 // Every tensor parameter of a call by its aclnn name, in prototype order (null: an absent
 // optional tensor). The checks, the call signature and the aliasing rule read this one list.
-std::array<check::Named, 22> mla_prolog_tensors(const MlaPrologParams& p);
+std::array<check::Named, 24> mla_prolog_tensors(const MlaPrologParams& p);
 
 // Phase 1: every rule of docs/ops/mla_prolog.md, grouped single parameter / existence /
 // cross-feature / consistency, then the pointer rules below. Reads no tensor contents and

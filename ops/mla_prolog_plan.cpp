@@ -1,6 +1,8 @@
-// MlaProlog V1 / V2WeightNz phase 1 after the rules: the plan (weights as panels, the kernel of
+// MlaProlog V1 / V2WeightNz / V3WeightNz phase 1 after the rules: the plan (weights as panels, the kernel of
 // each kind of work, chunking, threads, workspace layout) and its explanation.
 #include <algorithm>
+#include <cfloat>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -42,6 +44,8 @@ CallSignature mla_prolog_signature(const MlaPrologParams& p) {
   s.add("rmsnormEpsilonCq", p.rmsnorm_epsilon_cq);
   s.add("rmsnormEpsilonCkv", p.rmsnorm_epsilon_ckv);
   s.add("cacheModeOptional", static_cast<int64_t>(p.cache_mode));
+  s.add("qcQrScale", p.qc_qr_scale);
+  s.add("kcScale", p.kc_scale);
   return s;
 }
 
@@ -55,10 +59,15 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   pl.op = kMlaPrologOp;
   pl.options = o;
   pl.cache_mode = p.cache_mode;
+  pl.query_norm = p.query_norm_out != nullptr;
   pl.signature = mla_prolog_signature(p);
   pl.wdq = panels(p.weight_dq, d.He, d.Hcq);
   pl.wuqqr = panels(p.weight_uq_qr, d.Hcq, d.N * (d.D + d.Dr));
   pl.wdkvkr = panels(p.weight_dkv_kr, d.He, d.Hckv + d.Dr);
+  pl.alpha_q = static_cast<float>(p.qc_qr_scale);
+  pl.alpha_kv = static_cast<float>(p.kc_scale);
+  pl.scale_q = std::fabs(pl.alpha_q - 1.0f) >= FLT_EPSILON;
+  pl.scale_kv = std::fabs(pl.alpha_kv - 1.0f) >= FLT_EPSILON;
 
   // ---- kernels: one ISA level for the whole call, the rows of the registry's families ----
   pl.isa = active_isa();
@@ -117,6 +126,12 @@ std::string MlaPrologPlan::explain() const {
                 (long long)d.Hckv, (long long)d.block_num, (long long)d.block_size,
                 mla_prolog_cache_mode_name(cache_mode));
   s += b;
+  if (scale_q || scale_kv || query_norm) {
+    std::snprintf(b, sizeof b, "V3: qcQrScale %s, kcScale %s, queryNormOut %s\n",
+                  scale_q ? std::to_string(alpha_q).c_str() : "1 (no multiply)",
+                  scale_kv ? std::to_string(alpha_kv).c_str() : "1 (no multiply)", query_norm ? "written" : "off");
+    s += b;
+  }
   std::snprintf(b, sizeof b, "weights as panels: W_DQ, W_UQ_QR, W_DKV_KR %lld, %lld, %lld columns wide; W_UK ND\n",
                 (long long)wdq.panel_width, (long long)wuqqr.panel_width, (long long)wdkvkr.panel_width);
   s += b;

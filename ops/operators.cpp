@@ -12,10 +12,10 @@ const OperatorInfo* operator_table() {
        "MlaProlog", true,
        "FRACTAL_NZ weights; no quant, partial quant (+ per-channel KV quant), full quant (+ per-tensor KV quant, "
        "dequantScaleQNope); PA_BSND / PA_NZ caches"},
-      {"MlaPrologV3WeightNz", MLAOPS_ENTRY("MlaPrologV3WeightNz", "aclnn_mla_prolog_v3_weight_nz.h"), false,
+      {"MlaPrologV3WeightNz", MLAOPS_ENTRY("MlaPrologV3WeightNz", "aclnn_mla_prolog_v3_weight_nz.h"), true,
        "MlaProlog", false,
-       "V2 plus weight/KV/query quant modes as attributes, qcQrScale / kcScale, queryNormOut, BSND / TND / "
-       "PA_BLK cache modes, per-tile KV quant"},
+       "V2 plus the quant modes as attributes, qcQrScale / kcScale, queryNormOut (BSND / TND / PA_BLK cache "
+       "modes, per-tile KV quant: not supported yet)"},
       {"MlaPreprocess", MLAOPS_ENTRY("MlaPreprocess", "aclnn_mla_preprocess.h"), true, "MlaPreprocess", false,
        "FP16 / BF16 input, INT8 W_DQKV / W_UQ (per-tensor or per-token quant) or unquantized weights, cache "
        "modes 0..3"},

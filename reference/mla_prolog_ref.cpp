@@ -1,8 +1,9 @@
-// Float64 reference of MlaProlog V1 / V2WeightNz; see mla_prolog_ref.h for the conventions and
+// Float64 reference of MlaProlog V1 / V2WeightNz / V3WeightNz; see mla_prolog_ref.h for the conventions and
 // the choices made where the vendor material is silent.
 //
 #include "reference/mla_prolog_ref.h"
 
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <initializer_list>
@@ -317,6 +318,24 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
                  ref::type_name(p.dequant_scale_q_nope_out->dtype));
   }
 
+  // V3 queryNormOut: bf16 (NO_QUANT) or int8 with its per-token FLOAT scale [T, 1].
+  if (p.query_norm_out != nullptr) {
+    MLAOPS_TRY(check_token_major(*p.query_norm_out, "queryNormOutOptional", T, {Hcq}));
+    MLAOPS_TRY(check_dtype(*p.query_norm_out, "queryNormOutOptional", quant_q ? DType::kInt8 : DType::kBFloat16, sc));
+    if (quant_q) {
+      MLAOPS_TRY(require(p.dequant_scale_q_norm_out, "dequantScaleQNormOutOptional", sc));
+      MLAOPS_TRY(check_token_major(*p.dequant_scale_q_norm_out, "dequantScaleQNormOutOptional", T, {1}));
+      MLAOPS_CHECK(ref::is_float(p.dequant_scale_q_norm_out->dtype), kParamInvalid,
+                   "%s: dequantScaleQNormOutOptional: dtype must be FLOAT; got %s", kOp,
+                   ref::type_name(p.dequant_scale_q_norm_out->dtype));
+    }
+  }
+  // V3 α scales: float32 attributes; the multiply is skipped when |α - 1| < FLT_EPSILON.
+  const float alpha_q_f = static_cast<float>(p.qc_qr_scale), alpha_kv_f = static_cast<float>(p.kc_scale);
+  const bool scale_q = std::fabs(alpha_q_f - 1.0f) >= FLT_EPSILON;
+  const bool scale_kv = std::fabs(alpha_kv_f - 1.0f) >= FLT_EPSILON;
+  const double alpha_q = alpha_q_f, alpha_kv = alpha_kv_f;
+
   if (T == 0) return kSuccess;  // empty query: nothing to write
 
   // ---- read-only pre-pass over cacheIndex: an out-of-range slot fails before any write ----
@@ -386,9 +405,14 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     }
     // Q2: cn = RmsNorm(cq, gammaCq, epsCq)
     mla_prolog_rms_norm(cq.data(), gamma_cq.data(), Hcq, p.rmsnorm_epsilon_cq, cn.data());
+    if (scale_q)  // V3: cn *= qcQrScale
+      for (int64_t c = 0; c < Hcq; ++c) cn[sz(c)] *= alpha_q;
     // Q3: MatmulQcQr
     if (!quant_q) {
       for (int64_t c = 0; c < Hcq; ++c) a[sz(c)] = ref::to_bf16(cn[sz(c)]);
+      if (p.query_norm_out != nullptr)  // V3: the bf16 A operand
+        for (int64_t c = 0; c < Hcq; ++c)
+          ref::store(*p.query_norm_out, ref::linear_offset(*p.query_norm_out, t * Hcq + c), a[sz(c)]);
       for (int64_t j = 0; j < uq_cols; ++j) {
         double acc = 0.0;
         acc = dot(a.data(), wuq_t.data() + j * Hcq, Hcq);
@@ -398,6 +422,12 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
       if (!smooth.empty())
         for (int64_t c = 0; c < Hcq; ++c) cn[sz(c)] *= smooth[sz(c)];
       const double s_cq = mla_prolog_dyn_quant_row(cn.data(), Hcq, a_i8.data());
+      if (p.query_norm_out != nullptr) {  // V3: the int8 A operand and its scale
+        for (int64_t c = 0; c < Hcq; ++c)
+          ref::store(*p.query_norm_out, ref::linear_offset(*p.query_norm_out, t * Hcq + c),
+                     static_cast<double>(a_i8[sz(c)]));
+        ref::store(*p.dequant_scale_q_norm_out, ref::linear_offset(*p.dequant_scale_q_norm_out, t), s_cq);
+      }
       for (int64_t j = 0; j < uq_cols; ++j) {
         double acc = 0.0;
         for (int64_t c = 0; c < Hcq; ++c) acc += static_cast<double>(a_i8[sz(c)]) * wuq_t[sz(j * Hcq + c)];
@@ -443,6 +473,8 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     }
     // K2: kvn = RmsNorm(ck[:Hckv], gammaCkv, epsCkv); K3: kr = RoPE(ck[Hckv:])
     mla_prolog_rms_norm(ck.data(), gamma_ckv.data(), Hckv, p.rmsnorm_epsilon_ckv, kvn.data());
+    if (scale_kv)  // V3: kvn *= kcScale
+      for (int64_t j = 0; j < Hckv; ++j) kvn[sz(j)] *= alpha_kv;
     mla_prolog_rope(ck.data() + Hckv, cos_row.data(), sin_row.data(), Dr, kr.data());
     // K4: scatter into slot p (p < 0 skips)
     if (!write_cache) continue;

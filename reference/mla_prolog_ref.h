@@ -1,7 +1,9 @@
-// Float64 reference of MlaProlog V1 / V2WeightNz (docs/ops/mla_prolog.md).
+// Float64 reference of MlaProlog V1 / V2WeightNz / V3WeightNz (docs/ops/mla_prolog.md).
 //
 // Plain, single-threaded double arithmetic written straight from the vendor's step-by-step
-// golden (Q1..Q6, K1..K4). Values are carried in double where the kernel carries fp32 and rounded
+// golden (Q1..Q6, K1..K4). V3 adds: Q2 and K2 multiplied by qcQrScale / kcScale (narrowed to
+// float32; skipped when |α - 1| < FLT_EPSILON), and queryNormOut = the A operand of Q3 (bf16, or
+// the int8 dynamic quant with its scale in dequantScaleQNormOut). Values are carried in double where the kernel carries fp32 and rounded
 // exactly where the kernel rounds (the per-scenario type table):
 //   * bf16 (round to nearest even, once, from the double): the non-full MatmulCq and
 //     MatmulCkvKr outputs, the NO_QUANT MatmulQcQr input and output, q nope before W_UK, the

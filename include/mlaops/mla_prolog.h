@@ -1,9 +1,10 @@
-// Public C++ parameters of MlaProlog V1 / V2WeightNz (docs/ops/mla_prolog.md).
+// Public C++ parameters of MlaProlog V1 / V2WeightNz / V3WeightNz (docs/ops/mla_prolog.md).
 //
 // MlaPrologParams mirrors the aclnnMlaPrologGetWorkspaceSize / aclnnMlaPrologV2WeightNz-
 // GetWorkspaceSize prototype field by field, in prototype order: required tensors as TensorView,
 // optional tensors as pointers (nullptr = absent), attributes with the aclnn defaults.
-// V1 is V2 without the dequantScaleQNope output (dequant_scale_q_nope_out stays null).
+// V1 is V2 without the dequantScaleQNope output (dequant_scale_q_nope_out stays null). The V3
+// fields (the α scales, queryNormOut) come last; their defaults give the V1 / V2 behaviour.
 //
 // Shape symbols (spec notation): B batch, S query seq len, T tokens (= B*S, or the token count
 // of a TND/"(T, He)" token_x), He hidden size, Hcq q LoRA rank, N query heads, D q nope head
@@ -115,6 +116,20 @@ struct MlaPrologParams {
   // V2 only (null for V1). FP32 [T, N, 1] or [B*S, N, 1], written in full + KV quant only; in
   // every other scenario the vendor passes a (1) placeholder (or null), which is left untouched.
   const TensorView* dequant_scale_q_nope_out = nullptr;
+
+  // ---- V3 (aclnnMlaPrologV3WeightNz) ----
+  // qcQrScale (α_q) multiplies RmsNorm(c_Q) before the smooth scale / dynamic quant; kcScale
+  // (α_kv) multiplies RmsNorm(c_KV) before its cast or quant. Both are narrowed to float32 (as
+  // the aclnn layer does) and the multiply is skipped when |α - 1| < FLT_EPSILON.
+  double qc_qr_scale = 1.0;
+  double kc_scale = 1.0;
+  // queryNormOut: the A operand of the W_UQ_QR matmul, [T, Hcq] or [B, S, Hcq] (follows
+  // token_x): BF16 bf16(α_q·RmsNorm(c_Q)) in NO_QUANT, else INT8, the dynamic quant of
+  // α_q·RmsNorm(c_Q)·smooth; null = not produced.
+  const TensorView* query_norm_out = nullptr;
+  // [T, 1] FP32, the per-token scale of that int8 row: given exactly when query_norm_out is
+  // given in a quantized scenario.
+  const TensorView* dequant_scale_q_norm_out = nullptr;
 };
 
 // The shape symbols of one call, derived from the params as the vendor tiling does.

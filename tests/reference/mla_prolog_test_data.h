@@ -111,6 +111,9 @@ struct MlaPrologCaseConfig {
   bool unit_weight_scales = false;  // dequantScaleW* = 1
   bool smooth = false;              // pass smoothScalesCq (partial / full)
   bool q_nope_out = true;           // V2: pass dequantScaleQNopeOut ((1) placeholder when unused)
+  // V3: the α scales and the queryNormOut output (with dequantScaleQNormOut when quantized)
+  double qc_qr_scale = 1.0, kc_scale = 1.0;
+  bool query_norm = false;
   uint64_t seed = 1;
   uint8_t canary = 0xA5;            // initial byte of caches and outputs
   int64_t T() const { return B * S; }
@@ -123,6 +126,8 @@ struct MlaPrologCase {
   HostTensor dequant_scale_x, dequant_scale_w_dq, dequant_scale_w_uq_qr, dequant_scale_w_dkv_kr;
   HostTensor quant_scale_ckv, quant_scale_ckr, smooth_scales_cq;
   HostTensor query_out, query_rope_out, dequant_scale_q_nope_out;
+  HostTensor query_norm_out, dequant_scale_q_norm_out;  // V3 outputs
+  HostTensor actual_seq_len, k_nope_clip_alpha;         // V3 inputs (absent unless a test sets them)
 
   // Views of this object (do not move the case while the params are in use).
   MlaPrologParams params() const {
@@ -151,12 +156,17 @@ struct MlaPrologCase {
     p.query_out = query_out.view;
     p.query_rope_out = query_rope_out.view;
     p.dequant_scale_q_nope_out = opt(dequant_scale_q_nope_out);
+    p.qc_qr_scale = cfg.qc_qr_scale;
+    p.kc_scale = cfg.kc_scale;
+    p.query_norm_out = opt(query_norm_out);
+    p.dequant_scale_q_norm_out = opt(dequant_scale_q_norm_out);
     return p;
   }
 
   // Refills caches and outputs with the canary byte.
   void reset_outputs() {
-    for (HostTensor* h : {&kv_cache, &kr_cache, &query_out, &query_rope_out, &dequant_scale_q_nope_out})
+    for (HostTensor* h : {&kv_cache, &kr_cache, &query_out, &query_rope_out, &dequant_scale_q_nope_out,
+                          &query_norm_out, &dequant_scale_q_norm_out})
       h->fill_bytes(cfg.canary);
   }
 };
@@ -269,6 +279,10 @@ inline MlaPrologCase make_mla_prolog_case(const MlaPrologCaseConfig& cfg) {
   c.query_rope_out = make_tensor(DType::kBFloat16, tok({N, Dr}));
   if (cfg.q_nope_out) {
     c.dequant_scale_q_nope_out = full_kvq ? make_tensor(DType::kFloat32, {T, N, 1}) : make_tensor(DType::kFloat32, {1});
+  }
+  if (cfg.query_norm) {
+    c.query_norm_out = make_tensor(full || partial ? DType::kInt8 : DType::kBFloat16, tok({Hcq}));
+    if (full || partial) c.dequant_scale_q_norm_out = make_tensor(DType::kFloat32, {T, 1});
   }
   c.reset_outputs();
   return c;

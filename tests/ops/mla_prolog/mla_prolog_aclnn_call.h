@@ -1,7 +1,8 @@
-// Calls aclnnMlaPrologV2WeightNz / aclnnMlaProlog on a test case through the C API, with an
+// Calls aclnnMlaPrologV3WeightNz / aclnnMlaPrologV2WeightNz / aclnnMlaProlog on a test case through the C API, with an
 // optional mutation of the tensor descriptions first (negative tests).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -9,6 +10,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_mla_prolog.h"
 #include "aclnnop/aclnn_mla_prolog_v2_weight_nz.h"
+#include "aclnnop/aclnn_mla_prolog_v3_weight_nz.h"
 #include "ops/acl_tensor_util.h"
 #include "reference/mla_prolog_test_data.h"
 
@@ -16,7 +18,7 @@ namespace mlaops::testing {
 
 // Every tensor argument in prototype order, as (view, passed) pairs a test may edit.
 struct MlaPrologArgs {
-  static constexpr int kCount = 22;
+  static constexpr int kCount = 26;  // the V1 / V2 tensors, then the V3 ones
   TensorView v[kCount];
   bool passed[kCount] = {};
   static const char* name(int i) {
@@ -25,7 +27,8 @@ struct MlaPrologArgs {
         "ropeSin", "ropeCos", "cacheIndex", "kvCacheRef", "krCacheRef", "dequantScaleXOptional",
         "dequantScaleWDqOptional", "dequantScaleWUqQrOptional", "dequantScaleWDkvKrOptional",
         "quantScaleCkvOptional", "quantScaleCkrOptional", "smoothScalesCqOptional", "queryOut", "queryRopeOut",
-        "dequantScaleQNopeOutOptional"};
+        "dequantScaleQNopeOutOptional", "queryNormOutOptional", "dequantScaleQNormOutOptional",
+        "actualSeqLenOptional", "kNopeClipAlphaOptional"};
     return names[i];
   }
   int index(const std::string& n) const {
@@ -43,7 +46,8 @@ inline MlaPrologArgs args_of(const testdata::MlaPrologCase& c) {
       &c.rmsnorm_gamma_ckv, &c.rope_sin, &c.rope_cos, &c.cache_index, &c.kv_cache, &c.kr_cache,
       &c.dequant_scale_x, &c.dequant_scale_w_dq, &c.dequant_scale_w_uq_qr, &c.dequant_scale_w_dkv_kr,
       &c.quant_scale_ckv, &c.quant_scale_ckr, &c.smooth_scales_cq, &c.query_out, &c.query_rope_out,
-      &c.dequant_scale_q_nope_out};
+      &c.dequant_scale_q_nope_out, &c.query_norm_out, &c.dequant_scale_q_norm_out, &c.actual_seq_len,
+      &c.k_nope_clip_alpha};
   for (int i = 0; i < MlaPrologArgs::kCount; ++i) {
     a.v[i] = hs[i]->view;
     a.passed[i] = hs[i]->present();
@@ -51,8 +55,25 @@ inline MlaPrologArgs args_of(const testdata::MlaPrologCase& c) {
   return a;
 }
 
+// The V3 mode tuple (weightQuantMode, kvCacheQuantMode, queryQuantMode) of a scenario.
+inline std::array<int64_t, 3> v3_modes(MlaPrologScenario sc) {
+  switch (sc) {
+    case MlaPrologScenario::kNoQuant: return {0, 0, 0};
+    case MlaPrologScenario::kPartialQuantKvNoQuant: return {1, 0, 0};
+    case MlaPrologScenario::kPartialQuantKvQuant: return {1, 2, 0};
+    case MlaPrologScenario::kFullQuantKvNoQuant: return {2, 0, 0};
+    case MlaPrologScenario::kFullQuantKvQuant: return {2, 1, 1};
+  }
+  return {0, 0, 0};
+}
+
 struct MlaPrologCall {
   bool v2 = true;
+  bool v3 = false;  // aclnnMlaPrologV3WeightNz (v2 ignored)
+  // V3 attributes; modes[i] < -100: the case's scenario's tuple (v3_modes); qcQrScale / kcScale:
+  // the case's
+  int64_t modes[3] = {-999, -999, -999};
+  int64_t ckvkr_repo_mode = 0, quant_scale_repo_mode = 0, tile_size = 128;
   const char* cache_mode = nullptr;  // null: the case's mode
   double eps_cq = 1e-5, eps_ckv = 1e-5;
   std::function<void(MlaPrologArgs&)> mutate;
@@ -62,12 +83,23 @@ struct MlaPrologCall {
 inline aclnnStatus mla_prolog_phase1(const testdata::MlaPrologCase& c, const MlaPrologCall& call,
                                      uint64_t* workspace_size, aclOpExecutor** executor) {
   MlaPrologArgs a = args_of(c);
+  // V3 takes no (1) placeholder of dequantScaleQNopeOut: null outside FULL_QUANT_KV_QUANT
+  if (call.v3 && c.cfg.scenario != MlaPrologScenario::kFullQuantKvQuant) a.passed[21] = false;
   if (call.mutate) call.mutate(a);
   std::vector<AclTensor> t;
   t.reserve(MlaPrologArgs::kCount);
   for (int i = 0; i < MlaPrologArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
   std::string mode = c.cfg.cache_mode == MlaPrologCacheMode::kPaNz ? "PA_NZ" : "PA_BSND";
   char* mode_arg = call.cache_mode ? const_cast<char*>(call.cache_mode) : mode.data();
+  if (call.v3) {
+    const auto m = v3_modes(c.cfg.scenario);
+    auto mode_of = [&](int i) { return call.modes[i] < -100 ? m[static_cast<size_t>(i)] : call.modes[i]; };
+    return aclnnMlaPrologV3WeightNzGetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[10], t[11], t[9], t[12], t[13], t[14], t[15], t[16],
+        t[17], t[18], t[24], t[25], call.eps_cq, call.eps_ckv, mode_arg, mode_of(0), mode_of(1), mode_of(2),
+        call.ckvkr_repo_mode, call.quant_scale_repo_mode, call.tile_size, c.cfg.qc_qr_scale, c.cfg.kc_scale, t[19],
+        t[20], t[21], t[22], t[23], workspace_size, executor);
+  }
   if (call.v2)
     return aclnnMlaPrologV2WeightNzGetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10],
                                                     t[11], t[12], t[13], t[14], t[15], t[16], t[17], t[18],
@@ -87,7 +119,9 @@ inline aclnnStatus mla_prolog_call(const testdata::MlaPrologCase& c, const MlaPr
   if (s != ACLNN_SUCCESS) return s;
   void* ws = nullptr;
   if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
-  s = call.v2 ? aclnnMlaPrologV2WeightNz(ws, ws_size, ex, stream) : aclnnMlaProlog(ws, ws_size, ex, stream);
+  s = call.v3   ? aclnnMlaPrologV3WeightNz(ws, ws_size, ex, stream)
+      : call.v2 ? aclnnMlaPrologV2WeightNz(ws, ws_size, ex, stream)
+                : aclnnMlaProlog(ws, ws_size, ex, stream);
   if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
   if (ws) aclrtFree(ws);
   return s;

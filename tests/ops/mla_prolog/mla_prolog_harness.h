@@ -40,6 +40,9 @@ inline std::string describe(const MlaPrologCaseConfig& c) {
                   std::to_string(c.block_num) + "x" + std::to_string(c.block_size) + " " +
                   mla_prolog_cache_mode_name(c.cache_mode) + " isa=" + isa_name(active_isa()) +
                   " threads=" + std::to_string(num_threads());
+  if (c.qc_qr_scale != 1.0 || c.kc_scale != 1.0 || c.query_norm)
+    s += " qcQrScale=" + std::to_string(c.qc_qr_scale) + " kcScale=" + std::to_string(c.kc_scale) +
+         (c.query_norm ? " queryNormOut" : "");
   return s;
 }
 
@@ -68,6 +71,14 @@ inline void expect_match(const MlaPrologCase& fast, const MlaPrologCase& ref) {
     check("query_out", fast.query_out, ref.query_out, q_tol);
   }
   check("query_rope_out", fast.query_rope_out, ref.query_rope_out, q_tol);
+  // V3 queryNormOut: the bf16 A operand (the query's first rounding) or the int8 dynamic quant
+  if (fast.query_norm_out.view.dtype == DType::kInt8) {
+    check("query_norm_out", fast.query_norm_out, ref.query_norm_out, int8_tolerance(0.02));
+    check("dequant_scale_q_norm_out", fast.dequant_scale_q_norm_out, ref.dequant_scale_q_norm_out,
+          fp32_tolerance(0.02));
+  } else {
+    check("query_norm_out", fast.query_norm_out, ref.query_norm_out, q_tol);
+  }
   // caches: bytes the reference left at the canary must be untouched by the fast path too
   for (auto [name, a, r] : {std::tuple{"kv_cache", &fast.kv_cache, &ref.kv_cache},
                             std::tuple{"kr_cache", &fast.kr_cache, &ref.kr_cache}}) {

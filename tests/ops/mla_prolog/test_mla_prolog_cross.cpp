@@ -3,6 +3,9 @@
 // with 1 and 2 threads (small shapes; the vendor shapes run in test_mla_prolog_aclnn.cpp).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <utility>
+
 #include "ops/mla_prolog/mla_prolog_harness.h"
 
 namespace mlaops::testing {
@@ -82,6 +85,61 @@ TEST_P(MlaPrologCross, ManyTokensAcrossChunks) {
   cfg.cache_mode = MlaPrologCacheMode::kPaNz;
   run_and_compare(cfg);
   set_num_threads(0);
+}
+
+// V3: the α scales (qcQrScale on the query path, kcScale on the kv path) and queryNormOut (with
+// dequantScaleQNormOut when quantized) against the reference, both token layouts and cache modes.
+TEST_P(MlaPrologCross, V3ScalesAndQueryNormOut) {
+  for_each_isa_and_threads([&] {
+    for (bool bsh : {true, false}) {
+      for (auto [aq, akv] : {std::pair{10.0, 0.25}, std::pair{0.5, 3.0}}) {
+        MlaPrologCaseConfig cfg;
+        cfg.scenario = GetParam();
+        cfg.bsh = bsh;
+        cfg.cache_mode = bsh ? MlaPrologCacheMode::kPaBsnd : MlaPrologCacheMode::kPaNz;
+        cfg.B = 2;
+        cfg.S = 3;
+        cfg.He = 96;
+        cfg.Hcq = 48;
+        cfg.N = 3;
+        cfg.D = 32;
+        cfg.Dr = 32;
+        cfg.Hckv = 64;
+        cfg.smooth = bsh;
+        cfg.qc_qr_scale = aq;
+        cfg.kc_scale = akv;
+        cfg.query_norm = true;
+        cfg.seed = 21 + static_cast<int>(GetParam());
+        run_and_compare(cfg);
+      }
+    }
+  });
+}
+
+// V3: an α within FLT_EPSILON of 1 in float32 is not applied: the result is bitwise that of α = 1
+// (fast path and reference).
+TEST_P(MlaPrologCross, V3ScaleNearOneIsSkipped) {
+  for_each_isa_and_threads([&] {
+    MlaPrologCaseConfig cfg;
+    cfg.scenario = GetParam();
+    cfg.query_norm = true;
+    cfg.seed = 31;
+    MlaPrologCase one = testdata::make_mla_prolog_case(cfg);
+    ASSERT_EQ(run_fast(one), kSuccess) << last_error_message();
+    cfg.qc_qr_scale = cfg.kc_scale = 1.0 - std::ldexp(1.0, -24);  // a float32 with |α - 1| = FLT_EPSILON / 2
+    MlaPrologCase near = testdata::make_mla_prolog_case(cfg);
+    ASSERT_EQ(run_fast(near), kSuccess) << last_error_message();
+    MlaPrologCase near_ref = testdata::make_mla_prolog_case(cfg);
+    ASSERT_EQ(mla_prolog_ref(near_ref.params()), kSuccess) << last_error_message();
+    MlaPrologCase one_ref = testdata::make_mla_prolog_case(cfg);
+    one_ref.cfg.qc_qr_scale = one_ref.cfg.kc_scale = 1.0;
+    ASSERT_EQ(mla_prolog_ref(one_ref.params()), kSuccess) << last_error_message();
+    for (auto [a, b] : {std::pair{&one.query_out, &near.query_out}, std::pair{&one.kv_cache, &near.kv_cache},
+                        std::pair{&one.query_norm_out, &near.query_norm_out},
+                        std::pair{&one_ref.query_out, &near_ref.query_out},
+                        std::pair{&one_ref.kv_cache, &near_ref.kv_cache}})
+      EXPECT_TRUE(testdata::same_bytes(*a, *b)) << describe(cfg);
+  });
 }
 
 // The C++ API also takes bf16 weights as plain ND [K, N] matrices (any K, N).

@@ -1,0 +1,329 @@
+// aclnnMlaPrologV3WeightNz through the C API: with the V2-equivalent mode tuples it is bitwise
+// V2; the α scales and queryNormOut against the float64 reference at the vendor's shapes; every
+// V3 rule (MP-19..MP-25, MP-01 for cacheIndexOptional) with its status, message and proof that
+// no output or cache byte changed. Every forced ISA.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ops/mla_prolog/mla_prolog_aclnn_call.h"
+#include "ops/mla_prolog/mla_prolog_harness.h"
+
+namespace mlaops::testing {
+namespace {
+
+constexpr MlaPrologScenario kAll[] = {MlaPrologScenario::kNoQuant, MlaPrologScenario::kPartialQuantKvNoQuant,
+                                      MlaPrologScenario::kPartialQuantKvQuant, MlaPrologScenario::kFullQuantKvNoQuant,
+                                      MlaPrologScenario::kFullQuantKvQuant};
+constexpr auto NQ = MlaPrologScenario::kNoQuant;
+constexpr auto PQ = MlaPrologScenario::kPartialQuantKvNoQuant;
+constexpr auto PKV = MlaPrologScenario::kPartialQuantKvQuant;
+constexpr auto FQ = MlaPrologScenario::kFullQuantKvNoQuant;
+constexpr auto FKV = MlaPrologScenario::kFullQuantKvQuant;
+
+// The vendor's shapes (He 7168, Hcq 1536, Hckv 512, D 128, Dr 64), N 2, T 3.
+MlaPrologCaseConfig vendor_cfg(MlaPrologScenario sc, bool bsh, MlaPrologCacheMode mode) {
+  MlaPrologCaseConfig c;
+  c.scenario = sc;
+  c.N = 2;
+  c.He = 7168;
+  c.Hcq = 1536;
+  c.Hckv = 512;
+  c.D = 128;
+  c.Dr = 64;
+  c.B = 3;
+  c.S = 1;
+  c.bsh = bsh;
+  c.cache_mode = mode;
+  c.block_num = 2;
+  c.block_size = 16;
+  c.smooth = sc == PKV;
+  c.seed = 3 + static_cast<int>(sc);
+  return c;
+}
+
+MlaPrologCall v3_call() {
+  MlaPrologCall c;
+  c.v3 = true;
+  return c;
+}
+
+std::vector<const HostTensor*> outputs_of(const MlaPrologCase& c) {
+  return {&c.query_out, &c.query_rope_out, &c.kv_cache, &c.kr_cache, &c.dequant_scale_q_nope_out,
+          &c.query_norm_out, &c.dequant_scale_q_norm_out};
+}
+
+// With α = 1, no queryNormOut and the scenario's mode tuple, V3 writes exactly V2's bytes.
+TEST(MlaPrologV3, V2EquivalentModesAreBitwiseV2) {
+  for (Isa isa : runnable_isas()) {
+    set_isa(isa);
+    for (MlaPrologScenario sc : kAll)
+      for (bool bsh : {true, false}) {
+        const MlaPrologCaseConfig cfg =
+            vendor_cfg(sc, bsh, bsh ? MlaPrologCacheMode::kPaBsnd : MlaPrologCacheMode::kPaNz);
+        SCOPED_TRACE(describe(cfg));
+        MlaPrologCase v2 = testdata::make_mla_prolog_case(cfg);
+        ASSERT_EQ(mla_prolog_call(v2), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+        MlaPrologCase v3 = testdata::make_mla_prolog_case(cfg);
+        ASSERT_EQ(mla_prolog_call(v3, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+        EXPECT_TRUE(testdata::same_bytes(v2.query_out, v3.query_out));
+        EXPECT_TRUE(testdata::same_bytes(v2.query_rope_out, v3.query_rope_out));
+        EXPECT_TRUE(testdata::same_bytes(v2.kv_cache, v3.kv_cache));
+        EXPECT_TRUE(testdata::same_bytes(v2.kr_cache, v3.kr_cache));
+        if (sc == FKV) {
+          EXPECT_TRUE(testdata::same_bytes(v2.dequant_scale_q_nope_out, v3.dequant_scale_q_nope_out));
+        }
+      }
+  }
+  reset_isa();
+}
+
+// qcQrScale / kcScale and queryNormOut (+ dequantScaleQNormOut) against the reference, at the
+// vendor example's B = 8 (a single int8 flip of the W_UQ_QR A operand moves a handful of one
+// token's query values past the elementwise bound: the rounding-cascade allowance of
+// docs/ops/mla_prolog.md is a fraction of the elements).
+TEST(MlaPrologV3, ScalesAndQueryNormAgainstReference) {
+  for (Isa isa : runnable_isas()) {
+    set_isa(isa);
+    for (MlaPrologScenario sc : kAll) {
+      MlaPrologCaseConfig cfg = vendor_cfg(sc, sc != PQ, sc == FQ ? MlaPrologCacheMode::kPaNz : MlaPrologCacheMode::kPaBsnd);
+      cfg.B = 8;  // the vendor's example: B 8, S 1
+      cfg.block_num = 1;
+      cfg.qc_qr_scale = 10.0;  // the vendor's V3 test value
+      cfg.kc_scale = sc == FKV ? 10.0 : 0.5;
+      cfg.query_norm = true;
+      MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
+      ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
+      MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
+      ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
+      expect_match(fast, ref);
+    }
+  }
+  reset_isa();
+}
+
+// ---- rules ----
+
+struct Snapshot {
+  std::vector<std::vector<uint8_t>> bytes;
+  explicit Snapshot(const MlaPrologCase& c) {
+    for (const HostTensor* h : outputs_of(c)) bytes.push_back(h->bytes);
+  }
+  bool same(const MlaPrologCase& c) const {
+    const auto o = outputs_of(c);
+    for (size_t i = 0; i < o.size(); ++i)
+      if (o[i]->bytes != bytes[i]) return false;
+    return true;
+  }
+};
+
+// The case of a scenario with queryNormOut (and its scale when quantized), built once.
+const MlaPrologCase& v3_case(MlaPrologScenario sc) {
+  static MlaPrologCase* cases[5] = {};
+  const int i = static_cast<int>(sc);
+  if (cases[i] == nullptr) {
+    MlaPrologCaseConfig cfg = vendor_cfg(sc, false, MlaPrologCacheMode::kPaBsnd);
+    cfg.query_norm = true;
+    cases[i] = new MlaPrologCase(testdata::make_mla_prolog_case(cfg));
+  }
+  return *cases[i];
+}
+
+void expect_rejected(MlaPrologScenario sc, aclnnStatus code, const char* param, const char* rule, MlaPrologCall call,
+                     const char* cache_mode = nullptr) {
+  const MlaPrologCase& c = v3_case(sc);
+  const Snapshot before(c);
+  call.v3 = true;
+  call.cache_mode = cache_mode;
+  const aclnnStatus s = mla_prolog_call(c, call);
+  const std::string msg = aclGetRecentErrMsg();
+  EXPECT_EQ(s, code) << msg;
+  EXPECT_NE(msg.find(param), std::string::npos) << "message does not name " << param << ": " << msg;
+  EXPECT_NE(msg.find(rule), std::string::npos) << "message does not name " << rule << ": " << msg;
+  EXPECT_NE(msg.find("aclnnMlaPrologV3WeightNz"), std::string::npos) << msg;
+  EXPECT_TRUE(before.same(c)) << "a rejected call changed an output or cache byte (" << rule << ")";
+}
+
+MlaPrologCall modes(int64_t w, int64_t kv, int64_t q) {
+  MlaPrologCall c;
+  c.modes[0] = w;
+  c.modes[1] = kv;
+  c.modes[2] = q;
+  return c;
+}
+MlaPrologCall drop(const char* name) {
+  MlaPrologCall c;
+  const std::string n = name;
+  c.mutate = [n](MlaPrologArgs& a) { a.passed[a.index(n)] = false; };
+  return c;
+}
+MlaPrologCall edit(std::function<void(MlaPrologArgs&)> f) {
+  MlaPrologCall c;
+  c.mutate = std::move(f);
+  return c;
+}
+
+constexpr aclnnStatus kGraphFailed = -1;
+
+TEST(MlaPrologV3Errors, MP19_WrapperModeChecksReturnGraphFailed) {
+  expect_rejected(NQ, kGraphFailed, "weightQuantMode", "MP-19", modes(3, 0, 0));
+  expect_rejected(NQ, kGraphFailed, "weightQuantMode", "MP-19", modes(-1, 0, 0));
+  expect_rejected(NQ, kGraphFailed, "kvCacheQuantMode", "MP-19", modes(0, 1, 0));
+  expect_rejected(PQ, kGraphFailed, "kvCacheQuantMode", "MP-19", modes(1, 1, 0));
+  expect_rejected(FQ, kGraphFailed, "kvCacheQuantMode", "MP-19", modes(2, 2, 0));
+  expect_rejected(FQ, kGraphFailed, "kvCacheQuantMode", "MP-19", modes(2, 4, 0));
+  expect_rejected(NQ, kGraphFailed, "queryQuantMode", "MP-19", modes(0, 0, 2));
+  // dequantScaleQNopeOut: non-null exactly in (2, 1, x)
+  expect_rejected(FKV, kGraphFailed, "dequantScaleQNopeOutOptional", "MP-19", drop("dequantScaleQNopeOutOptional"));
+  expect_rejected(NQ, kGraphFailed, "dequantScaleQNopeOutOptional", "MP-19", edit([](MlaPrologArgs& a) {
+                    a.passed[a.index("dequantScaleQNopeOutOptional")] = true;  // the V2 (1) placeholder
+                  }));
+  // dequantScaleQNormOut: non-null exactly when weightQuantMode != 0 and queryNormOut is given
+  expect_rejected(PQ, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19", drop("dequantScaleQNormOutOptional"));
+  expect_rejected(PKV, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19", drop("queryNormOutOptional"));
+  expect_rejected(NQ, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19", edit([](MlaPrologArgs& a) {
+                    const int k = a.index("dequantScaleQNormOutOptional");
+                    a.v[k] = args_of(v3_case(PQ)).v[k];
+                    a.passed[k] = true;
+                  }));
+}
+
+TEST(MlaPrologV3Errors, MP20_ModeTupleMatchesTheDtypes) {
+  // without queryNormOut, so that the wrapper's MP-19 nullness rules hold for every tuple
+  auto no_norm = [](int64_t w, int64_t kv, int64_t q) {
+    MlaPrologCall c = modes(w, kv, q);
+    c.mutate = [](MlaPrologArgs& a) {
+      a.passed[a.index("queryNormOutOptional")] = false;
+      a.passed[a.index("dequantScaleQNormOutOptional")] = false;
+    };
+    return c;
+  };
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20", no_norm(1, 0, 0));
+  expect_rejected(PQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20", no_norm(0, 0, 0));
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "kvCacheQuantMode", "MP-20", no_norm(1, 0, 0));
+  expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "queryQuantMode", "MP-20", no_norm(2, 0, 1));
+  expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20", no_norm(1, 0, 0));
+}
+
+TEST(MlaPrologV3Errors, MP21_TileSizeAndRepoModes) {
+  MlaPrologCall c;
+  c.tile_size = 64;
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "tileSize", "MP-21", c);
+  c = {};
+  c.ckvkr_repo_mode = 1;
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "ckvkrRepoMode", "MP-21", c);
+  c = {};
+  c.quant_scale_repo_mode = 1;
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "quantScaleRepoMode", "MP-21", c);
+}
+
+TEST(MlaPrologV3Errors, MP22_KNopeClipAlphaOnlyWithPerTileQuant) {
+  HostTensor alpha = from_values(DType::kFloat32, {1}, {1.0});
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "kNopeClipAlphaOptional", "MP-22", edit([&](MlaPrologArgs& a) {
+                    a["kNopeClipAlphaOptional"] = alpha.view;
+                    a.passed[a.index("kNopeClipAlphaOptional")] = true;
+                  }));
+}
+
+TEST(MlaPrologV3Errors, MP23_NotSupportedYet) {
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "kvCacheQuantMode", "MP-23", modes(1, 3, 0));
+  expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "kvCacheQuantMode", "MP-23", modes(2, 3, 0));
+  for (const char* mode : {"PA_BLK_BSND", "PA_BLK_NZ", "BSND", "TND"})
+    expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-23", {}, mode);
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06", {}, "BNSD");
+}
+
+TEST(MlaPrologV3Errors, MP24_QueryNormOut) {
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-24",
+                  edit([](MlaPrologArgs& a) { a["queryNormOutOptional"].dtype = DType::kInt8; }));
+  expect_rejected(PQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-24",
+                  edit([](MlaPrologArgs& a) { a["queryNormOutOptional"].dtype = DType::kBFloat16; }));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-02",
+                  edit([](MlaPrologArgs& a) { a["queryNormOutOptional"].dtype = DType::kFloat16; }));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-03",
+                  edit([](MlaPrologArgs& a) { a["queryNormOutOptional"].format = Format::kFractalNZ; }));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-04", edit([](MlaPrologArgs& a) {
+                    TensorView& t = a["queryNormOutOptional"];
+                    t = make_view(t.data, t.dtype, {3 * 1536});
+                  }));
+  for (int64_t bad : {int64_t{2}, int64_t{1535}})
+    expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-24", edit([bad](MlaPrologArgs& a) {
+                      TensorView& t = a["queryNormOutOptional"];
+                      t = bad == 2 ? make_view(t.data, t.dtype, {2, 1536}) : make_view(t.data, t.dtype, {3, 1535});
+                    }));
+  expect_rejected(PQ, ACLNN_ERR_PARAM_INVALID, "dequantScaleQNormOutOptional", "MP-24", edit([](MlaPrologArgs& a) {
+                    TensorView& t = a["dequantScaleQNormOutOptional"];
+                    t = make_view(t.data, t.dtype, {2, 1});
+                  }));
+  expect_rejected(PQ, ACLNN_ERR_PARAM_INVALID, "dequantScaleQNormOutOptional", "MP-02",
+                  edit([](MlaPrologArgs& a) { a["dequantScaleQNormOutOptional"].dtype = DType::kFloat16; }));
+  // aliasing: queryNormOut over queryOut
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-12",
+                  edit([](MlaPrologArgs& a) { a["queryNormOutOptional"].data = a["queryOut"].data; }));
+}
+
+TEST(MlaPrologV3Errors, MP24_QueryNormOutInTheCppApi) {
+  // the C++ API has no wrapper: the MP-24 nullness rule stands for the wrapper's MP-19
+  MlaPrologCaseConfig cfg;
+  cfg.scenario = PQ;
+  cfg.query_norm = true;
+  MlaPrologCase c = testdata::make_mla_prolog_case(cfg);
+  MlaPrologParams p = c.params();
+  p.dequant_scale_q_norm_out = nullptr;
+  uint64_t ws = 0;
+  EXPECT_EQ(mla_prolog_workspace_size(p, &ws), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("mla_prolog: dequantScaleQNormOutOptional: MP-24"),
+            std::string::npos)
+      << last_error_message();
+  p = c.params();
+  p.qc_qr_scale = 1e300;  // not finite in float32
+  EXPECT_EQ(mla_prolog_workspace_size(p, &ws), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("mla_prolog: qcQrScale: MP-25"), std::string::npos)
+      << last_error_message();
+}
+
+TEST(MlaPrologV3Errors, MP25_ScalesFiniteInFloat32) {
+  for (double bad : {std::numeric_limits<double>::infinity(), std::nan(""), 1e39}) {
+    const MlaPrologCase& c = v3_case(NQ);
+    const Snapshot before(c);
+    MlaPrologCaseConfig cfg = c.cfg;
+    // the scales travel in the case's config: use a copy with the bad value
+    MlaPrologCase bad_case = testdata::make_mla_prolog_case(cfg);
+    bad_case.cfg.kc_scale = bad;
+    const Snapshot bad_before(bad_case);
+    EXPECT_EQ(mla_prolog_call(bad_case, v3_call()), ACLNN_ERR_PARAM_INVALID);
+    const std::string msg = aclGetRecentErrMsg();
+    EXPECT_NE(msg.find("aclnnMlaPrologV3WeightNz: kcScale: MP-25"), std::string::npos) << msg;
+    EXPECT_TRUE(bad_before.same(bad_case));
+    EXPECT_TRUE(before.same(c));
+  }
+}
+
+TEST(MlaPrologV3Errors, MP01_RequiredTensors) {
+  expect_rejected(NQ, ACLNN_ERR_PARAM_NULLPTR, "cacheIndex", "MP-01", drop("cacheIndex"));  // PA_BSND
+  for (const char* n : {"tokenX", "weightUk", "kvCacheRef", "krCacheRef", "queryOut", "queryRopeOut"})
+    expect_rejected(NQ, ACLNN_ERR_PARAM_NULLPTR, n, "required", drop(n));
+  const MlaPrologCase& c = v3_case(NQ);
+  aclOpExecutor* ex = nullptr;
+  uint64_t ws = 0;
+  EXPECT_EQ(mla_prolog_phase1(c, v3_call(), nullptr, &ex), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_EQ(mla_prolog_phase1(c, v3_call(), &ws, nullptr), ACLNN_ERR_PARAM_NULLPTR);
+}
+
+// actualSeqLenOptional is read only by the PA_BLK cache modes: elsewhere it is accepted and ignored.
+TEST(MlaPrologV3, ActualSeqLenIsIgnoredOutsidePaBlk) {
+  MlaPrologCaseConfig cfg = vendor_cfg(NQ, false, MlaPrologCacheMode::kPaBsnd);
+  MlaPrologCase plain = testdata::make_mla_prolog_case(cfg);
+  ASSERT_EQ(mla_prolog_call(plain, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  MlaPrologCase with = testdata::make_mla_prolog_case(cfg);
+  with.actual_seq_len = from_values(DType::kInt32, {3}, {1, 2, 3});
+  ASSERT_EQ(mla_prolog_call(with, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  EXPECT_TRUE(testdata::same_bytes(plain.query_out, with.query_out));
+  EXPECT_TRUE(testdata::same_bytes(plain.kv_cache, with.kv_cache));
+}
+
+}  // namespace
+}  // namespace mlaops::testing
