@@ -97,6 +97,8 @@ struct Visitor {
     view("queryOut", p.query_out, true);
     view("queryRopeOut", p.query_rope_out, true);
     opt("dequantScaleQNopeOut", p.dequant_scale_q_nope_out, true);
+    opt("queryNormOut", p.query_norm_out, true);
+    opt("dequantScaleQNormOut", p.dequant_scale_q_norm_out, true);
   }
   void visit(MlaPreprocessParams& p) {
     view("input", p.input, false);
