@@ -269,6 +269,7 @@ aclnnStatus aclnnMlaPrologV2WeightNzGetWorkspaceSize(
     uint64_t* workspaceSize, aclOpExecutor** executor) {
   using namespace mlaops::api;  // NOLINT(google-build-using-namespace)
   return guarded(kOpV2, __FILE__, __LINE__, [&]() -> aclnnStatus {
+    warn_deprecated_once(kOpV2, kOpV3);  // the vendor's header marks V2 deprecated
     const aclTensor* in[] = {tokenX,       weightDq,   weightUqQr,           weightUk,
                              weightDkvKr,  rmsnormGammaCq, rmsnormGammaCkv,  ropeSin,
                              ropeCos,      cacheIndex, kvCacheRef,           krCacheRef,
