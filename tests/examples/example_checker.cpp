@@ -216,7 +216,7 @@ class Checker : public api::RunObserver {
       const TensorView& r = want[i].second;
       if (a.data == nullptr || a.numel() == 0) continue;
       const bool integer = r.dtype == DType::kInt8 || r.dtype == DType::kInt32 || r.dtype == DType::kInt64;
-      const testing::Tolerance tol = tolerance(r.dtype);
+      const testing::Tolerance tol = tolerance(r.dtype, std::strstr(got[i].first, "Cache") != nullptr);
       const testing::Stats s = testing::compare(a, r, tol);
       const bool ok = testing::within(s, tol, integer);
       std::fprintf(stderr, "[example check] %s: %s vs the float64 reference: %s (%s)\n", op.c_str(), got[i].first,
@@ -259,16 +259,20 @@ class Checker : public api::RunObserver {
   }
   // The operator tests' rules (tests/ops/compare.h), the widest of each kind: half outputs 4 ulps
   // with the rounding-cascade allowance (MlaProlog's rule for a re-quantized c_Q), int8 within 1
-  // on at most 2 % of the elements, fp32 (LSE, dequant scales) 2 %.
+  // on at most 2 % of the elements, fp32 (LSE, dequant scales) 2 %. Caches are compared whole
+  // (their unwritten rows must be untouched) without the cascade allowance: its cap is a fraction
+  // of the tensor's RMS, which the untouched rows of a mostly empty cache make meaningless; the
+  // elementwise 4-ulp bound applies to every row.
   static void spoil(const TensorView& t) {
     if (t.data == nullptr || t.numel() == 0) return;
     auto* b = static_cast<unsigned char*>(t.data);
     b[dtype_size(t.dtype) - 1] ^= 0x40;  // a high exponent / magnitude bit of element 0
   }
-  static testing::Tolerance tolerance(DType dt) {
+  static testing::Tolerance tolerance(DType dt, bool cache) {
     switch (dt) {
       case DType::kFloat16:
-      case DType::kBFloat16: return testing::with_rounding_cascade(testing::half_tolerance(dt, 4), dt);
+      case DType::kBFloat16:
+        return cache ? testing::half_tolerance(dt, 4) : testing::with_rounding_cascade(testing::half_tolerance(dt, 4), dt);
       case DType::kInt8: return testing::int8_tolerance(0.02);
       default: return testing::fp32_tolerance(0.02);
     }
