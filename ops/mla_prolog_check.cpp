@@ -74,8 +74,34 @@ Status check_v3_modes(const char* op, const MlaPrologV3Modes& m, MlaPrologScenar
   return kSuccess;
 }
 
-// The cache geometry by cache mode (MP-26) and the per-tile KV quant rows (MP-27): Hckv, Nkv,
-// BlockNum, BlockSize, the kv row width; the caches' shapes, cacheIndex's and actualSeqLen's.
+// The cache geometry by cache mode: Hckv, Nkv, BlockNum, BlockSize (kCacheDimSources; the values
+// rules follow).
+Status cache_dims(const char* op, const MlaPrologParams& p, bool per_tile, SymValues& v) {
+  const bool tnd = p.cache_mode == MlaPrologCacheMode::kTnd;
+  const bool paged = mla_prolog_cache_paged(p.cache_mode);
+  for (const DimSource& s : kCacheDimSources) {
+    if (s.sym == Sym::kHckv && per_tile) continue;  // the packed row: Hckv from rmsnormGammaCkv
+    if (!paged && (s.sym == Sym::kBlockSize || s.sym == Sym::kBlockNum)) continue;
+    at(v, s.sym) = p.kv_cache.dim(tnd && s.sym == Sym::kNkv ? 1 : s.dim);
+    MLAOPS_CHECK(!s.positive || at(v, s.sym) > 0, kParamInvalid, "%s: %s: MP-09 must be positive; allowed >= 1, got %lld",
+                 op, s.what, (long long)at(v, s.sym));
+  }
+  if (per_tile) {
+    at(v, Sym::kHckv) = p.rmsnorm_gamma_ckv.dim(0);
+    MLAOPS_CHECK(at(v, Sym::kHckv) > 0, kParamInvalid,
+                 "%s: Hckv (rmsnormGammaCkv): MP-09 must be positive; allowed >= 1, got %lld", op,
+                 (long long)at(v, Sym::kHckv));
+  }
+  if (!paged) {  // dense rows: token t is row t (BlockNum = B, BlockSize = S; TND: T, 1)
+    at(v, Sym::kBlockNum) = tnd ? at(v, Sym::kT) : at(v, Sym::kB);
+    at(v, Sym::kBlockSize) = tnd ? 1 : at(v, Sym::kS);
+  }
+  MLAOPS_CHECK(at(v, Sym::kBlockNum) >= 0, kParamInvalid, "%s: MP-09 negative dim", op);
+  return kSuccess;
+}
+
+// The caches' shapes by cache mode (MP-26), the per-tile KV quant rows (MP-27), cacheIndex's shape
+// and actualSeqLen's presence; *kv_row: the kv row width.
 Status check_caches(const char* op, const MlaPrologParams& p, std::span<const check::Named> ts, bool per_tile,
                     SymValues& v, int64_t* kv_row) {
   const MlaPrologCacheMode mode = p.cache_mode;
@@ -84,26 +110,6 @@ Status check_caches(const char* op, const MlaPrologParams& p, std::span<const ch
   const bool bsh = p.token_x.rank == 3;
   const bool tnd = mode == MlaPrologCacheMode::kTnd;
   const bool paged = mla_prolog_cache_paged(mode);
-  // Hckv: the kv row (or rmsnormGammaCkv when the row is a per-tile packed row); Nkv; the slots
-  if (per_tile) {
-    at(v, Sym::kHckv) = p.rmsnorm_gamma_ckv.dim(0);
-  } else {
-    at(v, Sym::kHckv) = kv.dim(-1);
-  }
-  MLAOPS_CHECK(at(v, Sym::kHckv) > 0, kParamInvalid, "%s: %s: MP-09 Hckv must be positive; allowed >= 1, got %lld", op,
-               per_tile ? "rmsnormGammaCkv" : "kvCacheRef", (long long)at(v, Sym::kHckv));
-  at(v, Sym::kNkv) = kv.dim(tnd ? 1 : 2);
-  if (paged) {
-    at(v, Sym::kBlockNum) = kv.dim(0);
-    at(v, Sym::kBlockSize) = kv.dim(1);
-    MLAOPS_CHECK(at(v, Sym::kBlockSize) > 0, kParamInvalid,
-                 "%s: BlockSize (kvCacheRef dim 1): MP-09 must be positive; allowed >= 1, got %lld", op,
-                 (long long)at(v, Sym::kBlockSize));
-    MLAOPS_CHECK(at(v, Sym::kBlockNum) >= 0, kParamInvalid, "%s: kvCacheRef: MP-09 negative dim", op);
-  } else {  // dense rows: token t is row t (BlockNum = B, BlockSize = S; TND: T, 1)
-    at(v, Sym::kBlockNum) = tnd ? at(v, Sym::kT) : at(v, Sym::kB);
-    at(v, Sym::kBlockSize) = tnd ? 1 : at(v, Sym::kS);
-  }
   const int64_t hckv = at(v, Sym::kHckv), dr = at(v, Sym::kDr);
   *kv_row = hckv;
   if (per_tile) {  // MP-27
@@ -332,8 +338,7 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   MLAOPS_CHECK(at(v, Sym::kDr) % 2 == 0, kParamInvalid, "%s: ropeCos: MP-09 rope dim must be even; got %lld", op,
                (long long)at(v, Sym::kDr));
   MLAOPS_CHECK(at(v, Sym::kB) >= 0 && at(v, Sym::kS) >= 0, kParamInvalid, "%s: MP-09 negative dim", op);
-  int64_t kv_row = 0;
-  MLAOPS_TRY(check_caches(op, p, ts, mla_prolog_is_per_tile(sc), v, &kv_row));
+  MLAOPS_TRY(cache_dims(op, p, mla_prolog_is_per_tile(sc), v));
   MLAOPS_TRY(check::check_values(op, kValues, v));
   if (o.vendor_ranges && d.bsh) MLAOPS_TRY(check::check_values(op, kVendorRangesBsh, v));
   if (o.vendor_ranges) MLAOPS_TRY(check::check_values(op, kVendorRanges, v));
@@ -346,6 +351,8 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                             v[static_cast<size_t>(w.dims.v[1])]));
   MLAOPS_TRY(d.bsh ? check::check_shapes(op, kShapesBsh, ts, v) : check::check_shapes(op, kShapesTnd, ts, v));
   MLAOPS_TRY(check::check_shapes(op, kShapes, ts, v));
+  int64_t kv_row = 0;
+  MLAOPS_TRY(check_caches(op, p, ts, mla_prolog_is_per_tile(sc), v, &kv_row));
   if (sc == MlaPrologScenario::kFullQuantKvQuant && dqs != nullptr)
     MLAOPS_TRY(check::shape_eq(op, "dequantScaleQNopeOutOptional", "MP-09", *dqs,
                                {at(v, Sym::kT), at(v, Sym::kN), 1}));

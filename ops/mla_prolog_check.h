@@ -251,6 +251,15 @@ inline constexpr DimSource kDimSources[] = {
     {Sym::kD, "weightUk", 1, "D (weightUk dim 1)", true},
     {Sym::kDr, "ropeCos", -1, "Dr (ropeCos last dim)", true},
 };
+// The cache geometry, read from kvCacheRef [BlockNum, BlockSize, Nkv, Hckv] (BSND [B, S, Nkv,
+// Hckv]: BlockNum and BlockSize are then B and S; TND [T, Nkv, Hckv]: Nkv is dim 1; per-tile KV
+// quant: Hckv is rmsnormGammaCkv's, the row is packed).
+inline constexpr DimSource kCacheDimSources[] = {
+    {Sym::kHckv, "kvCacheRef", -1, "Hckv (kvCacheRef last dim)", true},
+    {Sym::kBlockSize, "kvCacheRef", 1, "BlockSize (kvCacheRef dim 1)", true},
+    {Sym::kBlockNum, "kvCacheRef", 0, "BlockNum (kvCacheRef dim 0)", false},
+    {Sym::kNkv, "kvCacheRef", 2, "Nkv (kvCacheRef dim 2)", false},
+};
 
 // MP-09: values every call must have.
 inline constexpr check::ValueRow<Sym> kValues[] = {{Sym::kNkv, "kvCacheRef", "MP-09 Nkv (the dim before the row)", {1}}};

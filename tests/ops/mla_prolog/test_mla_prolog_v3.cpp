@@ -549,5 +549,48 @@ TEST(MlaPrologV3Errors, MP27_PerTileInTheCppApi) {
   EXPECT_EQ(mla_prolog_workspace_size(d.params(), &ws), kParamInvalid);
   EXPECT_NE(std::string(last_error_message()).find("MP-27"), std::string::npos) << last_error_message();
 }
+
+// MP-08 / MP-10 of the per-tile scenario rows (V3 only): every dtype column set to the other
+// dtype, every optional input dropped (when the row reads it) or added (when it does not). A
+// column that chooses the scenario moves the call to another row or mode tuple, which rejects it.
+TEST(MlaPrologV3Errors, PerTileScenarioRows) {
+  namespace table = mla_prolog_table;
+  const MlaPrologCase& donor = mode_case(FKV, kPaBsnd, true);  // every optional input but quantScaleCkr
+  const MlaPrologCase& pkv = mode_case(PKV, kPaBsnd, true);
+  for (const auto& row : table::kScenarios) {
+    if (!mla_prolog_is_per_tile(row.scenario)) continue;
+    const MlaPrologCase& c = mode_case(row.scenario, kPaBsnd, true);
+    for (size_t i = 0; i < row.dtypes.size(); ++i) {
+      if (row.dtypes[i] == DType::kUndefined) continue;  // the empty krCache: any dtype
+      const std::string param = table::kScenarioDtypeParams[i];
+      const DType other = row.dtypes[i] == DType::kInt8 ? DType::kBFloat16 : DType::kInt8;
+      SCOPED_TRACE(std::string(mla_prolog_scenario_name(row.scenario)) + " " + param);
+      bool chooser = false;
+      for (const char* ch : table::kScenarioChoosers) chooser |= param == ch;
+      const Snapshot before(c);
+      MlaPrologCall call = edit([&](MlaPrologArgs& a) { a[param].dtype = other; });
+      call.v3 = true;
+      EXPECT_EQ(mla_prolog_call(c, call), ACLNN_ERR_PARAM_INVALID);
+      const std::string msg = aclGetRecentErrMsg();
+      if (chooser)
+        EXPECT_TRUE(msg.find("MP-08") != std::string::npos || msg.find("MP-10") != std::string::npos ||
+                    msg.find("MP-20") != std::string::npos)
+            << msg;
+      else
+        EXPECT_NE(msg.find(param + ": MP-08"), std::string::npos) << msg;
+      EXPECT_TRUE(before.same(c));
+    }
+    for (size_t i = 0; i < row.optionals.size(); ++i) {
+      const std::string param = table::kScenarioOptionalParams[i];
+      SCOPED_TRACE(std::string(mla_prolog_scenario_name(row.scenario)) + " " + param);
+      const HostTensor* from = param == "quantScaleCkrOptional" ? &pkv.quant_scale_ckr : nullptr;
+      const int k = args_of(c).index(param);
+      expect_rejected_in(c, ACLNN_ERR_PARAM_INVALID, param.c_str(), "MP-10", edit([&](MlaPrologArgs& a) {
+                           a.v[k] = from != nullptr ? from->view : args_of(donor).v[k];
+                           a.passed[k] = !row.optionals[i];
+                         }));
+    }
+  }
+}
 }  // namespace
 }  // namespace mlaops::testing
