@@ -71,6 +71,7 @@ struct Attrs {
   double eps_cq = 1e-5, eps_ckv = 1e-5;
   MlaPrologCacheMode mode = MlaPrologCacheMode::kPaBsnd;
   double qc_qr_scale = 1.0, kc_scale = 1.0;
+  bool kv_quant_per_tile = false;  // V3 kvCacheQuantMode 3
 };
 
 const TensorView* opt(const TensorSlot& s) { return s.present ? &s.view : nullptr; }
@@ -91,7 +92,7 @@ MlaPrologParams params_from(const EntryPoint& e, const ExecutorState& st, const 
   p.rmsnorm_gamma_ckv = in(kGammaCkv).view;
   p.rope_sin = in(kRopeSin).view;
   p.rope_cos = in(kRopeCos).view;
-  p.cache_index = in(kCacheIndex).view;
+  p.cache_index = in(kCacheIndex).present ? in(kCacheIndex).view : TensorView{};
   p.kv_cache = in(kKvCache).view;
   p.kr_cache = in(kKrCache).view;
   p.dequant_scale_x = opt(in(kDqsX));
@@ -111,6 +112,9 @@ MlaPrologParams params_from(const EntryPoint& e, const ExecutorState& st, const 
   p.kc_scale = a.kc_scale;
   p.query_norm_out = out(kQueryNormOut);
   p.dequant_scale_q_norm_out = out(kDqsQNormOut);
+  if (e.slot[kActualSeqLen] >= 0) p.actual_seq_len = opt(in(kActualSeqLen));
+  if (e.slot[kKNopeClipAlpha] >= 0) p.k_nope_clip_alpha = opt(in(kKNopeClipAlpha));
+  p.kv_quant_per_tile = a.kv_quant_per_tile;
   return p;
 }
 
@@ -126,11 +130,17 @@ Status parse_cache_mode(const EntryPoint& e, const char* s, MlaPrologCacheMode* 
       *mode = row.mode;
       return kSuccess;
     }
-  if (e.version == 3)
-    for (const char* name : mla_prolog_table::kCacheModesV3NotSupported)
-      if (!truncated && v == name)
-        return fail(kParamInvalid, "%s: cacheModeOptional: MP-23 cache mode \"%s\" is not supported yet; allowed "
-                    "{\"PA_BSND\", \"PA_NZ\"} or null, got \"%s\"", e.op, name, name);
+  if (e.version == 3) {
+    for (const auto& row : mla_prolog_table::kCacheModesV3)
+      if (!truncated && v == row.value) {
+        *mode = row.mode;
+        return kSuccess;
+      }
+    return fail(kParamInvalid,
+                "%s: cacheModeOptional: MP-06 value; allowed {\"PA_BSND\", \"PA_NZ\", \"PA_BLK_BSND\", \"PA_BLK_NZ\", "
+                "\"BSND\", \"TND\"} or null, got \"%s%s\"",
+                e.op, v.c_str(), truncated ? "..." : "");
+  }
   return fail(kParamInvalid, "%s: cacheModeOptional: MP-06 value; allowed {\"PA_BSND\", \"PA_NZ\"} or null, got \"%s%s\"",
               e.op, v.c_str(), truncated ? "..." : "");
 }
@@ -183,6 +193,7 @@ Status get_workspace_size(const EntryPoint& e, const aclTensor* const* inputs, c
     MLAOPS_TRY(bind_slot(outputs[i], op, e.out_names[i], i < kDqsQNopeOut, &st->outputs[static_cast<size_t>(i)]));
   Attrs at = a;
   MLAOPS_TRY(parse_cache_mode(e, cache_mode, &at.mode));
+  at.kv_quant_per_tile = modes != nullptr && modes->kv_cache_quant_mode == 3;
   const MlaPrologParams p = params_from(e, *st, at);
   MlaPrologCheckOptions o;
   o.op = op;
@@ -191,7 +202,6 @@ Status get_workspace_size(const EntryPoint& e, const aclTensor* const* inputs, c
   if (modes != nullptr) {
     o.v3 = true;
     o.modes = *modes;
-    o.modes.k_nope_clip_alpha = st->inputs[static_cast<size_t>(e.slot[kKNopeClipAlpha])].present;
   }
   auto plan = std::make_shared<OpPlan>();
   MLAOPS_TRY(mla_prolog_make_plan(p, o, plan.get()));

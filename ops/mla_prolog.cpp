@@ -1,10 +1,12 @@
 // MlaProlog V1 / V2WeightNz / V3WeightNz phase 2 (docs/ops/mla_prolog.md): binds the tensors to a plan
 // (ops/mla_prolog_plan.cpp), re-checks what may change between the phases (the call signature,
-// the pointer rules, the cacheIndex values in a read-only pre-pass, the workspace), then runs the
-// plan's kernels per chunk of tokens:
+// the pointer rules; in a read-only pre-pass the cacheIndex values, actualSeqLen and the clip alpha;
+// the workspace), fills the token -> cache slot table, then runs the plan's kernels per chunk of
+// tokens:
 //   1. x @ [W_DQ | W_DKV_KR]          panel GEMM, parallel over weight panels
 //   2. per token: dequant / bf16 rounding, α_q·RmsNorm(c_Q) -> bf16 or dynamic int8 (A of step 3,
-//      also queryNormOut); α_kv·RmsNorm(c_KV), RoPE(k_r), cache quant -> kv / kr rows staged
+//      also queryNormOut); α_kv·RmsNorm(c_KV), RoPE(k_r), cache quant (per channel, per tensor or
+//      per tile) -> kv / kr rows staged
 //   3. per head (parallel over heads): c_Q' @ W_UQ_QR[:, head] -> q_nope, q_rope;
 //      q_nope @ W_UK[head] -> query; RoPE -> query_rope; full+KV quant: per (token, head) int8
 //   4. scatter the staged kv / kr rows into the caches in token order (duplicates: last wins)
@@ -30,12 +32,93 @@ namespace {
 
 using kernels::GemmArgs;
 
-// Element (slot p, channel j) of a cache row in PA_BSND or PA_NZ layout (docs/ops/mla_prolog.md).
-inline int64_t cache_offset(MlaPrologCacheMode mode, int64_t block_size, int64_t width, int64_t c0, int64_t p,
-                            int64_t j) {
-  if (mode == MlaPrologCacheMode::kPaBsnd) return p * width + j;
+// Element (slot p, channel j) of a cache row in an NZ block layout (PA_NZ, PA_BLK_NZ;
+// docs/ops/mla_prolog.md); the other layouts are dense rows, element p*width + j.
+inline int64_t nz_cache_offset(int64_t block_size, int64_t width, int64_t c0, int64_t p, int64_t j) {
   const int64_t b = p / block_size, o = p % block_size;
   return b * block_size * width + (j / c0) * block_size * c0 + o * c0 + (j % c0);
+}
+
+// The cache slot of every token in token order (-1: no write), from the cache mode: PA_BSND /
+// PA_NZ cacheIndex[t]; BSND / TND t; PA_BLK_* token s of batch b: block cacheIndex[off_b + s /
+// BlockSize], slot block*BlockSize + s % BlockSize, off_b = the batches' block counts before b
+// (ceil(S_b / BlockSize) each; S_b = S for tokenX [B, S, He], else actualSeqLen's differences).
+// Reads tensor contents only; validates every value it reads before it reads through it, and
+// writes the table to `slots` when given (a validating pass with nullptr writes nothing).
+Status cache_slots(const MlaPrologParams& p, const MlaPrologPlan& pl, int64_t* slots) {
+  const char* op = pl.options.op;
+  const MlaPrologDims& d = pl.dims;
+  const MlaPrologCacheMode mode = pl.cache_mode;
+  if (!mla_prolog_cache_paged(mode)) {
+    if (slots != nullptr)
+      for (int64_t t = 0; t < d.T; ++t) slots[t] = t;
+    return kSuccess;
+  }
+  const int64_t* idx = p.cache_index.ptr<const int64_t>();
+  if (!mla_prolog_cache_blocks(mode)) {
+    const int64_t n = d.block_num * d.block_size;  // fits: the cache tensor's size was checked
+    for (int64_t t = 0; t < d.T; ++t) {
+      MLAOPS_CHECK(idx[t] < n, kParamInvalid,
+                   "%s: cacheIndex: MP-17 cacheIndex[%lld] out of range; allowed [0, %lld) (BlockNum*BlockSize) or "
+                   "negative (skip), got %lld",
+                   op, (long long)t, (long long)n, (long long)idx[t]);
+      if (slots != nullptr) slots[t] = idx[t] < 0 ? -1 : idx[t];
+    }
+    return kSuccess;
+  }
+  const int64_t bs = d.block_size, ids = p.cache_index.numel();
+  const int32_t* asl = d.bsh ? nullptr : p.actual_seq_len->ptr<const int32_t>();
+  const int64_t batches = d.bsh ? d.B : p.actual_seq_len->dims[0];
+  int64_t t = 0, off = 0;  // the batch's first token and first block id position
+  for (int64_t b = 0; b < batches; ++b) {
+    const int64_t end = d.bsh ? t + d.S : asl[b];
+    MLAOPS_CHECK(end >= t && end <= d.T, kParamInvalid,
+                 "%s: actualSeqLenOptional: MP-28 actualSeqLenOptional[%lld] must be a non-decreasing prefix sum of "
+                 "the batches' token counts; allowed [%lld, %lld] (T), got %lld",
+                 op, (long long)b, (long long)t, (long long)d.T, (long long)end);
+    const int64_t nb = ceil_div(end - t, bs);
+    MLAOPS_CHECK(off + nb <= ids, kParamInvalid,
+                 "%s: cacheIndex: MP-28 block ids of batches 0..%lld; allowed at least %lld (sum of ceil(S_b/%lld)), "
+                 "got %lld",
+                 op, (long long)b, (long long)(off + nb), (long long)bs, (long long)ids);
+    for (int64_t s = 0; t < end; ++s, ++t) {
+      const int64_t blk = idx[off + s / bs];
+      MLAOPS_CHECK(blk < d.block_num, kParamInvalid,
+                   "%s: cacheIndex: MP-17 cacheIndex[%lld] (block of token %lld) out of range; allowed [0, %lld) "
+                   "(BlockNum) or negative (skip), got %lld",
+                   op, (long long)(off + s / bs), (long long)t, (long long)d.block_num, (long long)blk);
+      if (slots != nullptr) slots[t] = blk < 0 ? -1 : blk * bs + s % bs;
+    }
+    off += nb;
+  }
+  MLAOPS_CHECK(t == d.T, kParamInvalid,
+               "%s: actualSeqLenOptional: MP-28 the last prefix sum is the token count; allowed %lld (T), got %lld", op,
+               (long long)d.T, (long long)t);
+  return kSuccess;
+}
+
+// kvCacheQuantMode 3, one row: c (Hckv fp32) -> q int8 per tile of 128 channels with its fp32
+// scale, in the packed row q | rope (bf16, already in `row`) | scales. A tile with a_g = 0 (or
+// whose scale has no finite reciprocal) is stored as scale 0 and q = 0.
+void per_tile_quant_row(const float* c, int64_t hckv, int64_t dr, float alpha, int8_t* row) {
+  const int64_t tiles = hckv / mla_prolog_table::kKvQuantTile;
+  for (int64_t g = 0; g < tiles; ++g) {
+    const float* cg = c + g * mla_prolog_table::kKvQuantTile;
+    int8_t* q = row + g * mla_prolog_table::kKvQuantTile;
+    float a = 0.0f;
+    for (int64_t j = 0; j < mla_prolog_table::kKvQuantTile; ++j) a = std::max(a, std::fabs(cg[j]));
+    const float bound = alpha * a;      // clip at ±α·a_g
+    float scale = bound / 127.0f;       // s_g
+    const float inv = 1.0f / scale;     // the kernel multiplies by 1/s_g
+    if (scale == 0.0f || !std::isfinite(inv)) {
+      scale = 0.0f;
+      std::memset(q, 0, static_cast<size_t>(mla_prolog_table::kKvQuantTile));
+    } else {
+      for (int64_t j = 0; j < mla_prolog_table::kKvQuantTile; ++j)
+        q[j] = int8_rint_sat(std::min(std::max(cg[j], -bound), bound) * inv);  // fp32 -> int32 (rint) -> fp16 -> int8
+    }
+    std::memcpy(row + hckv + 2 * dr + 4 * g, &scale, 4);
+  }
 }
 
 struct RunCtx {
@@ -102,6 +185,8 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
   const MlaPrologDims& d = pl.dims;
   const MlaPrologScenario sc = pl.scenario;
   const bool full = mla_prolog_is_full_quant(sc), kvq = mla_prolog_is_kv_quant(sc);
+  const bool per_tile = mla_prolog_is_per_tile(sc);
+  const float clip_alpha = per_tile ? load_f32(p.k_nope_clip_alpha, 0) : 0.0f;
   const int64_t ldc = d.Hcq + d.Hckv + d.Dr;
   std::vector<float> tmp(static_cast<size_t>(std::max(d.Hcq, d.Hckv + d.Dr)));
   std::vector<float> rope(static_cast<size_t>(d.Dr));
@@ -149,6 +234,17 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
     kernels::rms_norm_row(ck, gamma_ckv, d.Hckv, p.rmsnorm_epsilon_ckv, tmp.data());
     if (pl.scale_kv)  // V3 α_kv, before the cast or quant
       for (int64_t j = 0; j < d.Hckv; ++j) tmp[j] *= pl.alpha_kv;
+    kernels::rope_deinterleave_row(ck + d.Hckv, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
+                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
+    if (per_tile) {  // the packed row: int8 tiles | bf16 rope | fp32 scales
+      int8_t* row = c.ws->at<int8_t>(pl.off_kv) + i * d.kv_row;
+      for (int64_t j = 0; j < d.Dr; ++j) {
+        const uint16_t r = float_to_bf16(rope[j]);
+        std::memcpy(row + d.Hckv + 2 * j, &r, 2);
+      }
+      per_tile_quant_row(tmp.data(), d.Hckv, d.Dr, clip_alpha, row);
+      continue;
+    }
     if (kvq) {
       int8_t* kv = c.ws->at<int8_t>(pl.off_kv) + i * d.Hckv;
       const bool per_channel = sc == MlaPrologScenario::kPartialQuantKvQuant;
@@ -157,8 +253,6 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
     } else {
       pl.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv, d.Hckv);
     }
-    kernels::rope_deinterleave_row(ck + d.Hckv, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
-                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
     if (sc == MlaPrologScenario::kPartialQuantKvQuant) {
       int8_t* kr = c.ws->at<int8_t>(pl.off_kr) + i * d.Dr;
       for (int64_t j = 0; j < d.Dr; ++j) kr[j] = int8_rint_sat(round_bf16(rope[j]) * load_f32(p.quant_scale_ckr, j));
@@ -245,33 +339,35 @@ void head(const RunCtx& c, int64_t n, int thread) {
   }
 }
 
-// Step 4: staged rows into the caches, tokens in order.
+// Step 4: staged rows into the caches at the pre-pass's slots, tokens in order.
 void scatter(const RunCtx& c) {
   const MlaPrologParams& p = *c.p;
   const MlaPrologPlan& pl = *c.plan;
   const MlaPrologDims& d = pl.dims;
   if (d.block_num == 0) return;
-  const int64_t* idx = p.cache_index.ptr<const int64_t>();
+  const int64_t* slots = c.ws->at<int64_t>(pl.off_slots);
+  const bool kr_rows_on = !mla_prolog_is_per_tile(pl.scenario);  // per tile: the rope is in the kv row
   const int64_t kv_es = dtype_size(p.kv_cache.dtype), kr_es = dtype_size(p.kr_cache.dtype);
+  const int64_t kv_w = d.kv_row;
   char* kv = static_cast<char*>(p.kv_cache.data);
   char* kr = static_cast<char*>(p.kr_cache.data);
   const char* kv_rows = c.ws->at<char>(pl.off_kv);
   const char* kr_rows = c.ws->at<char>(pl.off_kr);
   for (int64_t i = 0; i < c.tc; ++i) {
-    const int64_t slot = idx[c.t0 + i];
+    const int64_t slot = slots[c.t0 + i];
     if (slot < 0) continue;
-    if (pl.cache_mode == MlaPrologCacheMode::kPaBsnd) {
-      std::memcpy(kv + slot * d.Hckv * kv_es, kv_rows + i * d.Hckv * kv_es, static_cast<size_t>(d.Hckv * kv_es));
-      std::memcpy(kr + slot * d.Dr * kr_es, kr_rows + i * d.Dr * kr_es, static_cast<size_t>(d.Dr * kr_es));
+    if (!mla_prolog_cache_nz(pl.cache_mode)) {  // dense rows
+      std::memcpy(kv + slot * kv_w * kv_es, kv_rows + i * kv_w * kv_es, static_cast<size_t>(kv_w * kv_es));
+      if (kr_rows_on)
+        std::memcpy(kr + slot * d.Dr * kr_es, kr_rows + i * d.Dr * kr_es, static_cast<size_t>(d.Dr * kr_es));
       continue;
     }
     const int64_t c0kv = 32 / kv_es, c0kr = 32 / kr_es;
     for (int64_t j = 0; j < d.Hckv; j += c0kv)
-      std::memcpy(kv + cache_offset(pl.cache_mode, d.block_size, d.Hckv, c0kv, slot, j) * kv_es,
-                  kv_rows + (i * d.Hckv + j) * kv_es, 32);
+      std::memcpy(kv + nz_cache_offset(d.block_size, d.Hckv, c0kv, slot, j) * kv_es, kv_rows + (i * d.Hckv + j) * kv_es,
+                  32);
     for (int64_t j = 0; j < d.Dr; j += c0kr)
-      std::memcpy(kr + cache_offset(pl.cache_mode, d.block_size, d.Dr, c0kr, slot, j) * kr_es,
-                  kr_rows + (i * d.Dr + j) * kr_es, 32);
+      std::memcpy(kr + nz_cache_offset(d.block_size, d.Dr, c0kr, slot, j) * kr_es, kr_rows + (i * d.Dr + j) * kr_es, 32);
   }
 }
 
@@ -285,20 +381,20 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
   MLAOPS_TRY(mla_prolog_check_pointers(p, pl->scenario, op));
   const MlaPrologDims& d = pl->dims;
   if (d.T == 0) return kSuccess;  // empty query: nothing computed, caches untouched
-  // MP-17: every cacheIndex value is checked before the first write (contents may change between
-  // the two phases). Negative values skip the row (vendor kernel); with BlockNum == 0 nothing is
-  // written, so the values are not looked at.
-  if (d.block_num > 0) {
-    const int64_t slots = d.block_num * d.block_size;  // fits: the cache tensor's size was checked
-    const int64_t* idx = p.cache_index.ptr<const int64_t>();
-    for (int64_t t = 0; t < d.T; ++t)
-      MLAOPS_CHECK(idx[t] < slots, kParamInvalid,
-                   "%s: cacheIndex: MP-17 cacheIndex[%lld] out of range; allowed [0, %lld) (BlockNum*BlockSize) or "
-                   "negative (skip), got %lld",
-                   op, (long long)t, (long long)slots, (long long)idx[t]);
+  // A read-only pre-pass over the contents that address the caches or scale them, before the
+  // first write (contents may change between the two phases): the cacheIndex values (MP-17),
+  // actualSeqLen and the block table's length (MP-28), the clip alpha (MP-28). Negative slots or
+  // block ids skip the row (vendor kernel); with BlockNum == 0 nothing is written, so the index
+  // values are not looked at.
+  if (d.block_num > 0) MLAOPS_TRY(cache_slots(p, *pl, nullptr));
+  if (mla_prolog_is_per_tile(pl->scenario)) {
+    const float a = p.k_nope_clip_alpha->ptr<const float>()[0];
+    MLAOPS_CHECK(std::isfinite(a) && a > 0.0f, kParamInvalid,
+                 "%s: kNopeClipAlphaOptional: MP-28 value; allowed finite and > 0, got %g", op, static_cast<double>(a));
   }
   MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes, workspace, workspace_size));
   WorkspaceArena ws(workspace, workspace_size);
+  if (d.block_num > 0) MLAOPS_TRY(cache_slots(p, *pl, ws.at<int64_t>(pl->off_slots)));  // validated above
   RunCtx c;
   c.p = &p;
   c.plan = pl;

@@ -53,9 +53,10 @@ struct MlaPrologPlan final : detail::PlanState {
   int64_t off_acc1 = 0;     // [chunk, Hcq + Hckv + Dr] fp32/int32 projections of x
   int64_t off_a2 = 0;       // [chunk, Hcq] bf16 or int8: the A operand of the W_UQ_QR GEMM
   int64_t off_scale = 0;    // [chunk] fp32 per-token dynamic-quant scale of c_Q
-  int64_t off_kv = 0;       // [chunk, Hckv] kv rows in the cache dtype, staged for the scatter
+  int64_t off_kv = 0;       // [chunk, kv_row] kv rows in the cache dtype, staged for the scatter
   int64_t off_kr = 0;       // [chunk, Dr] kr rows in the cache dtype
   int64_t off_thread = 0;   // per-thread buffers, thread_bytes each
+  int64_t off_slots = 0;    // [T] int64 cache slot of each token (-1: no write), filled by the run's pre-pass
   int64_t thread_bytes = 0;
   int64_t head_cols = 0;    // panel-aligned column window of one head in W_UQ_QR (see run)
 

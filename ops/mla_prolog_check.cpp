@@ -49,11 +49,8 @@ Status weight_shape(const char* op, const char* name, const TensorView& w, int64
   return kSuccess;
 }
 
-// MP-20..MP-23: the V3 attributes against the scenario the dtypes choose.
+// MP-20, MP-21: the V3 attributes against the scenario the dtypes choose.
 Status check_v3_modes(const char* op, const MlaPrologV3Modes& m, MlaPrologScenario sc) {
-  MLAOPS_CHECK(m.kv_cache_quant_mode != 3, kParamInvalid,
-               "%s: kvCacheQuantMode: MP-23 per-token-per-tile KV quant is not supported yet; allowed 0, 1, 2, got 3",
-               op);
   const ModeTupleRow* row = nullptr;
   for (const ModeTupleRow& r : kModeTuples)
     if (r.scenario == sc) row = &r;
@@ -67,20 +64,121 @@ Status check_v3_modes(const char* op, const MlaPrologV3Modes& m, MlaPrologScenar
                (long long)m.query_quant_mode);
   MLAOPS_CHECK(m.tile_size == 128, kParamInvalid, "%s: tileSize: MP-21 value; allowed 128, got %lld", op,
                (long long)m.tile_size);
-  MLAOPS_CHECK(m.ckvkr_repo_mode == 0, kParamInvalid,
-               "%s: ckvkrRepoMode: MP-21 1 only with kvCacheQuantMode 3; allowed 0, got %lld", op,
-               (long long)m.ckvkr_repo_mode);
-  MLAOPS_CHECK(m.quant_scale_repo_mode == 0, kParamInvalid,
-               "%s: quantScaleRepoMode: MP-21 1 only with kvCacheQuantMode 3; allowed 0, got %lld", op,
-               (long long)m.quant_scale_repo_mode);
-  MLAOPS_CHECK(!m.k_nope_clip_alpha, kParamInvalid,
-               "%s: kNopeClipAlphaOptional: MP-22 given only with kvCacheQuantMode 3; allowed null, got a tensor", op);
+  const int64_t repo = m.kv_cache_quant_mode == 3 ? 1 : 0;  // 1 exactly with kvCacheQuantMode 3
+  MLAOPS_CHECK(m.ckvkr_repo_mode == repo, kParamInvalid,
+               "%s: ckvkrRepoMode: MP-21 1 exactly with kvCacheQuantMode 3; allowed %lld, got %lld", op,
+               (long long)repo, (long long)m.ckvkr_repo_mode);
+  MLAOPS_CHECK(m.quant_scale_repo_mode == repo, kParamInvalid,
+               "%s: quantScaleRepoMode: MP-21 1 exactly with kvCacheQuantMode 3; allowed %lld, got %lld", op,
+               (long long)repo, (long long)m.quant_scale_repo_mode);
+  return kSuccess;
+}
+
+// The cache geometry by cache mode: Hckv, Nkv, BlockNum, BlockSize (kCacheDimSources; the values
+// rules follow).
+Status cache_dims(const char* op, const MlaPrologParams& p, bool per_tile, SymValues& v) {
+  const bool tnd = p.cache_mode == MlaPrologCacheMode::kTnd;
+  const bool paged = mla_prolog_cache_paged(p.cache_mode);
+  for (const DimSource& s : kCacheDimSources) {
+    if (s.sym == Sym::kHckv && per_tile) continue;  // the packed row: Hckv from rmsnormGammaCkv
+    if (!paged && (s.sym == Sym::kBlockSize || s.sym == Sym::kBlockNum)) continue;
+    at(v, s.sym) = p.kv_cache.dim(tnd && s.sym == Sym::kNkv ? 1 : s.dim);
+    MLAOPS_CHECK(!s.positive || at(v, s.sym) > 0, kParamInvalid, "%s: %s: MP-09 must be positive; allowed >= 1, got %lld",
+                 op, s.what, (long long)at(v, s.sym));
+  }
+  if (per_tile) {
+    at(v, Sym::kHckv) = p.rmsnorm_gamma_ckv.dim(0);
+    MLAOPS_CHECK(at(v, Sym::kHckv) > 0, kParamInvalid,
+                 "%s: Hckv (rmsnormGammaCkv): MP-09 must be positive; allowed >= 1, got %lld", op,
+                 (long long)at(v, Sym::kHckv));
+  }
+  if (!paged) {  // dense rows: token t is row t (BlockNum = B, BlockSize = S; TND: T, 1)
+    at(v, Sym::kBlockNum) = tnd ? at(v, Sym::kT) : at(v, Sym::kB);
+    at(v, Sym::kBlockSize) = tnd ? 1 : at(v, Sym::kS);
+  }
+  MLAOPS_CHECK(at(v, Sym::kBlockNum) >= 0, kParamInvalid, "%s: MP-09 negative dim", op);
+  return kSuccess;
+}
+
+// The caches' shapes by cache mode (MP-26), the per-tile KV quant rows (MP-27), cacheIndex's shape
+// and actualSeqLen's presence; *kv_row: the kv row width.
+Status check_caches(const char* op, const MlaPrologParams& p, std::span<const check::Named> ts, bool per_tile,
+                    SymValues& v, int64_t* kv_row) {
+  const MlaPrologCacheMode mode = p.cache_mode;
+  const char* mname = mla_prolog_cache_mode_name(mode);
+  const TensorView& kv = p.kv_cache;
+  const bool bsh = p.token_x.rank == 3;
+  const bool tnd = mode == MlaPrologCacheMode::kTnd;
+  const bool paged = mla_prolog_cache_paged(mode);
+  const int64_t hckv = at(v, Sym::kHckv), dr = at(v, Sym::kDr);
+  *kv_row = hckv;
+  if (per_tile) {  // MP-27
+    bool mode_ok = false;
+    for (MlaPrologCacheMode m : kPerTileCacheModes) mode_ok |= m == mode;
+    MLAOPS_CHECK(mode_ok, kParamInvalid,
+                 "%s: cacheModeOptional: MP-27 per-tile KV quant (kvCacheQuantMode 3) takes the cache modes "
+                 "{PA_BSND, BSND, TND}; got %s",
+                 op, mname);
+    MLAOPS_CHECK(hckv % kKvQuantTile == 0, kParamInvalid,
+                 "%s: rmsnormGammaCkv: MP-27 per-tile KV quant needs Hckv to be a multiple of the tile size %lld; got "
+                 "%lld",
+                 op, (long long)kKvQuantTile, (long long)hckv);
+    // the row: Hckv int8 values | Dr bf16 rope values | one fp32 scale per tile (bytes)
+    *kv_row = hckv + 2 * dr + 4 * (hckv / kKvQuantTile);  // fits: Hckv and Dr are tensor dims
+    MLAOPS_CHECK(kv.dim(-1) == *kv_row, kParamInvalid,
+                 "%s: kvCacheRef: MP-27 per-tile KV quant row of Hckv + 2*Dr + 4*Hckv/%lld bytes; allowed %lld, got "
+                 "%lld",
+                 op, (long long)kKvQuantTile, (long long)*kv_row, (long long)kv.dim(-1));
+    const int64_t kr_numel = p.kr_cache.numel();  // fits: MP-14
+    MLAOPS_CHECK(kr_numel == 0, kParamInvalid,
+                 "%s: krCacheRef: MP-27 per-tile KV quant keeps the rope row in the kv row: krCacheRef must be an "
+                 "empty tensor; allowed 0 elements, got %lld",
+                 op, (long long)kr_numel);
+  }
+  // the caches' shapes (kvCacheRef's own dims define the paged geometry: Nkv is MP-09's value rule)
+  if (!paged) {
+    const int64_t kv_shape[4] = {tnd ? at(v, Sym::kT) : at(v, Sym::kB), tnd ? 1 : at(v, Sym::kS), 1, *kv_row};
+    const int64_t kv_shape_tnd[3] = {at(v, Sym::kT), 1, *kv_row};
+    MLAOPS_TRY(tnd ? check::shape_eq(op, "kvCacheRef", "MP-26 TND cache [T, 1, H]", kv, kv_shape_tnd)
+                   : check::shape_eq(op, "kvCacheRef", "MP-26 BSND cache [B, S, 1, H]", kv, kv_shape));
+  }
+  if (!per_tile) {
+    const int64_t kr4[4] = {at(v, Sym::kBlockNum), at(v, Sym::kBlockSize), 1, dr};
+    const int64_t kr3[3] = {at(v, Sym::kT), 1, dr};
+    MLAOPS_TRY(tnd ? check::shape_eq(op, "krCacheRef", "MP-09", p.kr_cache, kr3)
+                   : check::shape_eq(op, "krCacheRef", "MP-09", p.kr_cache, kr4));
+  }
+  // cacheIndex: slots (PA_BSND, PA_NZ), block ids (PA_BLK_*), absent (BSND, TND)
+  const TensorView* idx = check::given(ts, "cacheIndex");
+  if (!paged) {
+    MLAOPS_CHECK(idx == nullptr, kParamInvalid,
+                 "%s: cacheIndex: MP-26 cache mode %s writes token t to cache row t; allowed null, got a tensor", op,
+                 mname);
+    return kSuccess;
+  }
+  MLAOPS_CHECK(idx != nullptr, kParamNullptr, "%s: cacheIndex: MP-01 required in cache mode %s; got null", op, mname);
+  if (!mla_prolog_cache_blocks(mode)) {
+    const int64_t bs[2] = {at(v, Sym::kB), at(v, Sym::kS)};
+    const int64_t t1[1] = {at(v, Sym::kT)};
+    return bsh ? check::shape_eq(op, "cacheIndex", "MP-09", *idx, bs) : check::shape_eq(op, "cacheIndex", "MP-09", *idx, t1);
+  }
+  if (bsh) {  // [B, ceil(S / BlockSize)] block ids
+    const int64_t blocks[2] = {at(v, Sym::kB), ceil_div(at(v, Sym::kS), at(v, Sym::kBlockSize))};
+    return check::shape_eq(op, "cacheIndex", "MP-26 PA_BLK block ids [B, ceil(S/BlockSize)]", *idx, blocks);
+  }
+  // tokenX [T, He]: [sum_b ceil(S_b / BlockSize)] block ids, S_b from actualSeqLen (phase 2)
+  MLAOPS_CHECK(idx->rank == 1, kParamInvalid,
+               "%s: cacheIndex: MP-26 PA_BLK block ids with tokenX [T, He] are 1-D [sum_b ceil(S_b/BlockSize)]; "
+               "allowed 1 dim, got %d",
+               op, idx->rank);
+  MLAOPS_CHECK(check::given(ts, "actualSeqLenOptional") != nullptr, kParamNullptr,
+               "%s: actualSeqLenOptional: MP-01 required in cache mode %s with tokenX [T, He]; got null", op, mname);
   return kSuccess;
 }
 
 }  // namespace
 
-std::array<check::Named, 24> mla_prolog_tensors(const MlaPrologParams& p) {
+std::array<check::Named, 26> mla_prolog_tensors(const MlaPrologParams& p) {
   return {{{"tokenX", &p.token_x},
            {"weightDq", &p.weight_dq},
            {"weightUqQr", &p.weight_uq_qr},
@@ -104,7 +202,9 @@ std::array<check::Named, 24> mla_prolog_tensors(const MlaPrologParams& p) {
            {"queryRopeOut", &p.query_rope_out},
            {"dequantScaleQNopeOutOptional", p.dequant_scale_q_nope_out},
            {"queryNormOutOptional", p.query_norm_out},
-           {"dequantScaleQNormOutOptional", p.dequant_scale_q_norm_out}}};
+           {"dequantScaleQNormOutOptional", p.dequant_scale_q_norm_out},
+           {"actualSeqLenOptional", p.actual_seq_len},
+           {"kNopeClipAlphaOptional", p.k_nope_clip_alpha}}};
 }
 
 Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o, MlaPrologDims* dims,
@@ -119,6 +219,16 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                                                    : std::span<const check::FormatRow>(kWeightFormatsCpp),
                                ts));
   MLAOPS_TRY(check::check_rows(op, kRanks, ts));
+  // MP-26: the dense cache modes follow the token layout (then the caches' dim counts)
+  MLAOPS_CHECK(p.cache_mode != MlaPrologCacheMode::kBsnd || p.token_x.rank == 3, kParamInvalid,
+               "%s: tokenX: MP-26 cache mode BSND needs tokenX [B, S, He]; allowed 3 dims, got %d", op,
+               p.token_x.rank);
+  MLAOPS_CHECK(p.cache_mode != MlaPrologCacheMode::kTnd || p.token_x.rank == 2, kParamInvalid,
+               "%s: tokenX: MP-26 cache mode TND needs tokenX [T, He]; allowed 2 dims, got %d", op, p.token_x.rank);
+  if (p.cache_mode == MlaPrologCacheMode::kTnd)
+    MLAOPS_TRY(check::check_rows(op, std::span(kCacheRanks3).first(p.kv_quant_per_tile ? 1 : 2), ts));
+  else
+    MLAOPS_TRY(check::check_rows(op, std::span(kCacheRanks4).first(p.kv_quant_per_tile ? 1 : 2), ts));
   for (const check::Named& n : ts) {  // MP-14, MP-05; the weights' storage is checked with their shapes
     const bool weight = n.t == &p.weight_dq || n.t == &p.weight_uq_qr || n.t == &p.weight_dkv_kr;
     if (weight || check::given(ts, n.name) == nullptr) continue;
@@ -138,7 +248,8 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   // ==== existence: required tensors (MP-01), optional inputs by scenario (MP-10) ====
   for (const char* name : kRequired)
     MLAOPS_CHECK(check::given(ts, name) != nullptr, kParamNullptr, "%s: %s: MP-01 required tensor is null", op, name);
-  const MlaPrologScenario sc = mla_prolog_scenario(p.token_x.dtype, p.weight_uq_qr.dtype, p.kv_cache.dtype);
+  const MlaPrologScenario sc =
+      mla_prolog_scenario(p.token_x.dtype, p.weight_uq_qr.dtype, p.kv_cache.dtype, p.kv_quant_per_tile);
   const ScenarioRow* found = kScenarios;
   while (found->scenario != sc) ++found;  // every scenario has its row
   const ScenarioRow& row = *found;
@@ -159,7 +270,7 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   for (size_t i = 0; i < row.dtypes.size(); ++i) {
     const char* name = kScenarioDtypeParams[i];
     const DType got = check::given(ts, name)->dtype;
-    MLAOPS_CHECK(got == row.dtypes[i], kParamInvalid, "%s: %s: MP-08 dtype in scenario %s; allowed %s, got %s", op,
+    MLAOPS_CHECK(got == row.dtypes[i] || row.dtypes[i] == DType::kUndefined, kParamInvalid, "%s: %s: MP-08 dtype in scenario %s; allowed %s, got %s", op,
                  name, scn, dtype_name(row.dtypes[i]), dtype_name(got));
   }
   // MP-24: queryNormOut is the A operand of the W_UQ_QR matmul (bf16 or int8 by scenario), with
@@ -179,6 +290,18 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                op, qns_needed ? "a tensor" : "null", qns != nullptr ? "a tensor" : "null", scn,
                qn != nullptr ? "given" : "null");
   if (o.v3) MLAOPS_TRY(check_v3_modes(op, o.modes, sc));
+  // MP-27 / MP-22: per-tile KV quant needs a KV-quant scenario (int8 weightUqQr and kvCache) and
+  // its clip alpha, FP32 [1]; the alpha is given only then.
+  MLAOPS_CHECK(!p.kv_quant_per_tile || mla_prolog_is_per_tile(sc), kParamInvalid,
+               "%s: kvCacheRef: MP-27 per-tile KV quant (kvCacheQuantMode 3) needs int8 weightUqQr and an int8 "
+               "kvCache; got scenario %s",
+               op, scn);
+  const TensorView* clip = p.k_nope_clip_alpha;
+  MLAOPS_CHECK((clip != nullptr) == p.kv_quant_per_tile, kParamInvalid,
+               "%s: kNopeClipAlphaOptional: MP-22 given exactly with per-tile KV quant (kvCacheQuantMode 3); "
+               "allowed %s, got %s",
+               op, p.kv_quant_per_tile ? "a tensor" : "null", clip != nullptr ? "a tensor" : "null");
+  if (clip != nullptr) MLAOPS_TRY(check::shape_eq(op, "kNopeClipAlphaOptional", "MP-22", *clip, {1}));
   MLAOPS_CHECK(o.v2 || sc != MlaPrologScenario::kFullQuantKvQuant, kParamInvalid,
                "%s: kvCacheRef: MP-11 scenario FULL_QUANT_KV_QUANT (int8 tokenX and int8 kvCache) needs the "
                "dequantScaleQNope output; allowed in aclnnMlaPrologV2WeightNz only, got V1", op);
@@ -189,8 +312,8 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                  dtype_name(t.dtype));
   }
   MLAOPS_TRY(check::check_rows(op,
-                               p.cache_mode == MlaPrologCacheMode::kPaNz ? std::span<const check::FormatRow>(kCacheFormatsPaNz)
-                                                                         : std::span<const check::FormatRow>(kCacheFormatsPaBsnd),
+                               mla_prolog_cache_nz(p.cache_mode) ? std::span<const check::FormatRow>(kCacheFormatsPaNz)
+                                                                 : std::span<const check::FormatRow>(kCacheFormatsPaBsnd),
                                ts));
 
   // ==== consistency: the dims, their ranges, every shape ====
@@ -214,11 +337,12 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   }
   MLAOPS_CHECK(at(v, Sym::kDr) % 2 == 0, kParamInvalid, "%s: ropeCos: MP-09 rope dim must be even; got %lld", op,
                (long long)at(v, Sym::kDr));
-  MLAOPS_CHECK(at(v, Sym::kB) >= 0 && at(v, Sym::kS) >= 0 && at(v, Sym::kBlockNum) >= 0, kParamInvalid,
-               "%s: MP-09 negative dim", op);
+  MLAOPS_CHECK(at(v, Sym::kB) >= 0 && at(v, Sym::kS) >= 0, kParamInvalid, "%s: MP-09 negative dim", op);
+  MLAOPS_TRY(cache_dims(op, p, mla_prolog_is_per_tile(sc), v));
   MLAOPS_TRY(check::check_values(op, kValues, v));
   if (o.vendor_ranges && d.bsh) MLAOPS_TRY(check::check_values(op, kVendorRangesBsh, v));
   if (o.vendor_ranges) MLAOPS_TRY(check::check_values(op, kVendorRanges, v));
+  if (o.vendor_ranges && mla_prolog_cache_paged(p.cache_mode)) MLAOPS_TRY(check::check_values(op, kVendorRangesPaged, v));
   MLAOPS_CHECK(product_ok({at(v, Sym::kN), at(v, Sym::kD) + at(v, Sym::kDr)}, &at(v, Sym::kQCols)) &&
                    add_ok(at(v, Sym::kHckv), at(v, Sym::kDr), &at(v, Sym::kKCols)),
                kParamInvalid, "%s: MP-14 N*(D+Dr) overflows int64", op);
@@ -227,6 +351,8 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                             v[static_cast<size_t>(w.dims.v[1])]));
   MLAOPS_TRY(d.bsh ? check::check_shapes(op, kShapesBsh, ts, v) : check::check_shapes(op, kShapesTnd, ts, v));
   MLAOPS_TRY(check::check_shapes(op, kShapes, ts, v));
+  int64_t kv_row = 0;
+  MLAOPS_TRY(check_caches(op, p, ts, mla_prolog_is_per_tile(sc), v, &kv_row));
   if (sc == MlaPrologScenario::kFullQuantKvQuant && dqs != nullptr)
     MLAOPS_TRY(check::shape_eq(op, "dequantScaleQNopeOutOptional", "MP-09", *dqs,
                                {at(v, Sym::kT), at(v, Sym::kN), 1}));
@@ -238,7 +364,7 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                                        {at(v, Sym::kB), at(v, Sym::kS), at(v, Sym::kHcq)})
                      : check::shape_eq(op, "queryNormOutOptional", "MP-24", *qn, {at(v, Sym::kT), at(v, Sym::kHcq)}));
   if (qns != nullptr) MLAOPS_TRY(check::shape_eq(op, "dequantScaleQNormOutOptional", "MP-24", *qns, {at(v, Sym::kT), 1}));
-  if (p.cache_mode == MlaPrologCacheMode::kPaNz) {  // MP-16 whole c0 chunks per row
+  if (mla_prolog_cache_nz(p.cache_mode)) {  // MP-16 whole c0 chunks per row
     const int64_t c0kv = 32 / dtype_size(p.kv_cache.dtype), c0kr = 32 / dtype_size(p.kr_cache.dtype);
     MLAOPS_CHECK(at(v, Sym::kHckv) % c0kv == 0, kParamInvalid,
                  "%s: kvCacheRef: MP-16 PA_NZ needs Hckv to be a multiple of c0 = %lld; got %lld", op,
@@ -260,6 +386,7 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   d.Hckv = at(v, Sym::kHckv);
   d.block_num = at(v, Sym::kBlockNum);
   d.block_size = at(v, Sym::kBlockSize);
+  d.kv_row = kv_row;
   *dims = d;
   *scenario = sc;
   return kSuccess;

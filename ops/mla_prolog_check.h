@@ -22,14 +22,13 @@ struct MlaPrologV3Modes {
   int64_t ckvkr_repo_mode = 0;       // 1: the rope row inside the kv row (kvCacheQuantMode 3 only)
   int64_t quant_scale_repo_mode = 0; // 1: the tile scales inside the kv row (kvCacheQuantMode 3 only)
   int64_t tile_size = 128;
-  bool k_nope_clip_alpha = false;    // kNopeClipAlphaOptional given
 };
 
 struct MlaPrologCheckOptions {
   const char* op = "mla_prolog";  // the name used in messages (the aclnn entry point)
   bool v2 = true;                 // V2 has dequantScaleQNopeOut; V1 cannot express full quant + KV quant
   bool vendor_ranges = false;     // the aclnn layer: He, Hcq, N, D, ... limited to the vendor's sets
-  bool v3 = false;                // aclnnMlaPrologV3WeightNz: `modes` are checked (MP-20..MP-23)
+  bool v3 = false;                // aclnnMlaPrologV3WeightNz: `modes` are checked (MP-20, MP-21)
   MlaPrologV3Modes modes;
 };
 
@@ -68,14 +67,20 @@ inline constexpr check::DtypeRow kDtypes[] = {
 inline constexpr check::DtypeRow kDtypesV3[] = {
     {"queryNormOutOptional", {BF16, I8}, "MP-02"},
     {"dequantScaleQNormOutOptional", {F32}, "MP-02"},
+    {"actualSeqLenOptional", {I32}, "MP-02"},
+    {"kNopeClipAlphaOptional", {F32}, "MP-02"},
 };
 inline constexpr check::FormatRow kFormatsV3[] = {
     {"queryNormOutOptional", {ND, NCHW}, "MP-03"},
     {"dequantScaleQNormOutOptional", {ND, NCHW}, "MP-03"},
+    {"actualSeqLenOptional", {ND, NCHW}, "MP-03"},
+    {"kNopeClipAlphaOptional", {ND, NCHW}, "MP-03"},
 };
 inline constexpr check::RankRow kRanksV3[] = {
     {"queryNormOutOptional", {2, 3}, "MP-04"},
     {"dequantScaleQNormOutOptional", {2}, "MP-04"},
+    {"actualSeqLenOptional", {1}, "MP-04"},
+    {"kNopeClipAlphaOptional", {1}, "MP-04"},
 };
 
 // MP-03: formats of the plain tensors (ND; the NCHW tag is accepted as ND).
@@ -112,7 +117,7 @@ inline constexpr check::FormatRow kWeightFormatsCpp[] = {
     {"weightDkvKr", {NZ, ND, NCHW}, "MP-03"},
 };
 
-// MP-04: dim counts (weights: 2 logical or 4 NZ storage dims).
+// MP-04: dim counts (weights: 2 logical or 4 NZ storage dims; the caches by cache mode below).
 inline constexpr check::RankRow kRanks[] = {
     {"tokenX", {2, 3}, "MP-04"},
     {"weightDq", {2, 4}, "MP-04"},
@@ -124,8 +129,6 @@ inline constexpr check::RankRow kRanks[] = {
     {"ropeSin", {2, 3}, "MP-04"},
     {"ropeCos", {2, 3}, "MP-04"},
     {"cacheIndex", {1, 2}, "MP-04"},
-    {"kvCacheRef", {4}, "MP-04"},
-    {"krCacheRef", {4}, "MP-04"},
     {"dequantScaleXOptional", {2}, "MP-04"},
     {"dequantScaleWDqOptional", {2}, "MP-04"},
     {"dequantScaleWUqQrOptional", {2}, "MP-04"},
@@ -137,6 +140,10 @@ inline constexpr check::RankRow kRanks[] = {
     {"queryRopeOut", {3, 4}, "MP-04"},
     {"dequantScaleQNopeOutOptional", {1, 3}, "MP-04"},
 };
+// MP-04: the caches: 4 dims ([BlockNum, BlockSize, 1, H] or BSND [B, S, 1, H]), 3 in TND
+// ([T, 1, H]); per-tile KV quant: krCacheRef is an empty tensor of any rank (MP-27).
+inline constexpr check::RankRow kCacheRanks4[] = {{"kvCacheRef", {4}, "MP-04"}, {"krCacheRef", {4}, "MP-04"}};
+inline constexpr check::RankRow kCacheRanks3[] = {{"kvCacheRef", {3}, "MP-04"}, {"krCacheRef", {3}, "MP-04"}};
 
 // MP-06: cacheModeOptional values (null = PA_BSND).
 struct CacheModeRow {
@@ -145,8 +152,11 @@ struct CacheModeRow {
 };
 inline constexpr CacheModeRow kCacheModes[] = {{"PA_BSND", MlaPrologCacheMode::kPaBsnd},
                                                {"PA_NZ", MlaPrologCacheMode::kPaNz}};
-// The cache modes V3 names that are not supported yet (MP-23).
-inline constexpr const char* kCacheModesV3NotSupported[] = {"PA_BLK_BSND", "PA_BLK_NZ", "BSND", "TND"};
+// The cache modes V3 adds (aclnnMlaPrologV3WeightNz only).
+inline constexpr CacheModeRow kCacheModesV3[] = {{"PA_BLK_BSND", MlaPrologCacheMode::kPaBlkBsnd},
+                                                 {"PA_BLK_NZ", MlaPrologCacheMode::kPaBlkNz},
+                                                 {"BSND", MlaPrologCacheMode::kBsnd},
+                                                 {"TND", MlaPrologCacheMode::kTnd}};
 
 // MP-20: the V3 mode tuple (weightQuantMode, kvCacheQuantMode, queryQuantMode) of each scenario.
 struct ModeTupleRow {
@@ -159,7 +169,14 @@ inline constexpr ModeTupleRow kModeTuples[] = {
     {1, 2, 0, MlaPrologScenario::kPartialQuantKvQuant},
     {2, 0, 0, MlaPrologScenario::kFullQuantKvNoQuant},
     {2, 1, 1, MlaPrologScenario::kFullQuantKvQuant},
+    {1, 3, 0, MlaPrologScenario::kPartialQuantKvQuantPerTile},
+    {2, 3, 0, MlaPrologScenario::kFullQuantKvQuantPerTile},
 };
+
+// MP-27: per-tile KV quant (kvCacheQuantMode 3): the tile width, the cache modes it takes.
+inline constexpr int64_t kKvQuantTile = 128;
+inline constexpr MlaPrologCacheMode kPerTileCacheModes[] = {MlaPrologCacheMode::kPaBsnd, MlaPrologCacheMode::kBsnd,
+                                                            MlaPrologCacheMode::kTnd};
 
 // MP-12: the outputs and in/out caches (disjoint from each other and from every other tensor).
 inline constexpr const char* kOutputs[] = {"queryOut",   "queryRopeOut", "dequantScaleQNopeOutOptional",
@@ -168,11 +185,11 @@ inline constexpr const char* kOutputs[] = {"queryOut",   "queryRopeOut", "dequan
 
 // ---- existence ----
 
-// MP-01: required tensors.
-inline constexpr const char* kRequired[] = {"tokenX",     "weightDq",        "weightUqQr", "weightUk",
+// MP-01: required tensors (cacheIndex: in the paged cache modes; MP-26 otherwise).
+inline constexpr const char* kRequired[] = {"tokenX",      "weightDq",       "weightUqQr",      "weightUk",
                                             "weightDkvKr", "rmsnormGammaCq", "rmsnormGammaCkv", "ropeSin",
-                                            "ropeCos",    "cacheIndex",      "kvCacheRef", "krCacheRef",
-                                            "queryOut",   "queryRopeOut"};
+                                            "ropeCos",     "kvCacheRef",     "krCacheRef",      "queryOut",
+                                            "queryRopeOut"};
 
 // ---- cross-feature: the quantization scenario (from the dtypes only; docs/ops/mla_prolog.md) ----
 
@@ -185,7 +202,7 @@ inline constexpr const char* kScenarioOptionalParams[] = {"dequantScaleXOptional
                                                           "quantScaleCkvOptional",      "quantScaleCkrOptional"};
 struct ScenarioRow {
   MlaPrologScenario scenario;
-  std::array<DType, 7> dtypes;    // kScenarioDtypeParams
+  std::array<DType, 7> dtypes;    // kScenarioDtypeParams (kUndefined: any, the empty per-tile krCache)
   std::array<bool, 6> optionals;  // kScenarioOptionalParams
 };
 inline constexpr ScenarioRow kScenarios[] = {
@@ -196,12 +213,18 @@ inline constexpr ScenarioRow kScenarios[] = {
     {MlaPrologScenario::kPartialQuantKvQuant, {BF16, BF16, I8, BF16, I8, I8, BF16}, {false, false, true, false, true, true}},
     {MlaPrologScenario::kFullQuantKvNoQuant, {I8, I8, I8, I8, BF16, BF16, BF16}, {true, true, true, true, false, false}},
     {MlaPrologScenario::kFullQuantKvQuant, {I8, I8, I8, I8, I8, BF16, I8}, {true, true, true, true, true, false}},
+    {MlaPrologScenario::kPartialQuantKvQuantPerTile,
+     {BF16, BF16, I8, BF16, I8, DType::kUndefined, BF16},
+     {false, false, true, false, false, false}},
+    {MlaPrologScenario::kFullQuantKvQuantPerTile,
+     {I8, I8, I8, I8, I8, DType::kUndefined, BF16},
+     {true, true, true, true, false, false}},
 };
 // The parameters whose dtypes choose the scenario (mla_prolog_scenario): changing one of them
 // changes the row, not only the column.
 inline constexpr const char* kScenarioChoosers[] = {"tokenX", "weightUqQr", "kvCacheRef"};
 
-// MP-03: the caches' formats by cache mode (PA_NZ also accepts the FRACTAL_NZ tag).
+// MP-03: the caches' formats by cache mode (PA_NZ and PA_BLK_NZ also accept the FRACTAL_NZ tag).
 inline constexpr check::FormatRow kCacheFormatsPaBsnd[] = {{"kvCacheRef", {ND, NCHW}, "MP-03"},
                                                            {"krCacheRef", {ND, NCHW}, "MP-03"}};
 inline constexpr check::FormatRow kCacheFormatsPaNz[] = {{"kvCacheRef", {ND, NCHW, NZ}, "MP-03"},
@@ -212,8 +235,8 @@ inline constexpr check::FormatRow kCacheFormatsPaNz[] = {{"kvCacheRef", {ND, NCH
 // The dim symbols (include/mlaops/mla_prolog.h); kQCols = N*(D+Dr), kKCols = Hckv+Dr.
 enum class Sym : int { kOne, kB, kS, kT, kHe, kHcq, kN, kD, kDr, kHckv, kBlockNum, kBlockSize, kNkv, kQCols, kKCols };
 
-// Where each symbol but B, S, T (tokenX's leading dims) is read from; `positive`: MP-09 >= 1
-// (the token count and BlockNum may be 0).
+// Where each symbol but B, S, T (tokenX's leading dims) and the cache geometry (Hckv, Nkv,
+// BlockNum, BlockSize: by cache mode, in the check) is read from; `positive`: MP-09 >= 1.
 struct DimSource {
   Sym sym;
   const char* param;
@@ -226,15 +249,20 @@ inline constexpr DimSource kDimSources[] = {
     {Sym::kHcq, "rmsnormGammaCq", 0, "Hcq (rmsnormGammaCq)", true},
     {Sym::kN, "weightUk", 0, "N (weightUk dim 0)", true},
     {Sym::kD, "weightUk", 1, "D (weightUk dim 1)", true},
-    {Sym::kHckv, "kvCacheRef", 3, "Hckv (kvCacheRef dim 3)", true},
     {Sym::kDr, "ropeCos", -1, "Dr (ropeCos last dim)", true},
+};
+// The cache geometry, read from kvCacheRef [BlockNum, BlockSize, Nkv, Hckv] (BSND [B, S, Nkv,
+// Hckv]: BlockNum and BlockSize are then B and S; TND [T, Nkv, Hckv]: Nkv is dim 1; per-tile KV
+// quant: Hckv is rmsnormGammaCkv's, the row is packed).
+inline constexpr DimSource kCacheDimSources[] = {
+    {Sym::kHckv, "kvCacheRef", -1, "Hckv (kvCacheRef last dim)", true},
     {Sym::kBlockSize, "kvCacheRef", 1, "BlockSize (kvCacheRef dim 1)", true},
     {Sym::kBlockNum, "kvCacheRef", 0, "BlockNum (kvCacheRef dim 0)", false},
     {Sym::kNkv, "kvCacheRef", 2, "Nkv (kvCacheRef dim 2)", false},
 };
 
 // MP-09: values every call must have.
-inline constexpr check::ValueRow<Sym> kValues[] = {{Sym::kNkv, "kvCacheRef", "MP-09 Nkv (dim 2)", {1}}};
+inline constexpr check::ValueRow<Sym> kValues[] = {{Sym::kNkv, "kvCacheRef", "MP-09 Nkv (the dim before the row)", {1}}};
 
 // MP-07: the vendor's ranges (aclnn entry points only); B and S for tokenX [B, S, He].
 inline constexpr check::ValueRow<Sym> kVendorRangesBsh[] = {
@@ -249,6 +277,8 @@ inline constexpr check::ValueRow<Sym> kVendorRanges[] = {
     {Sym::kD, "weightUk", "MP-07 D", {128}},
     {Sym::kDr, "ropeCos", "MP-07 Dr", {64}},
     {Sym::kN, "weightUk", "MP-07 N", {1, 2, 4, 8, 16, 32, 64, 128}},
+};
+inline constexpr check::ValueRow<Sym> kVendorRangesPaged[] = {
     {Sym::kBlockSize, "kvCacheRef", "MP-07 BlockSize", {16, 128}},
 };
 
@@ -263,14 +293,12 @@ inline constexpr check::ShapeRow<Sym> kWeightShapes[] = {
 inline constexpr check::ShapeRow<Sym> kShapesBsh[] = {
     {"ropeSin", {Sym::kB, Sym::kS, Sym::kDr}, "MP-09"},
     {"ropeCos", {Sym::kB, Sym::kS, Sym::kDr}, "MP-09"},
-    {"cacheIndex", {Sym::kB, Sym::kS}, "MP-09"},
     {"queryOut", {Sym::kB, Sym::kS, Sym::kN, Sym::kHckv}, "MP-09"},
     {"queryRopeOut", {Sym::kB, Sym::kS, Sym::kN, Sym::kDr}, "MP-09"},
 };
 inline constexpr check::ShapeRow<Sym> kShapesTnd[] = {
     {"ropeSin", {Sym::kT, Sym::kDr}, "MP-09"},
     {"ropeCos", {Sym::kT, Sym::kDr}, "MP-09"},
-    {"cacheIndex", {Sym::kT}, "MP-09"},
     {"queryOut", {Sym::kT, Sym::kN, Sym::kHckv}, "MP-09"},
     {"queryRopeOut", {Sym::kT, Sym::kN, Sym::kDr}, "MP-09"},
 };
@@ -279,7 +307,6 @@ inline constexpr check::ShapeRow<Sym> kShapesTnd[] = {
 inline constexpr check::ShapeRow<Sym> kShapes[] = {
     {"weightUk", {Sym::kN, Sym::kD, Sym::kHckv}, "MP-09"},
     {"rmsnormGammaCkv", {Sym::kHckv}, "MP-09"},
-    {"krCacheRef", {Sym::kBlockNum, Sym::kBlockSize, Sym::kOne, Sym::kDr}, "MP-09"},
     {"dequantScaleXOptional", {Sym::kT, Sym::kOne}, "MP-09"},
     {"dequantScaleWDqOptional", {Sym::kOne, Sym::kHcq}, "MP-09"},
     {"dequantScaleWUqQrOptional", {Sym::kOne, Sym::kQCols}, "MP-09"},
@@ -293,7 +320,7 @@ inline constexpr check::ShapeRow<Sym> kShapes[] = {
 
 // Every tensor parameter of a call by its aclnn name, in prototype order (null: an absent
 // optional tensor). The checks, the call signature and the aliasing rule read this one list.
-std::array<check::Named, 24> mla_prolog_tensors(const MlaPrologParams& p);
+std::array<check::Named, 26> mla_prolog_tensors(const MlaPrologParams& p);
 
 // Phase 1: every rule of docs/ops/mla_prolog.md, grouped single parameter / existence /
 // cross-feature / consistency, then the pointer rules below. Reads no tensor contents and

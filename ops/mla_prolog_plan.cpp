@@ -46,6 +46,7 @@ CallSignature mla_prolog_signature(const MlaPrologParams& p) {
   s.add("cacheModeOptional", static_cast<int64_t>(p.cache_mode));
   s.add("qcQrScale", p.qc_qr_scale);
   s.add("kcScale", p.kc_scale);
+  s.add("kvQuantPerTile", static_cast<int64_t>(p.kv_quant_per_tile));
   return s;
 }
 
@@ -93,7 +94,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   const int64_t proj_cols = d.Hcq + d.Hckv + d.Dr;  // fits: checked with the weights' shapes
   int64_t acc1, a2, kv, kr, per_thread, threads_total;
   MLAOPS_CHECK(product_ok({c, proj_cols, 4}, &acc1) && product_ok({c, d.Hcq, 2}, &a2) &&
-                   product_ok({c, d.Hckv, 2}, &kv) && product_ok({c, d.Dr, 2}, &kr),
+                   product_ok({c, d.kv_row, 2}, &kv) && product_ok({c, d.Dr, 2}, &kr),
                kParamInvalid, "%s: MP-14 workspace size overflows int64", op);
   int64_t t1, t2, t3;
   MLAOPS_CHECK(product_ok({c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
@@ -108,6 +109,9 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   MLAOPS_TRY(l.add(kv, &pl.off_kv, op));
   MLAOPS_TRY(l.add(kr, &pl.off_kr, op));
   MLAOPS_TRY(l.add(threads_total, &pl.off_thread, op));
+  int64_t slots;
+  MLAOPS_CHECK(mul_ok(d.T, 8, &slots), kParamInvalid, "%s: MP-14 workspace size overflows int64", op);
+  MLAOPS_TRY(l.add(slots, &pl.off_slots, op));
   pl.thread_bytes = per_thread;
   pl.workspace_bytes = d.T == 0 ? 0 : static_cast<uint64_t>(l.total());
   verbose_plan(pl);
@@ -126,6 +130,16 @@ std::string MlaPrologPlan::explain() const {
                 (long long)d.Hckv, (long long)d.block_num, (long long)d.block_size,
                 mla_prolog_cache_mode_name(cache_mode));
   s += b;
+  if (mla_prolog_cache_blocks(cache_mode) || !mla_prolog_cache_paged(cache_mode) || mla_prolog_is_per_tile(scenario)) {
+    std::snprintf(b, sizeof b, "V3 cache: %s%s\n",
+                  mla_prolog_cache_blocks(cache_mode)    ? "cacheIndex holds block ids (token s of a batch: block s / BlockSize)"
+                  : !mla_prolog_cache_paged(cache_mode) ? "token t to cache row t (no cacheIndex)"
+                                                        : "cacheIndex holds slots",
+                  mla_prolog_is_per_tile(scenario)
+                      ? "; per-tile int8 KV quant: rows of Hckv int8 | Dr bf16 rope | fp32 scale per 128 channels"
+                      : "");
+    s += b;
+  }
   if (scale_q || scale_kv || query_norm) {
     std::snprintf(b, sizeof b, "V3: qcQrScale %s, kcScale %s, queryNormOut %s\n",
                   scale_q ? std::to_string(alpha_q).c_str() : "1 (no multiply)",
@@ -148,9 +162,10 @@ std::string MlaPrologPlan::explain() const {
   s += b;
   std::snprintf(b, sizeof b,
                 "workspace %llu bytes: projections @%lld, W_UQ_QR A operand @%lld, c_Q scales @%lld, kv rows @%lld, "
-                "kr rows @%lld, %d x %lld per-thread head buffers @%lld\n",
+                "kr rows @%lld, %d x %lld per-thread head buffers @%lld, cache slots @%lld\n",
                 (unsigned long long)workspace_bytes, (long long)off_acc1, (long long)off_a2, (long long)off_scale,
-                (long long)off_kv, (long long)off_kr, threads, (long long)thread_bytes, (long long)off_thread);
+                (long long)off_kv, (long long)off_kr, threads, (long long)thread_bytes, (long long)off_thread,
+                (long long)off_slots);
   return s + b;
 }
 

@@ -14,8 +14,8 @@ const OperatorInfo* operator_table() {
        "dequantScaleQNope); PA_BSND / PA_NZ caches"},
       {"MlaPrologV3WeightNz", MLAOPS_ENTRY("MlaPrologV3WeightNz", "aclnn_mla_prolog_v3_weight_nz.h"), true,
        "MlaProlog", false,
-       "V2 plus the quant modes as attributes, qcQrScale / kcScale, queryNormOut (BSND / TND / PA_BLK cache "
-       "modes, per-tile KV quant: not supported yet)"},
+       "V2 plus the quant modes as attributes, qcQrScale / kcScale, queryNormOut, the BSND / TND / PA_BLK_BSND / "
+       "PA_BLK_NZ cache modes, per-tile KV quant (kvCacheQuantMode 3); V2's shape ranges"},
       {"MlaPreprocess", MLAOPS_ENTRY("MlaPreprocess", "aclnn_mla_preprocess.h"), true, "MlaPreprocess", false,
        "FP16 / BF16 input, INT8 W_DQKV / W_UQ (per-tensor or per-token quant) or unquantized weights, cache "
        "modes 0..3"},

@@ -6,6 +6,7 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <vector>
 
@@ -33,6 +34,7 @@ struct Scenario {
   bool full = false;      // INT8 tokenX and the three NZ weights
   bool partial = false;   // INT8 weightUqQr only
   bool kv_quant = false;  // full / partial with an INT8 kvCache
+  bool per_tile = false;  // the KV quant per token and tile (V3 kvCacheQuantMode 3)
   const char* name = "NO_QUANT";
 };
 
@@ -45,8 +47,10 @@ Scenario scenario_of(const MlaPrologParams& p) {
     sc.partial = true;
   }
   sc.kv_quant = (sc.full || sc.partial) && kv_int8;
+  sc.per_tile = sc.kv_quant && p.kv_quant_per_tile;
   if (sc.full) sc.name = sc.kv_quant ? "FULL_QUANT_KV_QUANT" : "FULL_QUANT_KV_NO_QUANT";
   if (sc.partial) sc.name = sc.kv_quant ? "PARTIAL_QUANT_KV_QUANT" : "PARTIAL_QUANT_KV_NO_QUANT";
+  if (sc.per_tile) sc.name = sc.full ? "FULL_QUANT_KV_QUANT_PER_TILE" : "PARTIAL_QUANT_KV_QUANT_PER_TILE";
   return sc;
 }
 
@@ -113,15 +117,33 @@ Status make_weight(const TensorView& t, const char* name, int64_t rows, int64_t 
   return kSuccess;
 }
 
+bool mode_is(MlaPrologCacheMode m, std::initializer_list<MlaPrologCacheMode> set) {
+  for (MlaPrologCacheMode x : set)
+    if (x == m) return true;
+  return false;
+}
+bool nz_mode(MlaPrologCacheMode m) { return mode_is(m, {MlaPrologCacheMode::kPaNz, MlaPrologCacheMode::kPaBlkNz}); }
+bool dense_mode(MlaPrologCacheMode m) { return mode_is(m, {MlaPrologCacheMode::kBsnd, MlaPrologCacheMode::kTnd}); }
+bool block_mode(MlaPrologCacheMode m) {
+  return mode_is(m, {MlaPrologCacheMode::kPaBlkBsnd, MlaPrologCacheMode::kPaBlkNz});
+}
+
+// A cache of rows of `width` elements: [BlockNum, BlockSize, 1, width] (paged; BSND: [B, S, 1,
+// width], whose B and S the dims hold as BlockNum and BlockSize) or [T, 1, width] (TND).
 Status check_cache(const TensorView& t, const char* name, const MlaPrologDims& d, int64_t width,
                    MlaPrologCacheMode mode) {
   int64_t numel = 0;
   MLAOPS_TRY(check_view(t, name, &numel));
+  if (mode == MlaPrologCacheMode::kTnd) {
+    MLAOPS_CHECK(t.rank == 3 && t.dims[0] == d.T && t.dims[1] == 1 && t.dims[2] == width, kParamInvalid,
+                 "%s: %s: must be [T=%lld, 1, %lld] in cache mode TND", kOp, name, (long long)d.T, (long long)width);
+    return kSuccess;
+  }
   MLAOPS_CHECK(t.rank == 4 && t.dims[0] == d.block_num && t.dims[1] == d.block_size && t.dims[2] == 1 &&
                    t.dims[3] == width,
-               kParamInvalid, "%s: %s: must be [BlockNum=%lld, BlockSize=%lld, 1, %lld] (Nkv = 1)", kOp, name,
-               (long long)d.block_num, (long long)d.block_size, (long long)width);
-  if (mode == MlaPrologCacheMode::kPaNz) {
+               kParamInvalid, "%s: %s: must be [%lld, %lld, 1, %lld] (Nkv = 1)", kOp, name, (long long)d.block_num,
+               (long long)d.block_size, (long long)width);
+  if (nz_mode(mode)) {
     const int64_t c0 = ref::nz_c0_of(t.dtype);
     MLAOPS_CHECK(c0 > 0 && width % c0 == 0, kParamInvalid,
                  "%s: %s: PA_NZ needs a row width that is a multiple of c0 = %lld (%s); got %lld", kOp, name,
@@ -130,6 +152,69 @@ Status check_cache(const TensorView& t, const char* name, const MlaPrologDims& d
   return kSuccess;
 }
 
+// The cache row of every token (-1: no write), validating every value it reads first:
+// PA_BSND / PA_NZ: the slot cacheIndex[t] (< BlockNum*BlockSize; negative skips); BSND / TND:
+// row t; PA_BLK_*: batch b's token s goes to block cacheIndex[first_b + s / BlockSize] (<
+// BlockNum; negative skips), row block*BlockSize + s % BlockSize, where first_b counts the block
+// ids of the batches before b (ceil(len / BlockSize) each); the batch lengths are S (tokenX
+// [B, S, He]) or the differences of actualSeqLen (prefix sums ending at T).
+Status token_rows(const MlaPrologParams& p, const MlaPrologDims& d, MlaPrologCacheMode mode, int64_t index_count,
+                  std::vector<int64_t>* rows) {
+  const int64_t T = d.T;
+  auto index_at = [&](int64_t i) { return ref::load_int(p.cache_index, ref::linear_offset(p.cache_index, i)); };
+  if (dense_mode(mode)) {
+    for (int64_t t = 0; t < T; ++t) (*rows)[static_cast<size_t>(t)] = t;
+    return kSuccess;
+  }
+  if (!block_mode(mode)) {
+    const int64_t slots = d.block_num * d.block_size;
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t slot = index_at(t);
+      MLAOPS_CHECK(slot < slots, kParamInvalid,
+                   "%s: cacheIndex[%lld] = %lld is out of range [0, %lld) (BlockNum*BlockSize); negative skips", kOp,
+                   (long long)t, (long long)slot, (long long)slots);
+      (*rows)[static_cast<size_t>(t)] = slot < 0 ? -1 : slot;
+    }
+    return kSuccess;
+  }
+  // the batch lengths
+  std::vector<int64_t> lens;
+  if (d.bsh) {
+    lens.assign(static_cast<size_t>(d.B), d.S);
+  } else {
+    const TensorView& asl = *p.actual_seq_len;
+    int64_t n = 0;
+    MLAOPS_TRY(check_view(asl, "actualSeqLenOptional", &n));
+    int64_t prev = 0;
+    for (int64_t b = 0; b < n; ++b) {
+      const int64_t cum = ref::load_int(asl, ref::linear_offset(asl, b));
+      MLAOPS_CHECK(cum >= prev && cum <= T, kParamInvalid,
+                   "%s: actualSeqLenOptional[%lld] = %lld: prefix sums must be non-decreasing and at most T = %lld",
+                   kOp, (long long)b, (long long)cum, (long long)T);
+      lens.push_back(cum - prev);
+      prev = cum;
+    }
+    MLAOPS_CHECK(prev == T, kParamInvalid, "%s: actualSeqLenOptional: the last prefix sum must be T = %lld; got %lld",
+                 kOp, (long long)T, (long long)prev);
+  }
+  // the first block id position of every batch, then every token's row
+  std::vector<int64_t> first(lens.size() + 1, 0);
+  for (size_t b = 0; b < lens.size(); ++b) first[b + 1] = first[b] + (lens[b] + d.block_size - 1) / d.block_size;
+  MLAOPS_CHECK(first.back() <= index_count, kParamInvalid,
+               "%s: cacheIndex: holds %lld block ids; the batches need %lld", kOp, (long long)index_count,
+               (long long)first.back());
+  int64_t t = 0;
+  for (size_t b = 0; b < lens.size(); ++b)
+    for (int64_t s = 0; s < lens[b]; ++s, ++t) {
+      const int64_t pos = first[b] + s / d.block_size;
+      const int64_t block = index_at(pos);
+      MLAOPS_CHECK(block < d.block_num, kParamInvalid,
+                   "%s: cacheIndex[%lld] = %lld is out of range [0, %lld) (BlockNum); negative skips", kOp,
+                   (long long)pos, (long long)block, (long long)d.block_num);
+      (*rows)[static_cast<size_t>(t)] = block < 0 ? -1 : block * d.block_size + s % d.block_size;
+    }
+  return kSuccess;
+}
 
 }  // namespace
 
@@ -179,10 +264,14 @@ double mla_prolog_quant_query_row(const double* v, int64_t n, int8_t* q) {
 }
 
 int64_t mla_prolog_cache_offset(const TensorView& cache, MlaPrologCacheMode mode, int64_t p, int64_t j) {
-  const int64_t block_size = cache.dims[1];
+  if (mode == MlaPrologCacheMode::kTnd) {  // [T, 1, H]: row p = token p
+    const int64_t idx[3] = {p, 0, j};
+    return ref::offset(cache, idx);
+  }
+  const int64_t block_size = cache.dims[1];  // BSND: S (row p = token p = b*S + s)
   const int64_t b = p / block_size;
   const int64_t o = p % block_size;
-  if (mode == MlaPrologCacheMode::kPaNz) {
+  if (nz_mode(mode)) {
     const int64_t c0 = ref::nz_c0_of(cache.dtype);
     return b * cache.strides[0] + (j / c0) * block_size * c0 + o * c0 + j % c0;
   }
@@ -236,11 +325,30 @@ Status mla_prolog_dims(const MlaPrologParams& p, MlaPrologDims* out) {
   d.Dr = p.rope_cos.dims[p.rope_cos.rank - 1];
 
   MLAOPS_TRY(check_view(p.kv_cache, "kvCacheRef", &numel));
-  MLAOPS_CHECK(p.kv_cache.rank == 4, kParamInvalid,
-               "%s: kvCacheRef: must be [BlockNum, BlockSize, 1, Hckv]; got rank %d", kOp, p.kv_cache.rank);
-  d.block_num = p.kv_cache.dims[0];
-  d.block_size = p.kv_cache.dims[1];
-  d.Hckv = p.kv_cache.dims[3];
+  const bool tnd = p.cache_mode == MlaPrologCacheMode::kTnd;
+  MLAOPS_CHECK(p.kv_cache.rank == (tnd ? 3 : 4), kParamInvalid,
+               "%s: kvCacheRef: must be [BlockNum, BlockSize, 1, H], [B, S, 1, H] (BSND) or [T, 1, H] (TND); got rank "
+               "%d",
+               kOp, p.kv_cache.rank);
+  if (p.cache_mode == MlaPrologCacheMode::kBsnd) {
+    MLAOPS_CHECK(d.bsh, kParamInvalid, "%s: tokenX: cache mode BSND needs tokenX [B, S, He]", kOp);
+    d.block_num = d.B;
+    d.block_size = d.S;
+  } else if (tnd) {
+    MLAOPS_CHECK(!d.bsh, kParamInvalid, "%s: tokenX: cache mode TND needs tokenX [T, He]", kOp);
+    d.block_num = d.T;
+    d.block_size = 1;
+  } else {
+    d.block_num = p.kv_cache.dims[0];
+    d.block_size = p.kv_cache.dims[1];
+  }
+  d.kv_row = p.kv_cache.dims[p.kv_cache.rank - 1];
+  if (p.kv_quant_per_tile) {  // the packed row: Hckv from rmsnormGammaCkv
+    MLAOPS_TRY(check_view(p.rmsnorm_gamma_ckv, "rmsnormGammaCkv", &numel));
+    d.Hckv = numel;
+  } else {
+    d.Hckv = d.kv_row;
+  }
 
   *out = d;
   return kSuccess;
@@ -274,16 +382,53 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
   MLAOPS_TRY(check_vector(p.rmsnorm_gamma_ckv, "rmsnormGammaCkv", Hckv));
   MLAOPS_TRY(check_token_major(p.rope_sin, "ropeSin", T, {Dr}));
   MLAOPS_TRY(check_token_major(p.rope_cos, "ropeCos", T, {Dr}));
-  MLAOPS_TRY(check_vector(p.cache_index, "cacheIndex", T));
-  MLAOPS_TRY(check_cache(p.kv_cache, "kvCacheRef", d, Hckv, p.cache_mode));
-  MLAOPS_TRY(check_cache(p.kr_cache, "krCacheRef", d, Dr, p.cache_mode));
+  const MlaPrologCacheMode mode = p.cache_mode;
+  const bool per_tile = sc.per_tile;
+  MLAOPS_CHECK(!p.kv_quant_per_tile || per_tile, kParamInvalid,
+               "%s: kvCacheRef: per-tile KV quant needs int8 weightUqQr and an int8 kvCache", kOp);
+  constexpr int64_t kTile = 128;
+  MLAOPS_CHECK(!per_tile || Hckv % kTile == 0, kParamInvalid, "%s: per-tile KV quant needs Hckv %% 128 == 0", kOp);
+  // the per-tile row: Hckv int8 | Dr bf16 (2 bytes each) | Hckv/128 fp32 (4 bytes each)
+  const int64_t tiles = per_tile ? Hckv / kTile : 0;
+  const int64_t row_width = per_tile ? Hckv + 2 * Dr + 4 * tiles : Hckv;
+  MLAOPS_CHECK(!per_tile || mode_is(mode, {MlaPrologCacheMode::kPaBsnd, MlaPrologCacheMode::kBsnd,
+                                           MlaPrologCacheMode::kTnd}),
+               kParamInvalid, "%s: per-tile KV quant takes the cache modes PA_BSND, BSND, TND", kOp);
+  MLAOPS_TRY(check_cache(p.kv_cache, "kvCacheRef", d, row_width, mode));
+  if (per_tile) {
+    int64_t kr_numel = 0;
+    MLAOPS_TRY(check_view(p.kr_cache, "krCacheRef", &kr_numel));
+    MLAOPS_CHECK(kr_numel == 0, kParamInvalid, "%s: krCacheRef: must be empty with per-tile KV quant", kOp);
+    MLAOPS_CHECK(p.k_nope_clip_alpha != nullptr, kParamNullptr, "%s: kNopeClipAlphaOptional is required", kOp);
+    MLAOPS_TRY(check_vector(*p.k_nope_clip_alpha, "kNopeClipAlphaOptional", 1));
+  } else {
+    MLAOPS_TRY(check_cache(p.kr_cache, "krCacheRef", d, Dr, mode));
+  }
+  // cacheIndex: slots [T] (PA_BSND, PA_NZ), block ids (PA_BLK_*), none (BSND, TND)
+  int64_t index_count = 0;
+  if (block_mode(mode)) {
+    MLAOPS_TRY(check_view(p.cache_index, "cacheIndex", &index_count));
+    if (d.bsh) {
+      MLAOPS_CHECK(p.cache_index.rank == 2 && p.cache_index.dims[0] == d.B &&
+                       p.cache_index.dims[1] == (d.S + d.block_size - 1) / d.block_size,
+                   kParamInvalid, "%s: cacheIndex: must be [B, ceil(S / BlockSize)] block ids", kOp);
+    } else {
+      MLAOPS_CHECK(p.actual_seq_len != nullptr, kParamNullptr,
+                   "%s: actualSeqLenOptional is required in the PA_BLK modes with tokenX [T, He]", kOp);
+      int64_t n = 0;
+      MLAOPS_TRY(check_view(*p.actual_seq_len, "actualSeqLenOptional", &n));
+    }
+  } else if (!dense_mode(mode)) {
+    MLAOPS_TRY(check_vector(p.cache_index, "cacheIndex", T));
+  }
   MLAOPS_TRY(check_token_major(p.query_out, "queryOut", T, {N, Hckv}));
   MLAOPS_TRY(check_token_major(p.query_rope_out, "queryRopeOut", T, {N, Dr}));
 
-  const bool full_kv_quant = sc.full && sc.kv_quant;
-  const bool partial_kv_quant = sc.partial && sc.kv_quant;
+  const bool full_kv_quant = sc.full && sc.kv_quant && !per_tile;        // per tensor, int8 query
+  const bool partial_kv_quant = sc.partial && sc.kv_quant && !per_tile;  // per channel
   MLAOPS_TRY(check_dtype(p.kv_cache, "kvCacheRef", kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
-  MLAOPS_TRY(check_dtype(p.kr_cache, "krCacheRef", partial_kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
+  if (!per_tile)
+    MLAOPS_TRY(check_dtype(p.kr_cache, "krCacheRef", partial_kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
   MLAOPS_TRY(check_dtype(p.query_out, "queryOut", full_kv_quant ? DType::kInt8 : DType::kBFloat16, sc));
   MLAOPS_TRY(check_dtype(p.query_rope_out, "queryRopeOut", DType::kBFloat16, sc));
 
@@ -338,18 +483,18 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
 
   if (T == 0) return kSuccess;  // empty query: nothing to write
 
-  // ---- read-only pre-pass over cacheIndex: an out-of-range slot fails before any write ----
+  // ---- read-only pre-pass: each token's cache row; an out-of-range value fails before any write ----
   int64_t slots = 0;
   MLAOPS_CHECK(ref::mul_ok(d.block_num, d.block_size, &slots), kParamInvalid,
                "%s: kvCacheRef: BlockNum*BlockSize overflows int64", kOp);
   const bool write_cache = slots > 0;  // BlockNum == 0: outputs only, caches untouched
-  if (write_cache) {
-    for (int64_t t = 0; t < T; ++t) {
-      const int64_t slot = ref::load_int(p.cache_index, ref::linear_offset(p.cache_index, t));
-      MLAOPS_CHECK(slot < slots, kParamInvalid,
-                   "%s: cacheIndex[%lld] = %lld is out of range [0, %lld) (BlockNum*BlockSize); negative skips", kOp,
-                   (long long)t, (long long)slot, (long long)slots);
-    }
+  std::vector<int64_t> row_of(static_cast<size_t>(T), -1);  // -1: no write
+  if (write_cache) MLAOPS_TRY(token_rows(p, d, mode, index_count, &row_of));
+  double clip_alpha = 0.0;
+  if (per_tile) {
+    clip_alpha = ref::load(*p.k_nope_clip_alpha, ref::linear_offset(*p.k_nope_clip_alpha, 0));
+    MLAOPS_CHECK(std::isfinite(clip_alpha) && clip_alpha > 0.0, kParamInvalid,
+                 "%s: kNopeClipAlphaOptional must be finite and > 0; got %g", kOp, clip_alpha);
   }
 
   // ---- small per-call constants ----
@@ -476,10 +621,36 @@ Status mla_prolog_ref(const MlaPrologParams& p) {
     if (scale_kv)  // V3: kvn *= kcScale
       for (int64_t j = 0; j < Hckv; ++j) kvn[sz(j)] *= alpha_kv;
     mla_prolog_rope(ck.data() + Hckv, cos_row.data(), sin_row.data(), Dr, kr.data());
-    // K4: scatter into slot p (p < 0 skips)
-    if (!write_cache) continue;
-    const int64_t slot = ref::load_int(p.cache_index, ref::linear_offset(p.cache_index, t));
+    // K4: scatter into the token's row (none: skip)
+    const int64_t slot = row_of[sz(t)];
     if (slot < 0) continue;
+    if (per_tile) {  // V3 kvCacheQuantMode 3: int8 per tile of 128 | bf16 rope | fp32 scales
+      auto put_byte = [&](int64_t j, uint8_t byte) {
+        ref::put<uint8_t>(p.kv_cache, mla_prolog_cache_offset(p.kv_cache, mode, slot, j), byte);
+      };
+      for (int64_t g = 0; g < tiles; ++g) {
+        double a_g = 0.0;
+        for (int64_t j = g * kTile; j < (g + 1) * kTile; ++j) a_g = std::fmax(a_g, std::fabs(kvn[sz(j)]));
+        const double bound = clip_alpha * a_g;
+        const double s_g = bound / 127.0;
+        for (int64_t j = g * kTile; j < (g + 1) * kTile; ++j) {
+          const double clipped = std::fmin(std::fmax(kvn[sz(j)], -bound), bound);
+          // a_g = 0: scale 0 and q = 0 (choice; docs/ops/mla_prolog.md)
+          const int8_t qv = s_g == 0.0 ? int8_t{0} : ref::int8_rint(clipped * (1.0 / s_g));
+          put_byte(j, static_cast<uint8_t>(qv));
+        }
+        const float s32 = static_cast<float>(s_g);
+        uint8_t b4[4];
+        std::memcpy(b4, &s32, 4);
+        for (int k = 0; k < 4; ++k) put_byte(Hckv + 2 * Dr + 4 * g + k, b4[k]);
+      }
+      for (int64_t j = 0; j < Dr; ++j) {  // little-endian bf16 bytes
+        const uint16_t bits = ref::bf16_bits(kr[sz(j)]);
+        put_byte(Hckv + 2 * j, static_cast<uint8_t>(bits & 0xFF));
+        put_byte(Hckv + 2 * j + 1, static_cast<uint8_t>(bits >> 8));
+      }
+      continue;
+    }
     for (int64_t j = 0; j < Hckv; ++j) {
       double v;
       if (partial_kv_quant) {

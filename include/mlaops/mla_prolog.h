@@ -26,19 +26,40 @@
 
 namespace mlaops {
 
-// cacheModeOptional: "PA_BSND" (default) or "PA_NZ" (docs/ops/mla_prolog.md).
+// cacheModeOptional: "PA_BSND" (default) or "PA_NZ"; V3 adds "PA_BLK_BSND", "PA_BLK_NZ",
+// "BSND", "TND" (docs/ops/mla_prolog.md).
 enum class MlaPrologCacheMode : int32_t {
-  kPaBsnd = 0,  // cache (BlockNum, BlockSize, 1, H) dense: elem(p, j) at p*H + j
-  kPaNz = 1,    // per block [H/c0][BlockSize][c0], c0 = 32 bytes / element size
+  kPaBsnd = 0,     // cache (BlockNum, BlockSize, 1, H) dense: elem(p, j) at p*H + j; cacheIndex = slots p
+  kPaNz = 1,       // per block [H/c0][BlockSize][c0], c0 = 32 bytes / element size; cacheIndex = slots p
+  kPaBlkBsnd = 2,  // as PA_BSND; cacheIndex = block ids per batch (token s of batch b: block s / BlockSize)
+  kPaBlkNz = 3,    // as PA_NZ; cacheIndex = block ids per batch
+  kBsnd = 4,       // cache (B, S, 1, H): row t = token t (tokenX [B, S, He]); no cacheIndex
+  kTnd = 5,        // cache (T, 1, H): row t = token t (tokenX [T, He]); no cacheIndex
 };
 
-// "PA_BSND" / "PA_NZ"; "?" for an unknown value.
+// "PA_BSND", "PA_NZ", ...; "?" for an unknown value.
 inline const char* mla_prolog_cache_mode_name(MlaPrologCacheMode mode) {
   switch (mode) {
     case MlaPrologCacheMode::kPaBsnd: return "PA_BSND";
     case MlaPrologCacheMode::kPaNz: return "PA_NZ";
+    case MlaPrologCacheMode::kPaBlkBsnd: return "PA_BLK_BSND";
+    case MlaPrologCacheMode::kPaBlkNz: return "PA_BLK_NZ";
+    case MlaPrologCacheMode::kBsnd: return "BSND";
+    case MlaPrologCacheMode::kTnd: return "TND";
   }
   return "?";
+}
+// Paged caches addressed through cacheIndex (slots, or block ids in the PA_BLK modes).
+inline bool mla_prolog_cache_paged(MlaPrologCacheMode m) {
+  return m != MlaPrologCacheMode::kBsnd && m != MlaPrologCacheMode::kTnd;
+}
+// cacheIndex holds block ids (PA_BLK_BSND, PA_BLK_NZ).
+inline bool mla_prolog_cache_blocks(MlaPrologCacheMode m) {
+  return m == MlaPrologCacheMode::kPaBlkBsnd || m == MlaPrologCacheMode::kPaBlkNz;
+}
+// Blocks laid out as FRACTAL_NZ ([H/c0][BlockSize][c0]).
+inline bool mla_prolog_cache_nz(MlaPrologCacheMode m) {
+  return m == MlaPrologCacheMode::kPaNz || m == MlaPrologCacheMode::kPaBlkNz;
 }
 
 // The quantization scenario, implied by dtypes only (as the vendor's tiling GetQuantizationMode
@@ -49,26 +70,41 @@ enum class MlaPrologScenario : int32_t {
   kPartialQuantKvQuant = 2,    // + kv_cache / kr_cache int8 with per-channel static scales
   kFullQuantKvNoQuant = 3,     // token_x int8 (per token), the three NZ weights int8 (per channel)
   kFullQuantKvQuant = 4,       // + kv_cache int8 per-tensor, query int8 per (token, head)
+  // V3 kvCacheQuantMode 3: kv_cache int8 per token and tile of 128 channels (dynamic scales in
+  // the row, the rope row in the kv row, kr_cache empty); the query stays bf16.
+  kPartialQuantKvQuantPerTile = 5,  // partial quant + per-tile KV quant, mode tuple (1, 3, 0)
+  kFullQuantKvQuantPerTile = 6,     // full quant + per-tile KV quant, mode tuple (2, 3, 0)
 };
 
 // tokenX INT8 -> full quant; else weightUqQr INT8 -> partial quant; else no quant. The KV-quant
-// variants of full / partial are chosen by kvCache INT8 (no-quant ignores the kvCache dtype).
-inline MlaPrologScenario mla_prolog_scenario(DType token_x, DType weight_uq_qr, DType kv_cache) {
+// variants of full / partial are chosen by kvCache INT8 (no-quant ignores the kvCache dtype);
+// `per_tile` (V3 kvCacheQuantMode 3) picks their per-tile form.
+inline MlaPrologScenario mla_prolog_scenario(DType token_x, DType weight_uq_qr, DType kv_cache, bool per_tile = false) {
   const bool kv_quant = kv_cache == DType::kInt8;
   if (token_x == DType::kInt8)
-    return kv_quant ? MlaPrologScenario::kFullQuantKvQuant : MlaPrologScenario::kFullQuantKvNoQuant;
+    return !kv_quant   ? MlaPrologScenario::kFullQuantKvNoQuant
+           : per_tile ? MlaPrologScenario::kFullQuantKvQuantPerTile
+                      : MlaPrologScenario::kFullQuantKvQuant;
   if (weight_uq_qr == DType::kInt8)
-    return kv_quant ? MlaPrologScenario::kPartialQuantKvQuant : MlaPrologScenario::kPartialQuantKvNoQuant;
+    return !kv_quant   ? MlaPrologScenario::kPartialQuantKvNoQuant
+           : per_tile ? MlaPrologScenario::kPartialQuantKvQuantPerTile
+                      : MlaPrologScenario::kPartialQuantKvQuant;
   return MlaPrologScenario::kNoQuant;
 }
 inline bool mla_prolog_is_full_quant(MlaPrologScenario s) {
-  return s == MlaPrologScenario::kFullQuantKvNoQuant || s == MlaPrologScenario::kFullQuantKvQuant;
+  return s == MlaPrologScenario::kFullQuantKvNoQuant || s == MlaPrologScenario::kFullQuantKvQuant ||
+         s == MlaPrologScenario::kFullQuantKvQuantPerTile;
 }
 inline bool mla_prolog_is_partial_quant(MlaPrologScenario s) {
-  return s == MlaPrologScenario::kPartialQuantKvNoQuant || s == MlaPrologScenario::kPartialQuantKvQuant;
+  return s == MlaPrologScenario::kPartialQuantKvNoQuant || s == MlaPrologScenario::kPartialQuantKvQuant ||
+         s == MlaPrologScenario::kPartialQuantKvQuantPerTile;
+}
+inline bool mla_prolog_is_per_tile(MlaPrologScenario s) {
+  return s == MlaPrologScenario::kPartialQuantKvQuantPerTile || s == MlaPrologScenario::kFullQuantKvQuantPerTile;
 }
 inline bool mla_prolog_is_kv_quant(MlaPrologScenario s) {
-  return s == MlaPrologScenario::kPartialQuantKvQuant || s == MlaPrologScenario::kFullQuantKvQuant;
+  return s == MlaPrologScenario::kPartialQuantKvQuant || s == MlaPrologScenario::kFullQuantKvQuant ||
+         mla_prolog_is_per_tile(s);
 }
 // "NO_QUANT", "PARTIAL_QUANT_KV_NO_QUANT", ...; "?" for an unknown value.
 inline const char* mla_prolog_scenario_name(MlaPrologScenario s) {
@@ -78,6 +114,8 @@ inline const char* mla_prolog_scenario_name(MlaPrologScenario s) {
     case MlaPrologScenario::kPartialQuantKvQuant: return "PARTIAL_QUANT_KV_QUANT";
     case MlaPrologScenario::kFullQuantKvNoQuant: return "FULL_QUANT_KV_NO_QUANT";
     case MlaPrologScenario::kFullQuantKvQuant: return "FULL_QUANT_KV_QUANT";
+    case MlaPrologScenario::kPartialQuantKvQuantPerTile: return "PARTIAL_QUANT_KV_QUANT_PER_TILE";
+    case MlaPrologScenario::kFullQuantKvQuantPerTile: return "FULL_QUANT_KV_QUANT_PER_TILE";
   }
   return "?";
 }
@@ -93,9 +131,16 @@ struct MlaPrologParams {
   TensorView rmsnorm_gamma_ckv;  // [Hckv] BF16
   TensorView rope_sin;         // [T, Dr] or [B, S, Dr] BF16 (follows the token layout)
   TensorView rope_cos;         // [T, Dr] or [B, S, Dr] BF16
-  TensorView cache_index;      // [T] or [B, S] INT64; flat slot p in [0, BlockNum*BlockSize), < 0 = skip
-  TensorView kv_cache;         // in/out [BlockNum, BlockSize, 1, Hckv]; BF16, INT8 (KV quant)
-  TensorView kr_cache;         // in/out [BlockNum, BlockSize, 1, Dr]; BF16, INT8 (partial + KV quant)
+  // [T] or [B, S] INT64; flat slot p in [0, BlockNum*BlockSize), < 0 = skip. PA_BLK modes: block
+  // ids in [0, BlockNum), [B, ceil(S/BlockSize)] or [sum_b ceil(S_b/BlockSize)]. BSND / TND: absent
+  // (a default TensorView).
+  TensorView cache_index;
+  // in/out [BlockNum, BlockSize, 1, Hckv] (BSND: [B, S, 1, Hckv], TND: [T, 1, Hckv]); BF16, INT8
+  // (KV quant). Per-tile KV quant: INT8 rows of Dtile = Hckv + 2*Dr + 4*Hckv/128 bytes.
+  TensorView kv_cache;
+  // in/out [BlockNum, BlockSize, 1, Dr] (BSND / TND as kv_cache); BF16, INT8 (partial + KV quant);
+  // per-tile KV quant: an empty tensor (the rope row is inside the kv row).
+  TensorView kr_cache;
   const TensorView* dequant_scale_x = nullptr;         // [T, 1] or [B*S, 1] FP32; full quant only
   const TensorView* dequant_scale_w_dq = nullptr;      // [1, Hcq] FP32; full quant only
   const TensorView* dequant_scale_w_uq_qr = nullptr;   // [1, N*(D+Dr)] FP32; partial and full quant
@@ -130,13 +175,24 @@ struct MlaPrologParams {
   // [T, 1] FP32, the per-token scale of that int8 row: given exactly when query_norm_out is
   // given in a quantized scenario.
   const TensorView* dequant_scale_q_norm_out = nullptr;
+  // actualSeqLenOptional: INT32 [B], the prefix sums of the batches' token counts (last = T);
+  // read only in the PA_BLK cache modes with token_x [T, He] (required there), else ignored.
+  const TensorView* actual_seq_len = nullptr;
+  // kvCacheQuantMode 3 (per token and tile of 128 channels; int8 weight_uq_qr and kv_cache):
+  // per row c = α_kv·RmsNorm(c_KV), per tile g: a_g = max|c_j|, c'_j = clip(c_j, ±α·a_g),
+  // s_g = α·a_g/127, q_j = sat_int8(rint(c'_j · (1/s_g))) (a_g = 0: s_g = 0, q = 0); the kv row is
+  // q | bf16 RoPE(k_r) | fp32 s_g. α = kNopeClipAlphaOptional[0] (FP32 [1], finite and > 0).
+  bool kv_quant_per_tile = false;
+  const TensorView* k_nope_clip_alpha = nullptr;
 };
 
 // The shape symbols of one call, derived from the params as the vendor tiling does.
 struct MlaPrologDims {
   int64_t B = 0, S = 0, T = 0;  // TND token_x [T, He]: B = T, S = 1 (so that B*S == T always)
   int64_t He = 0, Hcq = 0, N = 0, D = 0, Dr = 0, Hckv = 0;
+  // PA modes: the cache's; BSND: B and S; TND: T and 1 (row t = slot t)
   int64_t block_num = 0, block_size = 0;
+  int64_t kv_row = 0;  // elements of one kv cache row: Hckv, or Dtile bytes with per-tile KV quant
   bool bsh = false;  // token_x is [B, S, He] (true) or [T, He] (false)
 };
 

@@ -114,9 +114,20 @@ struct MlaPrologCaseConfig {
   // V3: the α scales and the queryNormOut output (with dequantScaleQNormOut when quantized)
   double qc_qr_scale = 1.0, kc_scale = 1.0;
   bool query_norm = false;
+  // V3 cache modes: PA_BLK_* block tables; with tokenX [T, He] the batches' token counts (T is
+  // their sum, actualSeqLenOptional their prefix sums; empty: B batches of S tokens)
+  std::vector<int64_t> seq_lens;
+  // V3 per-tile KV quant (the *PerTile scenarios): kNopeClipAlphaOptional[0]
+  double clip_alpha = 0.75;
   uint64_t seed = 1;
   uint8_t canary = 0xA5;            // initial byte of caches and outputs
-  int64_t T() const { return B * S; }
+  int64_t T() const {
+    return seq_lens.empty() ? B * S : std::accumulate(seq_lens.begin(), seq_lens.end(), int64_t{0});
+  }
+  int64_t batches() const { return seq_lens.empty() ? B : static_cast<int64_t>(seq_lens.size()); }
+  int64_t batch_len(int64_t b) const { return seq_lens.empty() ? S : seq_lens[static_cast<size_t>(b)]; }
+  // kv cache row: Hckv, or the per-tile packed row (Hckv int8 | Dr bf16 | fp32 per 128 channels)
+  int64_t kv_row() const { return mla_prolog_is_per_tile(scenario) ? Hckv + 2 * Dr + 4 * (Hckv / 128) : Hckv; }
 };
 
 struct MlaPrologCase {
@@ -142,7 +153,7 @@ struct MlaPrologCase {
     p.rmsnorm_gamma_ckv = rmsnorm_gamma_ckv.view;
     p.rope_sin = rope_sin.view;
     p.rope_cos = rope_cos.view;
-    p.cache_index = cache_index.view;
+    p.cache_index = cache_index.present() ? cache_index.view : TensorView{};
     p.kv_cache = kv_cache.view;
     p.kr_cache = kr_cache.view;
     p.dequant_scale_x = opt(dequant_scale_x);
@@ -160,6 +171,9 @@ struct MlaPrologCase {
     p.kc_scale = cfg.kc_scale;
     p.query_norm_out = opt(query_norm_out);
     p.dequant_scale_q_norm_out = opt(dequant_scale_q_norm_out);
+    p.actual_seq_len = opt(actual_seq_len);
+    p.k_nope_clip_alpha = opt(k_nope_clip_alpha);
+    p.kv_quant_per_tile = mla_prolog_is_per_tile(cfg.scenario);
     return p;
   }
 
@@ -217,6 +231,8 @@ inline MlaPrologCase make_mla_prolog_case(const MlaPrologCaseConfig& cfg) {
   const bool kvq = mla_prolog_is_kv_quant(sc);
   const bool full_kvq = sc == MlaPrologScenario::kFullQuantKvQuant;
   const bool partial_kvq = sc == MlaPrologScenario::kPartialQuantKvQuant;
+  const bool per_tile = mla_prolog_is_per_tile(sc);
+  const MlaPrologCacheMode mode = cfg.cache_mode;
   const int64_t T = cfg.T(), He = cfg.He, Hcq = cfg.Hcq, N = cfg.N, D = cfg.D, Dr = cfg.Dr, Hckv = cfg.Hckv;
   const int64_t uq_cols = N * (D + Dr);
   auto tok = [&](std::initializer_list<int64_t> tail) {
@@ -242,20 +258,46 @@ inline MlaPrologCase make_mla_prolog_case(const MlaPrologCaseConfig& cfg) {
   c.rope_sin = from_values(DType::kBFloat16, tok({Dr}), sin_v);
   c.rope_cos = from_values(DType::kBFloat16, tok({Dr}), cos_v);
 
-  // cacheIndex: distinct slots (a seeded permutation) when the cache has room, else 0
-  const int64_t slots = cfg.block_num * cfg.block_size;
-  std::vector<double> idx(static_cast<size_t>(T), 0.0);
+  // cacheIndex: distinct slots (PA_BSND, PA_NZ) or block ids (PA_BLK_*: a seeded permutation) when
+  // the cache has room, else 0; none in BSND / TND
+  const bool blocks = mla_prolog_cache_blocks(mode);
+  const int64_t slots = blocks ? cfg.block_num : cfg.block_num * cfg.block_size;
+  int64_t entries = T;  // PA_BLK: the batches' block counts
+  if (blocks) {
+    entries = 0;
+    for (int64_t b = 0; b < cfg.batches(); ++b) entries += (cfg.batch_len(b) + cfg.block_size - 1) / cfg.block_size;
+  }
+  std::vector<double> idx(static_cast<size_t>(entries), 0.0);
   if (slots > 0) {
     std::vector<int64_t> perm(static_cast<size_t>(slots));
     std::iota(perm.begin(), perm.end(), int64_t{0});
     Rng rng(tensor_seed(cfg.seed, 8));
     std::shuffle(perm.begin(), perm.end(), rng.engine());
-    for (int64_t t = 0; t < T; ++t) idx[static_cast<size_t>(t)] = static_cast<double>(perm[static_cast<size_t>(t % slots)]);
+    for (int64_t t = 0; t < entries; ++t)
+      idx[static_cast<size_t>(t)] = static_cast<double>(perm[static_cast<size_t>(t % slots)]);
   }
-  c.cache_index = from_values(DType::kInt64, cfg.bsh ? std::vector<int64_t>{cfg.B, cfg.S} : std::vector<int64_t>{T}, idx);
+  if (mla_prolog_cache_paged(mode)) {
+    std::vector<int64_t> idx_dims = cfg.bsh ? std::vector<int64_t>{cfg.B, cfg.S} : std::vector<int64_t>{T};
+    if (blocks) idx_dims = cfg.bsh ? std::vector<int64_t>{cfg.B, entries / std::max<int64_t>(cfg.B, 1)}
+                                   : std::vector<int64_t>{entries};
+    c.cache_index = from_values(DType::kInt64, idx_dims, idx);
+  }
+  if (blocks && !cfg.bsh) {
+    std::vector<double> cum;
+    int64_t sum = 0;
+    for (int64_t b = 0; b < cfg.batches(); ++b) cum.push_back(static_cast<double>(sum += cfg.batch_len(b)));
+    c.actual_seq_len = from_values(DType::kInt32, {cfg.batches()}, cum);
+  }
 
-  c.kv_cache = make_tensor(kvq ? DType::kInt8 : DType::kBFloat16, {cfg.block_num, cfg.block_size, 1, Hckv});
-  c.kr_cache = make_tensor(partial_kvq ? DType::kInt8 : DType::kBFloat16, {cfg.block_num, cfg.block_size, 1, Dr});
+  auto cache_dims = [&](int64_t width) {
+    if (mode == MlaPrologCacheMode::kBsnd) return std::vector<int64_t>{cfg.B, cfg.S, 1, width};
+    if (mode == MlaPrologCacheMode::kTnd) return std::vector<int64_t>{T, 1, width};
+    return std::vector<int64_t>{cfg.block_num, cfg.block_size, 1, width};
+  };
+  c.kv_cache = make_tensor(kvq ? DType::kInt8 : DType::kBFloat16, cache_dims(cfg.kv_row()));
+  c.kr_cache = per_tile ? make_tensor(DType::kBFloat16, {0})  // the rope row is in the kv row
+                        : make_tensor(partial_kvq ? DType::kInt8 : DType::kBFloat16, cache_dims(Dr));
+  if (per_tile) c.k_nope_clip_alpha = from_values(DType::kFloat32, {1}, {cfg.clip_alpha});
 
   // scales
   auto w_scale = [&](int id, int64_t n) {
@@ -271,7 +313,7 @@ inline MlaPrologCase make_mla_prolog_case(const MlaPrologCaseConfig& cfg) {
     c.dequant_scale_w_uq_qr = w_scale(11, uq_cols);
     if (cfg.smooth) c.smooth_scales_cq = random_f32({1, Hcq}, tensor_seed(cfg.seed, 15), 0.5, 1.5);
   }
-  if (kvq) c.quant_scale_ckv = random_f32({1, Hckv}, tensor_seed(cfg.seed, 13), 10, 30);
+  if (kvq && !per_tile) c.quant_scale_ckv = random_f32({1, Hckv}, tensor_seed(cfg.seed, 13), 10, 30);
   if (partial_kvq) c.quant_scale_ckr = random_f32({1, Dr}, tensor_seed(cfg.seed, 14), 20, 60);
 
   // outputs

@@ -63,6 +63,8 @@ inline std::array<int64_t, 3> v3_modes(MlaPrologScenario sc) {
     case MlaPrologScenario::kPartialQuantKvQuant: return {1, 2, 0};
     case MlaPrologScenario::kFullQuantKvNoQuant: return {2, 0, 0};
     case MlaPrologScenario::kFullQuantKvQuant: return {2, 1, 1};
+    case MlaPrologScenario::kPartialQuantKvQuantPerTile: return {1, 3, 0};
+    case MlaPrologScenario::kFullQuantKvQuantPerTile: return {2, 3, 0};
   }
   return {0, 0, 0};
 }
@@ -70,10 +72,10 @@ inline std::array<int64_t, 3> v3_modes(MlaPrologScenario sc) {
 struct MlaPrologCall {
   bool v2 = true;
   bool v3 = false;  // aclnnMlaPrologV3WeightNz (v2 ignored)
-  // V3 attributes; modes[i] < -100: the case's scenario's tuple (v3_modes); qcQrScale / kcScale:
-  // the case's
+  // V3 attributes; modes[i] < -100: the case's scenario's tuple (v3_modes); the repo modes < -100:
+  // 1 in per-tile KV quant, else 0; qcQrScale / kcScale: the case's
   int64_t modes[3] = {-999, -999, -999};
-  int64_t ckvkr_repo_mode = 0, quant_scale_repo_mode = 0, tile_size = 128;
+  int64_t ckvkr_repo_mode = -999, quant_scale_repo_mode = -999, tile_size = 128;
   const char* cache_mode = nullptr;  // null: the case's mode
   double eps_cq = 1e-5, eps_ckv = 1e-5;
   std::function<void(MlaPrologArgs&)> mutate;
@@ -89,15 +91,17 @@ inline aclnnStatus mla_prolog_phase1(const testdata::MlaPrologCase& c, const Mla
   std::vector<AclTensor> t;
   t.reserve(MlaPrologArgs::kCount);
   for (int i = 0; i < MlaPrologArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
-  std::string mode = c.cfg.cache_mode == MlaPrologCacheMode::kPaNz ? "PA_NZ" : "PA_BSND";
+  std::string mode = mla_prolog_cache_mode_name(c.cfg.cache_mode);
   char* mode_arg = call.cache_mode ? const_cast<char*>(call.cache_mode) : mode.data();
   if (call.v3) {
     const auto m = v3_modes(c.cfg.scenario);
     auto mode_of = [&](int i) { return call.modes[i] < -100 ? m[static_cast<size_t>(i)] : call.modes[i]; };
+    const int64_t repo = mla_prolog_is_per_tile(c.cfg.scenario) ? 1 : 0;
+    auto repo_of = [&](int64_t v) { return v < -100 ? repo : v; };
     return aclnnMlaPrologV3WeightNzGetWorkspaceSize(
         t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[10], t[11], t[9], t[12], t[13], t[14], t[15], t[16],
         t[17], t[18], t[24], t[25], call.eps_cq, call.eps_ckv, mode_arg, mode_of(0), mode_of(1), mode_of(2),
-        call.ckvkr_repo_mode, call.quant_scale_repo_mode, call.tile_size, c.cfg.qc_qr_scale, c.cfg.kc_scale, t[19],
+        repo_of(call.ckvkr_repo_mode), repo_of(call.quant_scale_repo_mode), call.tile_size, c.cfg.qc_qr_scale, c.cfg.kc_scale, t[19],
         t[20], t[21], t[22], t[23], workspace_size, executor);
   }
   if (call.v2)

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -38,12 +39,41 @@ inline std::string describe(const MlaPrologCaseConfig& c) {
                   " Hcq=" + std::to_string(c.Hcq) + " N=" + std::to_string(c.N) + " D=" + std::to_string(c.D) +
                   " Dr=" + std::to_string(c.Dr) + " Hckv=" + std::to_string(c.Hckv) + " blocks=" +
                   std::to_string(c.block_num) + "x" + std::to_string(c.block_size) + " " +
-                  mla_prolog_cache_mode_name(c.cache_mode) + " isa=" + isa_name(active_isa()) +
+                  mla_prolog_cache_mode_name(c.cache_mode) + (c.seq_lens.empty() ? "" : " seq_lens") +
+                  " isa=" + isa_name(active_isa()) +
                   " threads=" + std::to_string(num_threads());
   if (c.qc_qr_scale != 1.0 || c.kc_scale != 1.0 || c.query_norm)
     s += " qcQrScale=" + std::to_string(c.qc_qr_scale) + " kcScale=" + std::to_string(c.kc_scale) +
          (c.query_norm ? " queryNormOut" : "");
   return s;
+}
+
+// The per-tile packed kv rows the reference wrote (rows not all canary), split into their parts:
+// int8 values [rows, Hckv], bf16 rope [rows, Dr], fp32 scales [rows, Hckv/128].
+struct PerTileRows {
+  HostTensor q, rope, scale;
+};
+inline PerTileRows per_tile_rows(const MlaPrologCase& c, const MlaPrologCase& ref) {
+  const MlaPrologCaseConfig& cfg = c.cfg;
+  const int64_t w = cfg.kv_row(), tiles = cfg.Hckv / 128;
+  const int64_t rows = static_cast<int64_t>(ref.kv_cache.bytes.size()) / w;
+  std::vector<int64_t> written;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t k = 0; k < w; ++k)
+      if (ref.kv_cache.bytes[static_cast<size_t>(r * w + k)] != cfg.canary) {
+        written.push_back(r);
+        break;
+      }
+  const int64_t n = static_cast<int64_t>(written.size());
+  PerTileRows out{testdata::make_tensor(DType::kInt8, {n, cfg.Hckv}), testdata::make_tensor(DType::kBFloat16, {n, cfg.Dr}),
+                  testdata::make_tensor(DType::kFloat32, {n, tiles})};
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t* row = c.kv_cache.bytes.data() + written[static_cast<size_t>(i)] * w;
+    std::memcpy(out.q.bytes.data() + i * cfg.Hckv, row, static_cast<size_t>(cfg.Hckv));
+    std::memcpy(out.rope.bytes.data() + i * cfg.Dr * 2, row + cfg.Hckv, static_cast<size_t>(cfg.Dr * 2));
+    std::memcpy(out.scale.bytes.data() + i * tiles * 4, row + cfg.Hckv + 2 * cfg.Dr, static_cast<size_t>(tiles * 4));
+  }
+  return out;
 }
 
 // The tolerances of docs/ops/mla_prolog.md: bf16 outputs within 2 bf16 ulps (+0.4 % of the RMS
@@ -79,11 +109,19 @@ inline void expect_match(const MlaPrologCase& fast, const MlaPrologCase& ref) {
   } else {
     check("query_norm_out", fast.query_norm_out, ref.query_norm_out, q_tol);
   }
+  // per-tile KV quant: the packed rows' parts (int8 values, bf16 rope, fp32 scales)
+  const bool per_tile = mla_prolog_is_per_tile(fast.cfg.scenario);
+  if (per_tile) {
+    const PerTileRows a = per_tile_rows(fast, ref), r = per_tile_rows(ref, ref);
+    check("kv_cache per-tile int8", a.q, r.q, int8_tolerance(0.02));
+    check("kv_cache per-tile rope", a.rope, r.rope, bf16_tolerance(2));
+    check("kv_cache per-tile scales", a.scale, r.scale, fp32_tolerance(1e-4));
+  }
   // caches: bytes the reference left at the canary must be untouched by the fast path too
   for (auto [name, a, r] : {std::tuple{"kv_cache", &fast.kv_cache, &ref.kv_cache},
                             std::tuple{"kr_cache", &fast.kr_cache, &ref.kr_cache}}) {
     const bool integer = r->view.dtype == DType::kInt8;
-    check(name, *a, *r, integer ? int8_tolerance(0.02) : bf16_tolerance(2));
+    if (!per_tile) check(name, *a, *r, integer ? int8_tolerance(0.02) : bf16_tolerance(2));
     int64_t untouched_mismatch = 0;
     const int64_t es = dtype_size(r->view.dtype);
     for (size_t i = 0; i + es <= r->bytes.size(); i += static_cast<size_t>(es)) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <utility>
 
 #include "ops/mla_prolog/mla_prolog_harness.h"
@@ -141,6 +142,123 @@ TEST_P(MlaPrologCross, V3ScaleNearOneIsSkipped) {
       EXPECT_TRUE(testdata::same_bytes(*a, *b)) << describe(cfg);
   });
 }
+
+// V3 cache modes: dense rows (BSND, TND) and block tables (PA_BLK_BSND, PA_BLK_NZ; with tokenX
+// [T, He] batches of 3, 0, 6 and 2 tokens from actualSeqLen, blocks of 4 tokens, so that batches
+// span blocks and one is empty), several seeds.
+TEST_P(MlaPrologCross, V3CacheModes) {
+  struct Mode {
+    MlaPrologCacheMode mode;
+    bool bsh;
+  };
+  const Mode modes[] = {{MlaPrologCacheMode::kBsnd, true},       {MlaPrologCacheMode::kTnd, false},
+                        {MlaPrologCacheMode::kPaBlkBsnd, true},  {MlaPrologCacheMode::kPaBlkBsnd, false},
+                        {MlaPrologCacheMode::kPaBlkNz, true},    {MlaPrologCacheMode::kPaBlkNz, false}};
+  for_each_isa_and_threads([&] {
+    for (const Mode& m : modes)
+      for (uint64_t seed : {41, 42}) {
+        MlaPrologCaseConfig cfg;
+        cfg.scenario = GetParam();
+        cfg.bsh = m.bsh;
+        cfg.cache_mode = m.mode;
+        cfg.B = 2;
+        cfg.S = 5;
+        if (!m.bsh && mla_prolog_cache_blocks(m.mode)) cfg.seq_lens = {3, 0, 6, 2};
+        cfg.He = 96;
+        cfg.Hcq = 48;
+        cfg.N = 3;
+        cfg.D = 32;
+        cfg.Dr = 32;
+        cfg.Hckv = 64;
+        cfg.block_num = 7;
+        cfg.block_size = 4;
+        cfg.smooth = seed == 42;
+        cfg.query_norm = seed == 41;
+        cfg.seed = seed + static_cast<int>(GetParam());
+        run_and_compare(cfg);
+      }
+  });
+}
+
+// V3 per-tile KV quant (kvCacheQuantMode 3): both quant scenarios, the three cache modes it takes,
+// both token layouts, clip alphas below and at 1, two tiles per row.
+class MlaPrologPerTile : public ::testing::TestWithParam<MlaPrologScenario> {};
+
+TEST_P(MlaPrologPerTile, CacheModesAndClipAlpha) {
+  struct Mode {
+    MlaPrologCacheMode mode;
+    bool bsh;
+  };
+  const Mode modes[] = {{MlaPrologCacheMode::kPaBsnd, true},
+                        {MlaPrologCacheMode::kPaBsnd, false},
+                        {MlaPrologCacheMode::kBsnd, true},
+                        {MlaPrologCacheMode::kTnd, false}};
+  for_each_isa_and_threads([&] {
+    for (const Mode& m : modes)
+      for (double alpha : {0.6, 1.0}) {
+        MlaPrologCaseConfig cfg;
+        cfg.scenario = GetParam();
+        cfg.bsh = m.bsh;
+        cfg.cache_mode = m.mode;
+        cfg.B = 3;
+        cfg.S = 3;
+        cfg.He = 96;
+        cfg.Hcq = 48;
+        cfg.N = 2;
+        cfg.D = 32;
+        cfg.Dr = 32;
+        cfg.Hckv = 256;
+        cfg.block_num = 2;
+        cfg.block_size = 16;
+        cfg.clip_alpha = alpha;
+        cfg.kc_scale = alpha == 1.0 ? 1.0 : 4.0;
+        cfg.query_norm = m.bsh;
+        cfg.seed = 51 + static_cast<int>(GetParam()) + (alpha == 1.0 ? 7 : 0);
+        run_and_compare(cfg);
+      }
+  });
+}
+
+// An all-zero tile (a_g = 0, here from a zero gamma over the second tile): scale 0 and every int8
+// value 0 in the fast path and the reference (no division by zero, no NaN or inf written).
+TEST_P(MlaPrologPerTile, AllZeroTile) {
+  for_each_isa_and_threads([&] {
+    MlaPrologCaseConfig cfg;
+    cfg.scenario = GetParam();
+    cfg.Hckv = 256;
+    cfg.Dr = 16;
+    cfg.cache_mode = MlaPrologCacheMode::kBsnd;
+    cfg.seed = 61;
+    auto zero_tile = [](MlaPrologCase& c) {
+      uint16_t* g = c.rmsnorm_gamma_ckv.view.ptr<uint16_t>();
+      for (int64_t j = 128; j < 256; ++j) g[j] = 0;
+    };
+    MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
+    zero_tile(ref);
+    ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
+    MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
+    zero_tile(fast);
+    ASSERT_EQ(run_fast(fast), kSuccess) << last_error_message();
+    expect_match(fast, ref);
+    const int64_t w = cfg.kv_row();
+    for (int64_t t = 0; t < cfg.T(); ++t) {
+      const uint8_t* row = fast.kv_cache.bytes.data() + t * w;
+      float s0 = 0, s1 = 1;
+      std::memcpy(&s0, row + 256 + 2 * cfg.Dr, 4);
+      std::memcpy(&s1, row + 256 + 2 * cfg.Dr + 4, 4);
+      EXPECT_GT(s0, 0.0f) << "token " << t;
+      EXPECT_EQ(s1, 0.0f) << "token " << t;
+      for (int64_t j = 128; j < 256; ++j) ASSERT_EQ(row[j], 0) << "token " << t << " channel " << j;
+    }
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(QuantScenarios, MlaPrologPerTile,
+                         ::testing::Values(MlaPrologScenario::kPartialQuantKvQuantPerTile,
+                                           MlaPrologScenario::kFullQuantKvQuantPerTile),
+                         [](const ::testing::TestParamInfo<MlaPrologScenario>& i) {
+                           return std::string(mla_prolog_scenario_name(i.param));
+                         });
 
 // The C++ API also takes bf16 weights as plain ND [K, N] matrices (any K, N).
 TEST(MlaPrologCrossNd, NdWeightsInTheCppApi) {

@@ -450,6 +450,7 @@ TEST(MlaPrologTables, RankRows) {
 // that chooses the scenario moves the call to another row, which then rejects it.
 TEST(MlaPrologTables, ScenarioRows) {
   for (const auto& row : table::kScenarios) {
+    if (mla_prolog_is_per_tile(row.scenario)) continue;  // V3 only: MlaPrologV3Errors.PerTileScenarioRows
     for (size_t i = 0; i < row.dtypes.size(); ++i) {
       const char* param = table::kScenarioDtypeParams[i];
       const DType other = row.dtypes[i] == DType::kInt8 ? DType::kBFloat16 : DType::kInt8;
@@ -480,9 +481,11 @@ TEST(MlaPrologTables, ScenarioRows) {
   }
 }
 
-// Where a symbol of a value row is read from (ops/mla_prolog_check.h kDimSources).
+// Where a symbol of a value row is read from (ops/mla_prolog_check.h kDimSources, kCacheDimSources).
 const table::DimSource* source_of(table::Sym s) {
   for (const auto& d : table::kDimSources)
+    if (d.sym == s) return &d;
+  for (const auto& d : table::kCacheDimSources)
     if (d.sym == s) return &d;
   return nullptr;
 }

@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
+#include <map>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -122,7 +125,7 @@ struct Snapshot {
 
 // The case of a scenario with queryNormOut (and its scale when quantized), built once.
 const MlaPrologCase& v3_case(MlaPrologScenario sc) {
-  static MlaPrologCase* cases[5] = {};
+  static MlaPrologCase* cases[7] = {};
   const int i = static_cast<int>(sc);
   if (cases[i] == nullptr) {
     MlaPrologCaseConfig cfg = vendor_cfg(sc, false, MlaPrologCacheMode::kPaBsnd);
@@ -228,12 +231,9 @@ TEST(MlaPrologV3Errors, MP22_KNopeClipAlphaOnlyWithPerTileQuant) {
                   }));
 }
 
-TEST(MlaPrologV3Errors, MP23_NotSupportedYet) {
-  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "kvCacheQuantMode", "MP-23", modes(1, 3, 0));
-  expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "kvCacheQuantMode", "MP-23", modes(2, 3, 0));
-  for (const char* mode : {"PA_BLK_BSND", "PA_BLK_NZ", "BSND", "TND"})
-    expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-23", {}, mode);
+TEST(MlaPrologV3Errors, MP06_CacheModeStrings) {
   expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06", {}, "BNSD");
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06", {}, "pa_blk_bsnd");
 }
 
 TEST(MlaPrologV3Errors, MP24_QueryNormOut) {
@@ -325,5 +325,272 @@ TEST(MlaPrologV3, ActualSeqLenIsIgnoredOutsidePaBlk) {
   EXPECT_TRUE(testdata::same_bytes(plain.kv_cache, with.kv_cache));
 }
 
+
+// ---- the V3 cache modes and per-tile KV quant ----
+
+constexpr auto PKVT = MlaPrologScenario::kPartialQuantKvQuantPerTile;
+constexpr auto FKVT = MlaPrologScenario::kFullQuantKvQuantPerTile;
+constexpr auto kPaBsnd = MlaPrologCacheMode::kPaBsnd;
+constexpr auto kPaBlkBsnd = MlaPrologCacheMode::kPaBlkBsnd;
+constexpr auto kPaBlkNz = MlaPrologCacheMode::kPaBlkNz;
+constexpr auto kBsnd = MlaPrologCacheMode::kBsnd;
+constexpr auto kTnd = MlaPrologCacheMode::kTnd;
+
+// A vendor-shape case in a V3 cache mode: BSND and the PA_BLK modes with tokenX [B, S, He] take
+// B 2, S 3; TND T 3; the PA_BLK modes with tokenX [T, He] take batches of 3, 0, 17 and 1 tokens
+// (block ids 1 + 0 + 2 + 1 with BlockSize 16).
+MlaPrologCaseConfig mode_cfg(MlaPrologScenario sc, MlaPrologCacheMode mode, bool bsh) {
+  MlaPrologCaseConfig c = vendor_cfg(sc, bsh, mode);
+  c.B = bsh ? 2 : 3;
+  c.S = bsh ? 3 : 1;
+  if (mla_prolog_cache_blocks(mode) && !bsh) c.seq_lens = {3, 0, 17, 1};
+  c.block_num = 6;
+  return c;
+}
+
+// One V3 call per new cache mode and per-tile KV quant through the C API against the reference
+// (every ISA).
+TEST(MlaPrologV3, NewCacheModesAndPerTileAgainstReference) {
+  struct Case {
+    MlaPrologScenario sc;
+    MlaPrologCacheMode mode;
+    bool bsh;
+  };
+  const Case cases[] = {{NQ, kBsnd, true},        {PKV, kTnd, false},      {FKV, kPaBlkBsnd, true},
+                        {PQ, kPaBlkNz, false},    {NQ, kPaBlkBsnd, false}, {PKVT, kPaBsnd, true},
+                        {FKVT, kTnd, false},      {PKVT, kBsnd, true}};
+  for (const Case& k : cases) {
+    MlaPrologCaseConfig cfg = mode_cfg(k.sc, k.mode, k.bsh);
+    cfg.query_norm = k.sc == PKVT;
+    cfg.kc_scale = k.sc == FKVT ? 10.0 : 1.0;
+    MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
+    ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message() << " | " << describe(cfg);
+    for (Isa isa : runnable_isas()) {
+      set_isa(isa);
+      MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
+      ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
+      expect_match(fast, ref);
+    }
+  }
+  reset_isa();
+}
+
+// A case of a new mode, built once per (scenario, mode, token layout).
+const MlaPrologCase& mode_case(MlaPrologScenario sc, MlaPrologCacheMode mode, bool bsh) {
+  static std::map<std::tuple<int, int, bool>, MlaPrologCase*> cases;
+  MlaPrologCase*& c = cases[{static_cast<int>(sc), static_cast<int>(mode), bsh}];
+  if (c == nullptr) c = new MlaPrologCase(testdata::make_mla_prolog_case(mode_cfg(sc, mode, bsh)));
+  return *c;
+}
+
+void expect_rejected_in(const MlaPrologCase& c, aclnnStatus code, const char* param, const char* rule,
+                        MlaPrologCall call) {
+  const Snapshot before(c);
+  call.v3 = true;
+  const aclnnStatus s = mla_prolog_call(c, call);
+  const std::string msg = aclGetRecentErrMsg();
+  EXPECT_EQ(s, code) << msg;
+  EXPECT_NE(msg.find(param), std::string::npos) << "message does not name " << param << ": " << msg;
+  EXPECT_NE(msg.find(rule), std::string::npos) << "message does not name " << rule << ": " << msg;
+  EXPECT_NE(msg.find("aclnnMlaPrologV3WeightNz"), std::string::npos) << msg;
+  EXPECT_TRUE(before.same(c)) << "a rejected call changed an output or cache byte (" << rule << ")";
+}
+
+// Writes v into element i of an int64 / int32 / fp32 input for the duration of one call.
+template <class T>
+MlaPrologCall poke(const char* name, int64_t i, T v) {
+  const std::string n = name;
+  return edit([n, i, v](MlaPrologArgs& a) {
+    static std::vector<char> copy;  // a copy of the tensor with element i changed
+    const TensorView& t = a[n];
+    const size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(t.dtype);
+    copy.assign(static_cast<const char*>(t.data), static_cast<const char*>(t.data) + bytes);
+    std::memcpy(copy.data() + i * static_cast<int64_t>(sizeof(T)), &v, sizeof(T));
+    a[n].data = copy.data();
+  });
+}
+
+MlaPrologCall cache_mode(const char* mode, std::function<void(MlaPrologArgs&)> f = {}) {
+  MlaPrologCall c;
+  c.cache_mode = mode;
+  c.mutate = std::move(f);
+  return c;
+}
+
+TEST(MlaPrologV3Errors, MP26_CacheModeGeometry) {
+  constexpr auto E = ACLNN_ERR_PARAM_INVALID;
+  // BSND needs tokenX [B, S, He], TND [T, He]
+  expect_rejected_in(mode_case(NQ, kTnd, false), E, "tokenX", "MP-26", cache_mode("BSND"));
+  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "tokenX", "MP-26", cache_mode("TND"));
+  // dense caches: no cacheIndex; their shapes follow the tokens
+  const MlaPrologCase& paged = mode_case(NQ, kPaBsnd, true);
+  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "cacheIndex", "MP-26", edit([&](MlaPrologArgs& a) {
+                       a["cacheIndex"] = paged.cache_index.view;
+                       a.passed[a.index("cacheIndex")] = true;
+                     }));
+  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "kvCacheRef", "MP-26", edit([](MlaPrologArgs& a) {
+                       TensorView& t = a["kvCacheRef"];
+                       t = make_view(t.data, t.dtype, {3, 2, 1, 512});
+                     }));
+  expect_rejected_in(mode_case(NQ, kTnd, false), E, "kvCacheRef", "MP-04", edit([](MlaPrologArgs& a) {
+                       TensorView& t = a["kvCacheRef"];
+                       t = make_view(t.data, t.dtype, {3, 1, 1, 512});
+                     }));
+  expect_rejected_in(mode_case(NQ, kTnd, false), E, "krCacheRef", "MP-09", edit([](MlaPrologArgs& a) {
+                       TensorView& t = a["krCacheRef"];
+                       t = make_view(t.data, t.dtype, {1, 3, 64});
+                     }));
+  // PA_BLK: block ids [B, ceil(S/BlockSize)] with tokenX [B, S, He]; 1-D with [T, He]
+  expect_rejected_in(mode_case(NQ, kPaBlkBsnd, true), E, "cacheIndex", "MP-26", edit([](MlaPrologArgs& a) {
+                       TensorView& t = a["cacheIndex"];
+                       t = make_view(t.data, t.dtype, {1, 2});
+                     }));
+  expect_rejected_in(mode_case(NQ, kPaBlkBsnd, false), E, "cacheIndex", "MP-26", edit([](MlaPrologArgs& a) {
+                       TensorView& t = a["cacheIndex"];
+                       t = make_view(t.data, t.dtype, {2, 2});
+                     }));
+  // required: cacheIndex in the paged modes, actualSeqLen in PA_BLK with tokenX [T, He]
+  expect_rejected_in(mode_case(NQ, kPaBlkNz, false), ACLNN_ERR_PARAM_NULLPTR, "cacheIndex", "MP-01",
+                     drop("cacheIndex"));
+  expect_rejected_in(mode_case(NQ, kPaBlkNz, false), ACLNN_ERR_PARAM_NULLPTR, "actualSeqLenOptional", "MP-01",
+                     drop("actualSeqLenOptional"));
+  expect_rejected_in(mode_case(NQ, kPaBlkNz, false), E, "actualSeqLenOptional", "MP-02", edit([](MlaPrologArgs& a) {
+                       a["actualSeqLenOptional"].dtype = DType::kInt64;
+                     }));
+}
+
+// Phase 2: the block ids and actualSeqLen are read in a pre-pass before any write.
+TEST(MlaPrologV3Errors, MP17_MP28_BlockTablesAndSeqLens) {
+  constexpr auto E = ACLNN_ERR_PARAM_INVALID;
+  const MlaPrologCase& bsh = mode_case(FKV, kPaBlkBsnd, true);
+  expect_rejected_in(bsh, E, "cacheIndex", "MP-17", poke<int64_t>("cacheIndex", 1, 6));  // BlockNum 6
+  const MlaPrologCase& tnd = mode_case(NQ, kPaBlkNz, false);                              // 3, 0, 17, 1 tokens
+  expect_rejected_in(tnd, E, "cacheIndex", "MP-17", poke<int64_t>("cacheIndex", 3, 1 << 20));
+  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28", poke<int32_t>("actualSeqLenOptional", 1, 2));  // 3, 2
+  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28", poke<int32_t>("actualSeqLenOptional", 3, 20));  // last != T
+  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28", poke<int32_t>("actualSeqLenOptional", 0, -1));
+  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28", poke<int32_t>("actualSeqLenOptional", 2, 22));  // > T
+  // the batches need 4 block ids: a table of 3 fails
+  expect_rejected_in(tnd, E, "cacheIndex", "MP-28", edit([](MlaPrologArgs& a) {
+                       TensorView& t = a["cacheIndex"];
+                       t = make_view(t.data, t.dtype, {3});
+                     }));
+}
+
+TEST(MlaPrologV3, PaBlkNegativeBlockIdsSkip) {
+  // a negative block id skips its tokens' cache rows (as a negative slot does); the others land
+  MlaPrologCaseConfig cfg = mode_cfg(NQ, kPaBlkBsnd, false);
+  MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
+  ref.cache_index.view.ptr<int64_t>()[1] = -1;  // batch 2's first block (its tokens 0..15)
+  ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
+  MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
+  fast.cache_index.view.ptr<int64_t>()[1] = -1;
+  ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  expect_match(fast, ref);
+  EXPECT_FALSE(testdata::all_bytes(fast.kv_cache, cfg.canary));
+}
+
+TEST(MlaPrologV3Errors, MP27_PerTileKvQuant) {
+  constexpr auto E = ACLNN_ERR_PARAM_INVALID;
+  const MlaPrologCase& c = mode_case(PKVT, kPaBsnd, true);
+  expect_rejected_in(c, E, "cacheModeOptional", "MP-27", cache_mode("PA_NZ"));
+  expect_rejected_in(c, E, "cacheModeOptional", "MP-27", cache_mode("PA_BLK_BSND", [](MlaPrologArgs& a) {
+                       TensorView& t = a["cacheIndex"];  // block ids [B, ceil(S/16)] = [2, 1]
+                       t = make_view(t.data, t.dtype, {2, 1});
+                     }));
+  expect_rejected_in(c, E, "kvCacheRef", "MP-27", edit([](MlaPrologArgs& a) {
+                       TensorView& t = a["kvCacheRef"];
+                       t = make_view(t.data, t.dtype, {6, 16, 1, 655});
+                     }));
+  expect_rejected_in(c, E, "krCacheRef", "MP-27", edit([](MlaPrologArgs& a) {
+                       TensorView& t = a["krCacheRef"];
+                       static std::vector<uint16_t> kr(64);
+                       t = make_view(kr.data(), DType::kBFloat16, {1, 1, 1, 64});
+                     }));
+  // the clip alpha: required, FP32 [1], finite and > 0 (phase 2)
+  expect_rejected_in(c, E, "kNopeClipAlphaOptional", "MP-22", drop("kNopeClipAlphaOptional"));
+  expect_rejected_in(c, E, "kNopeClipAlphaOptional", "MP-22", edit([](MlaPrologArgs& a) {
+                       static std::vector<float> two(2, 1.0f);
+                       a["kNopeClipAlphaOptional"] = make_view(two.data(), DType::kFloat32, {2});
+                     }));
+  for (float bad : {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()})
+    expect_rejected_in(c, E, "kNopeClipAlphaOptional", "MP-28", poke<float>("kNopeClipAlphaOptional", 0, bad));
+  // the repo modes are 1 exactly with kvCacheQuantMode 3; the per-tile quant reads no quantScaleCkv
+  MlaPrologCall r;
+  r.ckvkr_repo_mode = 0;
+  expect_rejected_in(c, E, "ckvkrRepoMode", "MP-21", r);
+  r = {};
+  r.quant_scale_repo_mode = 0;
+  expect_rejected_in(c, E, "quantScaleRepoMode", "MP-21", r);
+  const MlaPrologCase& pkv = mode_case(PKV, kPaBsnd, true);
+  expect_rejected_in(c, E, "quantScaleCkvOptional", "MP-10", edit([&](MlaPrologArgs& a) {
+                       a["quantScaleCkvOptional"] = pkv.quant_scale_ckv.view;
+                       a.passed[a.index("quantScaleCkvOptional")] = true;
+                     }));
+  // mode 3 with a bf16 kvCache: the tuple names another scenario
+  expect_rejected_in(mode_case(PQ, kPaBsnd, true), E, "kvCacheQuantMode", "MP-20", modes(1, 3, 0));
+}
+
+TEST(MlaPrologV3Errors, MP27_PerTileInTheCppApi) {
+  MlaPrologCaseConfig cfg;
+  cfg.scenario = MlaPrologScenario::kPartialQuantKvNoQuant;  // bf16 kvCache
+  MlaPrologCase c = testdata::make_mla_prolog_case(cfg);
+  MlaPrologParams p = c.params();
+  p.kv_quant_per_tile = true;
+  HostTensor alpha = from_values(DType::kFloat32, {1}, {1.0});
+  p.k_nope_clip_alpha = &alpha.view;
+  uint64_t ws = 0;
+  EXPECT_EQ(mla_prolog_workspace_size(p, &ws), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("mla_prolog: kvCacheRef: MP-27"), std::string::npos)
+      << last_error_message();
+  cfg.scenario = PKVT;
+  cfg.Hckv = 96;  // not a multiple of the tile
+  MlaPrologCase d = testdata::make_mla_prolog_case(cfg);
+  EXPECT_EQ(mla_prolog_workspace_size(d.params(), &ws), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("MP-27"), std::string::npos) << last_error_message();
+}
+
+// MP-08 / MP-10 of the per-tile scenario rows (V3 only): every dtype column set to the other
+// dtype, every optional input dropped (when the row reads it) or added (when it does not). A
+// column that chooses the scenario moves the call to another row or mode tuple, which rejects it.
+TEST(MlaPrologV3Errors, PerTileScenarioRows) {
+  namespace table = mla_prolog_table;
+  const MlaPrologCase& donor = mode_case(FKV, kPaBsnd, true);  // every optional input but quantScaleCkr
+  const MlaPrologCase& pkv = mode_case(PKV, kPaBsnd, true);
+  for (const auto& row : table::kScenarios) {
+    if (!mla_prolog_is_per_tile(row.scenario)) continue;
+    const MlaPrologCase& c = mode_case(row.scenario, kPaBsnd, true);
+    for (size_t i = 0; i < row.dtypes.size(); ++i) {
+      if (row.dtypes[i] == DType::kUndefined) continue;  // the empty krCache: any dtype
+      const std::string param = table::kScenarioDtypeParams[i];
+      const DType other = row.dtypes[i] == DType::kInt8 ? DType::kBFloat16 : DType::kInt8;
+      SCOPED_TRACE(std::string(mla_prolog_scenario_name(row.scenario)) + " " + param);
+      bool chooser = false;
+      for (const char* ch : table::kScenarioChoosers) chooser |= param == ch;
+      const Snapshot before(c);
+      MlaPrologCall call = edit([&](MlaPrologArgs& a) { a[param].dtype = other; });
+      call.v3 = true;
+      EXPECT_EQ(mla_prolog_call(c, call), ACLNN_ERR_PARAM_INVALID);
+      const std::string msg = aclGetRecentErrMsg();
+      if (chooser)
+        EXPECT_TRUE(msg.find("MP-08") != std::string::npos || msg.find("MP-10") != std::string::npos ||
+                    msg.find("MP-20") != std::string::npos)
+            << msg;
+      else
+        EXPECT_NE(msg.find(param + ": MP-08"), std::string::npos) << msg;
+      EXPECT_TRUE(before.same(c));
+    }
+    for (size_t i = 0; i < row.optionals.size(); ++i) {
+      const std::string param = table::kScenarioOptionalParams[i];
+      SCOPED_TRACE(std::string(mla_prolog_scenario_name(row.scenario)) + " " + param);
+      const HostTensor* from = param == "quantScaleCkrOptional" ? &pkv.quant_scale_ckr : nullptr;
+      const int k = args_of(c).index(param);
+      expect_rejected_in(c, ACLNN_ERR_PARAM_INVALID, param.c_str(), "MP-10", edit([&](MlaPrologArgs& a) {
+                           a.v[k] = from != nullptr ? from->view : args_of(donor).v[k];
+                           a.passed[k] = !row.optionals[i];
+                         }));
+    }
+  }
+}
 }  // namespace
 }  // namespace mlaops::testing
