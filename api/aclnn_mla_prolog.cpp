@@ -1,4 +1,5 @@
-// C ABI of MlaProlog: aclnnMlaPrologV3WeightNz* (aclnnop/aclnn_mla_prolog_v3_weight_nz.h),
+// C ABI of MlaProlog: aclnnMlaPrologV3WeightNz* (aclnnop/aclnn_mla_prolog_v3_weight_nz.h), the plain
+// aclnnMlaPrologV3* (aclnnop/aclnn_mla_prolog_v3.h: the vendor's unsupported entry point),
 // aclnnMlaPrologV2WeightNz* (aclnnop/aclnn_mla_prolog_v2_weight_nz.h) and the V1 aclnnMlaProlog*
 // (aclnnop/aclnn_mla_prolog.h), one shared phase 1 over the same inner operator. Converts the aclTensor arguments into
 // executor slots and plans with the vendor's shape ranges (ops/mla_prolog_plan.cpp); execute
@@ -8,6 +9,7 @@
 
 #include "aclnnop/aclnn_mla_prolog.h"
 #include "aclnnop/aclnn_mla_prolog_v2_weight_nz.h"
+#include "aclnnop/aclnn_mla_prolog_v3.h"
 #include "aclnnop/aclnn_mla_prolog_v3_weight_nz.h"
 #include "api/executor.h"
 #include "core/error.h"
@@ -18,12 +20,20 @@ namespace mlaops::api {
 namespace {
 
 constexpr const char* kOpV3 = "aclnnMlaPrologV3WeightNz";
+constexpr const char* kOpV3Plain = "aclnnMlaPrologV3";
 constexpr const char* kOpV2 = "aclnnMlaPrologV2WeightNz";
 constexpr const char* kOpV1 = "aclnnMlaProlog";
 // ge::GRAPH_FAILED (0xFFFFFFFF) as an int32 aclnnStatus: what the vendor's V3 wrapper returns for
 // its own mode checks (MP-19). Returned as is, so that a program written against CANN sees the
 // same code; like any non-zero status it fails a comparison with ACLNN_SUCCESS.
 constexpr Status kGraphFailed = static_cast<Status>(-1);
+
+// The plain aclnnMlaPrologV3: both functions fail as the vendor's do (not supported, 561000) and
+// touch none of their arguments.
+Status plain_v3_unsupported(const char* fn) {
+  return fail(kInner, "%s: not supported (as in the vendor's release that had it); use aclnnMlaPrologV3WeightNz",
+              fn);
+}
 
 // The tensor arguments by role; each entry point places them at its own prototype positions.
 enum In {
@@ -265,6 +275,32 @@ aclnnStatus aclnnMlaPrologV3WeightNzGetWorkspaceSize(
 aclnnStatus aclnnMlaPrologV3WeightNz(void* workspace, uint64_t workspaceSize, aclOpExecutor* executor,
                                      const aclrtStream stream) {
   return mlaops::api::execute(mlaops::api::kOpV3, workspace, workspaceSize, executor, stream);
+}
+
+aclnnStatus aclnnMlaPrologV3GetWorkspaceSize(
+    const aclTensor* /*tokenX*/, const aclTensor* /*weightDq*/, const aclTensor* /*weightUqQr*/,
+    const aclTensor* /*weightUk*/, const aclTensor* /*weightDkvKr*/, const aclTensor* /*rmsnormGammaCq*/,
+    const aclTensor* /*rmsnormGammaCkv*/, const aclTensor* /*ropeSin*/, const aclTensor* /*ropeCos*/,
+    aclTensor* /*kvCacheRef*/, aclTensor* /*krCacheRef*/, const aclTensor* /*cacheIndexOptional*/,
+    const aclTensor* /*dequantScaleXOptional*/, const aclTensor* /*dequantScaleWDqOptional*/,
+    const aclTensor* /*dequantScaleWUqQrOptional*/, const aclTensor* /*dequantScaleWDkvKrOptional*/,
+    const aclTensor* /*quantScaleCkvOptional*/, const aclTensor* /*quantScaleCkrOptional*/,
+    const aclTensor* /*smoothScalesCqOptional*/, const aclTensor* /*actualSeqLenOptional*/,
+    const aclTensor* /*kNopeClipAlphaOptional*/, double /*rmsnormEpsilonCq*/, double /*rmsnormEpsilonCkv*/,
+    char* /*cacheModeOptional*/, bool /*queryNormFlag*/, int64_t /*weightQuantMode*/, int64_t /*kvCacheQuantMode*/,
+    int64_t /*queryQuantMode*/, int64_t /*ckvkrRepoMode*/, int64_t /*quantScaleRepoMode*/, int64_t /*tileSize*/,
+    double /*qcQrScale*/, double /*kcScale*/, const aclTensor* /*queryOut*/, const aclTensor* /*queryRopeOut*/,
+    const aclTensor* /*dequantScaleQNopeOut*/, const aclTensor* /*queryNormOut*/,
+    const aclTensor* /*dequantScaleQNormOut*/, uint64_t* /*workspaceSize*/, aclOpExecutor** /*executor*/) {
+  using namespace mlaops::api;  // NOLINT(google-build-using-namespace)
+  return guarded("aclnnMlaPrologV3GetWorkspaceSize", __FILE__, __LINE__,
+                 []() -> aclnnStatus { return plain_v3_unsupported("aclnnMlaPrologV3GetWorkspaceSize"); });
+}
+
+aclnnStatus aclnnMlaPrologV3(void* /*workspace*/, uint64_t /*workspaceSize*/, aclOpExecutor* /*executor*/,
+                             const aclrtStream /*stream*/) {
+  using namespace mlaops::api;  // NOLINT(google-build-using-namespace)
+  return guarded(kOpV3Plain, __FILE__, __LINE__, []() -> aclnnStatus { return plain_v3_unsupported(kOpV3Plain); });
 }
 
 aclnnStatus aclnnMlaPrologV2WeightNzGetWorkspaceSize(

@@ -120,6 +120,13 @@ Status value_range(const char* op, const char* name, const char* rule, int64_t v
               (long long)hi, (long long)v);
 }
 
+Status value_range_step(const char* op, const char* name, const char* rule, int64_t v, int64_t lo, int64_t hi,
+                        int64_t step) {
+  if (v >= lo && v <= hi && v % step == 0) return kSuccess;
+  return fail(kParamInvalid, "%s: %s: %s value; allowed multiples of %lld in [%lld, %lld], got %lld", op, name,
+              rule, (long long)step, (long long)lo, (long long)hi, (long long)v);
+}
+
 namespace {
 bool extent(const TensorView& t, uintptr_t* lo, uintptr_t* hi) {
   int64_t bytes;

@@ -43,6 +43,9 @@ Status present(const char* op, const char* name, const char* rule, const TensorV
 // Integer value in a set or range.
 Status value_in(const char* op, const char* name, const char* rule, int64_t v, std::initializer_list<int64_t> allowed);
 Status value_range(const char* op, const char* name, const char* rule, int64_t v, int64_t lo, int64_t hi);
+// v in [lo, hi] and a multiple of step (> 0).
+Status value_range_step(const char* op, const char* name, const char* rule, int64_t v, int64_t lo, int64_t hi,
+                        int64_t step);
 
 // Outputs must not overlap each other or any input (except the exact in/out identities the
 // operator allows, which are simply not listed as outputs). Each entry: name, view.
@@ -76,7 +79,7 @@ inline constexpr Format NZ = Format::kFractalNZ;
 // A small set of allowed values, usable in constexpr tables (at most kMax values).
 template <class T>
 struct Allowed {
-  static constexpr int kMax = 8;
+  static constexpr int kMax = 10;
   constexpr Allowed(std::initializer_list<T> list) {
     for (T x : list) v[n++] = x;
   }
@@ -112,7 +115,8 @@ struct ShapeRow {
   Allowed<Sym> dims;
   const char* rule;
 };
-// The allowed values of a dim symbol: the set, or the range [lo, hi] when the set is empty.
+// The allowed values of a dim symbol: the set, or the range [lo, hi] when the set is empty (and,
+// with step > 0, the multiples of step in it).
 template <class Sym>
 struct ValueRow {
   Sym sym;
@@ -120,6 +124,7 @@ struct ValueRow {
   const char* rule;   // "MP-07 He"
   Allowed<int64_t> set;
   int64_t lo = 0, hi = 0;
+  int64_t step = 0;
 };
 
 // A tensor parameter by its name; null = an absent optional tensor.
@@ -158,8 +163,9 @@ template <class Rows, size_t N>
 Status check_values(const char* op, const Rows& rows, const std::array<int64_t, N>& values) {
   for (const auto& row : rows) {
     const int64_t x = values[static_cast<size_t>(row.sym)];
-    MLAOPS_TRY(row.set.n > 0 ? value_in(op, row.param, row.rule, x, row.set.values())
-                             : value_range(op, row.param, row.rule, x, row.lo, row.hi));
+    MLAOPS_TRY(row.set.n > 0  ? value_in(op, row.param, row.rule, x, row.set.values())
+               : row.step > 0 ? value_range_step(op, row.param, row.rule, x, row.lo, row.hi, row.step)
+                              : value_range(op, row.param, row.rule, x, row.lo, row.hi));
   }
   return kSuccess;
 }

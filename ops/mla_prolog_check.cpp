@@ -340,9 +340,17 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   MLAOPS_CHECK(at(v, Sym::kB) >= 0 && at(v, Sym::kS) >= 0, kParamInvalid, "%s: MP-09 negative dim", op);
   MLAOPS_TRY(cache_dims(op, p, mla_prolog_is_per_tile(sc), v));
   MLAOPS_TRY(check::check_values(op, kValues, v));
-  if (o.vendor_ranges && d.bsh) MLAOPS_TRY(check::check_values(op, kVendorRangesBsh, v));
-  if (o.vendor_ranges) MLAOPS_TRY(check::check_values(op, kVendorRanges, v));
-  if (o.vendor_ranges && mla_prolog_cache_paged(p.cache_mode)) MLAOPS_TRY(check::check_values(op, kVendorRangesPaged, v));
+  if (o.vendor_ranges && o.v3) {
+    if (d.bsh) MLAOPS_TRY(check::check_values(op, kVendorRangesV3Bsh, v));
+    if (!d.bsh && mla_prolog_cache_blocks(p.cache_mode) && p.actual_seq_len != nullptr)  // B of tokenX [T, He]
+      MLAOPS_TRY(check::value_range(op, "actualSeqLenOptional", "MP-07 B", p.actual_seq_len->dim(0), 0, 65536));
+    MLAOPS_TRY(check::check_values(op, kVendorRangesV3, v));
+    if (mla_prolog_cache_paged(p.cache_mode)) MLAOPS_TRY(check::check_values(op, kVendorRangesV3Paged, v));
+  } else if (o.vendor_ranges) {
+    if (d.bsh) MLAOPS_TRY(check::check_values(op, kVendorRangesBsh, v));
+    MLAOPS_TRY(check::check_values(op, kVendorRanges, v));
+    if (mla_prolog_cache_paged(p.cache_mode)) MLAOPS_TRY(check::check_values(op, kVendorRangesPaged, v));
+  }
   MLAOPS_CHECK(product_ok({at(v, Sym::kN), at(v, Sym::kD) + at(v, Sym::kDr)}, &at(v, Sym::kQCols)) &&
                    add_ok(at(v, Sym::kHckv), at(v, Sym::kDr), &at(v, Sym::kKCols)),
                kParamInvalid, "%s: MP-14 N*(D+Dr) overflows int64", op);

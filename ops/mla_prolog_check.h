@@ -281,6 +281,22 @@ inline constexpr check::ValueRow<Sym> kVendorRanges[] = {
 inline constexpr check::ValueRow<Sym> kVendorRangesPaged[] = {
     {Sym::kBlockSize, "kvCacheRef", "MP-07 BlockSize", {16, 128}},
 };
+// MP-07 for aclnnMlaPrologV3WeightNz: the V3 document's wider ranges (S and T unlimited); V1 / V2
+// keep the rows above.
+inline constexpr check::ValueRow<Sym> kVendorRangesV3Bsh[] = {
+    {Sym::kB, "tokenX", "MP-07 B", {}, 0, 65536},
+};
+inline constexpr check::ValueRow<Sym> kVendorRangesV3[] = {
+    {Sym::kHe, "tokenX", "MP-07 He", {1024, 2048, 3072, 4096, 5120, 6144, 7168, 7680, 8192}},
+    {Sym::kHcq, "rmsnormGammaCq", "MP-07 Hcq", {1536, 2048}},
+    {Sym::kHckv, "kvCacheRef", "MP-07 Hckv", {512}},
+    {Sym::kD, "weightUk", "MP-07 D", {128, 192}},
+    {Sym::kDr, "ropeCos", "MP-07 Dr", {64}},
+    {Sym::kN, "weightUk", "MP-07 N", {1, 2, 4, 8, 16, 32, 64, 128}},
+};
+inline constexpr check::ValueRow<Sym> kVendorRangesV3Paged[] = {
+    {Sym::kBlockSize, "kvCacheRef", "MP-07 BlockSize", {}, 16, 1024, 16},
+};
 
 // MP-09 / MP-13: the LoRA weights' logical [K, N] (FRACTAL_NZ: the 4-D storage of that matrix).
 inline constexpr check::ShapeRow<Sym> kWeightShapes[] = {

@@ -15,7 +15,10 @@ const OperatorInfo* operator_table() {
       {"MlaPrologV3WeightNz", MLAOPS_ENTRY("MlaPrologV3WeightNz", "aclnn_mla_prolog_v3_weight_nz.h"), true,
        "MlaProlog", false,
        "V2 plus the quant modes as attributes, qcQrScale / kcScale, queryNormOut, the BSND / TND / PA_BLK_BSND / "
-       "PA_BLK_NZ cache modes, per-tile KV quant (kvCacheQuantMode 3); V2's shape ranges"},
+       "PA_BLK_NZ cache modes, per-tile KV quant (kvCacheQuantMode 3); the V3 document's shape ranges"},
+      {"MlaPrologV3", MLAOPS_ENTRY("MlaPrologV3", "aclnn_mla_prolog_v3.h"), true, "MlaProlog", false,
+       "the vendor's unsupported entry point: both functions log \"not supported\" and return 561000 "
+       "(ACLNN_ERR_INNER), nothing written; use MlaPrologV3WeightNz"},
       {"MlaPreprocess", MLAOPS_ENTRY("MlaPreprocess", "aclnn_mla_preprocess.h"), true, "MlaPreprocess", false,
        "FP16 / BF16 input, INT8 W_DQKV / W_UQ (per-tensor or per-token quant) or unquantized weights, cache "
        "modes 0..3"},

@@ -56,9 +56,10 @@ const Flag kFlags[] = {
     {kProlog, "kv-lora", Kind::kInt, "512", "Hckv kv LoRA rank"},
     {kProlog, "dim", Kind::kInt, "128", "D q nope head dim"},
     {kProlog, "rope-dim", Kind::kInt, "64", "Dr rope dim (even)"},
-    {kProlog, "cache-mode", Kind::kStr, "PA_BSND", "PA_BSND | PA_NZ"},
+    {kProlog, "cache-mode", Kind::kStr, "PA_BSND",
+     "PA_BSND | PA_NZ | V3's PA_BLK_BSND | PA_BLK_NZ | BSND (--batch) | TND (--tokens)"},
     {kProlog, "block-size", Kind::kInt, "128", "cache BlockSize"},
-    {kProlog, "block-num", Kind::kInt, "", "cache BlockNum (default ceil(T / BlockSize) + 1)"},
+    {kProlog, "block-num", Kind::kInt, "", "cache BlockNum (default ceil(T / BlockSize) + 1; PA_BLK: the batches' blocks + 1)"},
     {kProlog, "weight-form", Kind::kStr, "nz", "nz (4-D FRACTAL_NZ storage) | nz2d (2-D NZ view) | nd (bf16 only)"},
     {kProlog, "smooth", Kind::kBool, "false", "pass smoothScalesCq (partial / full quant)"},
     // FusedInferAttentionScoreV4
@@ -96,7 +97,7 @@ const Flag kFlags[] = {
     {kPreprocess, "wuk-format", Kind::kStr, "nd", "nd [N, D, Hckv] | nz (per head [N, Hckv/16, D, 16])"},
     {kPreprocess, "weight-form", Kind::kStr, "nz", "wdqkv / wuq: nz [C1, R1, 16, c0] | nz_atb [1, C1, R1*16, c0] | nz2d"},
     {kPreprocess, "block-size", Kind::kInt, "128", "cache BlockSize"},
-    {kPreprocess, "block-num", Kind::kInt, "", "cache BlockNum (default ceil(T / BlockSize) + 1)"},
+    {kPreprocess, "block-num", Kind::kInt, "", "cache BlockNum (default ceil(T / BlockSize) + 1; PA_BLK: the batches' blocks + 1)"},
     {kPreprocess, "bf16-weights", Kind::kBool, "false", "weights in the input dtype, doRmsNorm = false (unquantized path)"},
     {kPreprocess, "epsilon", Kind::kNum, "1e-6", "epsilon of the three RmsNorms (the vendor test's)"},
 };

@@ -1,4 +1,4 @@
-// `mlaops check mla_prolog_v2`: a MlaPrologV2WeightNz case from the test-data builder
+// `mlaops check mla_prolog_v2`: a MlaPrologV2WeightNz case (or one in a V3 cache mode) from the test-data builder
 // (tests/reference/mla_prolog_test_data.h), the fast path mlaops::mla_prolog (plan, run; the plan
 // printed with --explain) and the reference mla_prolog_ref, compared with the rules of
 // tests/ops/mla_prolog/mla_prolog_harness.h.
@@ -45,10 +45,17 @@ int check_mla_prolog(const Options& o) {
   cfg.D = o.i64("dim", 1, 65536);
   cfg.Dr = o.i64("rope-dim", 2, 65536);
   if (cfg.Dr % 2) bad("--rope-dim must be even");
-  cfg.cache_mode = o.choice("cache-mode", {"PA_BSND", "PA_NZ"}) == "PA_NZ" ? MlaPrologCacheMode::kPaNz
-                                                                           : MlaPrologCacheMode::kPaBsnd;
+  const std::string mode = o.choice("cache-mode", {"PA_BSND", "PA_NZ", "PA_BLK_BSND", "PA_BLK_NZ", "BSND", "TND"});
+  for (int m = 0; m <= static_cast<int>(MlaPrologCacheMode::kTnd); ++m)
+    if (mode == mla_prolog_cache_mode_name(static_cast<MlaPrologCacheMode>(m))) cfg.cache_mode = static_cast<MlaPrologCacheMode>(m);
+  if (cfg.cache_mode == MlaPrologCacheMode::kBsnd && !cfg.bsh) bad("--cache-mode BSND needs --batch / --seq");
+  if (cfg.cache_mode == MlaPrologCacheMode::kTnd && cfg.bsh) bad("--cache-mode TND needs --tokens");
   cfg.block_size = o.i64("block-size", 1, 1 << 20);
-  cfg.block_num = o.set("block-num") ? o.i64("block-num", 0, 1 << 20) : (cfg.T() + cfg.block_size - 1) / cfg.block_size + 1;
+  // PA_BLK: whole blocks per batch (with --tokens every token is a batch of one, as actualSeqLen 1, 2, ..., T)
+  const int64_t blocks = mla_prolog_cache_blocks(cfg.cache_mode)
+                             ? cfg.batches() * ((cfg.S + cfg.block_size - 1) / cfg.block_size)
+                             : (cfg.T() + cfg.block_size - 1) / cfg.block_size;
+  cfg.block_num = o.set("block-num") ? o.i64("block-num", 0, 1 << 20) : blocks + 1;
   const std::string wf = o.choice("weight-form", {"nz", "nz2d", "nd"});
   cfg.weight_form = wf == "nz" ? testdata::WeightForm::kNz4d : wf == "nz2d" ? testdata::WeightForm::kNz2d : testdata::WeightForm::kNd;
   if (cfg.weight_form == testdata::WeightForm::kNd && cfg.scenario != MlaPrologScenario::kNoQuant)
@@ -80,6 +87,7 @@ int check_mla_prolog(const Options& o) {
       {"quantScaleCkvOptional", &c.quant_scale_ckv},
       {"quantScaleCkrOptional", &c.quant_scale_ckr},
       {"smoothScalesCqOptional", &c.smooth_scales_cq},
+      {"actualSeqLenOptional", &c.actual_seq_len},  // PA_BLK with --tokens (V3's argument)
   };
   int from_inputs = 0;
   if (!o.from_dir.empty())

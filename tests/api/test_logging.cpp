@@ -15,6 +15,7 @@
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
 #include "aclnnop/aclnn_mla_prolog_v2_weight_nz.h"
+#include "aclnnop/aclnn_mla_prolog_v3.h"
 #include "api/executor.h"
 #include "core/log.h"
 
@@ -134,6 +135,32 @@ TEST_F(Logging, RejectedAclnnCallLogsOneErrorLineNamingTheOperator) {
   EXPECT_EQ(m.module, "OP");
   EXPECT_NE(m.text.find("aclnnMlaPrologV2WeightNz failed, status 161001: aclnnMlaPrologV2WeightNz: executor is null"),
             std::string::npos)
+      << out;
+}
+
+// The plain aclnnMlaPrologV3 (the vendor's unsupported entry point): each function logs one ERROR
+// line saying "not supported" and returns 561000.
+TEST_F(Logging, PlainMlaPrologV3LogsNotSupported) {
+  set("ASCEND_LOG_PRINT_TO_STDOUT", "1");
+  std::string out = capture([] { EXPECT_EQ(aclnnMlaPrologV3(nullptr, 0, nullptr, nullptr), ACLNN_ERR_INNER); });
+  std::smatch m;
+  ASSERT_TRUE(std::regex_match(out, m, kLine)) << out;
+  EXPECT_EQ(m[1], "ERROR");
+  EXPECT_EQ(m[2], "OP");
+  EXPECT_NE(m[7].str().find("aclnnMlaPrologV3 failed, status 561000: aclnnMlaPrologV3: not supported"),
+            std::string::npos)
+      << out;
+  out = capture([] {
+    EXPECT_EQ(aclnnMlaPrologV3GetWorkspaceSize(nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                               nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr,
+                                               nullptr, nullptr, nullptr, nullptr, nullptr, 1e-5, 1e-5, nullptr, false,
+                                               0, 0, 0, 0, 0, 128, 1.0, 1.0, nullptr, nullptr, nullptr, nullptr,
+                                               nullptr, nullptr, nullptr),
+              ACLNN_ERR_INNER);
+  });
+  ASSERT_TRUE(std::regex_match(out, m, kLine)) << out;
+  EXPECT_EQ(m[1], "ERROR");
+  EXPECT_NE(m[7].str().find("status 561000: aclnnMlaPrologV3GetWorkspaceSize: not supported"), std::string::npos)
       << out;
 }
 
