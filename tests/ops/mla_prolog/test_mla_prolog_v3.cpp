@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <memory>
 #include <tuple>
 #include <string>
 #include <vector>
@@ -380,9 +381,9 @@ TEST(MlaPrologV3, NewCacheModesAndPerTileAgainstReference) {
 
 // A case of a new mode, built once per (scenario, mode, token layout).
 const MlaPrologCase& mode_case(MlaPrologScenario sc, MlaPrologCacheMode mode, bool bsh) {
-  static std::map<std::tuple<int, int, bool>, MlaPrologCase*> cases;
-  MlaPrologCase*& c = cases[{static_cast<int>(sc), static_cast<int>(mode), bsh}];
-  if (c == nullptr) c = new MlaPrologCase(testdata::make_mla_prolog_case(mode_cfg(sc, mode, bsh)));
+  static std::map<std::tuple<int, int, bool>, std::unique_ptr<MlaPrologCase>> cases;
+  std::unique_ptr<MlaPrologCase>& c = cases[{static_cast<int>(sc), static_cast<int>(mode), bsh}];
+  if (c == nullptr) c = std::make_unique<MlaPrologCase>(testdata::make_mla_prolog_case(mode_cfg(sc, mode, bsh)));
   return *c;
 }
 
