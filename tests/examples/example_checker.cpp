@@ -94,6 +94,8 @@ struct Visitor {
     opt("quantScaleCkv", p.quant_scale_ckv, false);
     opt("quantScaleCkr", p.quant_scale_ckr, false);
     opt("smoothScalesCq", p.smooth_scales_cq, false);
+    opt("actualSeqLen", p.actual_seq_len, false);
+    opt("kNopeClipAlpha", p.k_nope_clip_alpha, false);
     view("queryOut", p.query_out, true);
     view("queryRopeOut", p.query_rope_out, true);
     opt("dequantScaleQNopeOut", p.dequant_scale_q_nope_out, true);
@@ -207,6 +209,8 @@ class Checker : public api::RunObserver {
     std::deque<TensorView> scratch;
     collect(mine, scratch, &got);
     collect(pd->ref, pd->owned, &want);
+    split_per_tile(mine, &got);
+    split_per_tile(pd->ref, &want);
     // Self-test of the checker (MLAOPS_EXAMPLE_CHECK_SELFTEST=1): spoil the operator's first output
     // element so that the check must fail.
     if (const char* st = std::getenv("MLAOPS_EXAMPLE_CHECK_SELFTEST"); st != nullptr && st[0] == '1' && !got.empty())
@@ -263,6 +267,32 @@ class Checker : public api::RunObserver {
   // (their unwritten rows must be untouched) without the cascade allowance: its cap is a fraction
   // of the tensor's RMS, which the untouched rows of a mostly empty cache make meaningless; the
   // elementwise 4-ulp bound applies to every row.
+  // A per-tile KV-quant cache row (MlaProlog V3 kvCacheQuantMode 3) is Hckv int8 values, Dr bf16
+  // rope values and Hckv/128 fp32 scales in one INT8 row: compared part by part, each by its dtype's
+  // rule, as the operator tests do.
+  static void split_per_tile(const CallParams& params, std::vector<std::pair<const char*, TensorView>>* outs) {
+    const auto* m = std::get_if<MlaPrologParams>(&params);
+    if (m == nullptr || !m->kv_quant_per_tile) return;
+    const int64_t hckv = m->weight_uk.dims[m->weight_uk.rank - 1], dr = m->rope_sin.dims[m->rope_sin.rank - 1];
+    for (auto it = outs->begin(); it != outs->end(); ++it) {
+      if (std::strcmp(it->first, "kvCache") != 0) continue;
+      const TensorView kv = it->second;
+      const int64_t row = kv.dims[kv.rank - 1], rows = kv.numel() / row;
+      auto part = [&](int64_t offset, DType dt, int64_t n) {
+        const int64_t es = dtype_size(dt);
+        const int64_t dims[2] = {rows, n};
+        TensorView v = make_view(static_cast<char*>(kv.data) + offset, dt, dims, 2);
+        v.strides[0] = row / es;
+        return v;
+      };
+      const TensorView q = part(0, DType::kInt8, hckv), rope = part(hckv, DType::kBFloat16, dr),
+                       scales = part(hckv + 2 * dr, DType::kFloat32, hckv / 128);
+      it = outs->erase(it);
+      outs->insert(it, {{"kvCache (int8 part)", q}, {"kvCache (rope part)", rope}, {"kvCache (tile scales)", scales}});
+      return;
+    }
+  }
+
   static void spoil(const TensorView& t) {
     if (t.data == nullptr || t.numel() == 0) return;
     auto* b = static_cast<unsigned char*>(t.data);
