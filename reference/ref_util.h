@@ -11,6 +11,7 @@
 // scans reference/ for anything else it includes.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -213,6 +214,18 @@ inline int8_t int8_round(double v) {
   if (v >= 127.0) return 127;
   if (v <= -128.0) return -128;
   return static_cast<int8_t>(round_half_away(v));
+}
+// Post-quant INT8 output (quantScale2 / quantOffset2), evaluated in FP16 as the vendor golden
+// (docs/ops/fused_infer_attention_score.md "Post-quant INT8 output"): x, scale and offset are
+// rounded to FP16; the product is rounded to FP16, then the sum with the offset; the sum is
+// clamped to [-256, 255], rounded to an integer (ties to even) and clamped to [-128, 127].
+// Overflow to +-inf clamps like any large value; NaN gives 0.
+inline int8_t post_quant_int8(double x, double scale, double offset) {
+  const double prod = to_fp16(to_fp16(x) * to_fp16(scale));  // exact product of two FP16 values
+  double y = to_fp16(prod + to_fp16(offset));                  // exact sum of two FP16 values
+  if (std::isnan(y)) return 0;
+  y = std::min(std::max(y, -256.0), 255.0);
+  return int8_rint(round_half_even(y));
 }
 
 // ---------------------------------------------------------------------------------------------

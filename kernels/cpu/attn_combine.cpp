@@ -90,6 +90,14 @@ void attn_merge_state(float* o, float* m, float* l, const float* o2, const float
   }
 }
 
+int8_t attn_post_quant(float x, float scale_h, float offset_h) {
+  const float prod = round_fp16(round_fp16(x) * scale_h);
+  const double y = round_fp16(static_cast<double>(prod) + static_cast<double>(offset_h));
+  if (std::isnan(y)) return 0;
+  const double r = std::nearbyint(std::clamp(y, -256.0, 255.0));  // the default mode: ties to even
+  return static_cast<int8_t>(std::clamp(r, -128.0, 127.0));
+}
+
 void attn_write_empty(const FlashItem& it) {
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t g = 0; g < it.G; ++g)

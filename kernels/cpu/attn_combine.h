@@ -30,6 +30,14 @@ void attn_merge_splits(const FlashItem& it, int64_t splits, float* o, const floa
 void attn_merge_state(float* o, float* m, float* l, const float* o2, const float* m2, const float* l2, int64_t M,
                       int64_t VD);
 
+// Post-quant INT8 output of one element (quantScale2 / quantOffset2), evaluated in FP16 as the
+// vendor golden: scale_h and offset_h are the parameters already rounded to FP16 (offset 0 when
+// absent); x (the fp32 normalised attention output) is rounded to FP16, p = fp16(x * scale_h)
+// (the product of two FP16 values is exact in fp32, rounded once), y = fp16(p + offset_h)
+// (the sum is exact in double, rounded once), then clamp(y, -256, 255), round half to even,
+// clamp to [-128, 127]. NaN gives 0. A row without a valid position quantises x = 0.
+int8_t attn_post_quant(float x, float scale_h, float offset_h);
+
 // Writes rows (g, r) of `it`, g < G, r < R, as output 0 and lse +inf.
 void attn_write_empty(const FlashItem& it);
 

@@ -21,6 +21,7 @@
 #include "core/element_access.h"
 #include "core/fractal_nz.h"
 #include "fia_test_data.h"
+#include "kernels/cpu/attn_combine.h"
 #include "mlaops/dtype.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/numeric.h"
@@ -195,6 +196,57 @@ TensorView strided_view(std::vector<uint64_t>& buf, DType dt) {
   t.dims[0] = 2, t.dims[1] = 3, t.dims[2] = 4;
   t.strides[0] = 40, t.strides[1] = 11, t.strides[2] = 2;
   return t;
+}
+
+// Post-quant INT8 output (docs/ops/fused_infer_attention_score.md "Post-quant INT8 output"):
+// the reference's chain against the combine step's, and both against values worked by hand.
+TEST(RefUtilPostQuant, WorkedValues) {
+  struct Case {
+    double x, scale, offset;
+    int expected;
+  } cases[] = {
+      {2.5, 1, 0, 2},      {3.5, 1, 0, 4},     {-2.5, 1, 0, -2},    {0.5, 1, 0, 0},
+      {100.49, 1, 0, 100},  // fp16(100.49) = 100.5 (ulp 1/16), a tie: even 100
+      {101.47, 1, 0, 102},  // fp16(101.47) = 101.5, a tie: even 102 (exact 101.47 would give 101)
+      {1.0, 1.0, 0.3, 1},   {0.0, 1.0, 2.5, 2},  // an invalid row: clamp(round(offset))
+      {0.0, 1.0, -130.0, -128}, {1000, 1, 0, 127}, {-1000, 1, 0, -128},
+      {kInfD, 1, 0, 127},   {-kInfD, 1, 0, -128}, {kNaND, 1, 0, 0},
+      {70000, 1, 0, 127},   // fp16 overflow to +inf, then clamped
+      {1.0, 1.0, 126.6, 127},  // fp16(126.6) = 126.625; 127.625 -> 128 -> clamped to 127
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ref::post_quant_int8(c.x, c.scale, c.offset), c.expected) << c.x << " " << c.scale << " " << c.offset;
+    EXPECT_EQ(kernels::attn_post_quant(static_cast<float>(c.x), round_fp16(static_cast<float>(c.scale)),
+                                       round_fp16(static_cast<float>(c.offset))),
+              c.expected)
+        << c.x << " " << c.scale << " " << c.offset;
+  }
+}
+
+TEST(RefUtilPostQuant, CombineStepAgreesOnEveryFp16InputAndRandomFloats) {
+  const float scales[] = {1.0f,    0.5f,  1.0f / 3.0f, 2.7f,     37.1f, 100.0f, -1.3f, 1e-3f,
+                          60000.f, 0.0f,  9.5367431640625e-07f /* 2^-20, FP16 subnormal */, 0.123456789f};
+  const float offsets[] = {0.0f, 0.5f, -0.5f, 1.25f, -3.7f, 127.5f, 300.0f, -300.0f, 1e-5f};
+  int64_t checked = 0;
+  for (float sc : scales)
+    for (float of : offsets) {
+      const float sh = round_fp16(sc), oh = round_fp16(of);
+      for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+        const float x = fp16_to_float(static_cast<uint16_t>(bits));
+        const int8_t want = ref::post_quant_int8(x, sc, of);
+        ASSERT_EQ(kernels::attn_post_quant(x, sh, oh), want) << x << " " << sc << " " << of;
+        ++checked;
+      }
+    }
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> ux(-300.0f, 300.0f), us(-4.0f, 4.0f), uo(-2.0f, 2.0f);
+  for (int i = 0; i < 1000000; ++i) {
+    const float x = ux(rng) / 64.0f * static_cast<float>(1 << (i % 8)), sc = us(rng), of = uo(rng);
+    ASSERT_EQ(kernels::attn_post_quant(x, round_fp16(sc), round_fp16(of)), ref::post_quant_int8(x, sc, of))
+        << x << " " << sc << " " << of;
+    ++checked;
+  }
+  EXPECT_GT(checked, 7000000);
 }
 
 TEST(RefUtilAccess, LoadsAgreeForEveryDtype) {
