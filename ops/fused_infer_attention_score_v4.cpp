@@ -30,6 +30,7 @@ struct RunCtx {
   const FiaPlan* plan;
   FiaAqChannels aq_ch;       // KV antiquant: per-channel scales / offsets as floats
   const float* sink = nullptr;  // [N] sink logits as floats
+  const float* pq = nullptr;    // [2, N, V_D] post-quant scale / offset (FP16-rounded floats)
   WorkspaceArena* ws;
 };
 
@@ -80,7 +81,13 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
     it.bias_i_stride = P.pse_i;
   }
   if (P.sink) it.sink = c.sink + n0;
-  it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
+  if (P.post_quant) {
+    it.out8 = p.attention_out.ptr<int8_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
+    it.pq_scale = c.pq + n0 * P.VD;
+    it.pq_offset = c.pq + (P.N + n0) * P.VD;
+  } else {
+    it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
+  }
   it.out_n_stride = P.out.n;
   it.out_s_stride = P.out.s;
   if (P.lse) {
@@ -151,6 +158,26 @@ void fill_all(const TensorView& t, float v, bool half_fp16) {
   }
 }
 
+// Post-quant scale then offset of every output channel (n, d) as FP16-rounded floats [2, N, VD]
+// (per tensor: the one value repeated; offset absent: 0), once per run.
+void post_quant_floats(const FiaParams& p, const FiaPlan& P, float* out) {
+  const int64_t NV = P.N * P.VD;
+  const TensorView* ts[2] = {p.quant_scale2, p.quant_offset2};
+  for (int k = 0; k < 2; ++k) {
+    float* o = out + k * NV;
+    const TensorView* t = ts[k];
+    if (t == nullptr) {
+      std::fill(o, o + NV, 0.0f);
+      continue;
+    }
+    for (int64_t i = 0; i < NV; ++i) {
+      const int64_t e = P.pq_channel ? i : 0;  // dense (FIA-17): element e at e
+      const float v = t->dtype == DType::kFloat32 ? t->ptr<const float>()[e] : bf16_to_float(t->ptr<const uint16_t>()[e]);
+      o[i] = round_fp16(v);
+    }
+  }
+}
+
 // The sink logits as floats (BF16 / FP16, exact).
 void sink_floats(const TensorView& t, int64_t N, float* out) {
   const uint16_t* s = t.ptr<const uint16_t>();
@@ -211,7 +238,14 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   MLAOPS_CHECK(P.workspace_bytes == 0 || workspace != nullptr, kParamNullptr,
                "%s: workspace: FIA-20 null, but %lld bytes are needed", op, (long long)P.workspace_bytes);
 
-  // Padded query rows of non-packed layouts: 0 / +inf.
+  // Post-quant scale / offset (read once per run; the tensors' contents may change between runs).
+  const float* pq = nullptr;
+  if (P.post_quant) {
+    float* f = static_cast<float*>(static_cast<void*>(static_cast<char*>(workspace) + P.off_pq));
+    post_quant_floats(p, P, f);
+    pq = f;
+  }
+  // Padded query rows of non-packed layouts: 0 / +inf (post-quant: x = 0 quantised).
   if (!P.packed) {
     for (int64_t b = 0; b < P.B; ++b) {
       const int64_t s1 = P.act_q[static_cast<size_t>(b)];
@@ -220,7 +254,13 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
       e.G = P.N;
       e.R = P.QS - s1;
       e.VD = P.VD;
-      e.out = p.attention_out.ptr<uint16_t>() + b * P.out.b + s1 * P.out.s;
+      if (P.post_quant) {
+        e.out8 = p.attention_out.ptr<int8_t>() + b * P.out.b + s1 * P.out.s;
+        e.pq_scale = pq;
+        e.pq_offset = pq + P.N * P.VD;
+      } else {
+        e.out = p.attention_out.ptr<uint16_t>() + b * P.out.b + s1 * P.out.s;
+      }
       e.out_n_stride = P.out.n;
       e.out_s_stride = P.out.s;
       if (P.lse) {
@@ -238,6 +278,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.p = &p;
   c.plan = &P;
   c.ws = &ws;
+  c.pq = pq;
   if (P.aq.on) c.aq_ch = fia_aq_channels(P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
   if (P.sink) {
     sink_floats(*p.learnable_sink, P.N, ws.at<float>(P.off_sink));

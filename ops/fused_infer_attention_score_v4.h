@@ -70,6 +70,9 @@ struct FiaCall {
   bool pse = false;
   int64_t pse_b = 0, pse_n = 0, pse_i = 0;
   bool sink = false;  // learnableSink (FIA-23)
+  // Post-quant INT8 output (quantScale2 / quantOffset2): per channel (N * V_D elements in (n, d)
+  // order) or per tensor (one element); attentionOut is INT8.
+  bool post_quant = false, pq_channel = false;
   FiaAntiquant aq;    // INT8 key / value (FIA-21)
 };
 
@@ -109,6 +112,7 @@ struct FiaPlan : FiaCall {
   int64_t thread_bytes = 0, off_thread = 0;
   int64_t off_partial = 0, partial_o_floats = 0, partial_ml_floats = 0;  // per (item, split)
   int64_t off_sink = 0;  // [N] floats: the sink logits
+  int64_t off_pq = 0;    // [2, N, V_D] floats: post-quant scale and offset, rounded to FP16
   int64_t aq_thread_bytes = 0, off_aq_thread = 0, off_aq_ch = 0;
   int64_t workspace_bytes = 0;
 };

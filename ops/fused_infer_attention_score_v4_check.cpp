@@ -51,7 +51,8 @@ std::vector<Named> all_tensors(const FiaParams& p) {
           {"softmaxLse", lse},          {"queryRopeOptional", p.query_rope},
           {"keyRopeOptional", p.key_rope}, {"attenMaskOptional", p.atten_mask},
           {"blockTableOptional", p.block_table}, {"pseShiftOptional", p.pse_shift},
-          {"learnableSinkOptional", p.learnable_sink}};
+          {"learnableSinkOptional", p.learnable_sink}, {"quantScale2Optional", p.quant_scale2},
+          {"quantOffset2Optional", p.quant_offset2}};
 }
 
 // Non-paged sequence tensor of layout l with `heads` heads: batch (-1 packed), S (T packed), D.
@@ -579,6 +580,101 @@ Status check_sink(const FiaParams& p, const char* op, FiaCall* c) {
   return kSuccess;
 }
 
+// FIA-26 post-quant INT8 output (quantScale2 / quantOffset2), docs/ops/fused_infer_attention_score.md
+// "Post-quant INT8 output". Runs after the outputs, mask and sink are known.
+Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
+  const TensorView* sc = p.quant_scale2;
+  const TensorView* of = p.quant_offset2;
+  const bool i8 = p.attention_out.dtype == I8;
+  MLAOPS_CHECK(of == nullptr || sc != nullptr, kParamInvalid,
+               "%s: quantOffset2Optional: FIA-26 only with quantScale2; allowed null without quantScale2, got a tensor",
+               op);
+  MLAOPS_CHECK(i8 == (sc != nullptr), kParamInvalid,
+               "%s: attentionOut: FIA-26 dtype is INT8 exactly when quantScale2 is given; allowed %s, got %s", op,
+               sc != nullptr ? "INT8" : dtype_name(p.query.dtype), dtype_name(p.attention_out.dtype));
+  if (sc == nullptr) return kSuccess;
+  const bool bf16_ok = p.query.dtype == DType::kBFloat16;
+  MLAOPS_CHECK(sc->dtype == DType::kFloat32 || (bf16_ok && sc->dtype == DType::kBFloat16), kParamInvalid,
+               "%s: quantScale2Optional: FIA-26 dtype; allowed {%s}, got %s", op, bf16_ok ? "FLOAT, BF16" : "FLOAT",
+               dtype_name(sc->dtype));
+  if (of != nullptr) {
+    bool same = of->dtype == sc->dtype && of->rank == sc->rank;
+    for (int i = 0; same && i < sc->rank; ++i) same = of->dims[i] == sc->dims[i];
+    MLAOPS_CHECK(same, kParamInvalid,
+                 "%s: quantOffset2Optional: FIA-26 dtype and shape must equal quantScale2's; allowed %s %s, got %s %s", op,
+                 dtype_name(sc->dtype), shape_str(*sc).c_str(), dtype_name(of->dtype), shape_str(*of).c_str());
+  }
+  // Exclusions (the vendor's) and what this build does not cover.
+  MLAOPS_CHECK(!c->sink, kParamInvalid,
+               "%s: quantScale2Optional: FIA-26 post-quant is not allowed with learnableSink; allowed null, got a tensor", op);
+  MLAOPS_CHECK(!c->rope, kParamInvalid,
+               "%s: quantScale2Optional: FIA-26 post-quant is not allowed with MLA (queryRope); allowed null, got a tensor",
+               op);
+  MLAOPS_CHECK(!c->packed, kParamInvalid,
+               "%s: quantScale2Optional: FIA-26 post-quant is not allowed with layout %s; allowed BSH, BSND, BNSD, got %s",
+               op, fia_layout_name(c->in_l), fia_layout_name(c->in_l));
+  MLAOPS_CHECK(c->out_l == c->in_l, kParamInvalid,
+               "%s: quantScale2Optional: FIA-02 post-quant with an NBSD output layout is not supported yet; allowed "
+               "BSH, BSND, BNSD, got %s_NBSD",
+               op, fia_layout_name(c->in_l));
+  // Shape: (1) per tensor, or N * V_D elements per channel in the per-layout shapes.
+  const int64_t N = c->N, VD = c->VD;
+  const auto is = [&](std::initializer_list<int64_t> d) {
+    if (sc->rank != static_cast<int>(d.size())) return false;
+    int i = 0;
+    for (int64_t x : d)
+      if (sc->dims[i++] != x) return false;
+    return true;
+  };
+  bool channel = false, ok = is({1});
+  if (!ok) {
+    switch (c->out_l) {
+      case FiaLayout::kBSH: channel = is({1, 1, N * VD}) || is({N * VD}); break;
+      case FiaLayout::kBSND: channel = is({1, 1, N, VD}) || is({N, VD}); break;
+      default: channel = is({1, N, 1, VD}) || is({N, VD}); break;
+    }
+    ok = channel;
+  }
+  const std::string nv = std::to_string(N * VD), n = std::to_string(N), d = std::to_string(VD);
+  const std::string allowed = c->out_l == FiaLayout::kBSH    ? "[1], [1, 1, " + nv + "], [" + nv + "]"
+                              : c->out_l == FiaLayout::kBSND ? "[1], [1, 1, " + n + ", " + d + "], [" + n + ", " + d + "]"
+                                                             : "[1], [1, " + n + ", 1, " + d + "], [" + n + ", " + d + "]";
+  MLAOPS_CHECK(ok, kParamInvalid, "%s: quantScale2Optional: FIA-26 shape for layout %s; allowed %s, got %s", op,
+               fia_layout_name(c->out_l), allowed.c_str(), shape_str(*sc).c_str());
+  if (channel) {
+    MLAOPS_CHECK(!c->lse, kParamInvalid,
+                 "%s: softmaxLse: FIA-26 per-channel post-quant is not allowed with softmaxLse; allowed "
+                 "softmaxLseFlag false, got true",
+                 op);
+    MLAOPS_CHECK(VD % 32 == 0, kParamInvalid,
+                 "%s: quantScale2Optional: FIA-26 per-channel post-quant needs V_D %% 32 == 0; allowed a multiple of "
+                 "32, got %lld",
+                 op, (long long)VD);
+  }
+  // With quantOffset2, configurations that can produce fully masked rows (per batch, host lengths).
+  if (of != nullptr) {
+    const int64_t pre = p.pre_tokens, next = p.next_tokens;
+    MLAOPS_CHECK(!(c->mode == 4 && (pre < 0 || next < 0)), kParamInvalid,
+                 "%s: preTokens/nextTokens: FIA-26 with quantOffset2 and sparseMode 4 must be >= 0; allowed >= 0, "
+                 "got %lld / %lld",
+                 op, (long long)pre, (long long)next);
+    for (int64_t b = 0; b < c->B; ++b) {
+      const int64_t q = c->act_q[static_cast<size_t>(b)], kv = c->act_kv[static_cast<size_t>(b)];
+      bool bad = false;
+      if (c->mode == 0 && c->explicit_mask) bad = q - kv - pre > 0 || next < 0;
+      if (c->mode == 3) bad = kv - q < 0;
+      if (c->mode == 4) bad = next + kv - q < 0;
+      MLAOPS_CHECK(!bad, kParamInvalid,
+                   "%s: actualSeqLengths: FIA-26 with quantOffset2 batch %lld can have fully masked rows (sparseMode "
+                   "%lld, actQ %lld, actKV %lld, preTokens %lld, nextTokens %lld); allowed no fully masked row",
+                   op, (long long)b, (long long)c->mode, (long long)q, (long long)kv, (long long)pre, (long long)next);
+    }
+  }
+  c->post_quant = true;
+  c->pq_channel = channel;
+  return kSuccess;
+}
+
 // FIA-21 KV antiquant (rules in fia_antiquant.cpp).
 Status check_antiquant(const FiaParams& p, const char* op, int64_t kd, FiaCall* c) {
   FiaAqShape as;
@@ -628,6 +724,10 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
     return kSuccess;
   }
   if (p.key[0].empty() || p.value[0].empty()) {
+    MLAOPS_CHECK(p.quant_scale2 == nullptr, kParamInvalid,
+                 "%s: quantScale2Optional: FIA-02 post-quant with an empty key / value is not supported yet; allowed "
+                 "null, got a tensor",
+                 op);
     MLAOPS_TRY(dense(op, "attentionOut", "FIA-17", p.attention_out));
     if (lse_of(p) != nullptr) MLAOPS_TRY(dense(op, "softmaxLse", "FIA-17", *p.softmax_lse));
     c.empty_kv = true;
@@ -654,6 +754,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_TRY(check_mask(p, op, &c));
   MLAOPS_TRY(check_pse(p, o, &c));
   MLAOPS_TRY(check_sink(p, op, &c));
+  MLAOPS_TRY(check_post_quant(p, op, &c));
   if (o.vendor_ranges) MLAOPS_TRY(check_exclusions(p, op));
   return kSuccess;
 }
@@ -679,6 +780,8 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
                             {"blockTableOptional", p.block_table},
                             {"pseShiftOptional", p.pse_shift},
                             {"learnableSinkOptional", p.learnable_sink},
+                            {"quantScale2Optional", p.quant_scale2},
+                            {"quantOffset2Optional", p.quant_offset2},
                             {"antiquantScaleOptional", p.antiquant_scale},
                             {"antiquantOffsetOptional", p.antiquant_offset},
                             {"keyAntiquantScaleOptional", p.key_antiquant_scale},

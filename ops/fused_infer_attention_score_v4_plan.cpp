@@ -243,6 +243,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     MLAOPS_TRY(l.add(ch, &P.off_aq_ch, op));
   }
   if (P.sink) MLAOPS_TRY(l.add(P.N * 4, &P.off_sink, op));
+  if (P.post_quant) MLAOPS_TRY(l.add(2 * P.N * P.VD * 4, &P.off_pq, op));
   if (P.splits > 1) {
     P.partial_o_floats = fs.M * P.VD;
     P.partial_ml_floats = fs.M;
@@ -266,7 +267,8 @@ std::string fia_explain(const FiaPlan& P) {
        (P.fp16 ? "FLOAT16" : "BF16") + (P.aq.on ? ", INT8 key / value" : "") +
        (P.paged ? fmt(", paged (blockSize %lld)", (long long)P.block_size) : "") +
        fmt(", sparseMode %lld", (long long)P.mode) + (P.explicit_mask ? " with a mask" : "") +
-       (P.pse ? ", pseShift" : "") + (P.sink ? ", learnableSink" : "") + (P.lse ? ", softmaxLse" : "") + "\n";
+       (P.pse ? ", pseShift" : "") + (P.sink ? ", learnableSink" : "") +
+       (P.post_quant ? (P.pq_channel ? ", post-quant INT8 per channel" : ", post-quant INT8 per tensor") : "") + (P.lse ? ", softmaxLse" : "") + "\n";
   s += std::string("level ") + isa_name(P.isa) + fmt(", %lld threads; ", (long long)P.threads) +
        fmt("%lld work items of up to %lld query rows x %lld heads, %lld tasks, ", (long long)P.items.size(),
            (long long)P.R, (long long)P.G, (long long)P.tasks.size()) +

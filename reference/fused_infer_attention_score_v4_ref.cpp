@@ -309,8 +309,10 @@ Status check_scope(const FiaParams& p) {
         return fail(kParamInvalid, "%s: %s KV (antiquant) is not supported yet", kOp, ref::type_name(t.dtype));
     }
   }
-  MLAOPS_CHECK(p.attention_out.dtype != DType::kInt8, kParamInvalid,
-               "%s: INT8 attentionOut (post-quant) is not supported yet", kOp);
+  MLAOPS_CHECK(p.quant_offset2 == nullptr || p.quant_scale2 != nullptr, kParamInvalid,
+               "%s: quantOffset2 needs quantScale2", kOp);
+  MLAOPS_CHECK((p.attention_out.dtype == DType::kInt8) == (p.quant_scale2 != nullptr), kParamInvalid,
+               "%s: INT8 attentionOut exactly when quantScale2 is given", kOp);
   return kSuccess;
 }
 
@@ -342,7 +344,9 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   // Empty tensors: an empty query or output -> nothing to do; empty key/value -> zeros / +inf lse.
   if (q.empty() || out.empty()) return kSuccess;
   MLAOPS_CHECK(q.data != nullptr && out.data != nullptr, kParamNullptr, "%s: query/attentionOut data is null", kOp);
-  const bool out_dtype_ok = is_half(out.dtype) || out.dtype == DType::kFloat32 || out.dtype == DType::kFloat64;
+  const bool post_quant = p.quant_scale2 != nullptr;
+  const bool out_dtype_ok = is_half(out.dtype) || out.dtype == DType::kFloat32 || out.dtype == DType::kFloat64 ||
+                            (post_quant && out.dtype == DType::kInt8);
   MLAOPS_CHECK(out_dtype_ok, kParamInvalid, "%s: attentionOut dtype; allowed FLOAT16, BF16 (FLOAT, DOUBLE), got %s",
                kOp, ref::type_name(out.dtype));
   if (lse != nullptr) {
@@ -350,7 +354,38 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
                  ref::type_name(lse->dtype));
     MLAOPS_CHECK(lse->empty() || lse->data != nullptr, kParamNullptr, "%s: softmaxLse data is null", kOp);
   }
+  // Post-quant INT8 output (docs/ops/fused_infer_attention_score.md "Post-quant INT8 output"):
+  // the scale / offset of output channel (n, d): per tensor one element, per channel N * V_D
+  // elements in (n, d) order (any of the per-layout shapes); read through the strides.
+  auto pq_param = [&](const TensorView* t, int64_t n, int64_t d, int64_t VDc) -> double {
+    if (t == nullptr) return 0.0;
+    const int64_t ne = t->numel();
+    const int64_t lin = ne == 1 ? 0 : n * VDc + d;
+    return ref::load(*t, ref::linear_offset(*t, lin));
+  };
+  if (post_quant) {
+    for (const TensorView* t : {p.quant_scale2, p.quant_offset2}) {
+      if (t == nullptr) continue;
+      MLAOPS_CHECK(t->dtype == DType::kFloat32 || t->dtype == DType::kBFloat16, kParamInvalid,
+                   "%s: quantScale2 / quantOffset2 dtype; allowed FLOAT, BF16, got %s", kOp, ref::type_name(t->dtype));
+      MLAOPS_CHECK(t->numel() >= 1 && t->data != nullptr, kParamInvalid, "%s: quantScale2 / quantOffset2 empty or null",
+                   kOp);
+    }
+  }
   if (key.empty() || value.empty()) {
+    if (post_quant) {
+      // Every row is empty: x = 0 quantised per channel; the channel is the output's (n, d).
+      const int64_t on = out.numel();
+      const int64_t VDo = out.dims[out.rank - 1];
+      const int64_t NN = p.quant_scale2->numel() == 1 ? 1 : p.quant_scale2->numel() / std::max<int64_t>(VDo, 1);
+      for (int64_t i = 0; i < on; ++i) {
+        const int64_t d = i % VDo, n = NN == 1 ? 0 : (i / VDo) % NN;
+        ref::store(out, ref::linear_offset(out, i),
+                   ref::post_quant_int8(0.0, pq_param(p.quant_scale2, n, d, VDo), pq_param(p.quant_offset2, n, d, VDo)));
+      }
+      if (lse != nullptr) fill_all(*lse, std::numeric_limits<double>::infinity());
+      return kSuccess;
+    }
     fill_all(out, 0.0);
     if (lse != nullptr) fill_all(*lse, std::numeric_limits<double>::infinity());
     return kSuccess;
@@ -783,7 +818,14 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
             lse_v = m + std::log(den);
           }
         }
-        for (int64_t d = 0; d < VD; ++d) ref::store(out, o_acc.offset(b, n, qt, d), acc[static_cast<size_t>(d)]);
+        if (post_quant) {
+          for (int64_t d = 0; d < VD; ++d)
+            ref::store(out, o_acc.offset(b, n, qt, d),
+                       ref::post_quant_int8(acc[static_cast<size_t>(d)], pq_param(p.quant_scale2, n, d, VD),
+                                            pq_param(p.quant_offset2, n, d, VD)));
+        } else {
+          for (int64_t d = 0; d < VD; ++d) ref::store(out, o_acc.offset(b, n, qt, d), acc[static_cast<size_t>(d)]);
+        }
         write_lse(b, n, i, lse_v);
       }
     }

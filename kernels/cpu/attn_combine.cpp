@@ -12,11 +12,24 @@ namespace mlaops::kernels {
 namespace {
 
 // Row (g, r) of `it` from o [VD] (unnormalised), max m and sum l.
+// Row (g, r) quantised to INT8 (post-quant output) from x [VD] times inv (null x: zeros).
+void quant_row(const FlashItem& it, int64_t g, int64_t r, const float* x, float inv) {
+  int8_t* dst = it.out8 + g * it.out_n_stride + r * it.out_s_stride;
+  const float* sc = it.pq_scale + g * it.VD;
+  const float* of = it.pq_offset + g * it.VD;
+  if (x == nullptr)
+    for (int64_t d = 0; d < it.VD; ++d) dst[d] = attn_post_quant(0.0f, sc[d], of[d]);
+  else
+    for (int64_t d = 0; d < it.VD; ++d) dst[d] = attn_post_quant(x[d] * inv, sc[d], of[d]);
+}
+
 void finish_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float m, float l) {
-  uint16_t* dst = it.out + g * it.out_n_stride + r * it.out_s_stride;
   float* lse = it.lse != nullptr ? it.lse + g * it.lse_n_stride + r * it.lse_s_stride : nullptr;
   if (!(l > 0.0f)) {  // no valid position
-    std::memset(dst, 0, static_cast<size_t>(it.VD) * 2);
+    if (it.pq_scale != nullptr)
+      quant_row(it, g, r, nullptr, 0.0f);
+    else
+      std::memset(it.out + g * it.out_n_stride + r * it.out_s_stride, 0, static_cast<size_t>(it.VD) * 2);
     if (lse != nullptr) *lse = std::numeric_limits<float>::infinity();
     return;
   }
@@ -28,11 +41,16 @@ void finish_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float
     m = mx;
   }
   const float inv = scale / l;
+  if (lse != nullptr) *lse = m + std::log(l);
+  if (it.pq_scale != nullptr) {
+    quant_row(it, g, r, o, inv);
+    return;
+  }
+  uint16_t* dst = it.out + g * it.out_n_stride + r * it.out_s_stride;
   if (it.fp16)
     for (int64_t d = 0; d < it.VD; ++d) dst[d] = float_to_fp16(o[d] * inv);
   else
     for (int64_t d = 0; d < it.VD; ++d) dst[d] = float_to_bf16(o[d] * inv);
-  if (lse != nullptr) *lse = m + std::log(l);
 }
 
 }  // namespace
@@ -102,7 +120,9 @@ void attn_write_empty(const FlashItem& it) {
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t g = 0; g < it.G; ++g)
     for (int64_t r = 0; r < it.R; ++r) {
-      if (it.out != nullptr)
+      if (it.pq_scale != nullptr)
+        quant_row(it, g, r, nullptr, 0.0f);
+      else if (it.out != nullptr)
         std::memset(it.out + g * it.out_n_stride + r * it.out_s_stride, 0, static_cast<size_t>(it.VD) * 2);
       if (it.lse != nullptr) it.lse[g * it.lse_n_stride + r * it.lse_s_stride] = inf;
     }

@@ -78,6 +78,12 @@ struct FlashItem {
   int64_t out_n_stride = 0, out_s_stride = 0;
   float* lse = nullptr;
   int64_t lse_n_stride = 0, lse_s_stride = 0;
+  // Post-quant INT8 output (quantScale2; pq_scale null: none): rows go to out8 (same strides as
+  // out, in bytes) instead of out, element d of head g as attn_post_quant(x, pq_scale[g * VD + d],
+  // pq_offset[g * VD + d]); both [G, VD] FP16-rounded floats (per tensor: the value repeated).
+  int8_t* out8 = nullptr;
+  const float* pq_scale = nullptr;
+  const float* pq_offset = nullptr;
   // Partial output of a KV split (flash-decoding): unnormalised O [G*R, VD], running max and
   // sum [G*R] (row index g * R + r), without the sink term. Merged by attn_merge_splits.
   float* partial_o = nullptr;
