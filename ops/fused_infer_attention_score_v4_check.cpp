@@ -211,8 +211,6 @@ Status check_existence(const FiaParams& p, const char* op) {
       {p.deq_scale1, "deqScale1Optional", "INT8 full quantisation"},
       {p.quant_scale1, "quantScale1Optional", "INT8 full quantisation"},
       {p.deq_scale2, "deqScale2Optional", "INT8 full quantisation"},
-      {p.quant_scale2, "quantScale2Optional", "post-quant INT8 output"},
-      {p.quant_offset2, "quantOffset2Optional", "post-quant INT8 output"},
       {p.query_padding_size, "queryPaddingSizeOptional", "left padding"},
       {p.kv_padding_size, "kvPaddingSizeOptional", "left padding"},
       {p.key_shared_prefix, "keySharedPrefixOptional", "shared prefix"},
@@ -582,7 +580,9 @@ Status check_sink(const FiaParams& p, const char* op, FiaCall* c) {
 
 // FIA-26 post-quant INT8 output (quantScale2 / quantOffset2), docs/ops/fused_infer_attention_score.md
 // "Post-quant INT8 output". Runs after the outputs, mask and sink are known.
-Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
+// The pairing part (offset needs scale, INT8 attentionOut exactly with quantScale2) runs before
+// the empty-tensor early returns, so an INT8 output is never written as FP16 rows.
+Status check_post_quant_pairing(const FiaParams& p, const char* op) {
   const TensorView* sc = p.quant_scale2;
   const TensorView* of = p.quant_offset2;
   const bool i8 = p.attention_out.dtype == I8;
@@ -592,6 +592,12 @@ Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
   MLAOPS_CHECK(i8 == (sc != nullptr), kParamInvalid,
                "%s: attentionOut: FIA-26 dtype is INT8 exactly when quantScale2 is given; allowed %s, got %s", op,
                sc != nullptr ? "INT8" : dtype_name(p.query.dtype), dtype_name(p.attention_out.dtype));
+  return kSuccess;
+}
+
+Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
+  const TensorView* sc = p.quant_scale2;
+  const TensorView* of = p.quant_offset2;
   if (sc == nullptr) return kSuccess;
   const bool bf16_ok = p.query.dtype == DType::kBFloat16;
   MLAOPS_CHECK(sc->dtype == DType::kFloat32 || (bf16_ok && sc->dtype == DType::kBFloat16), kParamInvalid,
@@ -715,6 +721,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   c = FiaCall();
   MLAOPS_TRY(check_existence(p, op));
   MLAOPS_TRY(check_dtypes_and_formats(p, op));
+  MLAOPS_TRY(check_post_quant_pairing(p, op));
   c.fp16 = p.query.dtype == F16;
   c.rope = p.query_rope != nullptr;
   c.paged = p.block_table != nullptr;

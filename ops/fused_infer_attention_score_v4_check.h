@@ -16,7 +16,7 @@ namespace mlaops {
 enum class FiaDtypeSet {
   kHalf,         // FLOAT16, BF16
   kQuery,        // the query dtype
-  kQueryOrInt8,  // the query dtype, or INT8 (KV antiquant, FIA-21)
+  kQueryOrInt8,  // the query dtype, or INT8 (key: KV antiquant, FIA-21; attentionOut: post-quant, FIA-26)
   kKey,          // the key dtype (INT8 with an INT8 key)
   kFloat32,
   kMask,         // BOOL, INT8, UINT8

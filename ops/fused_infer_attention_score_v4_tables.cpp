@@ -46,7 +46,7 @@ const std::vector<FiaDtypeRow>& fia_dtype_rows() {
       {"query", "FIA-03", query_of, FiaDtypeSet::kHalf},
       {"key", "FIA-03 (= query dtype, or INT8 with KV antiquant)", key_of, FiaDtypeSet::kQueryOrInt8},
       {"value", "FIA-03 / FIA-21 (= key dtype: the query dtype, or INT8 with an INT8 key)", value_of, FiaDtypeSet::kKey},
-      {"attentionOut", "FIA-03 (= query dtype)", out_of, FiaDtypeSet::kQuery},
+      {"attentionOut", "FIA-03 (= query dtype, or INT8 with quantScale2, FIA-26)", out_of, FiaDtypeSet::kQueryOrInt8},
       {"softmaxLse", "FIA-03", lse_of, FiaDtypeSet::kFloat32},
       {"queryRopeOptional", "FIA-03 (= query dtype)", query_rope_of, FiaDtypeSet::kQuery},
       {"keyRopeOptional", "FIA-03 (= query dtype)", key_rope_of, FiaDtypeSet::kQuery},

@@ -285,8 +285,6 @@ Status check_scope(const FiaParams& p) {
       {p.deq_scale1, "deqScale1"},
       {p.quant_scale1, "quantScale1"},
       {p.deq_scale2, "deqScale2"},
-      {p.quant_scale2, "quantScale2 (post-quant output)"},
-      {p.quant_offset2, "quantOffset2 (post-quant output)"},
       {p.query_padding_size, "queryPaddingSize (left padding)"},
       {p.kv_padding_size, "kvPaddingSize (left padding)"},
       {p.key_shared_prefix, "keySharedPrefix"},

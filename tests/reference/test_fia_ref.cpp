@@ -531,7 +531,6 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
   const TensorView ev = extra.view();
   using Setter = void (*)(FiaParams&, const TensorView*);
   const Setter setters[] = {
-      [](FiaParams& p, const TensorView* t) { p.quant_scale2 = t; },
       [](FiaParams& p, const TensorView* t) { p.key_shared_prefix = t; },
       [](FiaParams& p, const TensorView* t) { p.query_padding_size = t; },
       [](FiaParams& p, const TensorView* t) { p.dequant_scale_query = t; },
@@ -542,6 +541,20 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
     set(r->params, &ev);
     EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
     EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos) << last_error_message();
+    for (int64_t i = 0; i < r->out.numel(); ++i) ASSERT_TRUE(std::isnan(r->out.flat(i)));
+  }
+  // Post-quant (quantScale2 / quantOffset2) is in scope: it needs an INT8 attentionOut, and the
+  // offset needs the scale (the output stays untouched on rejection).
+  {
+    auto r = build_fia_run(c, FiaRunConfig{});
+    r->params.quant_scale2 = &ev;
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+    EXPECT_NE(std::string(last_error_message()).find("INT8 attentionOut"), std::string::npos) << last_error_message();
+    for (int64_t i = 0; i < r->out.numel(); ++i) ASSERT_TRUE(std::isnan(r->out.flat(i)));
+    r->params.quant_scale2 = nullptr;
+    r->params.quant_offset2 = &ev;
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+    EXPECT_NE(std::string(last_error_message()).find("quantOffset2 needs quantScale2"), std::string::npos);
     for (int64_t i = 0; i < r->out.numel(); ++i) ASSERT_TRUE(std::isnan(r->out.flat(i)));
   }
   auto r = build_fia_run(c, FiaRunConfig{});

@@ -521,9 +521,10 @@ TEST(FiaEntryPointsErrors, FiaRulesNameTheEntryPoint) {
     SCOPED_TRACE(entry_name(e));
     expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "numHeads", "FIA-06"},
                           [](FiaAclArgs& a) { a.num_heads = 3; });
-    // Out-of-scope inputs of the versions that have them.
+    // Post-quant inputs of the versions that have them reach FIA-26 (quantScale2 with a non-INT8
+    // attentionOut).
     if (e == Entry::kIfaV2 || e == Entry::kPfaV2 || e == Entry::kFiaV1)
-      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "quantScale2", "FIA-02"}, [](FiaAclArgs& a) {
+      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "quantScale2", "FIA-26"}, [](FiaAclArgs& a) {
         static float one = 1.0f;
         a.in[10] = make_view(&one, DType::kFloat32, {1});
         a.passed[10] = true;

@@ -49,7 +49,6 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
     const char* name;
   } opts[] = {{7, "deqScale1Optional"},
               {8, "quantScale1Optional"},      {9, "deqScale2Optional"},
-              {10, "quantScale2Optional"},     {11, "quantOffset2Optional"},
               {15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
               {21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
               {26, "keyRopeAntiquantScaleOptional"}, {27, "dequantScaleQueryOptional"}};
