@@ -374,7 +374,6 @@ TEST(FiaPostQuantRules, FIA26_Exclusions) {
   EXPECT_NE(std::string(aclGetRecentErrMsg()).find("MLA"), std::string::npos);
   expect_rejected(Base::kGqaPagedTnd, {kInvS, "quantScale2Optional", "FIA-26"}, [](FiaAclArgs& a) { with_pq(a, false); });
   EXPECT_NE(std::string(aclGetRecentErrMsg()).find("layout TND"), std::string::npos);
-  // NTD: the same row with layout NTD (query / output re-laid by dims only: the layout rule is first)
 }
 
 // Not covered by this build (FIA-02): an NBSD output layout and an empty key / value.
