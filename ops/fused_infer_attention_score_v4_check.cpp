@@ -124,10 +124,12 @@ Status parse_pool(const char* op, const char* name, const TensorView& t, int64_t
   } else {
     n = t.dims[1];
     p.block_size = t.dims[3];
-    MLAOPS_CHECK(t.dims[4] == 16, kParamInvalid, "%s: %s: FIA-08 NZ cache last dim (c0) for FP16/BF16; allowed 16, got %lld",
-                 op, name, (long long)t.dims[4]);
-    MLAOPS_CHECK(mul_ok(t.dims[2], 16, &p.d), kParamInvalid, "%s: %s: FIA-17 head dim overflows int64", op, name);
-    p.st = {0, t.strides[1], t.strides[0], t.strides[3], 16, t.strides[2]};
+    const int64_t c0 = t.dtype == I8 ? 32 : 16;  // 32 bytes
+    MLAOPS_CHECK(t.dims[4] == c0, kParamInvalid,
+                 "%s: %s: FIA-08 NZ cache last dim (c0: 16 for FP16/BF16, 32 for INT8); allowed %lld, got %lld", op, name,
+                 (long long)c0, (long long)t.dims[4]);
+    MLAOPS_CHECK(mul_ok(t.dims[2], c0, &p.d), kParamInvalid, "%s: %s: FIA-17 head dim overflows int64", op, name);
+    p.st = {0, t.strides[1], t.strides[0], t.strides[3], c0, t.strides[2]};
   }
   MLAOPS_CHECK(n == kvn, kParamInvalid, "%s: %s: FIA-08 KV_N of the cache shape; allowed %lld, got %lld (shape %s)", op,
                name, (long long)kvn, (long long)n, shape_str(t).c_str());
@@ -217,7 +219,6 @@ Status check_existence(const FiaParams& p, const char* op) {
       {p.value_shared_prefix, "valueSharedPrefixOptional", "shared prefix"},
       {p.actual_shared_prefix_len, "actualSharedPrefixLenOptional", "shared prefix"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScaleOptional", "keyRope antiquant (reserved)"},
-      {p.dequant_scale_query, "dequantScaleQueryOptional", "query quantisation (MLA full quant)"},
   };
   for (const auto& s : scope)
     MLAOPS_CHECK(s.t == nullptr, kParamInvalid,
@@ -227,7 +228,7 @@ Status check_existence(const FiaParams& p, const char* op) {
                "allowed 1 tensor, got %zu / %zu",
                op, p.key.size(), p.value.size());
   MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode: FIA-02 tree mask (9) is not supported yet; got 9", op);
-  MLAOPS_CHECK(p.query.dtype != I8, kParamInvalid,
+  MLAOPS_CHECK(p.query.dtype != I8 || fia_mlaq_requested(p), kParamInvalid,
                "%s: query: FIA-02 INT8 query (full quantisation) is not supported yet; allowed {FLOAT16, BF16}, got INT8",
                op);
   const DType kd = p.key[0].dtype;
@@ -245,9 +246,11 @@ Status check_existence(const FiaParams& p, const char* op) {
 // ---- single parameter ----
 
 Status check_dtypes_and_formats(const FiaParams& p, const char* op) {
+  const bool mlaq = fia_mlaq_requested(p);  // MLA full quant: its own dtype rule (FIA-27)
+  if (mlaq) MLAOPS_TRY(fia_mlaq_check_dtypes(p, op));
   for (const FiaDtypeRow& r : fia_dtype_rows()) {
     const TensorView* t = r.tensor(p);
-    if (t == nullptr) continue;
+    if (t == nullptr || mlaq) continue;
     const std::vector<DType> set = fia_dtype_set(r.set, p);
     if (std::find(set.begin(), set.end(), t->dtype) != set.end()) continue;
     std::string allowed;
@@ -749,7 +752,10 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_CHECK(kd == c.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
                op, (long long)c.QD, (long long)kd);
   MLAOPS_CHECK(c.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
-  MLAOPS_TRY(check_antiquant(p, op, kd, &c));
+  if (fia_mlaq_requested(p))
+    MLAOPS_TRY(fia_mlaq_check(p, o, &c));
+  else
+    MLAOPS_TRY(check_antiquant(p, op, kd, &c));
   if (o.vendor_ranges) {
     MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", c.QD, 1, 512));
     MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", c.VD, 1, 512));
@@ -775,6 +781,7 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
                  shape_str(*x.t).c_str());
     MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
   }
+  if (c.mq.on) MLAOPS_TRY(fia_mlaq_check_pointers(p, op));
   // FIA-18 outputs overlap neither each other nor any input
   const TensorView* lse = lse_of(p);
   return check::no_overlap(op, "FIA-18", {{"attentionOut", &p.attention_out}, {"softmaxLse", lse}},
@@ -787,6 +794,7 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
                             {"blockTableOptional", p.block_table},
                             {"pseShiftOptional", p.pse_shift},
                             {"learnableSinkOptional", p.learnable_sink},
+                            {"dequantScaleQueryOptional", p.dequant_scale_query},
                             {"quantScale2Optional", p.quant_scale2},
                             {"quantOffset2Optional", p.quant_offset2},
                             {"antiquantScaleOptional", p.antiquant_scale},

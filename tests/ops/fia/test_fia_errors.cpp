@@ -51,7 +51,7 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
               {8, "quantScale1Optional"},      {9, "deqScale2Optional"},
               {15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
               {21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
-              {26, "keyRopeAntiquantScaleOptional"}, {27, "dequantScaleQueryOptional"}};
+              {26, "keyRopeAntiquantScaleOptional"}};  // dequantScaleQuery: MLA full quant (test_fia_mla_quant)
   for (const auto& o : opts) {
     SCOPED_TRACE(o.name);
     expect_rejected(Base::kGqaPagedTnd, {kInv, o.name, "FIA-02"}, [&](FiaAclArgs& a) {

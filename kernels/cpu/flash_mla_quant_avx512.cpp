@@ -1,0 +1,251 @@
+// The AVX-512 MLA full quant row (flash_mla_quant.h). Per block of 32 positions:
+//   * the block's K / V rows (INT8, NZ chunks of 32) and key rope rows (BF16, chunks of 16) are
+//     copied into dense rows (V is not copied again when value is the key tensor), then packed:
+//     K as dwords of 4 channels [D / 4][32 positions] (vpgatherdd) with the per-position sums of
+//     K, the rope as BF16 pairs [DR / 2][32], V as BF16 position pairs [16][D] (INT8 -> BF16 is
+//     exact: the top half of the exact fp32);
+//   * scores: the INT8 dot product on vpdpbusd with the query biased to unsigned (q + 128):
+//     sum (q + 128) k - 128 sum k, exact in int32; the rope part on vdpbf16ps in fp32;
+//     s = fac * (float(dot) + rope); positions outside a row's range are -inf;
+//   * online softmax in fp32 per row (l sums the fp32 P); P rounded to BF16 for P V;
+//   * o = o * alpha + P V on vdpbf16ps, 4 rows x 64 channels per register tile.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/cpu/flash_mla_quant.h"
+#include "kernels/cpu/simd_avx512.h"
+#include "kernels/cpu/softmax_avx512.h"
+
+namespace mlaops::kernels {
+namespace {
+
+using avx512::dpbf16;
+using avx512::dpbusd;
+using avx512::exp512;
+
+constexpr int64_t kB = kFlashMlaqBlock;
+
+char* align64(char* p) { return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63}); }
+
+__m512i gather32(const void* base, __m512i idx) {
+  return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), static_cast<__mmask16>(0xFFFF), idx, base, 4);
+}
+
+struct Bufs {
+  int8_t* kt;     // [kB][D]
+  int8_t* vt;     // [kB][D]
+  uint16_t* rt;   // [kB][DR]
+  int32_t* kq;    // [D / 4][kB]
+  int32_t* ksum;  // [kB]
+  int32_t* rq;    // [DR / 2][kB]
+  int32_t* vp;    // [kB / 2][D]
+  float* s;       // [M][kB]
+  int32_t* pp;    // [M][kB / 2]
+  float* alpha;   // [M]
+  uint8_t* qb;    // [M][D] q + 128
+};
+
+// Scores of rows m0 .. m0 + R - 1 for the block at position p (nb positions).
+template <int R>
+void scores_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t p, int64_t nb) {
+  const int64_t D = a.D, DR = a.DR;
+  __m512i ai[R][2];
+  __m512 ar[R][2];
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < 2; ++h) {
+      ai[r][h] = _mm512_setzero_si512();
+      ar[r][h] = _mm512_setzero_ps();
+    }
+  for (int64_t u = 0; u < D / 4; ++u) {
+    const __m512i k0 = _mm512_load_si512(b.kq + u * kB), k1 = _mm512_load_si512(b.kq + u * kB + 16);
+    for (int r = 0; r < R; ++r) {
+      int32_t qd;
+      std::memcpy(&qd, b.qb + (m0 + r) * D + 4 * u, 4);
+      const __m512i qv = _mm512_set1_epi32(qd);
+      ai[r][0] = dpbusd(ai[r][0], qv, k0);
+      ai[r][1] = dpbusd(ai[r][1], qv, k1);
+    }
+  }
+  for (int64_t t = 0; t < DR / 2; ++t) {
+    const __m512i k0 = _mm512_load_si512(b.rq + t * kB), k1 = _mm512_load_si512(b.rq + t * kB + 16);
+    for (int r = 0; r < R; ++r) {
+      int32_t qd;
+      std::memcpy(&qd, a.qr + (m0 + r) * DR + 2 * t, 4);
+      const __m512i qv = _mm512_set1_epi32(qd);
+      ar[r][0] = dpbf16(ar[r][0], k0, qv);
+      ar[r][1] = dpbf16(ar[r][1], k1, qv);
+    }
+  }
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int r = 0; r < R; ++r) {
+    const int64_t m = m0 + r;
+    const int64_t lo = std::max<int64_t>(a.jlo[m] - p, 0), hi = std::min<int64_t>(a.jhi[m] - p, nb);
+    const __m512 fac = _mm512_set1_ps(a.fac[m]);
+    for (int h = 0; h < 2; ++h) {
+      const __m512i ks = _mm512_load_si512(b.ksum + 16 * h);
+      const __m512i dot = _mm512_sub_epi32(ai[r][h], _mm512_slli_epi32(ks, 7));
+      const __m512 s = _mm512_mul_ps(fac, _mm512_add_ps(_mm512_cvtepi32_ps(dot), ar[r][h]));
+      const __m512i j = _mm512_add_epi32(lane, _mm512_set1_epi32(16 * h));
+      __mmask16 valid = 0;
+      if (lo < hi)
+        valid = _mm512_cmpge_epi32_mask(j, _mm512_set1_epi32(static_cast<int32_t>(lo))) &
+                _mm512_cmplt_epi32_mask(j, _mm512_set1_epi32(static_cast<int32_t>(hi)));
+      _mm512_store_ps(b.s + m * kB + 16 * h, _mm512_mask_mov_ps(ninf, valid, s));
+    }
+  }
+}
+
+// o[m] = o[m] * alpha[m] + P[m] V for rows m0 .. m0 + R - 1, channels [c0, c0 + 64), npair pairs.
+template <int R>
+void pv_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t c0, int64_t npair) {
+  const int64_t D = a.D;
+  __m512 acc[R][4];
+  for (int r = 0; r < R; ++r) {
+    const __m512 al = _mm512_set1_ps(b.alpha[m0 + r]);
+    for (int c = 0; c < 4; ++c) acc[r][c] = _mm512_mul_ps(_mm512_loadu_ps(a.o + (m0 + r) * D + c0 + 16 * c), al);
+  }
+  for (int64_t t = 0; t < npair; ++t) {
+    __m512i v[4];
+    for (int c = 0; c < 4; ++c) v[c] = _mm512_load_si512(b.vp + t * D + c0 + 16 * c);
+    for (int r = 0; r < R; ++r) {
+      const __m512i pv = _mm512_set1_epi32(b.pp[(m0 + r) * (kB / 2) + t]);
+      for (int c = 0; c < 4; ++c) acc[r][c] = dpbf16(acc[r][c], v[c], pv);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < 4; ++c) _mm512_storeu_ps(a.o + (m0 + r) * D + c0 + 16 * c, acc[r][c]);
+}
+
+}  // namespace
+
+void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
+  const int64_t M = a.M, D = a.D, DR = a.DR;
+  const MlaqCache& c = a.kv;
+  char* w = align64(static_cast<char*>(scratch));
+  auto take = [&w](int64_t bytes) {
+    char* r = w;
+    w = align64(w + bytes);
+    return r;
+  };
+  Bufs b;
+  b.kt = reinterpret_cast<int8_t*>(take(kB * D));
+  b.vt = reinterpret_cast<int8_t*>(take(kB * D));
+  b.rt = reinterpret_cast<uint16_t*>(take(kB * DR * 2));
+  b.kq = reinterpret_cast<int32_t*>(take(kB * D));
+  b.ksum = reinterpret_cast<int32_t*>(take(kB * 4));
+  b.rq = reinterpret_cast<int32_t*>(take(kB * DR * 2));
+  b.vp = reinterpret_cast<int32_t*>(take(kB / 2 * D * 4));
+  b.s = reinterpret_cast<float*>(take(M * kB * 4));
+  b.pp = reinterpret_cast<int32_t*>(take(M * kB * 2));
+  b.alpha = reinterpret_cast<float*>(take(M * 4));
+  b.qb = reinterpret_cast<uint8_t*>(take(M * D));
+  const bool same_v = c.v == c.k && c.v_blk == c.k_blk && c.v_slot == c.k_slot && c.v_c1 == c.k_c1;
+  if (same_v) b.vt = b.kt;
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t m = 0; m < M; ++m) {
+    a.m[m] = ninf;
+    a.l[m] = 0.0f;
+    for (int64_t d = 0; d < D; ++d) {
+      a.o[m * D + d] = 0.0f;
+      b.qb[m * D + d] = static_cast<uint8_t>(static_cast<int32_t>(a.q[m * D + d]) + 128);
+    }
+  }
+  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const __m512i ones = _mm512_set1_epi8(1);
+  const __m512i hi_mask = _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u));
+  for (int64_t p = a.p0; p < a.p1; p += kB) {
+    const int64_t nb = std::min(kB, a.p1 - p);
+    // 1. dense rows of the block (rows >= nb zero)
+    for (int64_t j = 0; j < kB; ++j) {
+      if (j >= nb) {
+        std::memset(b.kt + j * D, 0, static_cast<size_t>(D));
+        if (!same_v) std::memset(b.vt + j * D, 0, static_cast<size_t>(D));
+        std::memset(b.rt + j * DR, 0, static_cast<size_t>(DR * 2));
+        continue;
+      }
+      const int64_t blk = c.block_ids[(p + j) / c.block_size], slot = (p + j) % c.block_size;
+      const int8_t* kr = c.k + blk * c.k_blk + slot * c.k_slot;
+      for (int64_t d = 0; d < D; d += 32)
+        _mm256_store_si256(reinterpret_cast<__m256i*>(b.kt + j * D + d),
+                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kr + (d / 32) * c.k_c1)));
+      if (!same_v) {
+        const int8_t* vr = c.v + blk * c.v_blk + slot * c.v_slot;
+        for (int64_t d = 0; d < D; d += 32)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(b.vt + j * D + d),
+                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vr + (d / 32) * c.v_c1)));
+      }
+      const uint16_t* rr = c.kr + blk * c.kr_blk + slot * c.kr_slot;
+      for (int64_t d = 0; d < DR; d += 16)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(b.rt + j * DR + d),
+                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rr + (d / 16) * c.kr_c1)));
+    }
+    // 2. pack K dwords (and their sums), rope pairs, V position pairs
+    for (int h = 0; h < 2; ++h) {
+      const __m512i base = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * h)),
+                                              _mm512_set1_epi32(static_cast<int32_t>(D / 4)));
+      __m512i ks = _mm512_setzero_si512();
+      for (int64_t u = 0; u < D / 4; ++u) {
+        const __m512i g = gather32(b.kt, _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int32_t>(u))));
+        _mm512_store_si512(b.kq + u * kB + 16 * h, g);
+        ks = dpbusd(ks, ones, g);
+      }
+      _mm512_store_si512(b.ksum + 16 * h, ks);
+      const __m512i rbase = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * h)),
+                                               _mm512_set1_epi32(static_cast<int32_t>(DR / 2)));
+      for (int64_t t = 0; t < DR / 2; ++t)
+        _mm512_store_si512(b.rq + t * kB + 16 * h,
+                           gather32(b.rt, _mm512_add_epi32(rbase, _mm512_set1_epi32(static_cast<int32_t>(t)))));
+    }
+    const int64_t npair = (nb + 1) / 2;
+    for (int64_t t = 0; t < npair; ++t) {
+      const int8_t* v0 = b.vt + (2 * t) * D;
+      const int8_t* v1 = v0 + D;
+      for (int64_t d = 0; d < D; d += 16) {
+        const __m512i x0 = _mm512_castps_si512(_mm512_cvtepi32_ps(
+            _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(v0 + d)))));
+        const __m512i x1 = _mm512_castps_si512(_mm512_cvtepi32_ps(
+            _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(v1 + d)))));
+        _mm512_store_si512(b.vp + t * D + d, _mm512_or_si512(_mm512_srli_epi32(x0, 16), _mm512_and_si512(x1, hi_mask)));
+      }
+    }
+    // 3. scores
+    int64_t m = 0;
+    for (; m + 4 <= M; m += 4) scores_tile<4>(a, b, m, p, nb);
+    for (; m < M; ++m) scores_tile<1>(a, b, m, p, nb);
+    // 4. online softmax, P to BF16 pairs
+    for (m = 0; m < M; ++m) {
+      const __m512 s0 = _mm512_load_ps(b.s + m * kB), s1 = _mm512_load_ps(b.s + m * kB + 16);
+      const __m512 vninf = _mm512_set1_ps(ninf);
+      const __mmask16 v0 = _mm512_cmp_ps_mask(s0, vninf, _CMP_NEQ_OQ), v1 = _mm512_cmp_ps_mask(s1, vninf, _CMP_NEQ_OQ);
+      int32_t* pp = b.pp + m * (kB / 2);
+      if ((v0 | v1) == 0) {
+        _mm512_store_si512(pp, _mm512_setzero_si512());
+        b.alpha[m] = 1.0f;
+        continue;
+      }
+      const float mx = _mm512_reduce_max_ps(_mm512_max_ps(s0, s1));
+      const float mnew = std::max(a.m[m], mx);
+      const float alpha = a.m[m] == ninf ? 0.0f : std::exp(a.m[m] - mnew);
+      const __m512 mn = _mm512_set1_ps(mnew);
+      const __m512 p0 = _mm512_maskz_mov_ps(v0, exp512(_mm512_sub_ps(s0, mn)));
+      const __m512 p1 = _mm512_maskz_mov_ps(v1, exp512(_mm512_sub_ps(s1, mn)));
+      const __m512i pb = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);  // keys 0..15 low, 16..31 high
+      _mm512_store_si512(pp, pb);
+      a.l[m] = a.l[m] * alpha + _mm512_reduce_add_ps(_mm512_add_ps(p0, p1));
+      a.m[m] = mnew;
+      b.alpha[m] = alpha;
+    }
+    // 5. P V
+    for (int64_t c0 = 0; c0 < D; c0 += 64) {
+      for (m = 0; m + 4 <= M; m += 4) pv_tile<4>(a, b, m, c0, npair);
+      for (; m < M; ++m) pv_tile<1>(a, b, m, c0, npair);
+    }
+  }
+}
+
+}  // namespace mlaops::kernels
