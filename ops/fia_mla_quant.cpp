@@ -22,7 +22,7 @@ namespace {
 constexpr DType I8 = DType::kInt8;
 constexpr DType BF = DType::kBFloat16;
 constexpr DType F32 = DType::kFloat32;
-constexpr int64_t kMaxRows = 64;  // query rows per task (heads x tokens)
+constexpr int64_t kMaxRows = 128;  // query rows per task (heads x tokens): the cache block's packing is shared by them
 
 }  // namespace
 
@@ -197,6 +197,7 @@ Sizes thread_sizes(int64_t M, int64_t D, int64_t DR) {
 Status fia_mlaq_plan(FiaPlan* plan, const char* op) {
   FiaPlan& P = *plan;
   const int64_t max_q = std::max<int64_t>(1, *std::max_element(P.act_q.begin(), P.act_q.end()));
+  const int64_t max_kv = *std::max_element(P.act_kv.begin(), P.act_kv.end());
   int64_t heads = std::max<int64_t>(1, std::min<int64_t>(P.N, kMaxRows / max_q));
   auto count = [&](int64_t h) {
     int64_t n = 0;
@@ -204,7 +205,14 @@ Status fia_mlaq_plan(FiaPlan* plan, const char* op) {
       if (P.act_q[static_cast<size_t>(b)] > 0) n += ceil_div(P.N, h);
     return n;
   };
-  while (heads > 1 && count(heads) < P.threads) heads = ceil_div(heads, 2);
+  // Fewer tasks than threads: split the KV range (flash-decoding; each split packs only its
+  // positions, for every row) when it is long enough, else fewer heads per task.
+  P.splits = 1;
+  const int64_t first = count(heads);
+  if (first > 0 && first < P.threads)
+    P.splits = std::max<int64_t>(1, std::min<int64_t>(ceil_div(P.threads, first), max_kv / (4 * kernels::kFlashMlaqBlock)));
+  if (P.splits == 1)
+    while (heads > 1 && count(heads) < P.threads) heads = ceil_div(heads, 2);
   P.mq.heads = heads;
   P.mq.rows = heads * max_q;
   for (int64_t b = 0; b < P.B; ++b) {
@@ -220,7 +228,19 @@ Status fia_mlaq_plan(FiaPlan* plan, const char* op) {
   int64_t all;
   MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &all), kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
   P.off_thread = 0;
-  P.workspace_bytes = P.items.empty() ? 0 : all;
+  int64_t total = all;
+  if (P.splits > 1) {  // partial states per (item, split): o [rows][D], m [rows], l [rows]
+    P.partial_o_floats = P.mq.rows * P.VD;
+    P.partial_ml_floats = P.mq.rows;
+    int64_t bytes;
+    MLAOPS_CHECK(product_ok({static_cast<int64_t>(P.items.size()), P.splits,
+                             P.partial_o_floats + 2 * P.partial_ml_floats, 4},
+                            &bytes) &&
+                     add_ok(total, bytes, &total),
+                 kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
+    P.off_partial = all;
+  }
+  P.workspace_bytes = P.items.empty() ? 0 : total;
   return kSuccess;
 }
 
@@ -229,11 +249,11 @@ std::string fia_mlaq_explain(const FiaPlan& P) {
   std::snprintf(buf, sizeof buf,
                 "shape: B %lld, N %lld, Q_S %lld (max per batch %lld), D %lld + rope %lld, MLA full quant (INT8 query, "
                 "INT8 NZ latent cache, blockSize %lld), sparseMode %lld%s\n"
-                "level %s, %d threads; %zu tasks of up to %lld heads x %lld tokens; kernel %s\n"
+                "level %s, %d threads; %zu items of up to %lld heads x %lld tokens, %lld KV split(s); kernel %s\n"
                 "workspace: %lld bytes (per-thread %lld)\n",
                 (long long)P.B, (long long)P.N, (long long)P.QS, (long long)P.R, (long long)P.QD, (long long)P.DR,
                 (long long)P.block_size, (long long)P.mode, P.lse ? ", softmaxLse" : "", isa_name(P.isa), P.threads,
-                P.items.size(), (long long)P.mq.heads, (long long)P.R,
+                P.items.size(), (long long)P.mq.heads, (long long)P.R, (long long)P.splits,
                 kernels::flash_mlaq_family().info(P.mq.row).name, (long long)P.workspace_bytes,
                 (long long)P.thread_bytes);
   return buf;
@@ -250,10 +270,41 @@ struct Ctx {
   float k_scale, v_scale;
 };
 
-void run_item(void* vctx, int64_t item, int thread) {
+// The output rows of item w (heads w.h .. w.h + w.rows - 1, every token of batch w.b).
+kernels::FlashItem out_rows(const FiaParams& p, const FiaPlan& P, const FiaPlan::Item& w) {
+  const size_t b = static_cast<size_t>(w.b);
+  const int64_t q0 = P.q_start[b];
+  kernels::FlashItem it;
+  it.G = w.rows;
+  it.R = P.act_q[b];
+  it.QD = P.QD;
+  it.DR = P.DR;
+  it.VD = P.VD;
+  it.fp16 = false;
+  it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + w.h * P.out.n + q0 * P.out.s;
+  it.out_n_stride = P.out.n;
+  it.out_s_stride = P.out.s;
+  if (P.lse) {
+    it.lse = p.softmax_lse->ptr<float>() + w.b * P.lse_st.b + w.h * P.lse_st.n + q0 * P.lse_st.s;
+    it.lse_n_stride = P.lse_st.n;
+    it.lse_s_stride = P.lse_st.s;
+  }
+  return it;
+}
+
+float* partial_of(const Ctx& c, int64_t item) {
+  const FiaPlan& P = *c.P;
+  const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
+  return reinterpret_cast<float*>(c.ws + P.off_partial) + item * P.splits * per;
+}
+
+// Task = (item, KV split): split s reads positions [s * chunk, (s + 1) * chunk), chunk a multiple
+// of the kernel's block.
+void run_task(void* vctx, int64_t task, int thread) {
   const Ctx& c = *static_cast<const Ctx*>(vctx);
   const FiaParams& p = *c.p;
   const FiaPlan& P = *c.P;
+  const int64_t item = task / P.splits, split = task % P.splits;
   const FiaPlan::Item& w = P.items[static_cast<size_t>(item)];
   const size_t b = static_cast<size_t>(w.b);
   const int64_t s1 = P.act_q[b], s2 = P.act_kv[b], n0 = w.h, nh = w.rows, M = nh * s1;
@@ -295,8 +346,9 @@ void run_item(void* vctx, int64_t item, int thread) {
   a.fac = fac;
   a.jlo = jlo;
   a.jhi = jhi;
-  a.p0 = 0;
-  a.p1 = s2;
+  const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), kernels::kFlashMlaqBlock);
+  a.p0 = std::min(s2, split * chunk);
+  a.p1 = std::min(s2, a.p0 + chunk);
   kernels::MlaqCache& kv = a.kv;
   kv.k = p.key[0].ptr<const int8_t>();
   kv.v = p.value[0].ptr<const int8_t>();
@@ -312,27 +364,28 @@ void run_item(void* vctx, int64_t item, int thread) {
   kv.kr_blk = P.kr.blk;
   kv.kr_slot = P.kr.slot;
   kv.kr_c1 = P.kr.c0_stride;
+  const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
+  if (P.splits > 1) {  // this split's partial state
+    float* base = partial_of(c, item) + split * per;
+    o = base;
+    mx = base + P.partial_o_floats;
+    l = mx + P.partial_ml_floats;
+  }
   a.o = o;
   a.m = mx;
   a.l = l;
   P.mq.fn(a, kern);
   for (int64_t e = 0; e < M * D; ++e) o[e] *= c.v_scale;
-  kernels::FlashItem it;
-  it.G = nh;
-  it.R = s1;
-  it.QD = D;
-  it.DR = DR;
-  it.VD = P.VD;
-  it.fp16 = false;
-  it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + n0 * P.out.n + q0 * P.out.s;
-  it.out_n_stride = P.out.n;
-  it.out_s_stride = P.out.s;
-  if (P.lse) {
-    it.lse = p.softmax_lse->ptr<float>() + w.b * P.lse_st.b + n0 * P.lse_st.n + q0 * P.lse_st.s;
-    it.lse_n_stride = P.lse_st.n;
-    it.lse_s_stride = P.lse_st.s;
-  }
-  kernels::attn_finish(it, o, D, mx, l);
+  if (P.splits == 1) kernels::attn_finish(out_rows(p, P, w), o, D, mx, l);
+}
+
+void merge_item(void* vctx, int64_t item, int) {
+  const Ctx& c = *static_cast<const Ctx*>(vctx);
+  const FiaPlan& P = *c.P;
+  const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
+  float* base = partial_of(c, item);
+  kernels::attn_merge_splits(out_rows(*c.p, P, P.items[static_cast<size_t>(item)]), P.splits, base,
+                             base + P.partial_o_floats, base + P.partial_o_floats + P.partial_ml_floats, per, per);
 }
 
 }  // namespace
@@ -344,7 +397,8 @@ Status fia_mlaq_run(const FiaParams& p, const FiaPlan& P, void* workspace) {
   c.ws = static_cast<char*>(workspace);
   c.k_scale = p.key_antiquant_scale->ptr<const float>()[0];
   c.v_scale = p.value_antiquant_scale->ptr<const float>()[0];
-  parallel_items(static_cast<int64_t>(P.items.size()), P.threads, run_item, &c);
+  parallel_items(static_cast<int64_t>(P.items.size()) * P.splits, P.threads, run_task, &c);
+  if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
   return kSuccess;
 }
 

@@ -20,7 +20,7 @@
 namespace mlaops::kernels {
 
 // Positions per online-softmax block.
-inline constexpr int64_t kFlashMlaqBlock = 32;
+inline constexpr int64_t kFlashMlaqBlock = 64;
 
 // The paged NZ caches of one batch. Element (position p, channel d) of key / value:
 //   k + row(p) + (d / 32) * k_c1 + d % 32,   row(p) = block_ids[p / block_size] * k_blk + (p % block_size) * k_slot

@@ -1,4 +1,4 @@
-// The AVX-512 MLA full quant row (flash_mla_quant.h). Per block of 32 positions:
+// The AVX-512 MLA full quant row (flash_mla_quant.h). Per block of kFlashMlaqBlock positions:
 //   * the block's K / V rows (INT8, NZ chunks of 32) and key rope rows (BF16, chunks of 16) are
 //     copied into dense rows (V is not copied again when value is the key tensor), then packed:
 //     K as dwords of 4 channels [D / 4][32 positions] (vpgatherdd) with the per-position sums of
@@ -8,7 +8,7 @@
 //     sum (q + 128) k - 128 sum k, exact in int32; the rope part on vdpbf16ps in fp32;
 //     s = fac * (float(dot) + rope); positions outside a row's range are -inf;
 //   * online softmax in fp32 per row (l sums the fp32 P); P rounded to BF16 for P V;
-//   * o = o * alpha + P V on vdpbf16ps, 4 rows x 64 channels per register tile.
+//   * o = o * alpha + P V on vdpbf16ps, 6 rows x 64 channels per register tile.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -49,35 +49,41 @@ struct Bufs {
   uint8_t* qb;    // [M][D] q + 128
 };
 
-// Scores of rows m0 .. m0 + R - 1 for the block at position p (nb positions).
+constexpr int kH = static_cast<int>(kB / 16);  // zmm of 16 positions per block
+
+// Scores of rows m0 .. m0 + R - 1 for the block at position p (nb positions): the INT8 part in
+// int32, converted once to fp32, then the rope part accumulated on top in fp32.
 template <int R>
 void scores_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t p, int64_t nb) {
   const int64_t D = a.D, DR = a.DR;
-  __m512i ai[R][2];
-  __m512 ar[R][2];
-  for (int r = 0; r < R; ++r)
-    for (int h = 0; h < 2; ++h) {
-      ai[r][h] = _mm512_setzero_si512();
-      ar[r][h] = _mm512_setzero_ps();
+  __m512 acc[R][kH];
+  {
+    __m512i ai[R][kH];
+    for (int r = 0; r < R; ++r)
+      for (int h = 0; h < kH; ++h) ai[r][h] = _mm512_setzero_si512();
+    for (int64_t u = 0; u < D / 4; ++u) {
+      __m512i k[kH];
+      for (int h = 0; h < kH; ++h) k[h] = _mm512_load_si512(b.kq + u * kB + 16 * h);
+      for (int r = 0; r < R; ++r) {
+        int32_t qd;
+        std::memcpy(&qd, b.qb + (m0 + r) * D + 4 * u, 4);
+        const __m512i qv = _mm512_set1_epi32(qd);
+        for (int h = 0; h < kH; ++h) ai[r][h] = dpbusd(ai[r][h], qv, k[h]);
+      }
     }
-  for (int64_t u = 0; u < D / 4; ++u) {
-    const __m512i k0 = _mm512_load_si512(b.kq + u * kB), k1 = _mm512_load_si512(b.kq + u * kB + 16);
-    for (int r = 0; r < R; ++r) {
-      int32_t qd;
-      std::memcpy(&qd, b.qb + (m0 + r) * D + 4 * u, 4);
-      const __m512i qv = _mm512_set1_epi32(qd);
-      ai[r][0] = dpbusd(ai[r][0], qv, k0);
-      ai[r][1] = dpbusd(ai[r][1], qv, k1);
+    for (int h = 0; h < kH; ++h) {
+      const __m512i ks = _mm512_slli_epi32(_mm512_load_si512(b.ksum + 16 * h), 7);
+      for (int r = 0; r < R; ++r) acc[r][h] = _mm512_cvtepi32_ps(_mm512_sub_epi32(ai[r][h], ks));
     }
   }
   for (int64_t t = 0; t < DR / 2; ++t) {
-    const __m512i k0 = _mm512_load_si512(b.rq + t * kB), k1 = _mm512_load_si512(b.rq + t * kB + 16);
+    __m512i k[kH];
+    for (int h = 0; h < kH; ++h) k[h] = _mm512_load_si512(b.rq + t * kB + 16 * h);
     for (int r = 0; r < R; ++r) {
       int32_t qd;
       std::memcpy(&qd, a.qr + (m0 + r) * DR + 2 * t, 4);
       const __m512i qv = _mm512_set1_epi32(qd);
-      ar[r][0] = dpbf16(ar[r][0], k0, qv);
-      ar[r][1] = dpbf16(ar[r][1], k1, qv);
+      for (int h = 0; h < kH; ++h) acc[r][h] = dpbf16(acc[r][h], k[h], qv);
     }
   }
   const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
@@ -86,10 +92,8 @@ void scores_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t p, int64_
     const int64_t m = m0 + r;
     const int64_t lo = std::max<int64_t>(a.jlo[m] - p, 0), hi = std::min<int64_t>(a.jhi[m] - p, nb);
     const __m512 fac = _mm512_set1_ps(a.fac[m]);
-    for (int h = 0; h < 2; ++h) {
-      const __m512i ks = _mm512_load_si512(b.ksum + 16 * h);
-      const __m512i dot = _mm512_sub_epi32(ai[r][h], _mm512_slli_epi32(ks, 7));
-      const __m512 s = _mm512_mul_ps(fac, _mm512_add_ps(_mm512_cvtepi32_ps(dot), ar[r][h]));
+    for (int h = 0; h < kH; ++h) {
+      const __m512 s = _mm512_mul_ps(fac, acc[r][h]);
       const __m512i j = _mm512_add_epi32(lane, _mm512_set1_epi32(16 * h));
       __mmask16 valid = 0;
       if (lo < hi)
@@ -185,7 +189,7 @@ void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rr + (d / 16) * c.kr_c1)));
     }
     // 2. pack K dwords (and their sums), rope pairs, V position pairs
-    for (int h = 0; h < 2; ++h) {
+    for (int h = 0; h < kH; ++h) {
       const __m512i base = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * h)),
                                               _mm512_set1_epi32(static_cast<int32_t>(D / 4)));
       __m512i ks = _mm512_setzero_si512();
@@ -219,30 +223,41 @@ void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
     for (; m < M; ++m) scores_tile<1>(a, b, m, p, nb);
     // 4. online softmax, P to BF16 pairs
     for (m = 0; m < M; ++m) {
-      const __m512 s0 = _mm512_load_ps(b.s + m * kB), s1 = _mm512_load_ps(b.s + m * kB + 16);
       const __m512 vninf = _mm512_set1_ps(ninf);
-      const __mmask16 v0 = _mm512_cmp_ps_mask(s0, vninf, _CMP_NEQ_OQ), v1 = _mm512_cmp_ps_mask(s1, vninf, _CMP_NEQ_OQ);
+      __m512 sv[kH];
+      __mmask16 vm[kH];
+      __mmask16 any = 0;
+      __m512 mxv = vninf;
+      for (int h = 0; h < kH; ++h) {
+        sv[h] = _mm512_load_ps(b.s + m * kB + 16 * h);
+        vm[h] = _mm512_cmp_ps_mask(sv[h], vninf, _CMP_NEQ_OQ);
+        any = static_cast<__mmask16>(any | vm[h]);
+        mxv = _mm512_max_ps(mxv, sv[h]);
+      }
       int32_t* pp = b.pp + m * (kB / 2);
-      if ((v0 | v1) == 0) {
-        _mm512_store_si512(pp, _mm512_setzero_si512());
+      if (any == 0) {
+        for (int h = 0; h < kH / 2; ++h) _mm512_store_si512(pp + 16 * h, _mm512_setzero_si512());
         b.alpha[m] = 1.0f;
         continue;
       }
-      const float mx = _mm512_reduce_max_ps(_mm512_max_ps(s0, s1));
+      const float mx = _mm512_reduce_max_ps(mxv);
       const float mnew = std::max(a.m[m], mx);
       const float alpha = a.m[m] == ninf ? 0.0f : std::exp(a.m[m] - mnew);
       const __m512 mn = _mm512_set1_ps(mnew);
-      const __m512 p0 = _mm512_maskz_mov_ps(v0, exp512(_mm512_sub_ps(s0, mn)));
-      const __m512 p1 = _mm512_maskz_mov_ps(v1, exp512(_mm512_sub_ps(s1, mn)));
-      const __m512i pb = (__m512i)_mm512_cvtne2ps_pbh(p1, p0);  // keys 0..15 low, 16..31 high
-      _mm512_store_si512(pp, pb);
-      a.l[m] = a.l[m] * alpha + _mm512_reduce_add_ps(_mm512_add_ps(p0, p1));
+      __m512 sum = _mm512_setzero_ps();
+      for (int h = 0; h < kH; h += 2) {
+        const __m512 p0 = _mm512_maskz_mov_ps(vm[h], exp512(_mm512_sub_ps(sv[h], mn)));
+        const __m512 p1 = _mm512_maskz_mov_ps(vm[h + 1], exp512(_mm512_sub_ps(sv[h + 1], mn)));
+        _mm512_store_si512(pp + 8 * h, (__m512i)_mm512_cvtne2ps_pbh(p1, p0));  // positions 16h.. low, 16h+16.. high
+        sum = _mm512_add_ps(sum, _mm512_add_ps(p0, p1));
+      }
+      a.l[m] = a.l[m] * alpha + _mm512_reduce_add_ps(sum);
       a.m[m] = mnew;
       b.alpha[m] = alpha;
     }
     // 5. P V
     for (int64_t c0 = 0; c0 < D; c0 += 64) {
-      for (m = 0; m + 4 <= M; m += 4) pv_tile<4>(a, b, m, c0, npair);
+      for (m = 0; m + 6 <= M; m += 6) pv_tile<6>(a, b, m, c0, npair);
       for (; m < M; ++m) pv_tile<1>(a, b, m, c0, npair);
     }
   }

@@ -2,7 +2,8 @@
 // FIA-29): the operator against the float64 reference (reference/fia_mla_quant_ref.h) under
 // every ISA level this host runs and 1 / 2 threads, over decode and MTP shapes (N 1..128, Q_S
 // 1..16, BSH / BSND / TND with NBSD / NTD outputs, KV lengths 0..700, block sizes 16..256 incl.
-// 48, value = key or a separate tensor, fully masked and padded rows, softmaxLse), one
+// 48, value = key or a separate tensor, fully masked and padded rows, softmaxLse, KV splits with
+// 2 threads), one
 // vendor-style DeepSeek decode call through the C API, then every rule's rejections (status,
 // message naming the parameter and the rule, no output byte changed).
 //
@@ -120,6 +121,11 @@ std::vector<MqCase> cases() {
   c.act_q = {1, 1, 1, 1};
   v.push_back(c);
   v.push_back(mk("decode_bsnd_n128_seed2", "BSND", 1, 128, 1, {333}, 128, 0, 16));
+  // one item, two threads: KV splits (a long cache), the rows merged by log-sum-exp
+  c = mk("mtp_tnd_one_item_kv_split", "TND", 1, 16, 0, {700}, 128, 3, 17);
+  c.act_q = {4};
+  v.push_back(c);
+  v.push_back(mk("decode_bsnd_n128_kv_split", "BSND_NBSD", 1, 128, 1, {1000}, 128, 0, 18));
   return v;
 }
 
