@@ -11,12 +11,10 @@ namespace mlaops::kernels {
 
 int64_t flash_mlaq_scratch_bytes(int64_t M, int64_t D, int64_t DR) {
   const int64_t B = kFlashMlaqBlock;
-  // AVX-512 row: K and V rows of a block (INT8, 2 * B * D), key rope rows (BF16, B * DR), packed
-  // K dwords and their sums (B * D + 4 * B), packed rope pairs (B * DR * 2), packed V pairs
-  // (B / 2 * D * 4), scores, BF16 P pairs, the row rescale and the biased query per row
-  // (M * (B * 4 + B * 2 + 4 + D)), plus alignment slack. The portable row uses the scores only.
-  const int64_t bytes = 2 * B * D + B * DR * 2 + B * D + 4 * B + B * DR * 2 + B / 2 * D * 4 +
-                        M * (B * 4 + B * 2 + 4 + D) + 12 * 64;
+  // AVX-512 row: packed K dwords and their sums (B * D + 4 * B), packed rope pairs (B * DR * 2),
+  // packed V pairs (B / 2 * D * 4), scores, BF16 P pairs, the row rescale and the biased query per
+  // row (M * (B * 4 + B * 2 + 4 + D)), plus alignment slack. The portable row uses the scores only.
+  const int64_t bytes = B * D + 4 * B + B * DR * 2 + B / 2 * D * 4 + M * (B * 4 + B * 2 + 4 + D) + 12 * 64;
   return (bytes + 63) / 64 * 64;
 }
 

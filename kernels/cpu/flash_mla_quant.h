@@ -38,7 +38,7 @@ struct MlaqCache {
 
 struct MlaqArgs {
   int64_t M = 0;           // query rows
-  int64_t D = 0, DR = 0;   // D % 32 == 0, D <= 1024 (exact int32 / fp32 sums); DR % 16 == 0
+  int64_t D = 0, DR = 0;   // D % 64 == 0, D <= 1024 (exact int32 / fp32 sums); DR % 32 == 0
   const int8_t* q = nullptr;     // [M][D]
   const uint16_t* qr = nullptr;  // [M][DR] BF16 bits
   const float* fac = nullptr;    // [M] scaleValue * dequantScaleQuery * keyScale

@@ -1,9 +1,8 @@
 // The AVX-512 MLA full quant row (flash_mla_quant.h). Per block of kFlashMlaqBlock positions:
-//   * the block's K / V rows (INT8, NZ chunks of 32) and key rope rows (BF16, chunks of 16) are
-//     copied into dense rows (V is not copied again when value is the key tensor), then packed:
-//     K as dwords of 4 channels [D / 4][32 positions] (vpgatherdd) with the per-position sums of
-//     K, the rope as BF16 pairs [DR / 2][32], V as BF16 position pairs [16][D] (INT8 -> BF16 is
-//     exact: the top half of the exact fp32);
+//   * the block's rows are packed from the NZ caches: K as dwords of 4 channels [D / 4][64
+//     positions] (16 x 16 dword transposes of each row's chunk pairs) with the per-position sums
+//     of K, the rope as BF16 pairs [DR / 2][64] (likewise), V as BF16 position pairs [32][D]
+//     (INT8 -> BF16 is exact: the top half of the exact fp32);
 //   * scores: the INT8 dot product on vpdpbusd with the query biased to unsigned (q + 128):
 //     sum (q + 128) k - 128 sum k, exact in int32; the rope part on vdpbf16ps in fp32;
 //     s = fac * (float(dot) + rope); positions outside a row's range are -inf;
@@ -31,14 +30,50 @@ constexpr int64_t kB = kFlashMlaqBlock;
 
 char* align64(char* p) { return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63}); }
 
-__m512i gather32(const void* base, __m512i idx) {
-  return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), static_cast<__mmask16>(0xFFFF), idx, base, 4);
+// 16 x 16 dword transpose: r[i] (16 dwords of row i) -> r[j] (dword j of the 16 rows).
+void transpose16x16(__m512i (&r)[16]) {
+  using avx512::shuf128;
+  using avx512::unpackhi32;
+  using avx512::unpackhi64;
+  using avx512::unpacklo32;
+  using avx512::unpacklo64;
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = unpacklo32(r[i], r[i + 1]);
+    t[i + 1] = unpackhi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = unpacklo64(t[i], t[i + 2]);
+    r[i + 1] = unpackhi64(t[i], t[i + 2]);
+    r[i + 2] = unpacklo64(t[i + 1], t[i + 3]);
+    r[i + 3] = unpackhi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8)
+    for (int k = 0; k < 4; ++k) {
+      t[i + k] = shuf128<0x88>(r[i + k], r[i + k + 4]);
+      t[i + k + 4] = shuf128<0xDD>(r[i + k], r[i + k + 4]);
+    }
+  for (int k = 0; k < 8; ++k) {
+    r[k] = shuf128<0x88>(t[k], t[k + 8]);
+    r[k + 8] = shuf128<0xDD>(t[k], t[k + 8]);
+  }
+}
+
+// Rows j of 16 positions (null: a position past the block, zeros), 64 bytes each: the 32-byte
+// NZ chunks 2q and 2q + 1 (chunk stride c1 bytes).
+void load_rows(const uint8_t* const* rows, int64_t q, int64_t c1, __m512i (&r)[16]) {
+  for (int j = 0; j < 16; ++j) {
+    if (rows[j] == nullptr) {
+      r[j] = _mm512_setzero_si512();
+      continue;
+    }
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[j] + 2 * q * c1));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rows[j] + (2 * q + 1) * c1));
+    r[j] = _mm512_inserti64x4(_mm512_zextsi256_si512(lo), hi, 1);
+  }
 }
 
 struct Bufs {
-  int8_t* kt;     // [kB][D]
-  int8_t* vt;     // [kB][D]
-  uint16_t* rt;   // [kB][DR]
   int32_t* kq;    // [D / 4][kB]
   int32_t* ksum;  // [kB]
   int32_t* rq;    // [DR / 2][kB]
@@ -137,9 +172,6 @@ void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
     return r;
   };
   Bufs b;
-  b.kt = reinterpret_cast<int8_t*>(take(kB * D));
-  b.vt = reinterpret_cast<int8_t*>(take(kB * D));
-  b.rt = reinterpret_cast<uint16_t*>(take(kB * DR * 2));
   b.kq = reinterpret_cast<int32_t*>(take(kB * D));
   b.ksum = reinterpret_cast<int32_t*>(take(kB * 4));
   b.rq = reinterpret_cast<int32_t*>(take(kB * DR * 2));
@@ -148,8 +180,6 @@ void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
   b.pp = reinterpret_cast<int32_t*>(take(M * kB * 2));
   b.alpha = reinterpret_cast<float*>(take(M * 4));
   b.qb = reinterpret_cast<uint8_t*>(take(M * D));
-  const bool same_v = c.v == c.k && c.v_blk == c.k_blk && c.v_slot == c.k_slot && c.v_c1 == c.k_c1;
-  if (same_v) b.vt = b.kt;
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int64_t m = 0; m < M; ++m) {
     a.m[m] = ninf;
@@ -159,61 +189,54 @@ void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
       b.qb[m * D + d] = static_cast<uint8_t>(static_cast<int32_t>(a.q[m * D + d]) + 128);
     }
   }
-  const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
   const __m512i ones = _mm512_set1_epi8(1);
   const __m512i hi_mask = _mm512_set1_epi32(static_cast<int32_t>(0xFFFF0000u));
   for (int64_t p = a.p0; p < a.p1; p += kB) {
     const int64_t nb = std::min(kB, a.p1 - p);
-    // 1. dense rows of the block (rows >= nb zero)
+    // 1. the block's rows (positions >= nb: none, read as zeros)
+    const uint8_t* krow[kB];
+    const uint8_t* vrow[kB];
+    const uint8_t* rrow[kB];
     for (int64_t j = 0; j < kB; ++j) {
-      if (j >= nb) {
-        std::memset(b.kt + j * D, 0, static_cast<size_t>(D));
-        if (!same_v) std::memset(b.vt + j * D, 0, static_cast<size_t>(D));
-        std::memset(b.rt + j * DR, 0, static_cast<size_t>(DR * 2));
-        continue;
-      }
+      krow[j] = vrow[j] = rrow[j] = nullptr;
+      if (j >= nb) continue;
       const int64_t blk = c.block_ids[(p + j) / c.block_size], slot = (p + j) % c.block_size;
-      const int8_t* kr = c.k + blk * c.k_blk + slot * c.k_slot;
-      for (int64_t d = 0; d < D; d += 32)
-        _mm256_store_si256(reinterpret_cast<__m256i*>(b.kt + j * D + d),
-                           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kr + (d / 32) * c.k_c1)));
-      if (!same_v) {
-        const int8_t* vr = c.v + blk * c.v_blk + slot * c.v_slot;
-        for (int64_t d = 0; d < D; d += 32)
-          _mm256_store_si256(reinterpret_cast<__m256i*>(b.vt + j * D + d),
-                             _mm256_loadu_si256(reinterpret_cast<const __m256i*>(vr + (d / 32) * c.v_c1)));
-      }
-      const uint16_t* rr = c.kr + blk * c.kr_blk + slot * c.kr_slot;
-      for (int64_t d = 0; d < DR; d += 16)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(b.rt + j * DR + d),
-                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(rr + (d / 16) * c.kr_c1)));
+      krow[j] = reinterpret_cast<const uint8_t*>(c.k + blk * c.k_blk + slot * c.k_slot);
+      vrow[j] = reinterpret_cast<const uint8_t*>(c.v + blk * c.v_blk + slot * c.v_slot);
+      rrow[j] = reinterpret_cast<const uint8_t*>(c.kr + blk * c.kr_blk + slot * c.kr_slot);
     }
-    // 2. pack K dwords (and their sums), rope pairs, V position pairs
+    // 2. pack K dwords (and their sums) and rope pairs (16 x 16 dword transposes of the rows'
+    //    chunk pairs), V position pairs
     for (int h = 0; h < kH; ++h) {
-      const __m512i base = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * h)),
-                                              _mm512_set1_epi32(static_cast<int32_t>(D / 4)));
+      __m512i r[16];
       __m512i ks = _mm512_setzero_si512();
-      for (int64_t u = 0; u < D / 4; ++u) {
-        const __m512i g = gather32(b.kt, _mm512_add_epi32(base, _mm512_set1_epi32(static_cast<int32_t>(u))));
-        _mm512_store_si512(b.kq + u * kB + 16 * h, g);
-        ks = dpbusd(ks, ones, g);
+      for (int64_t q = 0; q < D / 64; ++q) {
+        load_rows(krow + 16 * h, q, c.k_c1, r);
+        transpose16x16(r);
+        for (int x = 0; x < 16; ++x) {
+          _mm512_store_si512(b.kq + (16 * q + x) * kB + 16 * h, r[x]);
+          ks = dpbusd(ks, ones, r[x]);
+        }
       }
       _mm512_store_si512(b.ksum + 16 * h, ks);
-      const __m512i rbase = _mm512_mullo_epi32(_mm512_add_epi32(lane, _mm512_set1_epi32(16 * h)),
-                                               _mm512_set1_epi32(static_cast<int32_t>(DR / 2)));
-      for (int64_t t = 0; t < DR / 2; ++t)
-        _mm512_store_si512(b.rq + t * kB + 16 * h,
-                           gather32(b.rt, _mm512_add_epi32(rbase, _mm512_set1_epi32(static_cast<int32_t>(t)))));
+      for (int64_t q = 0; q < DR / 32; ++q) {
+        load_rows(rrow + 16 * h, q, 2 * c.kr_c1, r);
+        transpose16x16(r);
+        for (int x = 0; x < 16; ++x) _mm512_store_si512(b.rq + (16 * q + x) * kB + 16 * h, r[x]);
+      }
     }
     const int64_t npair = (nb + 1) / 2;
     for (int64_t t = 0; t < npair; ++t) {
-      const int8_t* v0 = b.vt + (2 * t) * D;
-      const int8_t* v1 = v0 + D;
+      const uint8_t* v0 = vrow[2 * t];
+      const uint8_t* v1 = vrow[2 * t + 1];
       for (int64_t d = 0; d < D; d += 16) {
+        const int64_t off = (d / 32) * c.v_c1 + d % 32;
         const __m512i x0 = _mm512_castps_si512(_mm512_cvtepi32_ps(
-            _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(v0 + d)))));
-        const __m512i x1 = _mm512_castps_si512(_mm512_cvtepi32_ps(
-            _mm512_cvtepi8_epi32(_mm_load_si128(reinterpret_cast<const __m128i*>(v1 + d)))));
+            _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v0 + off)))));
+        const __m512i x1 =
+            v1 == nullptr ? _mm512_setzero_si512()
+                          : _mm512_castps_si512(_mm512_cvtepi32_ps(
+                                _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(v1 + off)))));
         _mm512_store_si512(b.vp + t * D + d, _mm512_or_si512(_mm512_srli_epi32(x0, 16), _mm512_and_si512(x1, hi_mask)));
       }
     }
