@@ -302,7 +302,6 @@ struct StData {
   std::map<std::string, TensorView> views;   // views of t for the optional pointers
   std::vector<int64_t> asl, asl_kv, prefix_len;
   FiaParams p;
-  std::string note;  // how the case was materialised (paged-from-dense, ...)
 
   StData() = default;
   StData(const StData&) = delete;
@@ -327,7 +326,8 @@ inline constexpr uint8_t kCanary = 0x5A;
 
 // Data for every tensor of c and FiaParams for the call.
 //  * query / key / value / rope / prefix / pse: U[-1, 1) in their dtype; INT8 K/V and prefix:
-//    integers in [-127, 127]; INT8 query: [-127, 127].
+//    integers in [-127, 127]; INT8 query: [-127, 127]; INT32 K/V/prefix (INT4 packed 8 per word,
+//    none in today's list): random words, i.e. random nibbles in [-8, 7].
 //  * antiquant scales U[0.5, 1.5) / 127 (INT8 values dequantise to about [-1.5, 1.5]); offsets
 //    U[-3, 3); post-quant scale U[40, 120), offset U[-8, 8); full-quant scales U[0.5, 1.5) / 127.
 //  * learnableSink U[-1, 3).
@@ -335,10 +335,10 @@ inline constexpr uint8_t kCanary = 0x5A;
 //    other mask (sparse 0/1; the [B, KV_S] masks of decode cases 22-24, whose sparse mode the
 //    decode rule ignores) random: each position masked with probability 1/4, column 0 never, so
 //    no row is fully masked.
-//  * block table: a scattered permutation of the pool's blocks, entries not needed -1. A table of
-//    dtype fp16 in the list means the key / value / keyRope shapes are the dense logical ones:
-//    the pool then holds B * table width blocks of the same geometry (BnBsH for rank 3, BnNBsD
-//    for rank 4).
+//  * block table: a scattered permutation of the pool's blocks, entries not needed -1. With a
+//    table of dtype fp16 in the list the key / value / keyRope shapes are read as the dense
+//    logical ones (the data file's header): the pool then holds B * table width blocks of
+//    blockSize (BnBsH for rank 3, BnNBsD for rank 4).
 //  * padding sizes: 0.
 //  * fill_inputs false: inputs stay zero (a case the operator is expected to reject).
 inline std::unique_ptr<StData> materialise(const StCase& c, bool fill_inputs = true) {
@@ -356,7 +356,6 @@ inline std::unique_ptr<StData> materialise(const StCase& c, bool fill_inputs = t
       pool_blocks = bt->dims[0] * bt->dims[1];
       if (s.dims.size() == 3) spec.dims = {pool_blocks, block_size, s.dims[2]};
       else spec.dims = {pool_blocks, s.dims[1], block_size, s.dims[3]};
-      d->note = "paged from the dense logical shape";
     }
     if (s.name == "bt") spec.dtype = DType::kInt32;
     HostTensor h(spec.dtype, spec.dims);
@@ -396,6 +395,10 @@ inline std::unique_ptr<StData> materialise(const StCase& c, bool fill_inputs = t
       continue;  // below, once the pool size is known
     } else if (h.dtype == DType::kInt8) {
       fill_uniform(h, seed, -127, 127);
+    } else if (h.dtype == DType::kInt32) {  // INT4 K / V / prefix: 8 random nibbles per word
+      Rng g(seed);
+      auto* w = static_cast<uint32_t*>(h.data());
+      for (int64_t i = 0, e = h.numel(); i < e; ++i) w[i] = static_cast<uint32_t>(g.next());
     } else {
       fill_uniform(h, seed, -1.0, 1.0);
     }
