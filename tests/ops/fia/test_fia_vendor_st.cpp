@@ -202,7 +202,7 @@ constexpr double kSampleBudget = 6e7;
 // The view of index i of dim `dim` of a contiguous tensor whose dims before `dim` are all 1 (or
 // dim == 0): a contiguous chunk, with that dim set to 1.
 TensorView slice_view(const TensorView& t, int dim, int64_t i) {
-  int64_t dims[kMaxRank];
+  int64_t dims[kMaxRank] = {};
   std::copy(t.dims, t.dims + t.rank, dims);
   int64_t chunk = dtype_size(t.dtype);
   for (int k = dim + 1; k < t.rank; ++k) chunk *= t.dims[k];
@@ -297,7 +297,7 @@ Status run_reference(const StData& d, Golden* g, double slice_above = kSliceAbov
     } else {  // KV head i of a batch-1 BNSD case: query heads [i * G, (i + 1) * G)
       const int64_t G = N / KVN;
       auto heads = [&](const TensorView& t, int64_t first, int64_t count) {
-        int64_t dims[kMaxRank];
+        int64_t dims[kMaxRank] = {};
         std::copy(t.dims, t.dims + t.rank, dims);
         dims[1] = count;
         return make_view(static_cast<char*>(t.data) + first * t.dims[2] * t.dims[3] * dtype_size(t.dtype), t.dtype, dims,
