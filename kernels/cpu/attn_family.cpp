@@ -10,12 +10,11 @@ namespace {
 bool pow2_group(int64_t G) { return G == 1 || G == 2 || G == 4 || G == 8 || G == 16; }
 
 // Shared by both decode kernels: one query row per head, no rope part, G a power of two <= 16, no
-// explicit mask and no position of the range masked by the rule.
+// position of the range masked by the rule (an explicit mask is applied to the block's scores).
 const char* decode_shape(const AttnShape& s) {
   if (s.R != 1) return "more than one query row per head";
   if (s.DR != 0) return "a rope part (queryRope / keyRope)";
   if (!pow2_group(s.G)) return "a group size G outside {1, 2, 4, 8, 16}";
-  if (s.explicit_mask) return "an explicit mask";
   if (!s.full_range) return "positions masked inside the KV range";
   return nullptr;
 }

@@ -1,6 +1,7 @@
 // Flash decode: a FusedInferAttentionScore work item with one query row per head (R == 1), a
-// small power-of-two group G (1, 2, 4, 8, 16 query heads per KV head), no rope part and no mask
-// inside its KV range. K and V rows are read in place (no K^T panels): per key, the G dot
+// small power-of-two group G (1, 2, 4, 8, 16 query heads per KV head), no rope part and no position
+// of its KV range masked by the rule (an explicit mask row, shared by the G heads, sets the masked
+// keys' scores to -inf; a row without a valid key gives 0 / +inf). K and V rows are read in place (no K^T panels): per key, the G dot
 // products over D run on vdpbf16ps (bf16) or fp32 FMAs (fp16, exact fp16 -> fp32), reduced
 // horizontally 16 at a time; online softmax per block of keys in fp32; P x V with P rounded to
 // bf16 (bf16 operands, vdpbf16ps on pair-interleaved V rows) or in fp32 (fp16 operands).

@@ -251,6 +251,22 @@ void add_bias(const Ctx& x, int64_t j0, int64_t nk, bool fp16) {
   }
 }
 
+// Step 1c, items with an explicit mask: S[j * nG + h * G + g] = -inf where the mask byte of
+// item h at position j0 + j is non-zero (one row per item: the G heads share it).
+void apply_mask(const Ctx& x, int64_t j0, int64_t nk) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t h = 0; h < x.n; ++h) {
+    const FlashItem& it = x.items[h];
+    if (it.mask == nullptr) continue;
+    const uint8_t* m = it.mask + it.row0 * it.mask_i_stride + j0 * it.mask_j_stride;
+    for (int64_t j = 0; j < nk; ++j) {
+      if (m[j * it.mask_j_stride] == 0) continue;
+      float* s = x.sc.s + j * x.nG + h * x.G;
+      for (int64_t g = 0; g < x.G; ++g) s[g] = ninf;
+    }
+  }
+}
+
 // How step 2 stores P: bf16 pairs into sc.p, fp32 into sc.s in place (fp16 operands), or int16
 // pairs P * 32767 into sc.p (INT8 key / value).
 enum class PStore { kBf16Pairs, kF32, kI16Pairs };
@@ -562,6 +578,7 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
     block_offsets(x, a.k, a.v, j0, nk, a.kv_begin, a.kv_end);
     score(x, nk);
     if (a.bias != nullptr) add_bias(x, j0, nk, F16);
+    if (a.mask != nullptr) apply_mask(x, j0, nk);
     softmax_rows<F16 ? PStore::kF32 : PStore::kBf16Pairs>(x, nk);
     values<G, F16, NZ>(x, nk);
   }
@@ -705,6 +722,7 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
     block_offsets(x, kv.k, kv.v, j0, nk, a.kv_begin, a.kv_end);
     scores_i8<G>(x, nk);
     if (a.bias != nullptr) add_bias(x, j0, nk, a.fp16);
+    if (a.mask != nullptr) apply_mask(x, j0, nk);
     softmax_rows<PStore::kI16Pairs>(x, nk);
     values_pv<G>(x, nk, PvI8{x.VD}, PvI8{x.VD}, x.vb8);
   }
