@@ -1,4 +1,4 @@
-// KV antiquant validation and resolution (fia_antiquant.h; rule FIA-21,
+// KV antiquant validation and resolution (fia_antiquant.h; rules FIA-21, FIA-33 (INT4),
 // docs/ops/fused_infer_attention_score.md).
 #include "ops/fia_antiquant.h"
 
@@ -147,7 +147,64 @@ Status offset_matches(const FiaAqShape& s, const char* name, const TensorView* o
   return kSuccess;
 }
 
+// FIA-33: the features and modes INT4 key / value (INT32 words) combine with; the vendor's
+// list (docs/ops/fused_infer_attention_score.md): decode (Q_S = 1) only, contiguous caches, no
+// post-quant, no left padding, modes 0 (per-channel), 1, 3 and key 0 + value 1 (separate) or
+// combined 0 (per-channel) / 1; D % 64 == 0 in the aclnn layer.
+Status check_int4(const FiaParams& p, const FiaAqShape& s, bool sep) {
+  const char* op = s.op;
+  MLAOPS_CHECK(s.QS == 1, kParamInvalid,
+               "%s: query: FIA-33 INT4 key/value allow decode only (Q_S = 1); allowed 1, got Q_S %lld", op,
+               (long long)s.QS);
+  MLAOPS_CHECK(!s.paged, kParamInvalid,
+               "%s: blockTableOptional: FIA-33 INT4 key/value exclude paged attention; allowed null, got a block table",
+               op);
+  MLAOPS_CHECK(p.quant_scale2 == nullptr, kParamInvalid,
+               "%s: quantScale2Optional: FIA-33 INT4 key/value exclude post-quant (INT8 output); allowed null, got a "
+               "tensor",
+               op);
+  for (const auto& [t, name] : {std::pair{p.query_padding_size, "queryPaddingSizeOptional"},
+                                std::pair{p.kv_padding_size, "kvPaddingSizeOptional"}})
+    MLAOPS_CHECK(t == nullptr, kParamInvalid,
+                 "%s: %s: FIA-33 INT4 key/value exclude left padding; allowed null, got a tensor", op, name);
+  if (sep)
+    for (auto [m, name] : {std::pair{p.key_antiquant_mode, "keyAntiquantMode"},
+                           std::pair{p.value_antiquant_mode, "valueAntiquantMode"}})
+      MLAOPS_CHECK(m == 0 || m == 1 || m == 3, kParamInvalid,
+                   "%s: %s: FIA-33 INT4 key/value allow modes 0 (per-channel), 1 (per-token), 3 (per-token x "
+                   "per-head); allowed {0, 1, 3}, got %lld",
+                   op, name, (long long)m);
+  if (s.vendor_ranges)
+    MLAOPS_CHECK(s.KD % 64 == 0 && s.VD % 64 == 0, kParamInvalid,
+                 "%s: key: FIA-33 INT4 key/value head dim must be a multiple of 64; allowed D %% 64 == 0, got %lld / "
+                 "%lld",
+                 op, (long long)s.KD, (long long)s.VD);
+  return kSuccess;
+}
+
+// FIA-33: a per-tensor (mode 0, one element) scale is INT8 only.
+Status int4_not_per_tensor(const FiaAqShape& s, const char* name, const FiaAqParam& a) {
+  MLAOPS_CHECK(!(a.mode == 0 && a.kind == Kind::kChannel && a.sh == 0 && a.sd == 0), kParamInvalid,
+               "%s: %s: FIA-33 INT4 key/value allow per-channel mode 0 scales only (per-tensor is INT8 only); allowed "
+               "(KV_N, [1,] D) or (H) shapes, got one element",
+               s.op, name);
+  return kSuccess;
+}
+
 }  // namespace
+
+void fia_aq_int4_dims(int64_t* kd, int64_t* vd, FiaKvStrides* k, FiaKvStrides* v) {
+  *kd *= 8;
+  *vd *= 8;
+  for (FiaKvStrides* st : {k, v}) {
+    st->b *= 8;
+    st->h *= 8;
+    st->blk *= 8;
+    st->slot *= 8;
+    st->c0 *= 8;
+    st->c0_stride *= 8;
+  }
+}
 
 float fia_aq_value(const TensorView& t, int64_t i) {
   switch (t.dtype) {
@@ -165,19 +222,21 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
   const TensorView& value = p.value[0];
   const bool sep = p.key_antiquant_scale || p.value_antiquant_scale || p.key_antiquant_offset || p.value_antiquant_offset;
   const bool comb = p.antiquant_scale || p.antiquant_offset;
-  if (key.dtype != DType::kInt8) {
+  const bool int4 = key.dtype == DType::kInt32;  // packed INT4 (FIA-33)
+  if (key.dtype != DType::kInt8 && !int4) {
     const std::pair<const TensorView*, const char*> given[] = {
         {p.antiquant_scale, "antiquantScaleOptional"},         {p.antiquant_offset, "antiquantOffsetOptional"},
         {p.key_antiquant_scale, "keyAntiquantScaleOptional"},   {p.key_antiquant_offset, "keyAntiquantOffsetOptional"},
         {p.value_antiquant_scale, "valueAntiquantScaleOptional"}, {p.value_antiquant_offset, "valueAntiquantOffsetOptional"}};
     for (const auto& [t, name] : given)
       MLAOPS_CHECK(t == nullptr, kParamInvalid,
-                   "%s: %s: FIA-21 KV antiquant parameters need INT8 key/value; allowed null with %s key, got a tensor",
+                   "%s: %s: FIA-21 KV antiquant parameters need INT8 / INT4 (INT32) key/value; allowed null with %s key, got "
+                   "a tensor",
                    op, name, dtype_name(key.dtype));
     return kSuccess;
   }
-  MLAOPS_CHECK(value.dtype == DType::kInt8, kParamInvalid,
-               "%s: value: FIA-21 INT8 key needs INT8 value; allowed INT8, got %s", op, dtype_name(value.dtype));
+  MLAOPS_CHECK(value.dtype == key.dtype, kParamInvalid, "%s: value: FIA-21 the value dtype equals the key's; allowed %s, got %s",
+               op, dtype_name(key.dtype), dtype_name(value.dtype));
   MLAOPS_CHECK(!s.rope, kParamInvalid,
                "%s: key: FIA-02 INT8 key/value with queryRope/keyRope (MLA quantisation) is not supported yet; allowed "
                "FLOAT16/BF16 key with rope, got INT8",
@@ -194,6 +253,7 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
                "%s: keyAntiquantScaleOptional: FIA-21 INT8 key/value need antiquant scales; allowed "
                "keyAntiquantScale + valueAntiquantScale or antiquantScale, got none",
                op);
+  if (int4) MLAOPS_TRY(check_int4(p, s, sep));
   const bool prefill = s.QS > 1;
   if (sep) {
     MLAOPS_CHECK((p.key_antiquant_scale != nullptr) == (p.value_antiquant_scale != nullptr), kParamInvalid,
@@ -230,6 +290,10 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
     MLAOPS_TRY(resolve({s, "valueAntiquantScaleOptional", false, 1}, *p.value_antiquant_scale, mv, s.VD, &out->v));
     MLAOPS_TRY(offset_matches(s, "keyAntiquantOffsetOptional", p.key_antiquant_offset, *p.key_antiquant_scale));
     MLAOPS_TRY(offset_matches(s, "valueAntiquantOffsetOptional", p.value_antiquant_offset, *p.value_antiquant_scale));
+    if (int4) {
+      MLAOPS_TRY(int4_not_per_tensor(s, "keyAntiquantScaleOptional", out->k));
+      MLAOPS_TRY(int4_not_per_tensor(s, "valueAntiquantScaleOptional", out->v));
+    }
     out->k.scale = p.key_antiquant_scale;
     out->k.offset = p.key_antiquant_offset;
     out->v.scale = p.value_antiquant_scale;
@@ -250,6 +314,7 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
     MLAOPS_TRY(resolve({s, "antiquantScaleOptional", true, 0}, *p.antiquant_scale, p.antiquant_mode, s.KD, &out->k));
     MLAOPS_TRY(resolve({s, "antiquantScaleOptional", true, 1}, *p.antiquant_scale, p.antiquant_mode, s.VD, &out->v));
     MLAOPS_TRY(offset_matches(s, "antiquantOffsetOptional", p.antiquant_offset, *p.antiquant_scale));
+    if (int4) MLAOPS_TRY(int4_not_per_tensor(s, "antiquantScaleOptional", out->k));
     out->k.scale = out->v.scale = p.antiquant_scale;
     out->k.offset = out->v.offset = p.antiquant_offset;
   }
@@ -259,6 +324,7 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
                  "a block table",
                  op);
   out->on = true;
+  out->int4 = int4;
   return kSuccess;
 }
 
@@ -287,20 +353,37 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
 
 namespace {
 
-// The INT8 rows of one KV head of one batch: position t at base + addr.row(t) (elements = bytes).
+// The INT8 / INT4 rows of one KV head of one batch: position t at byte base + addr.row(t) >> shift
+// (INT8: elements = bytes, shift 0; INT4: elements = nibbles, shift 1, every row offset even).
 struct Rows {
   const int8_t* base = nullptr;
   kernels::FlashKv addr;  // addressing only (its base unused)
-  const int8_t* at(int64_t t) const { return base + addr.row(t); }
+  int shift = 0;
+  const int8_t* at(int64_t t) const { return base + (addr.row(t) >> shift); }
 };
 
 Rows rows_of(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st, int64_t b, int64_t h) {
   Rows r;
   int64_t off;
   r.addr = fia_kv_rows(p, P, st, b, h, &off);
-  r.base = t.ptr<const int8_t>() + off;
+  r.shift = P.aq.int4 ? 1 : 0;
+  r.base = t.ptr<const int8_t>() + (off >> r.shift);
   return r;
 }
+
+// One row of n channels dequantised to the query dtype: the INT8 row kernel, or the INT4 one on
+// the packed bytes (`x` at the row's first byte).
+struct DequantRow {
+  kernels::DequantRowFn fn8 = nullptr;
+  kernels::DequantRow4Fn fn4 = nullptr;
+  void operator()(const int8_t* x, int64_t n, const float* sc, const float* off, float rs, float ro, bool fp16,
+                  uint16_t* dst) const {
+    if (fn4 != nullptr)
+      fn4(reinterpret_cast<const uint8_t*>(x), n, sc, off, rs, ro, fp16, dst);
+    else
+      fn8(x, n, sc, off, rs, ro, fp16, dst);
+  }
+};
 
 // Positions [t0, t1) of heads h0 .. h0 + n - 1 (D channels each, parameters `a`, per-channel
 // floats `csc` / `coff` of head h0 onwards) into dst rows [t - t0][n * D]. When the heads lie side
@@ -309,7 +392,7 @@ Rows rows_of(const FiaParams& p, const FiaPlan& P, const TensorView& t, const Fi
 // BnNBsD: each head's rows are contiguous), prefetching kAhead rows ahead.
 void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st,
                    const FiaAqParam& a, const float* csc, const float* coff, int64_t b, int64_t h0, int64_t n,
-                   int64_t t0, int64_t t1, int64_t t_end, int64_t D, uint16_t* dst, kernels::DequantRowFn fn) {
+                   int64_t t0, int64_t t1, int64_t t_end, int64_t D, uint16_t* dst, const DequantRow& fn) {
   const bool chan = a.kind == Kind::kChannel;
   auto row_params = [&](const Rows& r, int64_t h, int64_t pos, float* rs, float* ro) {
     *rs = 1.0f;
@@ -323,15 +406,16 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
     *ro = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
   };
   const Rows r0 = rows_of(p, P, t, st, b, h0);
+  const int sh = r0.shift;  // channel c of a row at byte c >> sh
   float rs, ro;
   constexpr int64_t kAhead = 16;  // rows prefetched ahead (into L2), up to the item's end t_end
   if (st.h == D) {  // heads side by side in a row
     const bool whole_row = chan || a.sh == 0;  // one parameter set for the n heads of a row
     for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
-      for (int64_t c = 0; c < n * D; c += 64) __builtin_prefetch(r0.at(pos) + c, 0, 2);
+      for (int64_t c = 0; c < (n * D) >> sh; c += 64) __builtin_prefetch(r0.at(pos) + c, 0, 2);
     for (int64_t pos = t0; pos < t1; ++pos) {
       if (pos + kAhead < t_end)
-        for (int64_t c = 0; c < n * D; c += 64) __builtin_prefetch(r0.at(pos + kAhead) + c, 0, 2);
+        for (int64_t c = 0; c < (n * D) >> sh; c += 64) __builtin_prefetch(r0.at(pos + kAhead) + c, 0, 2);
       const int8_t* row = r0.at(pos);
       uint16_t* out = dst + (pos - t0) * n * D;
       if (whole_row) {
@@ -340,7 +424,7 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
       } else {
         for (int64_t i = 0; i < n; ++i) {
           row_params(r0, h0 + i, pos, &rs, &ro);
-          fn(row + i * D, D, nullptr, nullptr, rs, ro, P.fp16, out + i * D);
+          fn(row + ((i * D) >> sh), D, nullptr, nullptr, rs, ro, P.fp16, out + i * D);
         }
       }
     }
@@ -349,10 +433,10 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
   for (int64_t i = 0; i < n; ++i) {
     const Rows r = rows_of(p, P, t, st, b, h0 + i);
     for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
-      for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(r.at(pos) + c);
+      for (int64_t c = 0; c < D >> sh; c += 64) __builtin_prefetch(r.at(pos) + c);
     for (int64_t pos = t0; pos < t1; ++pos) {
       if (pos + kAhead < t1)
-        for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(r.at(pos + kAhead) + c);
+        for (int64_t c = 0; c < D >> sh; c += 64) __builtin_prefetch(r.at(pos + kAhead) + c);
       row_params(r, h0 + i, pos, &rs, &ro);
       fn(r.at(pos), D, chan ? csc + i * D : nullptr, chan ? coff + i * D : nullptr, rs, ro, P.fp16,
          dst + (pos - t0) * n * D + i * D);
@@ -396,7 +480,9 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
   for (int64_t i = 0; i < n; ++i) {
     std::fill(run + i * per, run + (i + 1) * per, 0.0f);  // l = 0: empty
   }
-  const kernels::DequantRowFn fn = P.dequant;
+  DequantRow fn;
+  fn.fn8 = P.dequant;
+  fn.fn4 = P.aq.int4 ? P.dequant4 : nullptr;
   kernels::FlashItem chunk[16];
   for (int64_t t0 = t_begin; t0 < t_end; t0 += kFiaAqChunk) {
     const int64_t t1 = std::min(t_end, t0 + kFiaAqChunk), len = t1 - t0;

@@ -72,7 +72,8 @@ AttnShape item_shape(const FiaPlan& P, int64_t b, int64_t r0, int64_t rows) {
 // whose rows are contiguous in the chunk buffer.
 Choice choose_item(const FiaPlan& P, const AttnShape& s, std::string* skipped) {
   Choice c = choose(s, P.isa, skipped);
-  if (!s.kv_int8 || kernels::attn_family().value(c.row).kind == AttnKind::kDecodeI8) return c;
+  // INT4 rows (FIA-33): always over dequantised chunks
+  if (!s.kv_int8 || (kernels::attn_family().value(c.row).kind == AttnKind::kDecodeI8 && !P.aq.int4)) return c;
   AttnShape d = s;
   d.kv_int8 = false;
   d.k_c0 = s.QD;
@@ -164,6 +165,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   P.copy_rows = fs.copy_rows;
   P.panel = kernels::flash_kernels(P.isa);
   if (P.aq.on) P.dequant = kernels::dequant_row_kernel(P.isa);
+  if (P.aq.int4) P.dequant4 = kernels::dequant_row4_kernel(P.isa);
 
   // The row of each item (items differ only in their rows and whether the rule masks inside
   // their range: a few kinds, each chosen once).
@@ -264,7 +266,7 @@ std::string fia_explain(const FiaPlan& P) {
            (long long)P.G) +
        fmt("Q_S %lld, D %lld + rope %lld, V_D %lld, ", (long long)P.QS, (long long)P.QD, (long long)P.DR,
            (long long)P.VD) +
-       (P.fp16 ? "FLOAT16" : "BF16") + (P.aq.on ? ", INT8 key / value" : "") +
+       (P.fp16 ? "FLOAT16" : "BF16") + (P.aq.on ? (P.aq.int4 ? ", INT4 key / value" : ", INT8 key / value") : "") +
        (P.paged ? fmt(", paged (blockSize %lld)", (long long)P.block_size) : "") +
        fmt(", sparseMode %lld", (long long)P.mode) + (P.explicit_mask ? " with a mask" : "") +
        (P.pse ? ", pseShift" : "") + (P.sink ? ", learnableSink" : "") +

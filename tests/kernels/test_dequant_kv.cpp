@@ -87,6 +87,40 @@ TEST(DequantKv, ScalarIsTheRoundedDoubleFormula) {
   }
 }
 
+// Packed INT4 rows: every level's kernel equals the INT8 scalar rule on the unpacked nibbles (low
+// nibble first, two's complement), bit for bit, for every even length and parameter form, and
+// writes nothing past n.
+TEST(DequantKv, Int4RowsMatchTheUnpackedInt8Rule) {
+  for (Isa isa : test_isas()) {
+    SCOPED_TRACE(isa_name(isa));
+    const DequantRow4Fn fn = dequant_row4_kernel(isa);
+    for (int64_t n : {0, 2, 8, 14, 16, 18, 30, 32, 34, 64, 100, 128, 130, 576}) {
+      const Inputs in = inputs(static_cast<uint32_t>(n) + 11, n);
+      std::vector<uint8_t> packed(static_cast<size_t>(n / 2) + 1, 0);
+      std::vector<int8_t> unpacked(static_cast<size_t>(n));
+      std::mt19937 g(static_cast<uint32_t>(n));
+      for (int64_t i = 0; i < n / 2; ++i) packed[static_cast<size_t>(i)] = static_cast<uint8_t>(g() % 256);
+      for (int64_t d = 0; d < n; ++d) {
+        const int nib = (packed[static_cast<size_t>(d / 2)] >> (d % 2 ? 4 : 0)) & 15;
+        unpacked[static_cast<size_t>(d)] = static_cast<int8_t>(nib >= 8 ? nib - 16 : nib);
+      }
+      for (bool fp16 : {false, true})
+        for (int form = 0; form < 3; ++form) {
+          const float* sc = form < 2 ? in.sc.data() : nullptr;
+          const float* off = form == 0 ? in.off.data() : nullptr;
+          const float rs = n ? in.sc[0] : 1.0f, ro = form == 2 ? -3.5f : 0.0f;
+          std::vector<uint16_t> a(static_cast<size_t>(n) + 1, 0x1234), b(static_cast<size_t>(n) + 1, 0x1234);
+          dequant_row_scalar(unpacked.data(), n, sc, off, rs, ro, fp16, a.data());
+          fn(packed.data(), n, sc, off, rs, ro, fp16, b.data());
+          EXPECT_EQ(a, b) << "n " << n << " fp16 " << fp16 << " form " << form;
+          EXPECT_EQ(b.back(), 0x1234) << "wrote past n";
+        }
+    }
+  }
+  const auto& fam = dequant_row4_family();
+  for (Isa isa : test_isas()) EXPECT_EQ(dequant_row4_kernel(isa), fam.value(fam.select(isa))) << isa_name(isa);
+  EXPECT_EQ(dequant_row4_kernel(Isa::kScalar), &dequant_row4_scalar);
+}
 
 }  // namespace
 }  // namespace mlaops::kernels
