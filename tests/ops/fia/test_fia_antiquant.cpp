@@ -658,7 +658,7 @@ TEST(FiaAntiquant, FIA21_Errors) {
     p.softmax_lse_flag = false;
     (void)d;
   });
-  expect_rejected(c, "key", "FIA-02", [](FiaParams& p, D& d, H&) {
+  expect_rejected(c, "key", "FIA-33", [](FiaParams& p, D& d, H&) {  // INT4 comes as INT32
     static TensorView k;
     k = d.k.view();
     k.dtype = DType::kInt4;
