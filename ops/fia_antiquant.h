@@ -38,6 +38,12 @@ struct FiaAqParam {
 struct FiaAntiquant {
   bool on = false;
   bool int4 = false;  // INT4 key / value in INT32 words: rows addressed in nibbles (FIA-33)
+  // innerPrecise 0 / 2 (high precision): 2, the dequantised chunks carry each row as its value
+  // rounded to the query dtype and the residual (kernels/cpu/dequant_kv.h), side by side as 2 x D
+  // channels, against a query duplicated likewise, so that the scores and P x V see the fp32
+  // value (to about 2^-17); innerPrecise 1 / 3: 1, the rounded value (the vendor's
+  // high-performance numerics). The in-place INT8 kernel never rounds.
+  int64_t split = 1;
   FiaAqParam k, v;
 };
 
@@ -77,9 +83,10 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
 inline constexpr int64_t kFiaAqChunk = 128;
 
 // Per-thread workspace of the INT8 / INT4 path: the chunk buffer (kFiaAqChunk rows of up to `heads`
-// heads, K_D + V_D channels, 2 bytes) and two attention states per head (running and chunk:
-// M rows x (V_D + 2) floats, M = query rows per item). 64-byte multiple.
-int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD);
+// heads, split x (K_D + V_D) channels, 2 bytes), with split 2 the duplicated query rows (M x 2 K_D
+// per head), and two attention states per head (running: M rows x (V_D + 2) floats, chunk:
+// M x (split x V_D + 2), M = query rows per item). 64-byte multiple.
+int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD, int64_t split);
 
 // What a task of the INT8 path runs: the attention family row the plan chose
 // (kernels/cpu/attn_family.h), in place (the INT8 decode kind) or over dequantised chunks.
