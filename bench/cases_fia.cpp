@@ -6,6 +6,8 @@
 //     INT8 cache (KV antiquant mode 0, per-channel scales and offsets); peer: PyTorch's
 //     scaled_dot_product_attention on the same shapes (contiguous K / V) when a Python with torch
 //     is found
+//   * GQA decode over a contiguous BSH cache (INT4 KV is not paged): INT8 and INT4 (INT32-packed)
+//     caches, per-channel (mode 0) and per-token (mode 1) scales, innerPrecise 1 and 0
 //   * MLA prefill: 128 query tokens x 4096 KV, N 128, D 128 + rope 64, V_D 128, TND, sparse mode 3
 // FLOPs count the two matmuls (2 N L (Dk + Dv) per query row, causal rows only what they see);
 // bytes count the KV read once. Targets: MLA decode N = 128 >= 70 % and N = 32 >= 60 %
@@ -126,6 +128,40 @@ Row gqa_decode(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, in
   return r;
 }
 
+// A contiguous BSH cache of INT8 or INT4 (INT32 words, 8 per word) with per-channel (mode 0,
+// BF16 scale and offset) or per-token (mode 1, FP32 scale) parameters, innerPrecise `ip`.
+Row gqa_decode_quant(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L, bool int4,
+                     int64_t mode, int64_t ip) {
+  const int64_t W = int4 ? KVN * D / 8 : KVN * D;
+  Buf q = make(DType::kBFloat16, {B, 1, N * D}, 1, -1, 1);
+  Buf k = make(int4 ? DType::kInt32 : DType::kInt8, {B, L, W}, 3, int4 ? -2e9f : -127, int4 ? 2e9f : 127);
+  Buf v = make(int4 ? DType::kInt32 : DType::kInt8, {B, L, W}, 4, int4 ? -2e9f : -127, int4 ? 2e9f : 127);
+  const float lo = int4 ? 0.06f : 0.004f, hi = int4 ? 0.2f : 0.012f;
+  Buf ks = mode == 0 ? make(DType::kBFloat16, {1, KVN, D}, 5, lo, hi) : make(DType::kFloat32, {1, B, L}, 5, lo, hi);
+  Buf vs = mode == 0 ? make(DType::kBFloat16, {1, KVN, D}, 6, lo, hi) : make(DType::kFloat32, {1, B, L}, 6, lo, hi);
+  Buf out = zeros(DType::kBFloat16, {B, 1, N * D});
+  std::vector<int64_t> akv(static_cast<size_t>(B), L);
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {v.v};
+  p.actual_seq_lengths_kv = &akv;
+  p.num_heads = N;
+  p.num_key_value_heads = KVN;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
+  p.input_layout = "BSH";
+  p.attention_out = out.v;
+  p.inner_precise = ip;
+  p.key_antiquant_scale = &ks.v;
+  p.value_antiquant_scale = &vs.v;
+  p.key_antiquant_mode = p.value_antiquant_mode = mode;
+  Row r;
+  time_call(p, ctx.reps, &r);
+  r.flops_bf16 = 2.0 * B * N * L * 2 * D;
+  r.bytes = (int4 ? 0.5 : 1.0) * B * L * KVN * D * 2;
+  return r;
+}
+
 Row mla_prefill(RunContext& ctx, int64_t T, int64_t L, int64_t N, int64_t D, int64_t Dr) {
   const int64_t bs = 128, per = (L + bs - 1) / bs;
   Buf q = make(DType::kBFloat16, {T, N, D}, 1, -1, 1), qr = make(DType::kBFloat16, {T, N, Dr}, 2, -1, 1);
@@ -216,6 +252,23 @@ std::vector<Case> fia_cases(Size size, int threads) {
         return r;
       });
     }
+  }
+  {  // the same GQA shape over contiguous INT8 / INT4 caches
+    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, L = tiny ? 300 : 4096;
+    for (bool int4 : {false, true})
+      for (int64_t mode : {0, 1})
+        for (int64_t ip : {1, 0}) {
+          std::snprintf(id, sizeof id, "fia.gqa_decode.%s.m%lld.ip%lld.B%lld.t%d", int4 ? "int4kv" : "int8kv_bsh",
+                        (long long)mode, (long long)ip, (long long)B, threads);
+          std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld %s BSH mode %lld ip %lld",
+                        (long long)N, (long long)KVN, (long long)GD, (long long)L, (long long)B,
+                        int4 ? "int4 KV" : "int8 KV", (long long)mode, (long long)ip);
+          add(out, id, label, threads, [=](RunContext& ctx) {
+            Row r = gqa_decode_quant(ctx, B, N, KVN, GD, L, int4, mode, ip);
+            r.target_pct = 0;
+            return r;
+          });
+        }
   }
   {
     const int64_t T = tiny ? 16 : 128, L = tiny ? 300 : 4096, N = tiny ? 4 : 128, PD = tiny ? 32 : 128;

@@ -465,8 +465,14 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
   if (!k.dequant) {  // the INT8 decode kernel, in place
     kernels::FlashDecodeI8 kv;
     for (int w = 0; w < 2; ++w) {
-      (w == 0 ? kv.k : kv.v) = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0).addr;
+      kernels::FlashKv& a = w == 0 ? kv.k : kv.v;
+      a = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0).addr;
+      if (P.aq.int4) {  // nibble strides (even) -> bytes
+        a.slot_stride /= 2;
+        a.blk_stride /= 2;
+      }
     }
+    kv.int4 = P.aq.int4;
     for (int64_t i = 0; i < n; ++i) {
       kv.kb[i] = rows_of(p, P, p.key[0], P.k, b, h0 + i).base;
       kv.vb[i] = rows_of(p, P, p.value[0], P.v, b, h0 + i).base;

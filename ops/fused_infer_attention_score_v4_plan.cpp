@@ -72,8 +72,7 @@ AttnShape item_shape(const FiaPlan& P, int64_t b, int64_t r0, int64_t rows) {
 // whose rows are contiguous in the chunk buffer.
 Choice choose_item(const FiaPlan& P, const AttnShape& s, std::string* skipped) {
   Choice c = choose(s, P.isa, skipped);
-  // INT4 rows (FIA-33): always over dequantised chunks
-  if (!s.kv_int8 || (kernels::attn_family().value(c.row).kind == AttnKind::kDecodeI8 && !P.aq.int4)) return c;
+  if (!s.kv_int8 || kernels::attn_family().value(c.row).kind == AttnKind::kDecodeI8) return c;
   AttnShape d = s;
   d.kv_int8 = false;
   d.QD = s.QD * P.aq.split;  // innerPrecise 0: rounded + residual channels (ops/fia_antiquant.h)

@@ -60,8 +60,11 @@ FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_
 // per block of keys; at the end O_d = v_scale_d * (O_d + v_offset_d * l). The dequantised values
 // are therefore used unrounded (the vendor rounds them to the query dtype): more precise, within
 // the operator's stated tolerances (docs/ops/fused_infer_attention_score.md).
+// INT4 rows (int4): the packed nibbles (channel d: nibble d % 2 of byte d / 2, low first), read
+// the same way; strides then in bytes as well.
 struct FlashDecodeI8 {
-  FlashKv k, v;                      // addressing only (block ids, strides in elements = bytes); base unused
+  FlashKv k, v;                      // addressing only (block ids, strides in bytes); base unused
+  bool int4 = false;                 // packed INT4 rows (FIA-33)
   const int8_t* kb[16] = {};         // K / V base of each head
   const int8_t* vb[16] = {};
   const float* k_scale[16] = {};     // [QD] per head

@@ -305,6 +305,23 @@ inline __m512i load32_i8(const int8_t* row, int64_t c) {
   return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * c)));
 }
 
+// Channels [32c, 32c + 32) of a packed INT4 row (channel k: nibble k % 2 of byte k / 2, low
+// first, two's complement), sign-extended to int16.
+inline __m512i load32_i4(const int8_t* row, int64_t c) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * c));
+  const __m128i m = _mm_set1_epi8(0x0F);
+  const __m128i lo = _mm_and_si128(b, m), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
+  const __m256i u = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
+  const __m256i eight = _mm256_set1_epi8(8);
+  return _mm512_cvtepi8_epi16(_mm256_sub_epi8(_mm256_xor_si256(u, eight), eight));
+}
+
+// The INT8 / INT4 row loads of the in-place kernel.
+template <bool I4>
+inline __m512i load32_q(const int8_t* row, int64_t c) {
+  return I4 ? load32_i4(row, c) : load32_i8(row, c);
+}
+
 // Step 3 elements: bf16 V rows (dpbf16 into fp32 accumulators that start from O) or INT8 V rows
 // sign-extended to int16 (vpdpwssd into exact int32 accumulators, |lane| <= BK * 32767 * 128 <
 // 2^31, added to O as acc / 32767 at the end of the block).
@@ -321,12 +338,13 @@ struct PvBf16 {
   static Acc start(const float* o) { return _mm512_loadu_ps(o); }
   static void finish(Acc a, float* o) { _mm512_storeu_ps(o, a); }
 };
+template <bool I4>
 struct PvI8 {
   using T = int8_t;
   using Acc = __m512i;
   int64_t VD;
-  static __m512i load(const T* row, int64_t c, bool) { return load32_i8(row, c); }
-  void prefetch(const T* row) const { prefetch_range_l2(row, VD); }
+  static __m512i load(const T* row, int64_t c, bool) { return load32_q<I4>(row, c); }
+  void prefetch(const T* row) const { prefetch_range_l2(row, I4 ? VD / 2 : VD); }
   static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpwssd(a, v, w); }
   static Acc start(const float*) { return _mm512_setzero_si512(); }
   static void finish(Acc a, float* o) {
@@ -602,14 +620,14 @@ inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, in
 // Step 1, INT8 keys: per head, tiles of 16 / G keys x G rows of exact int32 dot products of the
 // int16 query with the sign-extended rows (vpdpwssd), reduced to 16 scores
 // S = lane_a * dot + lane_c (lane_a folds scale and the query's quantisation step).
-template <int G>
+template <int G, bool I4>
 void scores_i8(const Ctx& x, int64_t nk) {
   constexpr int KB = 16 / G;
   const int64_t nG = x.nG, nch = x.QD / 32, cstep = nG * 32;
   const int64_t* koff = x.sc.k_off;
   for (int64_t j = 0; j < nk; j += KB) {
     for (int64_t h = 0; h < x.n; ++h) {
-      for (int64_t k = j; k < j + KB; ++k) prefetch_i8(x, x.kb8[h], koff, k + kPrefetchKeys, nk, x.QD);
+      for (int64_t k = j; k < j + KB; ++k) prefetch_i8(x, x.kb8[h], koff, k + kPrefetchKeys, nk, I4 ? x.QD / 2 : x.QD);
       const int8_t* kr[KB];
 #pragma GCC unroll 16
       for (int k = 0; k < KB; ++k) kr[k] = x.kb8[h] + koff[std::min<int64_t>(j + k, nk - 1)];
@@ -620,7 +638,7 @@ void scores_i8(const Ctx& x, int64_t nk) {
       for (int64_t c = 0; c < nch; ++c, qc += cstep) {
         __m512i kv[KB];
 #pragma GCC unroll 16
-        for (int k = 0; k < KB; ++k) kv[k] = load32_i8(kr[k], c);
+        for (int k = 0; k < KB; ++k) kv[k] = load32_q<I4>(kr[k], c);
 #pragma GCC unroll 16
         for (int g = 0; g < G; ++g) {
           const __m512i qv = _mm512_loadu_si512(qc + 32 * g);
@@ -652,7 +670,7 @@ inline __m512 load_q16(const uint16_t* p, bool fp16) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
 }
 
-template <int G>
+template <int G, bool I4>
 void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   const FlashItem& a = items[0];
   constexpr int KB = 16 / G;
@@ -703,22 +721,30 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
   for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
     const int64_t nk = std::min(BK, a.kv_end - j0);
     block_offsets(x, kv.k, kv.v, j0, nk, a.kv_begin, a.kv_end);
-    scores_i8<G>(x, nk);
+    scores_i8<G, I4>(x, nk);
     if (a.bias != nullptr) add_bias(x, j0, nk, a.fp16);
     softmax_rows<PStore::kI16Pairs>(x, nk);
-    values_pv<G>(x, nk, PvI8{x.VD}, PvI8{x.VD}, x.vb8);
+    values_pv<G>(x, nk, PvI8<I4>{x.VD}, PvI8<I4>{x.VD}, x.vb8);
   }
   finish_group<true>(x, items, &kv);
 }
 
-void decode_i8_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
+template <bool I4>
+void decode_q_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   switch (items[0].G) {
-    case 1: decode_group_i8<1>(items, n, kv, scratch); break;
-    case 2: decode_group_i8<2>(items, n, kv, scratch); break;
-    case 4: decode_group_i8<4>(items, n, kv, scratch); break;
-    case 8: decode_group_i8<8>(items, n, kv, scratch); break;
-    default: decode_group_i8<16>(items, n, kv, scratch); break;
+    case 1: decode_group_i8<1, I4>(items, n, kv, scratch); break;
+    case 2: decode_group_i8<2, I4>(items, n, kv, scratch); break;
+    case 4: decode_group_i8<4, I4>(items, n, kv, scratch); break;
+    case 8: decode_group_i8<8, I4>(items, n, kv, scratch); break;
+    default: decode_group_i8<16, I4>(items, n, kv, scratch); break;
   }
+}
+
+void decode_i8_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
+  if (kv.int4)
+    decode_q_avx512<true>(items, n, kv, scratch);
+  else
+    decode_q_avx512<false>(items, n, kv, scratch);
 }
 
 }  // namespace

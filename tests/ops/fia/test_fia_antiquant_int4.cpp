@@ -167,50 +167,69 @@ Status run_op(const FiaParams& p) {
 
 // The INT8 antiquant tolerances (tests/ops/fia/test_fia_antiquant.cpp): the operator rounds the
 // dequantised values to the query dtype exactly as the golden does, the rest is fp32 attention.
-// lse: both innerPrecise settings follow their golden's K to fp32 accuracy (measured max relative
-// error about 2e-7, docs/ops/fused_infer_attention_score.md); against the other golden the error
-// is about 1e-3.
+// lse, |x - y| <= rel * |y| + abs: the dequantised chunks follow their golden's scores to fp32
+// accuracy (measured max 1.6e-6 absolute; against the other golden the error is about 1e-3), the
+// in-place kernel's int16 query / P quantisation leaves more (measured in the docs).
 constexpr double kLseRel = 1e-6, kLseAbs = 4e-6;
+constexpr double kLseRelInPlace = 2e-6, kLseAbsInPlace = 2e-5;
 
 Tolerance out_tol(DType dt) {
   if (dt == DType::kFloat16) return {5e-3, 5e-3, 2e-3, 0.9999, 0, 0, 0, 0};
   return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
 }
 
+// True when the plan of `op` at the active level reads the INT4 rows in place (the INT8 / INT4
+// decode row of the attention family, per-channel parameters), which never rounds them.
+bool in_place(const FiaParams& op) {
+  OpPlan plan;
+  if (fused_infer_attention_score_v4_plan(op, &plan) != kSuccess) return false;
+  return plan.explain().find("row(s): attn_avx512_decode_i8") != std::string::npos;
+}
+
 // innerPrecise 0 (high precision) against the exact golden (dequantised values unrounded),
-// innerPrecise 1 (high performance) against the golden that rounds them to the query dtype.
+// innerPrecise 1 (high performance) against the golden that rounds them to the query dtype,
+// except in place (exact golden, never rounded).
 void check_case(const I4Case& c) {
   SCOPED_TRACE(c.name);
   const auto d = setup(c);
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kRoundToQueryDtype), kSuccess)
+      << last_error_message();
+  const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
+  const HostTensor out_exact = d->out_ref, lse_exact = d->lse_ref;
   for (int64_t ip : {0, 1}) {
-    d->op.inner_precise = d->ref.inner_precise = ip;
-    const FiaRefAntiquant golden = ip == 0 ? FiaRefAntiquant::kExact : FiaRefAntiquant::kRoundToQueryDtype;
-    ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, golden), kSuccess) << last_error_message();
+    d->op.inner_precise = ip;
     for (Isa isa : test_isas()) {
       if (!set_isa(isa)) continue;
+      const bool place = in_place(d->op), exact = place || ip == 0;
+      const HostTensor& out_ref = exact ? out_exact : out_round;
+      const HostTensor& lse_ref = exact ? lse_exact : lse_round;
+      const double lse_rel = place ? kLseRelInPlace : kLseRel, lse_abs = place ? kLseAbsInPlace : kLseAbs;
       for (int threads : {1, 2}) {
         set_num_threads(threads);
         std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
         ASSERT_EQ(run_op(d->op), kSuccess) << isa_name(isa) << ": " << last_error_message();
-        const Stats s = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
-        EXPECT_TRUE(within(s, out_tol(c.dt), false))
-            << isa_name(isa) << " innerPrecise " << ip << " threads " << threads << ": " << s.str();
-        double lse_rel = 0;
-        for (int64_t i = 0; i < d->lse_ref.numel(); ++i) {
-          const double x = d->lse_op.flat(i), y = d->lse_ref.flat(i);
+        const Stats s = compare(d->out_op.view(), out_ref.view(), out_tol(c.dt));
+        EXPECT_TRUE(within(s, out_tol(c.dt), false)) << isa_name(isa) << " innerPrecise " << ip
+                                                     << (place ? " in place" : "") << " threads " << threads << ": "
+                                                     << s.str();
+        double lse_err = 0;
+        for (int64_t i = 0; i < lse_ref.numel(); ++i) {
+          const double x = d->lse_op.flat(i), y = lse_ref.flat(i);
           if (std::isinf(y)) {
             EXPECT_EQ(x, y) << i;
           } else {
-            EXPECT_NEAR(x, y, kLseRel * std::fabs(y) + kLseAbs) << isa_name(isa) << " innerPrecise " << ip << " lse " << i;
-            lse_rel = std::max(lse_rel, std::fabs(x - y));
+            EXPECT_NEAR(x, y, lse_rel * std::fabs(y) + lse_abs) << isa_name(isa) << " innerPrecise " << ip << " lse " << i;
+            lse_err = std::max(lse_err, std::fabs(x - y));
           }
         }
         if (threads == 2)
-          std::printf("[fia-aq4-stats] %s %s innerPrecise %lld out max_abs %.3g lse max_abs %.3g %s\n", c.name.c_str(),
-                      isa_name(isa), (long long)ip, s.max_abs, lse_rel, s.str().c_str());
+          std::printf("[fia-aq4-stats] %s %s innerPrecise %lld%s out max_abs %.3g lse max_abs %.3g\n", c.name.c_str(),
+                      isa_name(isa), (long long)ip, place ? " in-place" : "", s.max_abs, lse_err);
       }
     }
   }
+  d->op.inner_precise = 0;
   reset_isa();
   set_num_threads(0);
 }
