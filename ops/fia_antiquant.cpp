@@ -182,6 +182,64 @@ Status check_int4(const FiaParams& p, const FiaAqShape& s, bool sep) {
   return kSuccess;
 }
 
+// FIA-34: the GQA antiquant path over a paged INT8 cache in NZ chunks (blockNum, KV_N, D / 32,
+// blockSize, 32) (docs/ops/fused_infer_attention_score.md): BF16 query, Q_S 1..16, layouts BSH /
+// BSND / BNSD / TND, separate scales without offsets, modes 0 / 1 (key 0 + value 1), sparse 0
+// without a mask (Q_S = 1) or sparse 3 (Q_S > 1). The aclnn layer adds the vendor's ranges:
+// D 128, blockSize 128 / 512, innerPrecise 1, (N, KV_N) in {(10, 1), (64, 8), (80, 8), (128, 16)}.
+Status check_nz(const FiaParams& p, const FiaAqShape& s, bool sep, bool comb) {
+  const char* op = s.op;
+  MLAOPS_CHECK(s.q_dtype == DType::kBFloat16, kParamInvalid,
+               "%s: query: FIA-34 INT8 key/value in NZ need a BF16 query; allowed BF16, got %s", op, dtype_name(s.q_dtype));
+  MLAOPS_CHECK(s.max_q <= 16, kParamInvalid,
+               "%s: query: FIA-34 INT8 key/value in NZ allow Q_S 1..16; allowed [1, 16], got %lld", op,
+               (long long)s.max_q);
+  MLAOPS_CHECK(s.in_l != FiaLayout::kNTD, kParamInvalid,
+               "%s: inputLayout: FIA-34 INT8 key/value in NZ allow BSH, BSND, BNSD, TND; got %s", op,
+               fia_layout_name(s.in_l));
+  MLAOPS_CHECK(!comb || sep, kParamInvalid,
+               "%s: antiquantScaleOptional: FIA-34 INT8 key/value in NZ take separate key / value scales; allowed null, "
+               "got a tensor",
+               op);
+  MLAOPS_CHECK(p.key_antiquant_offset == nullptr && p.value_antiquant_offset == nullptr, kParamInvalid,
+               "%s: %s: FIA-34 INT8 key/value in NZ take no offsets; allowed null, got a tensor", op,
+               p.key_antiquant_offset ? "keyAntiquantOffsetOptional" : "valueAntiquantOffsetOptional");
+  for (auto [m, name] : {std::pair{p.key_antiquant_mode, "keyAntiquantMode"},
+                         std::pair{p.value_antiquant_mode, "valueAntiquantMode"}})
+    MLAOPS_CHECK(m == 0 || m == 1, kParamInvalid,
+                 "%s: %s: FIA-34 INT8 key/value in NZ allow modes 0 (per-channel) and 1 (per-token); allowed {0, 1}, got "
+                 "%lld",
+                 op, name, (long long)m);
+  if (s.max_q <= 1)
+    MLAOPS_CHECK(p.sparse_mode == 0 && p.atten_mask == nullptr, kParamInvalid,
+                 "%s: sparseMode: FIA-34 INT8 key/value in NZ with Q_S = 1 allow sparse 0 without a mask; allowed 0 and "
+                 "no attenMask, got sparse %lld%s",
+                 op, (long long)p.sparse_mode, p.atten_mask ? " with a mask" : "");
+  else
+    MLAOPS_CHECK(p.sparse_mode == 3, kParamInvalid,
+                 "%s: sparseMode: FIA-34 INT8 key/value in NZ with Q_S > 1 allow sparse 3 (causal, 2048 mask); allowed 3, "
+                 "got %lld",
+                 op, (long long)p.sparse_mode);
+  if (s.vendor_ranges) {
+    MLAOPS_CHECK(s.KD == 128 && s.VD == 128, kParamInvalid,
+                 "%s: key: FIA-34 INT8 key/value in NZ need head dim 128; allowed 128, got %lld / %lld", op,
+                 (long long)s.KD, (long long)s.VD);
+    MLAOPS_CHECK(s.block_size == 128 || s.block_size == 512, kParamInvalid,
+                 "%s: blockSize: FIA-34 INT8 key/value in NZ allow blockSize 128 or 512; allowed {128, 512}, got %lld", op,
+                 (long long)s.block_size);
+    MLAOPS_CHECK(p.inner_precise == 1, kParamInvalid,
+                 "%s: innerPrecise: FIA-34 INT8 key/value in NZ allow innerPrecise 1; allowed 1, got %lld", op,
+                 (long long)p.inner_precise);
+    const bool heads_ok = (s.N == 10 && s.KVN == 1) || (s.N == 64 && s.KVN == 8) || (s.N == 80 && s.KVN == 8) ||
+                          (s.N == 128 && s.KVN == 16);
+    MLAOPS_CHECK(heads_ok, kParamInvalid,
+                 "%s: numHeads: FIA-34 INT8 key/value in NZ allow (numHeads, numKeyValueHeads) in {(10, 1), (64, 8), "
+                 "(80, 8), (128, 16)}; got (%lld, %lld)",
+                 op, (long long)s.N, (long long)s.KVN);
+  }
+  return kSuccess;
+}
+
 // FIA-33: a per-tensor (mode 0, one element) scale is INT8 only.
 Status int4_not_per_tensor(const FiaAqShape& s, const char* name, const FiaAqParam& a) {
   MLAOPS_CHECK(!(a.mode == 0 && a.kind == Kind::kChannel && a.sh == 0 && a.sd == 0), kParamInvalid,
@@ -241,11 +299,8 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
                "%s: key: FIA-02 INT8 key/value with queryRope/keyRope (MLA quantisation) is not supported yet; allowed "
                "FLOAT16/BF16 key with rope, got INT8",
                op);
-  MLAOPS_CHECK(!s.nz, kParamInvalid,
-               "%s: key: FIA-02 INT8 key/value in FRACTAL_NZ (the GQA antiquant NZ path) is not supported yet; allowed "
-               "ND, got FRACTAL_NZ",
-               op);
-  MLAOPS_CHECK(!s.packed, kParamInvalid,
+  if (s.nz) MLAOPS_TRY(check_nz(p, s, sep, comb));
+  MLAOPS_CHECK(!s.packed || s.nz, kParamInvalid,
                "%s: inputLayout: FIA-21 KV antiquant with TND/NTD needs the NZ KV path (not supported yet); allowed "
                "BSH/BSND/BNSD layouts, got a packed layout",
                op);
@@ -318,7 +373,7 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
     out->k.scale = out->v.scale = p.antiquant_scale;
     out->k.offset = out->v.offset = p.antiquant_offset;
   }
-  if (prefill)
+  if (prefill && !s.nz)
     MLAOPS_CHECK(!s.paged, kParamInvalid,
                  "%s: blockTableOptional: FIA-21 KV antiquant with Q_S > 1 excludes paged attention; allowed null, got "
                  "a block table",
@@ -408,9 +463,10 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
     *rs = fia_aq_value(*a.scale, i);
     *ro = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
   };
-  auto put = [&](const int8_t* x, int64_t len, int64_t i, float rs, float ro, uint16_t* out) {  // head i onwards
-    fn(x, len, chan ? csc + i * D : nullptr, chan ? coff + i * D : nullptr, rs, ro, P.fp16, out,
-       split > 1 ? out + D : nullptr);
+  // channels [c, c + len) of head i onwards (x at channel c) into out (head i's row, channel 0)
+  auto put = [&](const int8_t* x, int64_t len, int64_t i, int64_t c, float rs, float ro, uint16_t* out) {
+    fn(x, len, chan ? csc + i * D + c : nullptr, chan ? coff + i * D + c : nullptr, rs, ro, P.fp16, out + c,
+       split > 1 ? out + D + c : nullptr);
   };
   const Rows r0 = rows_of(p, P, t, st, b, h0);
   const int sh = r0.shift;  // channel c of a row at byte c >> sh
@@ -427,25 +483,31 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
       uint16_t* out = dst + (pos - t0) * n * sD;
       if (whole_row) {
         row_params(r0, h0, pos, &rs, &ro);
-        put(row, n * D, 0, rs, ro, out);
+        put(row, n * D, 0, 0, rs, ro, out);
       } else {
         for (int64_t i = 0; i < n; ++i) {
           if (i == 0 || a.sh != 0) row_params(r0, h0 + i, pos, &rs, &ro);
-          put(row + ((i * D) >> sh), D, i, rs, ro, out + i * sD);
+          put(row + ((i * D) >> sh), D, i, 0, rs, ro, out + i * sD);
         }
       }
     }
     return;
   }
+  // head by head; a row's channels in chunks of c0 (D, or 32 for an INT8 NZ cache: chunk k at
+  // k * c0_stride from the row)
+  const int64_t c0 = std::min(st.c0, D);
+  auto prefetch_row = [&](const Rows& r, int64_t pos) {
+    for (int64_t c = 0; c < D; c += c0)
+      for (int64_t e = 0; e < c0 >> sh; e += 64) __builtin_prefetch(r.at(pos) + (c / c0) * st.c0_stride + e);
+  };
   for (int64_t i = 0; i < n; ++i) {
     const Rows r = rows_of(p, P, t, st, b, h0 + i);
-    for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
-      for (int64_t c = 0; c < D >> sh; c += 64) __builtin_prefetch(r.at(pos) + c);
+    for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos) prefetch_row(r, pos);
     for (int64_t pos = t0; pos < t1; ++pos) {
-      if (pos + kAhead < t1)
-        for (int64_t c = 0; c < D >> sh; c += 64) __builtin_prefetch(r.at(pos + kAhead) + c);
+      if (pos + kAhead < t1) prefetch_row(r, pos + kAhead);
       row_params(r, h0 + i, pos, &rs, &ro);
-      put(r.at(pos), D, i, rs, ro, dst + (pos - t0) * n * sD + i * sD);
+      for (int64_t c = 0; c < D; c += c0)
+        put(r.at(pos) + (c / c0) * st.c0_stride, c0, i, c, rs, ro, dst + (pos - t0) * n * sD + i * sD);
     }
   }
 }

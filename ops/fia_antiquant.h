@@ -55,6 +55,9 @@ struct FiaAqShape {
   int64_t kv_s = 0;  // non-paged: the key's sequence extent; paged: blockTable width * blockSize
   bool paged = false, packed = false, rope = false, nz = false;
   bool vendor_ranges = false;  // the aclnn layer's ranges (FiaCheckOptions)
+  FiaLayout in_l = FiaLayout::kBSH;
+  int64_t N = 0;
+  int64_t max_q = 0;  // the longest query of a batch (Q_S; TND / NTD: the largest actual length)
   int64_t block_num = 0, block_size = 0;
 };
 

@@ -124,10 +124,12 @@ Status parse_pool(const char* op, const char* name, const TensorView& t, int64_t
   } else {
     n = t.dims[1];
     p.block_size = t.dims[3];
-    MLAOPS_CHECK(t.dims[4] == 16, kParamInvalid, "%s: %s: FIA-08 NZ cache last dim (c0) for FP16/BF16; allowed 16, got %lld",
-                 op, name, (long long)t.dims[4]);
-    MLAOPS_CHECK(mul_ok(t.dims[2], 16, &p.d), kParamInvalid, "%s: %s: FIA-17 head dim overflows int64", op, name);
-    p.st = {0, t.strides[1], t.strides[0], t.strides[3], 16, t.strides[2]};
+    const int64_t c0 = t.dtype == I8 ? 32 : 16;  // 32 bytes per chunk
+    MLAOPS_CHECK(t.dims[4] == c0, kParamInvalid,
+                 "%s: %s: FIA-08 NZ cache last dim (c0: 16 for FP16/BF16, 32 for INT8); allowed %lld, got %lld", op, name,
+                 (long long)c0, (long long)t.dims[4]);
+    MLAOPS_CHECK(mul_ok(t.dims[2], c0, &p.d), kParamInvalid, "%s: %s: FIA-17 head dim overflows int64", op, name);
+    p.st = {0, t.strides[1], t.strides[0], t.strides[3], c0, t.strides[2]};
   }
   MLAOPS_CHECK(n == kvn, kParamInvalid, "%s: %s: FIA-08 KV_N of the cache shape; allowed %lld, got %lld (shape %s)", op,
                name, (long long)kvn, (long long)n, shape_str(t).c_str());
@@ -698,6 +700,9 @@ Status check_antiquant(const FiaParams& p, const FiaCheckOptions& o, int64_t kd,
   as.packed = c->packed;
   as.rope = c->rope;
   as.nz = c->paged && p.key[0].rank == 5;
+  as.in_l = c->in_l;
+  as.N = c->N;
+  as.max_q = c->packed ? (c->act_q.empty() ? 0 : *std::max_element(c->act_q.begin(), c->act_q.end())) : c->QS;
   as.block_num = c->block_num;
   as.block_size = c->block_size;
   return fia_check_antiquant(p, as, &c->aq);

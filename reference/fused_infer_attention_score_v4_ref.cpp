@@ -94,7 +94,7 @@ Status parse_seq(const TensorView& t, FiaLayout l, int64_t heads, const char* na
 
 // A paged KV pool, layout decided by rank:
 //   3 BnBsH [blockNum, blockSize, KV_N*D], 4 BnNBsD [blockNum, KV_N, blockSize, D],
-//   5 NZ [blockNum, KV_N, D/c0, blockSize, c0] (c0 = 16 for FP16/BF16).
+//   5 NZ [blockNum, KV_N, D/c0, blockSize, c0] (c0 = 16 for FP16/BF16, 32 for INT8).
 struct PagedAccess {
   const TensorView* t = nullptr;
   int64_t block_num = 0;
@@ -145,8 +145,10 @@ Status parse_paged(const TensorView& t, int64_t kv_heads, const char* name, Page
     n = t.dims[1];
     out->block_size = t.dims[3];
     out->c0 = t.dims[4];
-    MLAOPS_CHECK(out->c0 == 16, kParamInvalid, "%s: %s: NZ cache last dim (c0) for FP16/BF16; allowed 16, got %lld",
-                 kOp, name, static_cast<long long>(out->c0));
+    const int64_t want_c0 = t.dtype == DType::kInt8 ? 32 : 16;  // 32 bytes per chunk
+    MLAOPS_CHECK(out->c0 == want_c0, kParamInvalid,
+                 "%s: %s: NZ cache last dim (c0: 16 for FP16/BF16, 32 for INT8); allowed %lld, got %lld", kOp, name,
+                 static_cast<long long>(want_c0), static_cast<long long>(out->c0));
     MLAOPS_CHECK(ref::mul_ok(t.dims[2], out->c0, &out->d), kParamInvalid, "%s: %s: head dim overflows", kOp, name);
   }
   MLAOPS_CHECK(n == kv_heads, kParamInvalid, "%s: %s: KV_N of the cache shape; allowed %lld, got %lld", kOp, name,
