@@ -306,14 +306,12 @@ inline __m512i load32_i8(const int8_t* row, int64_t c) {
 }
 
 // Channels [32c, 32c + 32) of a packed INT4 row (channel k: nibble k % 2 of byte k / 2, low
-// first, two's complement), sign-extended to int16.
+// first, two's complement), sign-extended to int16: byte i widened to int32 lane i, then
+// (b << 12) | (b << 24) puts the low nibble in bits 12..15 and the high nibble in bits 28..31, so
+// one arithmetic shift of the 16-bit halves by 12 gives channel 2i (low half) and 2i + 1 (high).
 inline __m512i load32_i4(const int8_t* row, int64_t c) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * c));
-  const __m128i m = _mm_set1_epi8(0x0F);
-  const __m128i lo = _mm_and_si128(b, m), hi = _mm_and_si128(_mm_srli_epi16(b, 4), m);
-  const __m256i u = _mm256_set_m128i(_mm_unpackhi_epi8(lo, hi), _mm_unpacklo_epi8(lo, hi));
-  const __m256i eight = _mm256_set1_epi8(8);
-  return _mm512_cvtepi8_epi16(_mm256_sub_epi8(_mm256_xor_si256(u, eight), eight));
+  const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * c)));
+  return _mm512_srai_epi16(_mm512_or_si512(_mm512_slli_epi32(b, 12), _mm512_slli_epi32(b, 24)), 12);
 }
 
 // The INT8 / INT4 row loads of the in-place kernel.
