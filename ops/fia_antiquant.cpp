@@ -400,6 +400,9 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
           sc[h * D + d] = fia_aq_value(*a.scale, i);
           off[h * D + d] = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
         }
+    } else {  // per-token: identity channels (the in-place kernel applies the token parameters)
+      std::fill(sc, sc + KVN * D, 1.0f);
+      std::fill(off, off + KVN * D, 0.0f);
     }
     (w == 0 ? c.k_scale : c.v_scale) = sc;
     (w == 0 ? c.k_offset : c.v_offset) = off;
@@ -535,6 +538,28 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
       }
     }
     kv.int4 = P.aq.int4;
+    // per-token parameters: (b, h)'s row of a (B, [KV_N,] S) array, or the paged (blockNum, [KV_N,]
+    // blockSize) arrays through the cache's block ids
+    for (int w = 0; w < 2; ++w) {
+      const FiaAqParam& a = w == 0 ? P.aq.k : P.aq.v;
+      if (a.kind == Kind::kChannel) continue;
+      kernels::FlashKv& t = w == 0 ? kv.tk : kv.tv;
+      t = kernels::FlashKv();
+      if (a.kind == Kind::kPagedRow) {
+        const kernels::FlashKv cache = rows_of(p, P, p.key[0], P.k, b, h0).addr;
+        t.block_ids = cache.block_ids;
+        t.block_size = cache.block_size;
+        t.blk_stride = a.sblk;
+        t.slot_stride = a.sslot;
+      } else {
+        t.slot_stride = a.st;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t at = a.base + (a.kind == Kind::kRow ? b * a.sb : 0) + (h0 + i) * a.sh;
+        (w == 0 ? kv.k_tok_scale : kv.v_tok_scale)[i] = a.scale->ptr<const float>() + at;
+        (w == 0 ? kv.k_tok_offset : kv.v_tok_offset)[i] = a.offset ? a.offset->ptr<const float>() + at : nullptr;
+      }
+    }
     for (int64_t i = 0; i < n; ++i) {
       kv.kb[i] = rows_of(p, P, p.key[0], P.k, b, h0 + i).base;
       kv.vb[i] = rows_of(p, P, p.value[0], P.v, b, h0 + i).base;

@@ -22,7 +22,6 @@ const char* decode_shape(const AttnShape& s) {
 
 const char* why_not_decode_i8(const AttnShape& s) {
   if (!s.kv_int8) return "key / value are not INT8";
-  if (!s.channel_params) return "per-token antiquant parameters";
   if (s.k_c0 < s.QD || s.v_c0 < s.VD) return "INT8 rows in NZ chunks (dequantised first)";
   if (const char* w = decode_shape(s)) return w;
   // QD <= 512: the int32 dot products stay below 2^31 (512 * 32767 * 128 < 2^31)

@@ -71,6 +71,16 @@ struct FlashDecodeI8 {
   const float* k_offset[16] = {};    // [QD] per head (zeros when symmetric)
   const float* v_scale[16] = {};     // [VD]
   const float* v_offset[16] = {};    // [VD]
+  // Per-token parameters (KV antiquant modes 1, 3, 4, 5; the value of key 0 + value 1), else null:
+  // position t of head i at k_tok_scale[i][tk.row(t)] (floats; tk carries the block ids of the
+  // paged modes 4 / 5); the per-channel arrays are then identity (scale 1, offset 0). Keys:
+  // S_t = s_t * (scale * q . K_t + o_t * scale * sum_d q_d); values: P_t * s_t is requantised per
+  // block to int16 against the block's largest |s_t|, and sum_t P_t s_t o_t added to every channel.
+  FlashKv tk, tv;
+  const float* k_tok_scale[16] = {};
+  const float* k_tok_offset[16] = {};  // nullable
+  const float* v_tok_scale[16] = {};
+  const float* v_tok_offset[16] = {};  // nullable
 };
 // Runs a group of n items (the shape the attention family's INT8 row accepts) whose K / V are described by `kv`; items
 // supply the query, G / QD / VD, the KV range, scale and the outputs (or partials).

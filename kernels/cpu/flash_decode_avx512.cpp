@@ -18,6 +18,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -334,7 +335,8 @@ struct PvBf16 {
   void prefetch(const T* row) const { prefetch_l2<NZ>(row, VD, c0s); }
   static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpbf16(a, v, w); }
   static Acc start(const float* o) { return _mm512_loadu_ps(o); }
-  static void finish(Acc a, float* o) { _mm512_storeu_ps(o, a); }
+  void finish(Acc a, float* o) const { _mm512_storeu_ps(o, a); }
+  PvBf16 for_head(int64_t) const { return *this; }
 };
 template <bool I4>
 struct PvI8 {
@@ -343,10 +345,17 @@ struct PvI8 {
   int64_t VD;
   static __m512i load(const T* row, int64_t c, bool) { return load32_q<I4>(row, c); }
   void prefetch(const T* row) const { prefetch_range_l2(row, I4 ? VD / 2 : VD); }
+  const float* mults = nullptr;  // per head: the block's P unit (per-token value scales), else 1 / 32767
+  float mult = 1.0f / 32767.0f;
   static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpwssd(a, v, w); }
   static Acc start(const float*) { return _mm512_setzero_si512(); }
-  static void finish(Acc a, float* o) {
-    _mm512_storeu_ps(o, _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(1.0f / 32767.0f), _mm512_loadu_ps(o)));
+  void finish(Acc a, float* o) const {
+    _mm512_storeu_ps(o, _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(mult), _mm512_loadu_ps(o)));
+  }
+  PvI8 for_head(int64_t h) const {
+    PvI8 e = *this;
+    if (mults != nullptr) e.mult = mults[h];
+    return e;
   }
 };
 
@@ -394,7 +403,7 @@ inline void pv_block(const E& e, const typename E::T* vb, const int64_t* voff, i
   for (int g = 0; g < GT; ++g)
 #pragma GCC unroll 8
     for (int cc = 0; cc < CC; ++cc)
-      for (int hf = 0; hf < 2; ++hf) E::finish(acc[g][cc][hf], o + g * VDp + (c0 + cc) * 32 + 16 * hf);
+      for (int hf = 0; hf < 2; ++hf) e.finish(acc[g][cc][hf], o + g * VDp + (c0 + cc) * 32 + 16 * hf);
 }
 
 // Step 3 (bf16 / INT8) over the block: per head, row tile of GT and channel range of CC chunks;
@@ -408,6 +417,8 @@ void values_pv(const Ctx& x, int64_t nk, const E& e, const ET& et, const typenam
   const bool half_tail = x.VD % 32 != 0;
   for (int64_t h = 0; h < x.n; ++h)
     for (int64_t g0 = 0; g0 < G; g0 += GT) {
+      const E eh = e.for_head(h);
+      const ET eth = et.for_head(h);
       const int64_t r = h * G + g0;
       float* o = x.sc.o + r * VDp;
       const uint32_t* w = x.sc.p + r;
@@ -415,13 +426,13 @@ void values_pv(const Ctx& x, int64_t nk, const E& e, const ET& et, const typenam
       int64_t c0 = 0;
       for (; c0 + CC <= nch; c0 += CC) {
         const int64_t pf = c0 == 0 ? npf : 0;
-        if (half_tail && c0 + CC == nch) pv_block<ET, GT, CC>(et, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
-        else pv_block<E, GT, CC>(e, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        if (half_tail && c0 + CC == nch) pv_block<ET, GT, CC>(eth, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        else pv_block<E, GT, CC>(eh, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
       }
       for (; c0 < nch; ++c0) {
         const int64_t pf = c0 == 0 ? npf : 0;
-        if (half_tail && c0 + 1 == nch) pv_block<ET, GT, 1>(et, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
-        else pv_block<E, GT, 1>(e, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        if (half_tail && c0 + 1 == nch) pv_block<ET, GT, 1>(eth, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        else pv_block<E, GT, 1>(eh, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
       }
     }
 }
@@ -668,6 +679,57 @@ inline __m512 load_q16(const uint16_t* p, bool fp16) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
 }
 
+// Per-token key parameters: S = s_t * (S + o_t * qsum_r), qsum_r = scale * sum_d q_d (the key's
+// channel parameters are then identity, so S holds scale * q . K_int), for the nk keys of the block
+// from j0; toff: scratch for the parameter offsets.
+void fold_key_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_t nk, const float* qsum, int64_t* toff) {
+  kv.tk.rows(j0, nk, toff);
+  for (int64_t h = 0; h < x.n; ++h) {
+    const float* ks = kv.k_tok_scale[h];
+    const float* ko = kv.k_tok_offset[h];
+    for (int64_t j = 0; j < nk; ++j) {
+      const float sc = ks[toff[j]], off = ko ? ko[toff[j]] : 0.0f;
+      float* S = x.sc.s + j * x.nG + h * x.G;
+      for (int64_t g = 0; g < x.G; ++g) S[g] = sc * (S[g] + off * qsum[h * x.G + g]);
+    }
+  }
+}
+
+// Per-token value parameters, after the block's softmax (P stored as int16 pairs P * 32767, O and
+// l rescaled): O_d += sum_t P_t s_t (V_td + o_t). The offset part, sum_t P_t s_t o_t, goes into
+// cacc (rescaled by the block's alpha first); P is requantised to P * s_t / smax (smax = the
+// head's largest |s_t| in the block, so |P'| <= 32767) and vmul[h] = smax / 32767 is the unit the
+// INT8 P x V step adds its int32 sums with.
+void fold_value_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_t nk, float* cacc, float* vmul,
+                       int64_t* toff) {
+  kv.tv.rows(j0, nk, toff);
+  for (int64_t r = 0; r < x.nG; ++r) cacc[r] *= x.sc.alpha[r];
+  for (int64_t h = 0; h < x.n; ++h) {
+    const float* vs = kv.v_tok_scale[h];
+    const float* vo = kv.v_tok_offset[h];
+    float smax = 0.0f;
+    bool finite = true;
+    for (int64_t j = 0; j < nk; ++j) {
+      smax = std::max(smax, std::fabs(vs[toff[j]]));
+      finite = finite && std::isfinite(vs[toff[j]]);
+    }
+    // a non-finite scale makes the head's rows NaN (as the dequantised arithmetic would)
+    const float inv = finite && smax > 0.0f ? 1.0f / smax : 0.0f;
+    vmul[h] = finite ? smax / 32767.0f : std::numeric_limits<float>::quiet_NaN();
+    for (int64_t j = 0; j < nk; ++j) {
+      const float sc = vs[toff[j]], so = vo ? sc * vo[toff[j]] : 0.0f, f = sc * inv;
+      uint32_t* w = x.sc.p + j / 2 * x.nG + h * x.G;
+      const int sh = j % 2 == 0 ? 0 : 16;
+      for (int64_t g = 0; g < x.G; ++g) {
+        const int16_t pq = static_cast<int16_t>(static_cast<uint16_t>(w[g] >> sh));
+        cacc[h * x.G + g] += static_cast<float>(pq) * (1.0f / 32767.0f) * so;
+        const int16_t np = static_cast<int16_t>(std::lrintf(static_cast<float>(pq) * f));
+        w[g] = (w[g] & ~(0xFFFFu << sh)) | (static_cast<uint32_t>(static_cast<uint16_t>(np)) << sh);
+      }
+    }
+  }
+}
+
 template <int G, bool I4>
 void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   const FlashItem& a = items[0];
@@ -677,6 +739,12 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
   float* lanes = reinterpret_cast<float*>(static_cast<char*>(scratch) + flash_decode_scratch_bytes(n, G, a.QD, a.VD, true));
   x.lane_a = lanes;
   x.lane_c = lanes + n * 16;
+  // per-token parameters: qsum [nG], cacc [nG], vmul [16], parameter offsets [BK]
+  const bool tok_k = kv.k_tok_scale[0] != nullptr, tok_v = kv.v_tok_scale[0] != nullptr;
+  float* qsum = lanes + n * 32;
+  float* cacc = qsum + n * G;
+  float* vmul = cacc + n * G;
+  int64_t* toff = reinterpret_cast<int64_t*>(vmul + 16);
   for (int64_t h = 0; h < n; ++h) {
     x.kb8[h] = kv.kb[h];
     x.vb8[h] = kv.vb[h];
@@ -691,13 +759,16 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
     const uint16_t* qrow = items[h].q + g * items[h].q_n_stride;
     const float* ks = kv.k_scale[h];
     const float* ko = kv.k_offset[h];
-    __m512 mx = _mm512_setzero_ps(), cs = _mm512_setzero_ps();
+    __m512 mx = _mm512_setzero_ps(), cs = _mm512_setzero_ps(), qs = _mm512_setzero_ps();
     for (int64_t d = 0; d < QD; d += 16) {
       const __m512 qp = _mm512_mul_ps(load_q16(qrow + d, a.fp16), _mm512_loadu_ps(ks + d));
       mx = _mm512_max_ps(mx, _mm512_abs_ps(qp));
       cs = _mm512_fmadd_ps(qp, _mm512_loadu_ps(ko + d), cs);
+      qs = _mm512_add_ps(qs, qp);
     }
     const float amax = _mm512_reduce_max_ps(mx), c = _mm512_reduce_add_ps(cs);
+    qsum[r] = _mm512_reduce_add_ps(qs) * a.scale;
+    cacc[r] = 0.0f;
     // a non-finite q' (inf / NaN in the query or scales) makes the row's scores NaN, as the
     // dequantising path's arithmetic would; nothing reads past the row either way
     const bool finite = amax <= std::numeric_limits<float>::max();
@@ -720,10 +791,20 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
     const int64_t nk = std::min(BK, a.kv_end - j0);
     block_offsets(x, kv.k, kv.v, j0, nk, a.kv_begin, a.kv_end);
     scores_i8<G, I4>(x, nk);
+    if (tok_k) fold_key_tokens(x, kv, j0, nk, qsum, toff);
     if (a.bias != nullptr) add_bias(x, j0, nk, a.fp16);
     softmax_rows<PStore::kI16Pairs>(x, nk);
-    values_pv<G>(x, nk, PvI8<I4>{x.VD}, PvI8<I4>{x.VD}, x.vb8);
+    if (tok_v) fold_value_tokens(x, kv, j0, nk, cacc, vmul, toff);
+    PvI8<I4> e{x.VD};
+    e.mults = tok_v ? vmul : nullptr;
+    values_pv<G>(x, nk, e, e, x.vb8);
   }
+  if (tok_v)
+    for (int64_t r = 0; r < nG; ++r) {
+      const __m512 c = _mm512_set1_ps(cacc[r]);
+      float* orow = x.sc.o + r * x.VDp;
+      for (int64_t d = 0; d < x.VDp; d += 16) _mm512_storeu_ps(orow + d, _mm512_add_ps(_mm512_loadu_ps(orow + d), c));
+    }
   finish_group<true>(x, items, &kv);
 }
 

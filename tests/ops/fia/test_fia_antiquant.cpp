@@ -43,6 +43,7 @@ struct AqCase {
   int shape_form = 0;  // mode 0 per-channel shape: 0 (1,KVN,1,D), 1 (1,KVN,D), 2 (1,H), 3 without the leading 1
   bool pse = false;    // pseShift [B, N, pse_rows (0: S), >= L] of the query dtype
   bool sink = false;   // learnableSink [N] of the query dtype
+  bool signed_scales = false;  // every third scale negative (per-token: the in-place kernel's block max of |s|)
   uint32_t seed = 1;
 };
 
@@ -150,6 +151,9 @@ std::unique_ptr<AqData> build(const AqCase& c, FiaParams* p_op, FiaParams* p_ref
     d->vs = param(c.mode_v, false);
     if (c.offset) d->vo = param(c.mode_v, true);
   }
+  if (c.signed_scales)
+    for (HostTensor* t : {&d->ks, &d->vs})
+      for (int64_t i = 1; i < t->numel(); i += 3) t->set_flat(i, -t->flat(i));
   for (int w = 0; w < 2; ++w) {
     FiaParams& p = w == 0 ? *p_op : *p_ref;
     p.query = d->q.view();
@@ -428,6 +432,17 @@ std::vector<AqCase> cases() {
     c.paged = true;
     c.mode_k = c.mode_v = 1;
     c.act_kv = {37, 20};
+    add(c);
+  }
+  // per-token parameters in place (AVX-512): signed scales, G 4, KV split
+  for (int64_t m : {1, 3}) {
+    AqCase c;
+    c.name = "bf16 signed per-token scales mode" + std::to_string(m) + " G4";
+    c.N = 8;
+    c.signed_scales = true;
+    c.mode_k = c.mode_v = m;
+    c.layout = "BSH";
+    c.L = 300;
     add(c);
   }
   AqCase ps;
