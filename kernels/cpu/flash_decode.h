@@ -51,7 +51,7 @@ struct FlashDecodeScratch {
 };
 FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16, void* scratch);
 
-// ---- INT8 key / value with per-channel antiquant, read in place (no dequantised copy) ----
+// ---- INT8 (or packed INT4) key / value with antiquant, read in place (no dequantised copy) ----
 // K_deq[t][d] = (K[t][d] + k_offset[d]) * k_scale[d] per head, V likewise. The kernel folds the key
 // parameters into the query, q'_d = q_d * k_scale_d, quantises q' per row to int16 (scale
 // max|q'| / 32767) and takes the dot products with the INT8 rows exactly in int32 (vpdpwssd):
