@@ -61,7 +61,8 @@ FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_
 // are therefore used unrounded (the vendor rounds them to the query dtype): more precise, within
 // the operator's stated tolerances (docs/ops/fused_infer_attention_score.md).
 // INT4 rows (int4): the packed nibbles (channel d: nibble d % 2 of byte d / 2, low first), read
-// the same way; strides then in bytes as well.
+// the same way; strides then in bytes as well. INT8 NZ caches (k.c0 = v.c0 = 32 < QD): chunk c of
+// a row at c * c0_stride.
 struct FlashDecodeI8 {
   FlashKv k, v;                      // addressing only (block ids, strides in bytes); base unused
   bool int4 = false;                 // packed INT4 rows (FIA-33)

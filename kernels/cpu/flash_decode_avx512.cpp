@@ -315,10 +315,22 @@ inline __m512i load32_i4(const int8_t* row, int64_t c) {
   return _mm512_srai_epi16(_mm512_or_si512(_mm512_slli_epi32(b, 12), _mm512_slli_epi32(b, 24)), 12);
 }
 
-// The INT8 / INT4 row loads of the in-place kernel.
-template <bool I4>
-inline __m512i load32_q(const int8_t* row, int64_t c) {
+// The INT8 / INT4 / INT8-NZ (chunk c of 32 bytes at c * c0s from the row) loads of the in-place
+// kernel.
+template <bool I4, bool NZ>
+inline __m512i load32_q(const int8_t* row, int64_t c, int64_t c0s) {
+  if constexpr (NZ) return load32_i8(row + c * c0s, 0);
   return I4 ? load32_i4(row, c) : load32_i8(row, c);
+}
+
+// A row of D channels into L2.
+template <bool I4, bool NZ>
+inline void prefetch_q(const int8_t* row, int64_t D, int64_t c0s) {
+  if constexpr (NZ) {
+    for (int64_t c = 0; c < D / 32; ++c) avx512::prefetch_line_l2(row + c * c0s);
+  } else {
+    avx512::prefetch_range_l2(row, I4 ? D / 2 : D);
+  }
 }
 
 // Step 3 elements: bf16 V rows (dpbf16 into fp32 accumulators that start from O) or INT8 V rows
@@ -338,13 +350,13 @@ struct PvBf16 {
   void finish(Acc a, float* o) const { _mm512_storeu_ps(o, a); }
   PvBf16 for_head(int64_t) const { return *this; }
 };
-template <bool I4>
+template <bool I4, bool NZ>
 struct PvI8 {
   using T = int8_t;
   using Acc = __m512i;
-  int64_t VD;
-  static __m512i load(const T* row, int64_t c, bool) { return load32_q<I4>(row, c); }
-  void prefetch(const T* row) const { prefetch_range_l2(row, I4 ? VD / 2 : VD); }
+  int64_t VD, c0s;
+  __m512i load(const T* row, int64_t c, bool) const { return load32_q<I4, NZ>(row, c, c0s); }
+  void prefetch(const T* row) const { prefetch_q<I4, NZ>(row, VD, c0s); }
   const float* mults = nullptr;  // per head: the block's P unit (per-token value scales), else 1 / 32767
   float mult = 1.0f / 32767.0f;
   static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpwssd(a, v, w); }
@@ -619,24 +631,25 @@ void decode_avx512(const FlashItem* items, int64_t n, void* scratch) {
 
 // ------------------------------------------------ INT8 key / value in place (FlashDecodeI8)
 
-// Rows (`bytes` long) of block-relative key t (this block or, full blocks, the next) into L2.
-inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, int64_t t, int64_t nk, int64_t bytes) {
+// The key row of block-relative key t (this block or, full blocks, the next) into L2.
+template <bool I4, bool NZ>
+inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, int64_t t, int64_t nk) {
   if (t >= nk && (nk < BK || t - BK >= x.n_next)) return;
-  prefetch_range_l2(base + off[t], bytes);
+  prefetch_q<I4, NZ>(base + off[t], x.QD, x.kc0s);
 }
 
 
 // Step 1, INT8 keys: per head, tiles of 16 / G keys x G rows of exact int32 dot products of the
 // int16 query with the sign-extended rows (vpdpwssd), reduced to 16 scores
 // S = lane_a * dot + lane_c (lane_a folds scale and the query's quantisation step).
-template <int G, bool I4>
+template <int G, bool I4, bool NZ>
 void scores_i8(const Ctx& x, int64_t nk) {
   constexpr int KB = 16 / G;
   const int64_t nG = x.nG, nch = x.QD / 32, cstep = nG * 32;
   const int64_t* koff = x.sc.k_off;
   for (int64_t j = 0; j < nk; j += KB) {
     for (int64_t h = 0; h < x.n; ++h) {
-      for (int64_t k = j; k < j + KB; ++k) prefetch_i8(x, x.kb8[h], koff, k + kPrefetchKeys, nk, I4 ? x.QD / 2 : x.QD);
+      for (int64_t k = j; k < j + KB; ++k) prefetch_i8<I4, NZ>(x, x.kb8[h], koff, k + kPrefetchKeys, nk);
       const int8_t* kr[KB];
 #pragma GCC unroll 16
       for (int k = 0; k < KB; ++k) kr[k] = x.kb8[h] + koff[std::min<int64_t>(j + k, nk - 1)];
@@ -647,7 +660,7 @@ void scores_i8(const Ctx& x, int64_t nk) {
       for (int64_t c = 0; c < nch; ++c, qc += cstep) {
         __m512i kv[KB];
 #pragma GCC unroll 16
-        for (int k = 0; k < KB; ++k) kv[k] = load32_q<I4>(kr[k], c);
+        for (int k = 0; k < KB; ++k) kv[k] = load32_q<I4, NZ>(kr[k], c, x.kc0s);
 #pragma GCC unroll 16
         for (int g = 0; g < G; ++g) {
           const __m512i qv = _mm512_loadu_si512(qc + 32 * g);
@@ -730,11 +743,13 @@ void fold_value_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_
   }
 }
 
-template <int G, bool I4>
+template <int G, bool I4, bool NZ>
 void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   const FlashItem& a = items[0];
   constexpr int KB = 16 / G;
   Ctx x = group_ctx(items, n, G);  // VDp == VD: a multiple of 32
+  x.kc0s = kv.k.c0_stride;  // NZ: bytes between 32-channel chunks
+  x.vc0s = kv.v.c0_stride;
   x.sc = flash_decode_scratch(n, G, a.QD, a.VD, true, scratch);
   float* lanes = reinterpret_cast<float*>(static_cast<char*>(scratch) + flash_decode_scratch_bytes(n, G, a.QD, a.VD, true));
   x.lane_a = lanes;
@@ -790,12 +805,12 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
   for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
     const int64_t nk = std::min(BK, a.kv_end - j0);
     block_offsets(x, kv.k, kv.v, j0, nk, a.kv_begin, a.kv_end);
-    scores_i8<G, I4>(x, nk);
+    scores_i8<G, I4, NZ>(x, nk);
     if (tok_k) fold_key_tokens(x, kv, j0, nk, qsum, toff);
     if (a.bias != nullptr) add_bias(x, j0, nk, a.fp16);
     softmax_rows<PStore::kI16Pairs>(x, nk);
     if (tok_v) fold_value_tokens(x, kv, j0, nk, cacc, vmul, toff);
-    PvI8<I4> e{x.VD};
+    PvI8<I4, NZ> e{x.VD, x.vc0s};
     e.mults = tok_v ? vmul : nullptr;
     values_pv<G>(x, nk, e, e, x.vb8);
   }
@@ -808,22 +823,24 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
   finish_group<true>(x, items, &kv);
 }
 
-template <bool I4>
+template <bool I4, bool NZ>
 void decode_q_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   switch (items[0].G) {
-    case 1: decode_group_i8<1, I4>(items, n, kv, scratch); break;
-    case 2: decode_group_i8<2, I4>(items, n, kv, scratch); break;
-    case 4: decode_group_i8<4, I4>(items, n, kv, scratch); break;
-    case 8: decode_group_i8<8, I4>(items, n, kv, scratch); break;
-    default: decode_group_i8<16, I4>(items, n, kv, scratch); break;
+    case 1: decode_group_i8<1, I4, NZ>(items, n, kv, scratch); break;
+    case 2: decode_group_i8<2, I4, NZ>(items, n, kv, scratch); break;
+    case 4: decode_group_i8<4, I4, NZ>(items, n, kv, scratch); break;
+    case 8: decode_group_i8<8, I4, NZ>(items, n, kv, scratch); break;
+    default: decode_group_i8<16, I4, NZ>(items, n, kv, scratch); break;
   }
 }
 
 void decode_i8_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   if (kv.int4)
-    decode_q_avx512<true>(items, n, kv, scratch);
+    decode_q_avx512<true, false>(items, n, kv, scratch);
+  else if (kv.k.c0 < items[0].QD)  // an INT8 NZ cache: 32-channel chunks
+    decode_q_avx512<false, true>(items, n, kv, scratch);
   else
-    decode_q_avx512<false>(items, n, kv, scratch);
+    decode_q_avx512<false, false>(items, n, kv, scratch);
 }
 
 }  // namespace
