@@ -8,7 +8,8 @@
 //     scaled_dot_product_attention on the same shapes (contiguous K / V) when a Python with torch
 //     is found
 //   * GQA decode over a contiguous BSH cache (INT4 KV is not paged): INT8 and INT4 (INT32-packed)
-//     caches, per-channel (mode 0) and per-token (mode 1) scales, innerPrecise 1 and 0
+//     caches, per-channel (mode 0) and per-token (mode 1) scales, innerPrecise 1 and 0; and over
+//     a paged INT8 NZ cache (the GQA antiquant NZ path)
 //   * MLA prefill: 128 query tokens x 4096 KV, N 128, D 128 + rope 64, V_D 128, TND, sparse mode 3
 // FLOPs count the two matmuls (2 N L (Dk + Dv) per query row, causal rows only what they see);
 // bytes count the KV read once. Targets: MLA decode N = 128 >= 70 % and N = 32 >= 60 %
@@ -171,6 +172,41 @@ Row gqa_decode_quant(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t
   return r;
 }
 
+// The GQA antiquant NZ path: a paged INT8 cache (blockNum, KV_N, D / 32, blockSize, 32), BF16
+// per-channel scales (KV_N, D), no offsets, innerPrecise 1 (the vendor's settings).
+Row gqa_decode_nz(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L) {
+  const int64_t bs = 128, per = (L + bs - 1) / bs, nb = B * per;
+  Buf q = make(DType::kBFloat16, {B, N, 1, D}, 1, -1, 1);
+  Buf k = make(DType::kInt8, {nb, KVN, D / 32, bs, 32}, 3, -127, 127, mlaops::Format::kFractalNZ);
+  Buf v = make(DType::kInt8, {nb, KVN, D / 32, bs, 32}, 4, -127, 127, mlaops::Format::kFractalNZ);
+  Buf ks = make(DType::kBFloat16, {KVN, D}, 5, 0.004f, 0.012f), vs = make(DType::kBFloat16, {KVN, D}, 6, 0.004f, 0.012f);
+  Buf bt = zeros(DType::kInt32, {B, per});
+  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
+  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>(i);
+  Buf out = zeros(DType::kBFloat16, {B, N, 1, D});
+  std::vector<int64_t> akv(static_cast<size_t>(B), L);
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {v.v};
+  p.block_table = &bt.v;
+  p.block_size = bs;
+  p.actual_seq_lengths_kv = &akv;
+  p.num_heads = N;
+  p.num_key_value_heads = KVN;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
+  p.input_layout = "BNSD";
+  p.attention_out = out.v;
+  p.inner_precise = 1;
+  p.key_antiquant_scale = &ks.v;
+  p.value_antiquant_scale = &vs.v;
+  Row r;
+  time_call(p, ctx.reps, &r);
+  r.flops_bf16 = 2.0 * B * N * L * 2 * D;
+  r.bytes = 1.0 * B * L * KVN * D * 2;
+  return r;
+}
+
 Row mla_prefill(RunContext& ctx, int64_t T, int64_t L, int64_t N, int64_t D, int64_t Dr) {
   const int64_t bs = 128, per = (L + bs - 1) / bs;
   Buf q = make(DType::kBFloat16, {T, N, D}, 1, -1, 1), qr = make(DType::kBFloat16, {T, N, Dr}, 2, -1, 1);
@@ -281,6 +317,17 @@ std::vector<Case> fia_cases(Size size, int threads) {
             return r;
           });
         }
+  }
+  {  // the same GQA shape over a paged INT8 NZ cache
+    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, L = tiny ? 300 : 4096;
+    std::snprintf(id, sizeof id, "fia.gqa_decode.int8kv_nz.B%lld.t%d", (long long)B, threads);
+    std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld int8 KV NZ", (long long)N,
+                  (long long)KVN, (long long)GD, (long long)L, (long long)B);
+    add(out, id, label, threads, [=](RunContext& ctx) {
+      Row r = gqa_decode_nz(ctx, B, N, KVN, GD, L);
+      r.target_pct = 0;
+      return r;
+    });
   }
   {
     const int64_t T = tiny ? 16 : 128, L = tiny ? 300 : 4096, N = tiny ? 4 : 128, PD = tiny ? 32 : 128;

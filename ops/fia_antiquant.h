@@ -97,14 +97,16 @@ struct FiaAqRun {
   const kernels::AttnRow* row = nullptr;
   bool dequant = false;
   void* scratch = nullptr;  // the thread's attention scratch (FiaPlan::thread_bytes)
-  void* buf = nullptr;      // the thread's INT8 buffers (FiaPlan::aq_thread_bytes)
+  void* buf = nullptr;      // the thread's INT8 / INT4 buffers (FiaPlan::aq_thread_bytes)
 };
 
-// Runs `n` items (heads h0 .. h0 + n - 1 of batch b, same KV range and query rows) over INT8
-// key / value. In place: the INT8 decode kernel reads the rows with the per-channel parameters
-// folded in (FlashDecodeI8). Dequantised: chunk by chunk, the chunk's rows of the n heads are
-// dequantised into `buf` ([chunk, n * K_D] keys, [chunk, n * V_D] values: rows shared by the
-// heads, the decode kernel's order), the row's kernel runs over the chunk into chunk states,
+// Runs `n` items (heads h0 .. h0 + n - 1 of batch b, same KV range and query rows) over INT8 /
+// INT4 key / value. In place: the INT8 decode kernel reads the rows (INT8, packed INT4 or INT8 NZ
+// chunks) with the per-channel parameters folded into the query and the per-token ones into the
+// scores and P x V (FlashDecodeI8). Dequantised: chunk by chunk, the chunk's rows of the n heads
+// are dequantised into `buf` ([chunk, n * split * K_D] keys, [chunk, n * split * V_D] values: rows
+// shared by the heads, the decode kernel's order; split 2: rounded + residual parts, against the
+// duplicated query rows), the row's kernel runs over the chunk into chunk states,
 // which merge online (the combine step); finally each item's output (or its KV-split partial)
 // is written.
 void fia_aq_run_task(const FiaParams& p, const FiaPlan& plan, const FiaAqChannels& ch, int64_t b, int64_t h0,
