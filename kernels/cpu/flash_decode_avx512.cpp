@@ -694,16 +694,18 @@ inline __m512 load_q16(const uint16_t* p, bool fp16) {
 
 // Per-token key parameters: S = s_t * (S + o_t * qsum_r), qsum_r = scale * sum_d q_d (the key's
 // channel parameters are then identity, so S holds scale * q . K_int), for the nk keys of the block
-// from j0; toff: scratch for the parameter offsets.
+// from j0 (a head's G rows one masked vector); toff: scratch for the parameter offsets.
 void fold_key_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_t nk, const float* qsum, int64_t* toff) {
   kv.tk.rows(j0, nk, toff);
+  const __mmask16 m = v5::mask16(x.G);  // a head's G rows (G <= 16)
   for (int64_t h = 0; h < x.n; ++h) {
     const float* ks = kv.k_tok_scale[h];
     const float* ko = kv.k_tok_offset[h];
+    const __m512 q = _mm512_maskz_loadu_ps(m, qsum + h * x.G);
     for (int64_t j = 0; j < nk; ++j) {
-      const float sc = ks[toff[j]], off = ko ? ko[toff[j]] : 0.0f;
+      const __m512 sc = _mm512_set1_ps(ks[toff[j]]), off = _mm512_set1_ps(ko ? ko[toff[j]] : 0.0f);
       float* S = x.sc.s + j * x.nG + h * x.G;
-      for (int64_t g = 0; g < x.G; ++g) S[g] = sc * (S[g] + off * qsum[h * x.G + g]);
+      _mm512_mask_storeu_ps(S, m, _mm512_mul_ps(sc, _mm512_fmadd_ps(off, q, _mm512_maskz_loadu_ps(m, S))));
     }
   }
 }
@@ -711,12 +713,14 @@ void fold_key_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_t 
 // Per-token value parameters, after the block's softmax (P stored as int16 pairs P * 32767, O and
 // l rescaled): O_d += sum_t P_t s_t (V_td + o_t). The offset part, sum_t P_t s_t o_t, goes into
 // cacc (rescaled by the block's alpha first); P is requantised to P * s_t / smax (smax = the
-// head's largest |s_t| in the block, so |P'| <= 32767) and vmul[h] = smax / 32767 is the unit the
-// INT8 P x V step adds its int32 sums with.
+// head's largest |s_t| in the block, so |P'| <= 32767, round to nearest even) and vmul[h] =
+// smax / 32767 is the unit the INT8 P x V step adds its int32 sums with. A head's G rows of a key
+// pair (one uint32 word per row: key 2p low, 2p + 1 high) are one masked vector.
 void fold_value_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_t nk, float* cacc, float* vmul,
                        int64_t* toff) {
   kv.tv.rows(j0, nk, toff);
   for (int64_t r = 0; r < x.nG; ++r) cacc[r] *= x.sc.alpha[r];
+  const __mmask16 m = v5::mask16(x.G);
   for (int64_t h = 0; h < x.n; ++h) {
     const float* vs = kv.v_tok_scale[h];
     const float* vo = kv.v_tok_offset[h];
@@ -729,17 +733,26 @@ void fold_value_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_
     // a non-finite scale makes the head's rows NaN (as the dequantised arithmetic would)
     const float inv = finite && smax > 0.0f ? 1.0f / smax : 0.0f;
     vmul[h] = finite ? smax / 32767.0f : std::numeric_limits<float>::quiet_NaN();
-    for (int64_t j = 0; j < nk; ++j) {
-      const float sc = vs[toff[j]], so = vo ? sc * vo[toff[j]] : 0.0f, f = sc * inv;
-      uint32_t* w = x.sc.p + j / 2 * x.nG + h * x.G;
-      const int sh = j % 2 == 0 ? 0 : 16;
-      for (int64_t g = 0; g < x.G; ++g) {
-        const int16_t pq = static_cast<int16_t>(static_cast<uint16_t>(w[g] >> sh));
-        cacc[h * x.G + g] += static_cast<float>(pq) * (1.0f / 32767.0f) * so;
-        const int16_t np = static_cast<int16_t>(std::lrintf(static_cast<float>(pq) * f));
-        w[g] = (w[g] & ~(0xFFFFu << sh)) | (static_cast<uint32_t>(static_cast<uint16_t>(np)) << sh);
+    float* ca = cacc + h * x.G;
+    __m512 c = _mm512_maskz_loadu_ps(m, ca);
+    for (int64_t j = 0; j < nk; j += 2) {
+      float f[2] = {0.0f, 0.0f}, so[2] = {0.0f, 0.0f};  // a missing odd key: P' 0
+      for (int64_t u = 0; u < 2 && j + u < nk; ++u) {
+        const float sc = vs[toff[j + u]];
+        f[u] = sc * inv;
+        so[u] = vo ? sc * vo[toff[j + u]] * (1.0f / 32767.0f) : 0.0f;
       }
+      uint32_t* w = x.sc.p + j / 2 * x.nG + h * x.G;
+      const __m512i wv = _mm512_maskz_loadu_epi32(m, w);
+      const __m512 lo = _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(wv, 16), 16));
+      const __m512 hi = _mm512_cvtepi32_ps(_mm512_srai_epi32(wv, 16));
+      c = _mm512_fmadd_ps(hi, _mm512_set1_ps(so[1]), _mm512_fmadd_ps(lo, _mm512_set1_ps(so[0]), c));
+      const __m512i nlo = _mm512_cvtps_epi32(_mm512_mul_ps(lo, _mm512_set1_ps(f[0])));
+      const __m512i nhi = _mm512_cvtps_epi32(_mm512_mul_ps(hi, _mm512_set1_ps(f[1])));
+      const __m512i packed = _mm512_or_si512(_mm512_and_si512(nlo, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(nhi, 16));
+      _mm512_mask_storeu_epi32(w, m, packed);
     }
+    _mm512_mask_storeu_ps(ca, m, c);
   }
 }
 
