@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -499,6 +500,7 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
   // head by head; a row's channels in chunks of c0 (D, or 32 for an INT8 NZ cache: chunk k at
   // k * c0_stride from the row)
   const int64_t c0 = std::min(st.c0, D);
+  constexpr int64_t kNzRowMax = 512;  // INT8 NZ rows up to this many channels are gathered first
   auto prefetch_row = [&](const Rows& r, int64_t pos) {
     for (int64_t c = 0; c < D; c += c0)
       for (int64_t e = 0; e < c0 >> sh; e += 64) __builtin_prefetch(r.at(pos) + (c / c0) * st.c0_stride + e);
@@ -509,8 +511,16 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
     for (int64_t pos = t0; pos < t1; ++pos) {
       if (pos + kAhead < t1) prefetch_row(r, pos + kAhead);
       row_params(r, h0 + i, pos, &rs, &ro);
-      for (int64_t c = 0; c < D; c += c0)
-        put(r.at(pos) + (c / c0) * st.c0_stride, c0, i, c, rs, ro, dst + (pos - t0) * n * sD + i * sD);
+      uint16_t* out = dst + (pos - t0) * n * sD + i * sD;
+      if (c0 == D) {
+        put(r.at(pos), D, i, 0, rs, ro, out);
+      } else if (D <= kNzRowMax) {  // NZ: the row's 32-byte chunks gathered, one call per row
+        int8_t row[kNzRowMax];
+        for (int64_t c = 0; c < D; c += c0) std::memcpy(row + c, r.at(pos) + (c / c0) * st.c0_stride, static_cast<size_t>(c0));
+        put(row, D, i, 0, rs, ro, out);
+      } else {
+        for (int64_t c = 0; c < D; c += c0) put(r.at(pos) + (c / c0) * st.c0_stride, c0, i, c, rs, ro, out);
+      }
     }
   }
 }
