@@ -21,7 +21,8 @@ const char* decode_shape(const AttnShape& s) {
 
 const char* why_not_decode_i8(const AttnShape& s) {
   if (!s.kv_int8) return "key / value are not INT8";
-  if (!s.channel_params) return "per-token antiquant parameters";
+  // contiguous rows, or INT8 NZ chunks of 32 channels (both key and value)
+  if ((s.k_c0 < s.QD || s.v_c0 < s.VD) && (s.k_c0 != 32 || s.v_c0 != 32)) return "channel chunks other than 32";
   if (const char* w = decode_shape(s)) return w;
   // QD <= 512: the int32 dot products stay below 2^31 (512 * 32767 * 128 < 2^31)
   if (s.QD <= 0 || s.VD <= 0 || s.QD % 32 != 0 || s.VD % 32 != 0 || s.QD > 512)
