@@ -1,7 +1,8 @@
 // FusedInferAttentionScoreV4 phase 2 (docs/ops/fused_infer_attention_score.md) and the C++ API:
 //   1. read-only pre-pass: every block id a batch uses (blockTable[b][0 .. ceil(actKV[b]/blockSize)))
-//      must lie in [0, blockNum) (FIA-13); workspace size (FIA-20) — only then the first write
-//   2. padded query rows (non-packed layouts, rows >= actQ[b]): output 0, lse +inf
+//      must lie in [0, blockNum) (FIA-13); left padding values still the planned ones (FIA-40);
+//      workspace size (FIA-20) — only then the first write
+//   2. padded query rows (non-packed layouts, rows outside [q_start, q_start + actQ[b])): output 0, lse +inf
 //   3. the plan's tasks in parallel, each on its kernel row (kernels/cpu/attn_family.h), once per
 //      KV split; INT8 key / value through the KV antiquant path (ops/fia_antiquant.h)
 //   4. KV splits (flash-decoding): the combine step merges the partials (kernels/cpu/attn_combine.h)
@@ -72,11 +73,13 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   fia_row_deltas(P, w.b, &it.lo_delta, &it.hi_delta);
   if (P.explicit_mask) {
     it.mask = p.atten_mask->ptr<const uint8_t>() + w.b * P.mask_b;
+    if (P.lp.on) it.mask += P.q_start[b] * P.mask_i + P.kv_start[b] * P.mask_j;  // padded coordinates
     it.mask_i_stride = P.mask_i;
     it.mask_j_stride = P.mask_j;
   }
   if (P.pse) {
     it.bias = p.pse_shift->ptr<const uint16_t>() + w.b * P.pse_b + n0 * P.pse_n;
+    if (P.lp.on) it.bias += P.q_start[b] * P.pse_i + P.kv_start[b];  // padded coordinates
     it.bias_n_stride = P.pse_n;
     it.bias_i_stride = P.pse_i;
   }
@@ -254,6 +257,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
       }
     }
   }
+  MLAOPS_TRY(fia_lp_recheck(p, P, op));  // left padding values: still the planned ones
   MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(P.workspace_bytes), kParamInvalid,
                "%s: workspaceSize: FIA-20 value; allowed >= %lld, got %llu", op, (long long)P.workspace_bytes,
                (unsigned long long)workspace_size);
@@ -267,14 +271,16 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
     post_quant_floats(p, P, f);
     pq = f;
   }
-  // Padded query rows of non-packed layouts: 0 / +inf (post-quant: x = 0 quantised).
+  // Padded query rows of non-packed layouts (before and after the window [q_start, q_start + actQ)):
+  // 0 / +inf (post-quant: x = 0 quantised).
   if (!P.packed) {
-    for (int64_t b = 0; b < P.B; ++b) {
-      const int64_t s1 = P.act_q[static_cast<size_t>(b)];
-      if (s1 >= P.QS) continue;
+    for (int64_t k = 0; k < 2 * P.B; ++k) {  // k = 2b: the rows after batch b's window, 2b + 1: before
+      const int64_t b = k / 2, q0 = P.q_start[static_cast<size_t>(b)], q1 = q0 + P.act_q[static_cast<size_t>(b)];
+      const int64_t s1 = k % 2 == 0 ? q1 : 0, rows = k % 2 == 0 ? P.QS - q1 : q0;
+      if (rows <= 0) continue;
       kernels::FlashItem e;
       e.G = P.N;
-      e.R = P.QS - s1;
+      e.R = rows;
       e.VD = P.VD;
       if (P.post_quant) {
         e.out8 = p.attention_out.ptr<int8_t>() + b * P.out.b + s1 * P.out.s;

@@ -17,6 +17,7 @@
 #include "mlaops/runtime.h"
 #include "mlaops/status.h"
 #include "ops/fia_antiquant.h"
+#include "ops/fia_left_padding.h"
 #include "ops/fia_mla_quant.h"
 
 namespace mlaops {
@@ -76,6 +77,7 @@ struct FiaCall {
   bool post_quant = false, pq_channel = false;
   FiaAntiquant aq;    // INT8 / INT4 key / value (FIA-21, FIA-33)
   FiaMlaQuant mq;     // MLA full quant: INT8 query and latent cache (FIA-27..29, ops/fia_mla_quant.h)
+  FiaLeftPad lp;      // left padding (FIA-40..42, ops/fia_left_padding.h): moves q_start / kv_start
 };
 
 struct FiaPlan : FiaCall {

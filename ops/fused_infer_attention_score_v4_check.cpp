@@ -213,8 +213,6 @@ Status check_existence(const FiaParams& p, const char* op) {
       {p.deq_scale1, "deqScale1Optional", "INT8 full quantisation"},
       {p.quant_scale1, "quantScale1Optional", "INT8 full quantisation"},
       {p.deq_scale2, "deqScale2Optional", "INT8 full quantisation"},
-      {p.query_padding_size, "queryPaddingSizeOptional", "left padding"},
-      {p.kv_padding_size, "kvPaddingSizeOptional", "left padding"},
       {p.key_shared_prefix, "keySharedPrefixOptional", "shared prefix"},
       {p.value_shared_prefix, "valueSharedPrefixOptional", "shared prefix"},
       {p.actual_shared_prefix_len, "actualSharedPrefixLenOptional", "shared prefix"},
@@ -798,6 +796,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_TRY(check_sink(p, op, &c));
   MLAOPS_TRY(check_post_quant(p, op, &c));
   if (o.vendor_ranges) MLAOPS_TRY(check_exclusions(p, op));
+  MLAOPS_TRY(fia_lp_check(p, o, &c));  // left padding (ops/fia_left_padding.h): moves q_start / kv_start
   return kSuccess;
 }
 

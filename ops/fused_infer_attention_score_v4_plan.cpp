@@ -364,7 +364,7 @@ void fia_row_deltas(const FiaCall& c, int64_t b, int64_t* lo, int64_t* hi) {
   if (!c.decode_rule) {
     switch (c.mode) {
       case 0:
-        if (c.explicit_mask) {
+        if (c.explicit_mask && !c.lp.on) {  // left padding: pre / next ignored
           l = -static_cast<__int128>(c.pre);
           h = c.next;
         }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "reference/fia_left_padding_ref.h"
 #include "reference/fia_mla_quant_ref.h"
 #include "reference/ref_util.h"
 
@@ -230,8 +231,8 @@ bool is_2048_template(const TensorView& m) {
 }
 
 // pseShift (docs/ops/fused_infer_attention_score.md): a 4-D (B or 1, N, S1p, S2p) FP16 / BF16
-// bias read at (b or 0, n, i, j), i the batch-relative query row and j the batch-relative KV
-// position (there is no prefix or left padding in this build).
+// bias read at (b or 0, n, i, j), i the query row and j the KV position in the tensors (with left
+// padding: the padded coordinates).
 struct PseAccess {
   const TensorView* t = nullptr;
   bool batch_broadcast = false;  // dim 0 is 1
@@ -296,8 +297,6 @@ Status check_scope(const FiaParams& p) {
       {p.deq_scale1, "deqScale1"},
       {p.quant_scale1, "quantScale1"},
       {p.deq_scale2, "deqScale2"},
-      {p.query_padding_size, "queryPaddingSize (left padding)"},
-      {p.kv_padding_size, "kvPaddingSize (left padding)"},
       {p.key_shared_prefix, "keySharedPrefix"},
       {p.value_shared_prefix, "valueSharedPrefix"},
       {p.actual_shared_prefix_len, "actualSharedPrefixLen"},
@@ -565,6 +564,10 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   }
   MLAOPS_CHECK(KD == QD, kParamInvalid, "%s: key head dim must equal the query head dim (%lld), got %lld", kOp,
                static_cast<long long>(QD), static_cast<long long>(KD));
+  FiaRefLeftPad lp;  // left padding (reference/fia_left_padding_ref.h)
+  MLAOPS_TRY(fia_ref_left_padding(p, B, QS, kv_extent, paged, packed, rope, act_q, &act_kv, &lp));
+  if (lp.on)
+    for (int64_t b = 0; b < B; ++b) kv_start[static_cast<size_t>(b)] = lp.kv(b);
 
   // Output and lse shapes.
   {
@@ -703,15 +706,18 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   }
 
   const Wide pre = p.pre_tokens, next = p.next_tokens;
+  // Row i / position j of batch b's windows; the explicit mask is read at the padded coordinates.
   auto is_masked = [&](int64_t b, int64_t i, int64_t j) -> bool {
-    if (decode_rule) return use_explicit_mask && ma.masked(b, i, j);
+    const int64_t mi = i + lp.q(b), mj = j + lp.kv(b);
+    if (decode_rule) return use_explicit_mask && ma.masked(b, mi, mj);
     const Wide diag = static_cast<Wide>(act_kv[static_cast<size_t>(b)]) - act_q[static_cast<size_t>(b)];  // S2 - S1
     const Wide wi = i, wj = j;
     switch (mode) {
       case 0:
         if (!use_explicit_mask) return false;
-        return ma.masked(b, i, j) || wj > wi + next || wj < wi - pre;
-      case 1: return ma.masked(b, i, j);
+        if (lp.on) return ma.masked(b, mi, mj);  // left padding: pre / next ignored
+        return ma.masked(b, mi, mj) || wj > wi + next || wj < wi - pre;
+      case 1: return ma.masked(b, mi, mj);
       case 2: return wj > wi;
       case 3: return wj > wi + diag;
       default: return wj > wi + diag + next || wj < wi + diag - pre;
@@ -808,22 +814,23 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
     for (int64_t n = 0; n < N; ++n) {
       const int64_t h = n / G;
       for (int64_t i = 0; i < rows; ++i) {
-        const int64_t qt = q0 + i;  // token index in the query tensor
+        const int64_t qt = q0 + i;       // token index in the query tensor
+        const int64_t r = i - lp.q(b);  // row in the batch's valid window (left padding)
         std::fill(acc.begin(), acc.end(), 0.0);
         double lse_v = inf;
-        if (i < s1) {
+        if (r >= 0 && r < s1) {
           for (int64_t d = 0; d < QD; ++d) qv[static_cast<size_t>(d)] = q_acc.load(b, n, qt, d);
           for (int64_t d = 0; d < DR; ++d) qv[static_cast<size_t>(QD + d)] = qr_acc.load(b, n, qt, d);
           double m = -inf;
           bool any = false;
           for (int64_t j = 0; j < s2; ++j) {
-            valid[static_cast<size_t>(j)] = !is_masked(b, i, j);
+            valid[static_cast<size_t>(j)] = !is_masked(b, r, j);
             if (!valid[static_cast<size_t>(j)]) continue;
             const double* kr = &kc[static_cast<size_t>((h * s2 + j) * KF)];
             double dot = 0.0;
             for (int64_t d = 0; d < KF; ++d) dot += qv[static_cast<size_t>(d)] * kr[d];
             double s = p.scale_value * dot;
-            if (pse.t != nullptr) s += pse.at(b, n, i, j);  // after scaling, before the softmax
+            if (pse.t != nullptr) s += pse.at(b, n, r + lp.q(b), j + lp.kv(b));  // after scaling, before the softmax
             sc[static_cast<size_t>(j)] = s;
             if (!any || s > m) m = s;
             any = true;

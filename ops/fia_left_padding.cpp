@@ -1,0 +1,127 @@
+// FusedInferAttentionScoreV4 left padding (ops/fia_left_padding.h, docs/ops/fused_infer_attention_score.md
+// "Left padding").
+#include "ops/fia_left_padding.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/error.h"
+#include "ops/check_util.h"
+#include "ops/fused_infer_attention_score_v4.h"
+
+namespace mlaops {
+namespace {
+
+using check::shape_str;
+
+// FIA-40: an INT64 tensor of shape (1) with data; its value, negative clamped to 0.
+Status read_pad(const TensorView* t, const char* op, const char* name, int64_t* v) {
+  MLAOPS_CHECK(t->dtype == DType::kInt64, kParamInvalid, "%s: %s: FIA-40 dtype; allowed INT64, got %s", op, name,
+               dtype_name(t->dtype));
+  MLAOPS_CHECK(t->rank == 1 && t->dims[0] == 1, kParamInvalid, "%s: %s: FIA-40 shape; allowed [1], got %s", op, name,
+               shape_str(*t).c_str());
+  MLAOPS_CHECK(t->data != nullptr, kParamNullptr, "%s: %s: FIA-40 data pointer; allowed non-null, got null", op, name);
+  *v = std::max<int64_t>(0, *t->ptr<const int64_t>());
+  return kSuccess;
+}
+
+}  // namespace
+
+Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
+  const char* op = o.op;
+  if (p.query_padding_size == nullptr && p.kv_padding_size == nullptr) return kSuccess;
+  FiaLeftPad& lp = c->lp;
+  const char* qn = "queryPaddingSizeOptional";
+  const char* kn = "kvPaddingSizeOptional";
+  const char* who = p.kv_padding_size != nullptr ? kn : qn;
+  if (p.query_padding_size != nullptr) MLAOPS_TRY(read_pad(p.query_padding_size, op, qn, &lp.q_pad));
+  if (p.kv_padding_size != nullptr) MLAOPS_TRY(read_pad(p.kv_padding_size, op, kn, &lp.kv_pad));
+  // FIA-41: the features left padding excludes (the vendor's exclusion list).
+  auto excl = [&](bool bad, const char* what) -> Status {
+    MLAOPS_CHECK(!bad, kParamInvalid, "%s: %s: FIA-41 left padding excludes %s; allowed no padding tensor, got one",
+                 op, who, what);
+    return kSuccess;
+  };
+  MLAOPS_TRY(excl(c->paged, "paged attention (blockTable)"));
+  MLAOPS_TRY(excl(c->packed, "the TND / NTD layouts"));
+  MLAOPS_TRY(excl(c->out_l != c->in_l && (c->out_l == FiaLayout::kBNSD || c->out_l == FiaLayout::kNBSD),
+                  "the BSH_BNSD / BSND_BNSD / *_NBSD output layouts"));
+  MLAOPS_TRY(excl(c->rope, "MLA (queryRope / keyRope)"));
+  MLAOPS_TRY(excl(c->sink, "learnableSink"));
+  MLAOPS_TRY(excl(c->QD != c->VD, "a value head dim different from the query head dim"));
+  MLAOPS_TRY(excl(c->QS > 1 && c->aq.on, "KV antiquant with Q_S > 1"));
+  MLAOPS_TRY(excl(c->QS > 1 && c->pq_channel, "per-channel post-quant with Q_S > 1"));
+  MLAOPS_TRY(excl(c->aq.on && (c->aq.k.kind == FiaAqParam::Kind::kRow || c->aq.v.kind == FiaAqParam::Kind::kRow),
+                  "per-token antiquant scales (modes 1 and 3)"));
+  // Which paddings apply: query padding only for Q_S > 1 with actualSeqLengths, KV padding with
+  // actualSeqLengthsKv; otherwise the lengths are right padding as without the tensor.
+  lp.q = p.query_padding_size != nullptr && c->QS > 1 && p.actual_seq_lengths != nullptr;
+  lp.kv = p.kv_padding_size != nullptr && p.actual_seq_lengths_kv != nullptr;
+  lp.on = lp.q || lp.kv;
+  int64_t q_end = 0, kv_end = 0;
+  for (int64_t b = 0; b < c->B; ++b) {
+    const size_t i = static_cast<size_t>(b);
+    if (lp.q) {
+      const int64_t s = c->QS - lp.q_pad - c->act_q[i];
+      MLAOPS_CHECK(s >= 0, kParamInvalid,
+                   "%s: %s: FIA-42 batch %lld query window starts before row 0; allowed Q_S - queryPaddingSize - "
+                   "actualSeqLengths[b] >= 0, got %lld - %lld - %lld",
+                   op, qn, (long long)b, (long long)c->QS, (long long)lp.q_pad, (long long)c->act_q[i]);
+      c->q_start[i] = s;
+    }
+    if (lp.kv) {
+      const int64_t s = c->kv_s - lp.kv_pad - c->act_kv[i];
+      if (s < 0 && c->QS == 1) {  // decode: the batch has no valid position (output 0, lse +inf)
+        c->act_kv[i] = 0;
+        c->kv_start[i] = 0;
+      } else {
+        MLAOPS_CHECK(s >= 0, kParamInvalid,
+                     "%s: %s: FIA-42 batch %lld KV window starts before position 0 (Q_S > 1); allowed KV_S - "
+                     "kvPaddingSize - actualSeqLengthsKv[b] >= 0, got %lld - %lld - %lld",
+                     op, kn, (long long)b, (long long)c->kv_s, (long long)lp.kv_pad, (long long)c->act_kv[i]);
+        c->kv_start[i] = s;
+      }
+    }
+    q_end = std::max(q_end, c->q_start[i] + c->act_q[i]);
+    kv_end = std::max(kv_end, c->kv_start[i] + c->act_kv[i]);
+  }
+  if (!lp.on) return kSuccess;
+  // The mask and pseShift are read at the padded coordinates: their extents must reach the windows.
+  if (c->explicit_mask) {
+    const TensorView& m = *p.atten_mask;
+    const int64_t rows = m.rank == 2 && c->QS == 1 ? 1 : m.dim(-2);
+    MLAOPS_CHECK(rows >= q_end && m.dim(-1) >= kv_end, kParamInvalid,
+                 "%s: attenMaskOptional: FIA-42 extent with left padding (padded coordinates); allowed >= %lld rows "
+                 "and >= %lld columns, got %s",
+                 op, (long long)q_end, (long long)kv_end, shape_str(m).c_str());
+  }
+  if (c->pse) {
+    const TensorView& t = *p.pse_shift;
+    MLAOPS_CHECK(t.dims[2] >= q_end && t.dims[3] >= kv_end, kParamInvalid,
+                 "%s: pseShiftOptional: FIA-42 extent with left padding (padded coordinates); allowed dims 2, 3 >= "
+                 "%lld, %lld, got %s",
+                 op, (long long)q_end, (long long)kv_end, shape_str(t).c_str());
+  }
+  return kSuccess;
+}
+
+Status fia_lp_recheck(const FiaParams& p, const FiaCall& c, const char* op) {
+  const struct {
+    const TensorView* t;
+    const char* name;
+    int64_t planned;
+  } pads[] = {{p.query_padding_size, "queryPaddingSizeOptional", c.lp.q_pad},
+              {p.kv_padding_size, "kvPaddingSizeOptional", c.lp.kv_pad}};
+  for (const auto& x : pads) {
+    if (x.t == nullptr) continue;
+    int64_t v = 0;
+    MLAOPS_TRY(read_pad(x.t, op, x.name, &v));
+    MLAOPS_CHECK(v == x.planned, kParamInvalid,
+                 "%s: %s: FIA-40 the padding value is read when planning; allowed the planned value %lld (clamped), "
+                 "got %lld (make a new plan)",
+                 op, x.name, (long long)x.planned, (long long)v);
+  }
+  return kSuccess;
+}
+
+}  // namespace mlaops

@@ -1,0 +1,32 @@
+// FusedInferAttentionScoreV4 left padding (queryPaddingSize / kvPaddingSize; rules FIA-40..42,
+// docs/ops/fused_infer_attention_score.md "Left padding"): each batch's valid query rows and KV
+// positions end `pad` rows before the end of the tensor instead of starting at 0. The feature is an
+// addressing change only: it moves FiaCall::q_start / kv_start (the first valid row / position of a
+// batch) and shifts the explicit mask and pseShift, which are addressed with the padded (absolute)
+// coordinates; every kernel runs unchanged.
+#pragma once
+
+#include <cstdint>
+
+#include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/status.h"
+
+namespace mlaops {
+
+struct FiaCall;
+struct FiaCheckOptions;
+
+struct FiaLeftPad {
+  bool on = false;           // a padding applies (sparse 0: pre / next are ignored)
+  bool q = false, kv = false;  // query padding (Q_S > 1 with actualSeqLengths), KV padding (with actualSeqLengthsKv)
+  int64_t q_pad = 0, kv_pad = 0;  // the values read (negative clamped to 0)
+};
+
+// Phase 1: rules FIA-40 (tensor form), FIA-41 (exclusions), FIA-42 (windows inside the tensors),
+// reads the padding values and moves c->q_start / c->kv_start (Q_S = 1 with a KV window starting
+// before 0: that batch has no valid position, output 0 / lse +inf). Call after every other rule.
+Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c);
+// Phase 2: the padding values must still be the ones the plan was made for (FIA-40); read only.
+Status fia_lp_recheck(const FiaParams& p, const FiaCall& c, const char* op);
+
+}  // namespace mlaops
