@@ -446,8 +446,8 @@ TEST(FiaAntiquantInt4, FIA33_Errors) {
     p.antiquant_scale = &v;
     p.antiquant_offset = nullptr;
   });
-  // left padding: the FIA-33 exclusion stands behind FIA-02 (left padding is not in this build)
-  expect_rejected(c, "kvPaddingSizeOptional", "FIA-0", [](FiaParams& p, I4Data&, H& e) {
+  // left padding (FIA-33)
+  expect_rejected(c, "kvPaddingSizeOptional", "FIA-33", [](FiaParams& p, I4Data&, H& e) {
     e = H(DType::kInt64, {1}, 1.0);
     static TensorView v;
     v = e.view();

@@ -531,9 +531,9 @@ TEST(FiaEntryPointsErrors, FiaRulesNameTheEntryPoint) {
         a.passed[10] = true;
       });
     if (e == Entry::kIfaV4)
-      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "kvPaddingSize", "FIA-02"}, [](FiaAclArgs& a) {
-        static int64_t pad = 0;
-        a.in[16] = make_view(&pad, DType::kInt64, {1});
+      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "kvPaddingSize", "FIA-40"}, [](FiaAclArgs& a) {
+        static int32_t pad = 0;  // left padding sizes are INT64
+        a.in[16] = make_view(&pad, DType::kInt32, {1});
         a.passed[16] = true;
       });
   }

@@ -49,7 +49,6 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
     const char* name;
   } opts[] = {{7, "deqScale1Optional"},
               {8, "quantScale1Optional"},      {9, "deqScale2Optional"},
-              {15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
               {21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
               {26, "keyRopeAntiquantScaleOptional"}};  // dequantScaleQuery: MLA full quant (test_fia_mla_quant)
   for (const auto& o : opts) {
