@@ -46,7 +46,7 @@ const OperatorInfo* operator_table() {
       {"IncreFlashAttentionV3", MLAOPS_ENTRY("IncreFlashAttentionV3", "aclnn_incre_flash_attention_v3.h"), true,
        "FusedInferAttentionScoreV4", true, "V2 plus pseShift, INT8 KV antiquant, paged KV, innerPrecise"},
       {"IncreFlashAttentionV4", MLAOPS_ENTRY("IncreFlashAttentionV4", "aclnn_incre_flash_attention_v4.h"), true,
-       "FusedInferAttentionScoreV4", false, "as V3 (kvPaddingSize: not supported yet)"},
+       "FusedInferAttentionScoreV4", false, "V3 plus kvPaddingSize (left padding of the KV)"},
       {"PromptFlashAttention", MLAOPS_ENTRY("PromptFlashAttention", "aclnn_prompt_flash_attention.h"), true,
        "FusedInferAttentionScoreV4", true, "prefill, FP16 / BF16, every layout but SH / NSD, mask, GQA; pseShift ignored, innerPrecise 1"},
       {"PromptFlashAttentionV2", MLAOPS_ENTRY("PromptFlashAttentionV2", "aclnn_prompt_flash_attention_v2.h"), true,
