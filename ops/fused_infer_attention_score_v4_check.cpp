@@ -737,6 +737,36 @@ Status check_antiquant(const FiaParams& p, const FiaCheckOptions& o, int64_t kd,
 
 // ---- cross-feature ----
 
+// FIA-19: the vendor's limits that depend on the call's shape (aclnn layer only; the C++ API
+// computes these calls): the head dim of a prefill (Q_S > 1) in BSH / BSND / BNSD a multiple of
+// 16 for FP16 / BF16; innerPrecise 0 / 1 for a decode without rope; the decode KV_S <= 262144;
+// MLA with D 512 (the latent cache) only sparse modes 0, 3, 4; Q_D != V_D without rope only
+// sparse modes 0, 2, 3 and no softmaxLse.
+Status check_vendor_limits(const FiaParams& p, const char* op, const FiaCall& c) {
+  const bool half = p.query.dtype == F16 || p.query.dtype == DType::kBFloat16;
+  if (half && !c.packed && c.QS > 1) {
+    MLAOPS_CHECK(c.QD % 16 == 0, kParamInvalid,
+                 "%s: query: FIA-19 head dim with Q_S > 1 (layout %s); allowed a multiple of 16, got %lld", op,
+                 fia_layout_name(c.in_l), (long long)c.QD);
+    MLAOPS_CHECK(c.VD % 16 == 0, kParamInvalid,
+                 "%s: value: FIA-19 head dim with Q_S > 1 (layout %s); allowed a multiple of 16, got %lld", op,
+                 fia_layout_name(c.in_l), (long long)c.VD);
+  }
+  if (!c.packed && c.QS == 1 && !c.rope) {
+    MLAOPS_TRY(check::value_in(op, "innerPrecise", "FIA-19 with Q_S = 1", p.inner_precise, {0, 1}));
+    MLAOPS_TRY(check::value_range(op, "key", "FIA-19 decode KV_S", c.kv_s, 0, 262144));
+  }
+  if (c.rope && c.QD == 512)
+    MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-19 MLA with D 512", p.sparse_mode, {0, 3, 4}));
+  if (!c.rope && c.QD != c.VD) {
+    MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-19 with Q_D != V_D", p.sparse_mode, {0, 2, 3}));
+    MLAOPS_CHECK(!c.lse, kParamInvalid,
+                 "%s: softmaxLse: FIA-19 with Q_D != V_D (%lld / %lld); allowed softmaxLseFlag false, got true", op,
+                 (long long)c.QD, (long long)c.VD);
+  }
+  return kSuccess;
+}
+
 // FIA-24: the vendor's exclusions (aclnn layer only).
 Status check_exclusions(const FiaParams& p, const char* op) {
   for (const FiaExclusion& x : fia_exclusions())
@@ -797,7 +827,10 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_TRY(check_pse(p, o, &c));
   MLAOPS_TRY(check_sink(p, op, &c));
   MLAOPS_TRY(check_post_quant(p, op, &c));
-  if (o.vendor_ranges) MLAOPS_TRY(check_exclusions(p, op));
+  if (o.vendor_ranges) {
+    MLAOPS_TRY(check_vendor_limits(p, op, c));
+    MLAOPS_TRY(check_exclusions(p, op));
+  }
   return kSuccess;
 }
 
