@@ -74,6 +74,7 @@ struct FiaCall {
   // order) or per tensor (one element); attentionOut is INT8.
   bool post_quant = false, pq_channel = false;
   FiaAntiquant aq;    // INT8 key / value (FIA-21)
+  bool full_quant = false;  // INT8 query / key / value (FIA-30..32, ops/fia_full_quant.h)
 };
 
 struct FiaPlan : FiaCall {

@@ -14,6 +14,7 @@
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "ops/check_util.h"
+#include "ops/fia_full_quant.h"
 #include "ops/fused_infer_attention_score_v4.h"
 #include "ops/fused_infer_attention_score_v4_check.h"
 
@@ -52,7 +53,8 @@ std::vector<Named> all_tensors(const FiaParams& p) {
           {"keyRopeOptional", p.key_rope}, {"attenMaskOptional", p.atten_mask},
           {"blockTableOptional", p.block_table}, {"pseShiftOptional", p.pse_shift},
           {"learnableSinkOptional", p.learnable_sink}, {"quantScale2Optional", p.quant_scale2},
-          {"quantOffset2Optional", p.quant_offset2}};
+          {"quantOffset2Optional", p.quant_offset2}, {"deqScale1Optional", p.deq_scale1},
+          {"quantScale1Optional", p.quant_scale1}, {"deqScale2Optional", p.deq_scale2}};
 }
 
 // Non-paged sequence tensor of layout l with `heads` heads: batch (-1 packed), S (T packed), D.
@@ -208,9 +210,6 @@ Status check_existence(const FiaParams& p, const char* op) {
     const char* name;
     const char* feature;
   } scope[] = {
-      {p.deq_scale1, "deqScale1Optional", "INT8 full quantisation"},
-      {p.quant_scale1, "quantScale1Optional", "INT8 full quantisation"},
-      {p.deq_scale2, "deqScale2Optional", "INT8 full quantisation"},
       {p.query_padding_size, "queryPaddingSizeOptional", "left padding"},
       {p.kv_padding_size, "kvPaddingSizeOptional", "left padding"},
       {p.key_shared_prefix, "keySharedPrefixOptional", "shared prefix"},
@@ -227,8 +226,9 @@ Status check_existence(const FiaParams& p, const char* op) {
                "allowed 1 tensor, got %zu / %zu",
                op, p.key.size(), p.value.size());
   MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode: FIA-02 tree mask (9) is not supported yet; got 9", op);
-  MLAOPS_CHECK(p.query.dtype != I8, kParamInvalid,
-               "%s: query: FIA-02 INT8 query (full quantisation) is not supported yet; allowed {FLOAT16, BF16}, got INT8",
+  MLAOPS_CHECK(p.query.dtype != I8 || p.query_rope == nullptr, kParamInvalid,
+               "%s: query: FIA-02 INT8 query with queryRope (MLA full quantisation) is not supported yet; allowed "
+               "{FLOAT16, BF16}, got INT8",
                op);
   const DType kd = p.key[0].dtype;
   if (kd == I32 || kd == DType::kInt4)
@@ -591,7 +591,8 @@ Status check_post_quant_pairing(const FiaParams& p, const char* op) {
                op);
   MLAOPS_CHECK(i8 == (sc != nullptr), kParamInvalid,
                "%s: attentionOut: FIA-26 dtype is INT8 exactly when quantScale2 is given; allowed %s, got %s", op,
-               sc != nullptr ? "INT8" : dtype_name(p.query.dtype), dtype_name(p.attention_out.dtype));
+               sc != nullptr ? "INT8" : (p.query.dtype == I8 ? "FLOAT16" : dtype_name(p.query.dtype)),
+               dtype_name(p.attention_out.dtype));
   return kSuccess;
 }
 
@@ -722,7 +723,8 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_TRY(check_existence(p, op));
   MLAOPS_TRY(check_dtypes_and_formats(p, op));
   MLAOPS_TRY(check_post_quant_pairing(p, op));
-  c.fp16 = p.query.dtype == F16;
+  MLAOPS_TRY(fia_fq_check_params(p, op, &c.full_quant));  // FIA-30/31 INT8 full quantisation
+  c.fp16 = p.query.dtype == F16 || c.full_quant;         // full quantisation: FP16 output and pse
   c.rope = p.query_rope != nullptr;
   c.paged = p.block_table != nullptr;
   // Empty tensors: an empty query or output is a no-op; empty key/value give zeros / +inf.
@@ -749,7 +751,10 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_CHECK(kd == c.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
                op, (long long)c.QD, (long long)kd);
   MLAOPS_CHECK(c.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
-  MLAOPS_TRY(check_antiquant(p, op, kd, &c));
+  if (c.full_quant)
+    MLAOPS_TRY(fia_fq_check_call(p, op, c));  // FIA-32
+  else
+    MLAOPS_TRY(check_antiquant(p, op, kd, &c));
   if (o.vendor_ranges) {
     MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", c.QD, 1, 512));
     MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", c.VD, 1, 512));
@@ -789,6 +794,9 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
                             {"learnableSinkOptional", p.learnable_sink},
                             {"quantScale2Optional", p.quant_scale2},
                             {"quantOffset2Optional", p.quant_offset2},
+                            {"deqScale1Optional", p.deq_scale1},
+                            {"quantScale1Optional", p.quant_scale1},
+                            {"deqScale2Optional", p.deq_scale2},
                             {"antiquantScaleOptional", p.antiquant_scale},
                             {"antiquantOffsetOptional", p.antiquant_offset},
                             {"keyAntiquantScaleOptional", p.key_antiquant_scale},

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "reference/fia_full_quant_ref.h"
 #include "reference/ref_util.h"
 
 namespace mlaops {
@@ -326,6 +327,7 @@ using Wide = __int128;
 }  // namespace
 
 Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
+  if (fia_ref_is_full_quant(p)) return fia_full_quant_ref(p);  // INT8 query (fia_full_quant_ref.h)
   // ---------- 0. scope, presence, empty tensors ----------
   MLAOPS_TRY(check_scope(p));
   MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
