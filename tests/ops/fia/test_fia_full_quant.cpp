@@ -28,12 +28,16 @@
 #include <vector>
 
 #include "acl/acl.h"
+#include "kernels/cpu/flash_quant.h"
+#include "mlaops/numeric.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_entry_call.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "tests/support/isa_list.h"
+#include "tests/support/kernel_rows.h"
 
 namespace mlaops::testing {
 namespace {
@@ -377,6 +381,102 @@ TEST_P(FiaFullQuant, MatchesReferenceEveryIsaAndThreads) {
 INSTANTIATE_TEST_SUITE_P(Cases, FiaFullQuant, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<FqCase>& i) { return i.param.name; });
 
+// ---- the flash_quant rows against the rounding steps ----
+
+// Scores: bit-identical to fp16(fp16(clamp(fp32(qk * deq1))) * scale_h) (clamping and FP16
+// overflow included); P · V: exact. row_quant: every row gives the same P, m, psum (the same
+// operations; esum may differ in its last bits by the fp32 summation order); P against the
+// double-exp emulation of the reference differs only where fp32 and double exp land on
+// different sides of an FP16 / integer rounding boundary: the rate is measured and bounded.
+TEST(FlashQuantKernels, RowsFollowTheRoundingSteps) {
+  using kernels::FlashQuantKernels;
+  const auto rows = runnable_rows(kernels::flash_quant_family());
+  ASSERT_FALSE(rows.empty());
+  std::mt19937 gen(11);
+  std::uniform_int_distribution<int> i8(-128, 127);
+  const int64_t M = 7, D = 64, n = 37, VD = 48;
+  std::vector<int8_t> q(M * D), k(n * D), v(n * VD), p(M * 40);
+  for (auto& x : q) x = static_cast<int8_t>(i8(gen));
+  for (auto& x : k) x = static_cast<int8_t>(i8(gen));
+  for (auto& x : v) x = static_cast<int8_t>(i8(gen));
+  for (auto& x : p) x = static_cast<int8_t>(i8(gen));
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t j = n; j < 40; ++j) p[m * 40 + j] = 0;
+  std::vector<uint8_t> kp(48 * D), vp(40 * VD);
+  kernels::fq_pack_k(k.data(), D, n, D, kp.data());
+  kernels::fq_pack_v(v.data(), VD, n, VD, vp.data());
+  std::vector<int32_t> psum(M, 0);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t j = 0; j < 40; ++j) psum[m] += p[m * 40 + j];
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const int64_t RQ = 512, NQ = 1000;
+  std::vector<float> sq(RQ * NQ);
+  for (int64_t i = 0; i < RQ * NQ; ++i) {  // rows < RQ / 2: FP16 scores; the others FP32 (scores + pse)
+    const float x = static_cast<float>(-14.0 + 16.0 * u(gen));
+    sq[i] = u(gen) < 0.03 ? -INFINITY : i < RQ * NQ / 2 ? round_fp16(x) : x;
+  }
+  std::vector<int8_t> p_first(RQ * NQ);
+  int64_t flips = 0, total = 0;
+  for (const auto& row : rows) {
+    SCOPED_TRACE(row.name);
+    const FlashQuantKernels& f = *row.value;
+    for (const float deq1 : {0.0271f * 0.0333f, 0.1f})
+      for (const float sc : {0.125f, 4.0f}) {
+        std::vector<float> s(M * 48);
+        f.scores(q.data(), D, M, kp.data(), 48, D, deq1, sc, s.data(), 48);
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t j = 0; j < n; ++j) {
+            int32_t qk = 0;
+            for (int64_t d = 0; d < D; ++d) qk += q[m * D + d] * k[j * D + d];
+            const double x = std::min(65504.0, std::max(-65504.0, static_cast<double>(static_cast<float>(double(qk) * deq1))));
+            const float want = fp16_to_float(double_to_fp16(static_cast<double>(round_fp16(static_cast<float>(x))) * sc));
+            ASSERT_EQ(float_bits(s[m * 48 + j]), float_bits(want)) << m << " " << j << " qk " << qk;
+          }
+      }
+    std::vector<int32_t> acc(M * VD);
+    f.pv(p.data(), 40, psum.data(), M, vp.data(), 40, VD, acc.data(), VD);
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t d = 0; d < VD; ++d) {
+        int32_t want = 0;
+        for (int64_t j = 0; j < n; ++j) want += p[m * 40 + j] * v[j * VD + d];
+        ASSERT_EQ(acc[m * VD + d], want) << m << " " << d;
+      }
+    std::vector<int8_t> pr(RQ * NQ);
+    for (int64_t r = 0; r < RQ; ++r) {
+      float mx = r % 3 == 0 ? -INFINITY : 1.5f;
+      float es;
+      int32_t ps;
+      const float qs_h = round_fp16(r % 2 ? 126.7f : 300.0f);
+      f.row_quant(sq.data() + r * NQ, NQ, qs_h, &mx, pr.data() + r * NQ, &es, &ps);
+      double mref = r % 3 == 0 ? -INFINITY : 1.5, esref = 0;
+      int32_t psref = 0;
+      for (int64_t j = 0; j < NQ; ++j) mref = std::max(mref, static_cast<double>(sq[r * NQ + j]));
+      for (int64_t j = 0; j < NQ; ++j) {
+        const double e = std::exp(static_cast<double>(sq[r * NQ + j]) - mref);
+        esref += e;
+        const double ph = fp16_to_float(double_to_fp16(fp16_to_float(double_to_fp16(e)) * qs_h));
+        const int8_t want = static_cast<int8_t>(std::min(127.0, std::max(-128.0, std::nearbyint(ph))));
+        const int8_t got = pr[r * NQ + j];
+        ASSERT_LE(std::abs(got - want), 1) << j;
+        flips += got != want;
+        psref += got;
+        ++total;
+      }
+      ASSERT_EQ(static_cast<double>(mx), mref);
+      ASSERT_EQ(ps, psref);
+      ASSERT_NEAR(es, esref, 1e-5 * esref);
+    }
+    if (&row == &rows.front())
+      p_first = pr;
+    else
+      EXPECT_TRUE(pr == p_first) << "P differs from " << rows.front().name;
+  }
+  const double rate = static_cast<double>(flips) / static_cast<double>(total);
+  std::printf("[ measured ] P flips against the double-exp emulation: %lld of %lld (%.2e)\n", (long long)flips,
+              (long long)total, rate);
+  EXPECT_LE(rate, 1e-4);
+}
+
 // ---- the C API (aclnnFusedInferAttentionScoreV4), vendor style ----
 
 FiaAclArgs acl_args(const FqData& d) {
@@ -437,6 +537,42 @@ TEST(FiaFullQuantAclnn, DequantScalesUseNineteenBits) {
       first = d->out.storage;
     else
       EXPECT_TRUE(d->out.storage == first) << "form " << form;
+  }
+}
+
+// The earlier entry points with deqScale1 / quantScale1 / deqScale2 / quantScale2 / quantOffset2
+// slots reach the full-quantisation path: FIA V1-V3 and PFA V2 / V3 give the bytes of the V4 call
+// of their mapped arguments (prefill, FP16 and INT8 output); IFA V2-V4 (decode, Q_S = 1) reject an
+// INT8 query with FIA-32, naming the entry point.
+TEST(FiaFullQuantAclnn, EarlierEntryPointsReachThePath) {
+  for (bool int8_out : {false, true}) {
+    FqCase c = fq("entry", 2, 4, 2, 6, 70, 64, "BSND");
+    c.sparse = 3;
+    c.mask = Mask::kTemplate;
+    c.int8_out = int8_out;
+    c.offset = int8_out;
+    auto d = make_data(c);
+    d->bind(int8_out ? I8 : F16);
+    const FiaAclArgs a = acl_args(*d);
+    for (Entry e : {Entry::kFiaV1, Entry::kFiaV2, Entry::kFiaV3, Entry::kPfaV2, Entry::kPfaV3}) {
+      SCOPED_TRACE(entry_name(e));
+      std::fill(d->out.storage.begin(), d->out.storage.end(), 0);
+      ASSERT_EQ(entry_call(e, a), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+      const std::vector<uint64_t> got = d->out.storage;
+      std::fill(d->out.storage.begin(), d->out.storage.end(), 0);
+      ASSERT_EQ(fia_aclnn_call(mapped_v4(e, a)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+      EXPECT_TRUE(got == d->out.storage);
+    }
+  }
+  FqCase c = fq("entry_decode", 2, 4, 2, 1, 40, 64, "BSND");
+  auto d = make_data(c);
+  d->bind(F16);
+  const FiaAclArgs a = acl_args(*d);
+  for (Entry e : {Entry::kIfaV2, Entry::kIfaV3, Entry::kIfaV4}) {
+    EXPECT_EQ(entry_call(e, a), ACLNN_ERR_PARAM_INVALID) << entry_name(e);
+    const std::string msg = aclGetRecentErrMsg();
+    EXPECT_NE(msg.find(entry_name(e)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("FIA-32"), std::string::npos) << msg;
   }
 }
 
