@@ -214,8 +214,8 @@ void fia_fq_run_item(const FiaParams& p, const FiaPlan& P, int64_t index, const 
     const int64_t n = std::min(C, kv - c0);
     // The rule's band [i + lo, i + hi] of every row misses this chunk: nothing to do.
     if (i_last + it.hi_delta < c0 || i_first + it.lo_delta > c0 + n - 1) continue;
-    kernels::fq_pack_k(kb + c0 * kr.slot_stride, kr.slot_stride, n, D, kp);
-    kernels::fq_pack_v(vb + c0 * vr.slot_stride, vr.slot_stride, n, VD, vp);
+    fk.pack_k(kb + c0 * kr.slot_stride, kr.slot_stride, n, D, kp);
+    fk.pack_v(vb + c0 * vr.slot_stride, vr.slot_stride, n, VD, vp);
     for (int64_t mb0 = 0; mb0 < M; mb0 += kSubRows) {
       const int64_t mb = std::min(kSubRows, M - mb0);
       // Positions past the band's upper edge of every row of the block are skipped.

@@ -132,7 +132,7 @@ void pv_scalar(const int8_t* p, int64_t p_stride, const int32_t* /*psum*/, int64
 
 }  // namespace
 
-constinit const FlashQuantKernels flash_quant_scalar{scores_scalar, row_quant_scalar, pv_scalar};
+constinit const FlashQuantKernels flash_quant_scalar{fq_pack_k, fq_pack_v, scores_scalar, row_quant_scalar, pv_scalar};
 
 const KernelTable<const FlashQuantKernels*>& flash_quant_family() {
   using Table = KernelTable<const FlashQuantKernels*>;

@@ -41,6 +41,9 @@ void fq_pack_v(const int8_t* v, int64_t stride, int64_t n, int64_t VD, uint8_t* 
 float fq_exp(float x);
 
 struct FlashQuantKernels {
+  // fq_pack_k / fq_pack_v (the same layouts; a row may vectorise them).
+  void (*pack_k)(const int8_t* k, int64_t stride, int64_t n, int64_t D, uint8_t* out);
+  void (*pack_v)(const int8_t* v, int64_t stride, int64_t n, int64_t VD, uint8_t* out);
   // Scores of M query rows (int8, row m at q + m * q_stride, D channels) against n16 packed K
   // positions (n16 % 16 == 0): s[m * s_stride + j] = fp16(fp16(clamp(fp32(qk * deq1), +-65504)) *
   // scale_h), qk the exact int32 dot, deq1 the 19-bit dequant scale, scale_h the FP16-rounded

@@ -45,6 +45,53 @@ inline __m512 exp16(__m512 x) {
   return _mm512_mask_mov_ps(res, zero, _mm512_setzero_ps());
 }
 
+// fq_pack_k: one gather of a channel quad from 16 positions per 64-byte store (row offsets must
+// fit int32: 15 * stride; else the portable packing).
+void pack_k_avx512(const int8_t* k, int64_t stride, int64_t n, int64_t D, uint8_t* out) {
+  const int64_t full = n / 16 * 16, quads = D / 4;
+  if (stride > (int64_t{1} << 26)) {
+    fq_pack_k(k, stride, n, D, out);
+    return;
+  }
+  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                         _mm512_set1_epi32(static_cast<int32_t>(stride)));
+  const __m512i bias = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
+  for (int64_t t = 0; t < full / 16; ++t) {
+    const int8_t* r = k + t * 16 * stride;
+    uint8_t* o = out + t * quads * 64;
+    for (int64_t c = 0; c < quads; ++c)
+      _mm512_storeu_si512(o + c * 64, _mm512_xor_si512(_mm512_i32gather_epi32(idx, r + c * 4, 1), bias));
+  }
+  if (full < n) fq_pack_k(k + full * stride, stride, n - full, D, out + full * D);
+}
+
+// fq_pack_v: 4 rows x 16 channels interleaved by byte (unpack 8 then 16), biased by +128.
+void pack_v_avx512(const int8_t* v, int64_t stride, int64_t n, int64_t VD, uint8_t* out) {
+  const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
+  const int64_t full = n / 4 * 4;
+  for (int64_t t = 0; t < full / 4; ++t) {
+    const int8_t* r = v + t * 4 * stride;
+    uint8_t* o = out + t * VD * 4;
+    int64_t d = 0;
+    for (; d + 16 <= VD; d += 16) {
+      const __m128i r0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + d));
+      const __m128i r1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + stride + d));
+      const __m128i r2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 2 * stride + d));
+      const __m128i r3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 3 * stride + d));
+      const __m128i a0 = _mm_unpacklo_epi8(r0, r1), a1 = _mm_unpackhi_epi8(r0, r1);
+      const __m128i b0 = _mm_unpacklo_epi8(r2, r3), b1 = _mm_unpackhi_epi8(r2, r3);
+      __m128i* od = reinterpret_cast<__m128i*>(o + d * 4);
+      _mm_storeu_si128(od, _mm_xor_si128(_mm_unpacklo_epi16(a0, b0), bias));
+      _mm_storeu_si128(od + 1, _mm_xor_si128(_mm_unpackhi_epi16(a0, b0), bias));
+      _mm_storeu_si128(od + 2, _mm_xor_si128(_mm_unpacklo_epi16(a1, b1), bias));
+      _mm_storeu_si128(od + 3, _mm_xor_si128(_mm_unpackhi_epi16(a1, b1), bias));
+    }
+    for (; d < VD; ++d)
+      for (int64_t i = 0; i < 4; ++i) o[d * 4 + i] = static_cast<uint8_t>(r[i * stride + d]) ^ 0x80;
+  }
+  if (full < n) fq_pack_v(v + full * stride, stride, n - full, VD, out + full * VD);
+}
+
 template <int RB>
 void scores_block(const int8_t* q, int64_t q_stride, const uint8_t* kp, int64_t n16, int64_t D, float deq1,
                   float scale_h, float* s, int64_t s_stride) {
@@ -57,8 +104,32 @@ void scores_block(const int8_t* q, int64_t q_stride, const uint8_t* kp, int64_t 
   }
   const __m512 vdeq = _mm512_set1_ps(deq1), vsc = _mm512_set1_ps(scale_h);
   const __m512 lo = _mm512_set1_ps(-65504.0f), hi = _mm512_set1_ps(65504.0f);
-  for (int64_t t = 0; t < n16 / 16; ++t) {
-    const uint8_t* kt = kp + t * quads * 64;
+  auto finish = [&](__m512i a, int r, int64_t t) {
+    __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(a, corr[r])), vdeq);
+    x = _mm512_min_ps(hi, _mm512_max_ps(lo, x));
+    _mm512_storeu_ps(s + r * s_stride + t * 16, round_h(_mm512_mul_ps(round_h(x), vsc)));
+  };
+  const int64_t groups = n16 / 16, gstride = quads * 64;
+  int64_t t = 0;
+  for (; t + 2 <= groups; t += 2) {  // two groups of 16 positions: each query broadcast used twice
+    const uint8_t* kt = kp + t * gstride;
+    __m512i a0[RB], a1[RB];
+    for (int r = 0; r < RB; ++r) a0[r] = a1[r] = _mm512_setzero_si512();
+    for (int64_t c = 0; c < quads; ++c) {
+      const __m512i k0 = _mm512_loadu_si512(kt + c * 64), k1 = _mm512_loadu_si512(kt + gstride + c * 64);
+      for (int r = 0; r < RB; ++r) {
+        const __m512i qb = _mm512_set1_epi32(load32(q + r * q_stride + c * 4));
+        a0[r] = _mm512_dpbusd_epi32(a0[r], k0, qb);
+        a1[r] = _mm512_dpbusd_epi32(a1[r], k1, qb);
+      }
+    }
+    for (int r = 0; r < RB; ++r) {
+      finish(a0[r], r, t);
+      finish(a1[r], r, t + 1);
+    }
+  }
+  for (; t < groups; ++t) {
+    const uint8_t* kt = kp + t * gstride;
     __m512i acc[RB];
     for (int r = 0; r < RB; ++r) acc[r] = _mm512_setzero_si512();
     for (int64_t c = 0; c < quads; ++c) {
@@ -66,11 +137,7 @@ void scores_block(const int8_t* q, int64_t q_stride, const uint8_t* kp, int64_t 
       for (int r = 0; r < RB; ++r)
         acc[r] = _mm512_dpbusd_epi32(acc[r], kv, _mm512_set1_epi32(load32(q + r * q_stride + c * 4)));
     }
-    for (int r = 0; r < RB; ++r) {
-      __m512 x = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_sub_epi32(acc[r], corr[r])), vdeq);
-      x = _mm512_min_ps(hi, _mm512_max_ps(lo, x));
-      _mm512_storeu_ps(s + r * s_stride + t * 16, round_h(_mm512_mul_ps(round_h(x), vsc)));
-    }
+    for (int r = 0; r < RB; ++r) finish(acc[r], r, t);
   }
 }
 
@@ -159,6 +226,6 @@ void pv_avx512(const int8_t* p, int64_t p_stride, const int32_t* psum, int64_t M
 
 }  // namespace
 
-constinit const FlashQuantKernels flash_quant_avx512_vnni{scores_avx512, row_quant_avx512, pv_avx512};
+constinit const FlashQuantKernels flash_quant_avx512_vnni{pack_k_avx512, pack_v_avx512, scores_avx512, row_quant_avx512, pv_avx512};
 
 }  // namespace mlaops::kernels
