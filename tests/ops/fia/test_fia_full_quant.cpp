@@ -11,10 +11,13 @@
 // The fast path follows the reference's rounding steps; the integer dots and the score
 // roundings are identical (both reproduce fp16(fp16(fp32(qk * deq1)) * fp16(scale))), so what
 // differs is the exponential (fp32 polynomial vs double exp, and s - m in fp32) where a P value
-// sits on an FP16 or integer rounding boundary, and the fp32 accumulation of o and l. Measured and
-// asserted per run (kMax* below): FP16 output: |op - ref| <= 2 FP16 ulps of |ref| + 1e-6
-// for every element, the share of elements differing by more than 1 ulp small; INT8 output:
-// |op - ref| <= 1, share of differing elements small; softmaxLse within 1e-5 relative.
+// sits on an FP16 or integer rounding boundary, and the fp32 accumulation of o and l. Asserted
+// per run (kMax* below): FP16 output within 1 FP16 ulp of the exact (FP64-output) reference value
+// (+1e-6) for every element; INT8 output |op - ref| <= 1 with at
+// most 0.1 % differing; softmaxLse within 1e-5 relative. Measured over every case, ISA level
+// (scalar, avx2, avx512) and thread count: max 0.502 ulp (the final FP16 rounding), none beyond
+// 1 ulp, no INT8 difference, lse relative error <= 2.4e-7; P against the double-exp emulation
+// (RowsFollowTheRoundingSteps): 0 flips in 1.02e6 scores.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -49,9 +52,8 @@ constexpr DType F32 = DType::kFloat32;
 constexpr DType U64 = DType::kUInt64;
 
 // Tolerances (measured maxima in the file header / docs).
-constexpr double kMaxUlps = 2.0;          // FP16 output: per element, in FP16 ulps of |ref| (+1e-6)
-constexpr double kMaxOver1UlpPct = 0.5;   // FP16 output: share of elements beyond 1 ulp
-constexpr double kMaxInt8DiffPct = 1.0;   // INT8 output: share of elements differing (by 1)
+constexpr double kMaxUlps = 1.0;          // FP16 output: per element, in FP16 ulps of |ref| (+1e-6)
+constexpr double kMaxInt8DiffPct = 0.1;   // INT8 output: share of elements differing (by 1)
 
 enum class Mask { kNone, kRank2, kRank3, kRank4Bcast, kTemplate };
 
@@ -361,7 +363,6 @@ TEST_P(FiaFullQuant, MatchesReferenceEveryIsaAndThreads) {
         EXPECT_LE(r.int8_pct, kMaxInt8DiffPct) << where;
       } else {
         EXPECT_LE(r.max_ulps, kMaxUlps) << where;
-        EXPECT_LE(r.over1_pct, kMaxOver1UlpPct) << where;
       }
       EXPECT_TRUE(r.lse_inf_ok) << where;
       EXPECT_LE(r.lse_rel, 1e-5) << where;
@@ -514,7 +515,6 @@ TEST(FiaFullQuantAclnn, VendorStyleUint64ScalesMatchReference) {
       EXPECT_LE(r.int8_pct, kMaxInt8DiffPct);
     } else {
       EXPECT_LE(r.max_ulps, kMaxUlps);
-      EXPECT_LE(r.over1_pct, kMaxOver1UlpPct);
     }
     EXPECT_LE(r.lse_rel, 1e-5);
   }
