@@ -157,7 +157,8 @@ Status fia_fq_plan(FiaPlan* plan, const char* op) {
   }
   const int64_t n_items = static_cast<int64_t>(P.items.size());
   for (int64_t i = 0; i < n_items; ++i) P.tasks.push_back({i, 1, 0, false});
-  kernels::flash_quant_family().note_use(kernels::flash_quant_family().select(P.isa));
+  P.fq_row = kernels::flash_quant_family().select(P.isa);
+  kernels::flash_quant_family().note_use(P.fq_row);
   int64_t M;
   MLAOPS_CHECK(mul_ok(P.G, P.R, &M) && M <= (int64_t{1} << 40) && P.QD <= (int64_t{1} << 20) &&
                    P.VD <= (int64_t{1} << 20),
@@ -175,7 +176,7 @@ Status fia_fq_plan(FiaPlan* plan, const char* op) {
 
 void fia_fq_run_item(const FiaParams& p, const FiaPlan& P, int64_t index, const kernels::FlashItem& it,
                      const FiaFqScales& sc, void* scratch) {
-  const kernels::FlashQuantKernels& fk = *kernels::flash_quant_family().value(kernels::flash_quant_family().select(P.isa));
+  const kernels::FlashQuantKernels& fk = *kernels::flash_quant_family().value(P.fq_row);
   const FiaPlan::Item& w = P.items[static_cast<size_t>(index)];
   const size_t b = static_cast<size_t>(w.b);
   const int64_t G = P.G, R = w.rows, M = G * R, D = P.QD, VD = P.VD;

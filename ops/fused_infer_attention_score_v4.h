@@ -109,6 +109,7 @@ struct FiaPlan : FiaCall {
   kernels::FlashShape shape;        // the items' scratch geometry
   kernels::FlashKernels panel;      // the panel path's GEMM / softmax / convert / transpose rows
   kernels::DequantRowFn dequant = nullptr;  // INT8 rows -> query dtype
+  int fq_row = 0;  // INT8 full quantisation: the flash_quant row (ops/fia_full_quant.h)
   // Workspace layout (bytes).
   int64_t thread_bytes = 0, off_thread = 0;
   int64_t off_partial = 0, partial_o_floats = 0, partial_ml_floats = 0;  // per (item, split)

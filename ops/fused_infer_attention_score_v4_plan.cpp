@@ -278,7 +278,7 @@ std::string fia_explain(const FiaPlan& P) {
        fmt("%lld KV split(s)", (long long)P.splits) +
        (P.copy_rows > 0 ? fmt(", K / V rows copied %lld positions at a time", (long long)P.copy_rows) : "") + "\n";
   if (P.full_quant)
-    s += std::string("kernel: ") + row_name(kernels::flash_quant_family(), P.isa) +
+    s += std::string("kernel: ") + kernels::flash_quant_family().info(P.fq_row).name +
          fmt(", online softmax over %lld-position KV chunks\n", (long long)kernels::kFqChunk);
   const auto& fam = kernels::attn_family();
   for (const FiaPlan::Kind& k : P.kinds) {
