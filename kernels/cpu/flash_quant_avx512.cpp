@@ -169,9 +169,13 @@ void row_quant_avx512(const float* s, int64_t n, float qs_h, float* m, int8_t* p
   const __m512i lo = _mm512_set1_epi32(-128), hi = _mm512_set1_epi32(127);
   __m512 es = _mm512_setzero_ps();
   __m512i ps = _mm512_setzero_si512();
+  // e < 0.49 / qs_h gives P = 0 whatever the two FP16 roundings (each moves the value by at most
+  // 2^-11 relative, or 2^-25 absolute when subnormal): such vectors skip the conversions.
+  const __m512 small = _mm512_set1_ps(qs_h > 0.0f ? 0.49f / qs_h : -1.0f);
   auto step = [&](__m512 sv, __mmask16 k) {
     const __m512 e = _mm512_maskz_mov_ps(k, exp16(_mm512_sub_ps(sv, vm)));
     es = _mm512_add_ps(es, e);
+    if (_mm512_cmp_ps_mask(e, small, _CMP_LT_OQ) == 0xffff) return _mm_setzero_si128();
     const __m512 ph = round_h(_mm512_mul_ps(round_h(e), vq));
     __m512i pi = _mm512_cvtps_epi32(ph);  // MXCSR round to nearest even; NaN -> INT_MIN -> -128
     pi = _mm512_maskz_mov_epi32(k, _mm512_min_epi32(hi, _mm512_max_epi32(lo, pi)));

@@ -413,7 +413,10 @@ TEST(FlashQuantKernels, RowsFollowTheRoundingSteps) {
   const int64_t RQ = 512, NQ = 1000;
   std::vector<float> sq(RQ * NQ);
   for (int64_t i = 0; i < RQ * NQ; ++i) {  // rows < RQ / 2: FP16 scores; the others FP32 (scores + pse)
-    const float x = static_cast<float>(-14.0 + 16.0 * u(gen));
+    // rows r % 4 == 3: a few large scores, the rest far below (whole vectors of P = 0)
+    const bool peaked = (i / NQ) % 4 == 3;
+    const float x = peaked ? static_cast<float>(i % 97 == 0 ? 1.0 + u(gen) : -30.0 + 8.0 * u(gen))
+                           : static_cast<float>(-14.0 + 16.0 * u(gen));
     sq[i] = u(gen) < 0.03 ? -INFINITY : i < RQ * NQ / 2 ? round_fp16(x) : x;
   }
   std::vector<int8_t> p_first(RQ * NQ);
