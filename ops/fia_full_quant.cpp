@@ -126,7 +126,7 @@ Status fia_fq_check_call(const FiaParams& p, const char* op, const FiaCall& c) {
 }
 
 float fia_fq_trunc19(const TensorView& t) {
-  uint32_t bits;
+  uint32_t bits = 0;
   if (t.dtype == DType::kUInt64) {
     const uint64_t v = *t.ptr<const uint64_t>();
     bits = static_cast<uint32_t>(v & 0xffffffffu);  // the float32 pattern in the low 32 bits
@@ -159,13 +159,13 @@ Status fia_fq_plan(FiaPlan* plan, const char* op) {
   for (int64_t i = 0; i < n_items; ++i) P.tasks.push_back({i, 1, 0, false});
   P.fq_row = kernels::flash_quant_family().select(P.isa);
   kernels::flash_quant_family().note_use(P.fq_row);
-  int64_t M;
+  int64_t M = 0;
   MLAOPS_CHECK(mul_ok(P.G, P.R, &M) && M <= (int64_t{1} << 40) && P.QD <= (int64_t{1} << 20) &&
                    P.VD <= (int64_t{1} << 20),
                kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
   P.thread_bytes = round_up(scratch_layout(M, P.QD, P.VD).total, kWorkspaceAlign);
   WorkspaceLayout l;
-  int64_t threads_total;
+  int64_t threads_total = 0;
   MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid, "%s: FIA-17 workspace overflows int64",
                op);
   MLAOPS_TRY(l.add(threads_total, &P.off_thread, op));
@@ -200,7 +200,7 @@ void fia_fq_run_item(const FiaParams& p, const FiaPlan& P, int64_t index, const 
   const int8_t* qb = p.query.ptr<const int8_t>() + w.b * P.q.b + n0 * P.q.n + s0 * P.q.s;
   for (int64_t g = 0; g < G; ++g)
     for (int64_t r = 0; r < R; ++r) std::memcpy(q8 + (g * R + r) * D, qb + g * P.q.n + r * P.q.s, static_cast<size_t>(D));
-  int64_t koff, voff;
+  int64_t koff = 0, voff = 0;
   const kernels::FlashKv kr = fia_kv_rows(p, P, P.k, w.b, w.h, &koff);
   const kernels::FlashKv vr = fia_kv_rows(p, P, P.v, w.b, w.h, &voff);
   const int8_t* kb = p.key[0].ptr<const int8_t>() + koff;
@@ -245,7 +245,7 @@ void fia_fq_run_item(const FiaParams& p, const FiaPlan& P, int64_t index, const 
             if (mr[(c0 + j) * it.mask_j_stride] != 0) sr[j] = ninf;
         }
         const float m_old = mx[m];
-        float esum;
+        float esum = 0.0f;
         int8_t* pr = pq + mm * C;
         fk.row_quant(sr, upto, sc.qs1_h, &mx[m], pr, &esum, &psum[mm]);
         std::memset(pr + upto, 0, static_cast<size_t>(n4 - upto));

@@ -61,14 +61,14 @@ bool shape_of(const TensorView& t, FiaLayout l, int64_t heads, int64_t* B, int64
 double trunc19(const TensorView& t) {
   uint32_t bits = 0;
   if (t.dtype == DType::kUInt64) {
-    uint64_t v;
+    uint64_t v = 0;
     std::memcpy(&v, t.data, 8);
     bits = static_cast<uint32_t>(v & 0xffffffffu);
   } else {
     std::memcpy(&bits, t.data, 4);
   }
   bits &= 0xffffe000u;
-  float f;
+  float f = 0.0f;
   std::memcpy(&f, &bits, 4);
   return f;
 }
@@ -115,13 +115,13 @@ Status fia_full_quant_ref(const FiaParams& p) {
                           : (out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32 || out.dtype == DType::kFloat64),
                kParamInvalid, "%s: attentionOut dtype: INT8 with quantScale2, else FLOAT16 (FLOAT, DOUBLE); got %s", kOp,
                ref::type_name(out.dtype));
-  FiaLayout in_l, out_l;
+  FiaLayout in_l = FiaLayout::kBSH, out_l = FiaLayout::kBSH;
   MLAOPS_CHECK(ref::layout_from_string(p.input_layout, &in_l, &out_l) && !ref::layout_packed(in_l), kParamInvalid,
                "%s: inputLayout: BSH, BSND, BNSD and their output variants, got \"%.64s\"", kOp, p.input_layout.c_str());
   const int64_t N = p.num_heads, KVN = p.num_key_value_heads == 0 ? N : p.num_key_value_heads;
   MLAOPS_CHECK(N > 0 && KVN > 0 && N % KVN == 0, kParamInvalid, "%s: numHeads / numKeyValueHeads", kOp);
   const int64_t G = N / KVN;
-  int64_t B, QS, QD, kb, KS, KD, vb, VS, VD, ob, OS, OD;
+  int64_t B = 0, QS = 0, QD = 0, kb = 0, KS = 0, KD = 0, vb = 0, VS = 0, VD = 0, ob = 0, OS = 0, OD = 0;
   MLAOPS_CHECK(shape_of(q, in_l, N, &B, &QS, &QD) && shape_of(key, in_l, KVN, &kb, &KS, &KD) &&
                    shape_of(value, in_l, KVN, &vb, &VS, &VD) && shape_of(out, out_l, N, &ob, &OS, &OD),
                kParamInvalid, "%s: query / key / value / attentionOut shapes for layout %s", kOp, p.input_layout.c_str());
@@ -162,7 +162,7 @@ Status fia_full_quant_ref(const FiaParams& p) {
   MLAOPS_CHECK(p.quant_offset2 == nullptr || post_quant, kParamInvalid, "%s: quantOffset2 needs quantScale2", kOp);
 
   const double deq1 = trunc19(*p.deq_scale1), deq2 = trunc19(*p.deq_scale2);
-  float qs1f;
+  float qs1f = 0.0f;
   std::memcpy(&qs1f, p.quant_scale1->data, 4);
   const double qs_h = ref::to_fp16(qs1f);
   const double sc_h = ref::to_fp16(static_cast<float>(p.scale_value));

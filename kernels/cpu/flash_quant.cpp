@@ -22,7 +22,7 @@ void fq_pack_k(const int8_t* k, int64_t stride, int64_t n, int64_t D, uint8_t* o
       }
       const int8_t* row = k + pos * stride;
       for (int64_t c = 0; c < quads; ++c) {
-        uint32_t w;
+        uint32_t w = 0;
         std::memcpy(&w, row + c * 4, 4);
         w ^= 0x80808080u;
         std::memcpy(o + (c * 16 + j) * 4, &w, 4);

@@ -19,7 +19,7 @@ inline __m512 round_h(__m512 x) {
 }
 
 inline int32_t load32(const int8_t* p) {
-  int32_t v;
+  int32_t v = 0;
   std::memcpy(&v, p, 4);
   return v;
 }

@@ -82,7 +82,7 @@ FqCase fq(const char* name, int64_t B, int64_t N, int64_t KVN, int64_t Sq, int64
 // The float32 bit pattern of v in the low 32 bits of a UINT64 with the low 13 mantissa bits
 // cleared: the vendor tool trans_19bit.
 uint64_t trans_19bit(float v) {
-  uint32_t b;
+  uint32_t b = 0;
   std::memcpy(&b, &v, 4);
   return static_cast<uint64_t>(b & 0xffffe000u);
 }
@@ -90,7 +90,7 @@ uint64_t trans_19bit(float v) {
 HostTensor scale_tensor(DType dt, float v, bool truncate_u64 = true) {
   HostTensor t(dt, {1});
   if (dt == U64) {
-    uint32_t b;
+    uint32_t b = 0;
     std::memcpy(&b, &v, 4);
     const uint64_t u = truncate_u64 ? trans_19bit(v) : static_cast<uint64_t>(b);
     std::memcpy(t.data(), &u, 8);
@@ -448,8 +448,8 @@ TEST(FlashQuantKernels, RowsFollowTheRoundingSteps) {
     std::vector<int8_t> pr(RQ * NQ);
     for (int64_t r = 0; r < RQ; ++r) {
       float mx = r % 3 == 0 ? -INFINITY : 1.5f;
-      float es;
-      int32_t ps;
+      float es = 0.0f;
+      int32_t ps = 0;
       const float qs_h = round_fp16(r % 2 ? 126.7f : 300.0f);
       f.row_quant(sq.data() + r * NQ, NQ, qs_h, &mx, pr.data() + r * NQ, &es, &ps);
       double mref = r % 3 == 0 ? -INFINITY : 1.5, esref = 0;
