@@ -45,26 +45,6 @@ inline __m512 exp16(__m512 x) {
   return _mm512_mask_mov_ps(res, zero, _mm512_setzero_ps());
 }
 
-// fq_pack_k: one gather of a channel quad from 16 positions per 64-byte store (row offsets must
-// fit int32: 15 * stride; else the portable packing).
-void pack_k_avx512(const int8_t* k, int64_t stride, int64_t n, int64_t D, uint8_t* out) {
-  const int64_t full = n / 16 * 16, quads = D / 4;
-  if (stride > (int64_t{1} << 26)) {
-    fq_pack_k(k, stride, n, D, out);
-    return;
-  }
-  const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                         _mm512_set1_epi32(static_cast<int32_t>(stride)));
-  const __m512i bias = _mm512_set1_epi32(static_cast<int32_t>(0x80808080u));
-  for (int64_t t = 0; t < full / 16; ++t) {
-    const int8_t* r = k + t * 16 * stride;
-    uint8_t* o = out + t * quads * 64;
-    for (int64_t c = 0; c < quads; ++c)
-      _mm512_storeu_si512(o + c * 64, _mm512_xor_si512(_mm512_i32gather_epi32(idx, r + c * 4, 1), bias));
-  }
-  if (full < n) fq_pack_k(k + full * stride, stride, n - full, D, out + full * D);
-}
-
 // fq_pack_v: 4 rows x 16 channels interleaved by byte (unpack 8 then 16), biased by +128.
 void pack_v_avx512(const int8_t* v, int64_t stride, int64_t n, int64_t VD, uint8_t* out) {
   const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
@@ -230,6 +210,6 @@ void pv_avx512(const int8_t* p, int64_t p_stride, const int32_t* psum, int64_t M
 
 }  // namespace
 
-constinit const FlashQuantKernels flash_quant_avx512_vnni{pack_k_avx512, pack_v_avx512, scores_avx512, row_quant_avx512, pv_avx512};
+constinit const FlashQuantKernels flash_quant_avx512_vnni{fq_pack_k, pack_v_avx512, scores_avx512, row_quant_avx512, pv_avx512};
 
 }  // namespace mlaops::kernels
