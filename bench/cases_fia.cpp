@@ -2,8 +2,9 @@
 //   * DeepSeek MLA decode: N in {32, 128} heads, KV_N 1, D 512 + rope 64, value = the key latent,
 //     paged BnNBsD cache (blockSize 128, scattered block table), L in {1k, 4k, 32k}, batch in
 //     {1, 8} (quick: B 1, L 4k), BNSD_NBSD, softmax LSE
-//   * GQA decode: 32 query / 8 kv heads, D 128, L 4096, batch 8, BNSD, paged BnBsH, BF16 cache and
-//     INT8 cache (KV antiquant mode 0, per-channel scales and offsets); peer: PyTorch's
+//   * GQA decode: 32 query / 8 kv heads, D 128, L 4096, batch 8, BNSD, paged BnBsH, BF16 cache,
+//     INT8 cache (KV antiquant mode 0, per-channel scales and offsets) and BF16 cache with the
+//     post-quant INT8 output (per-channel quantScale2 / quantOffset2); peer: PyTorch's
 //     scaled_dot_product_attention on the same shapes (contiguous K / V) when a Python with torch
 //     is found
 //   * MLA prefill: 128 query tokens x 4096 KV, N 128, D 128 + rope 64, V_D 128, TND, sparse mode 3
@@ -12,7 +13,8 @@
 //     output) whose matmuls run on the int8 units (bound from the measured int8 VNNI rate)
 // FLOPs count the two matmuls (2 N L (Dk + Dv) per query row, causal rows only what they see);
 // bytes count the KV read once. Targets: MLA decode N = 128 >= 70 % and N = 32 >= 60 %
-// of the bound (compute), GQA decode >= 75 % (memory) and INT8 KV >= 1.7x faster than BF16 KV,
+// of the bound (compute), GQA decode >= 75 % (memory, with or without post-quant) and INT8 KV
+// >= 1.7x faster than BF16 KV,
 // MLA prefill >= 60 % (compute).
 #include <chrono>
 #include <cmath>
@@ -84,8 +86,10 @@ Row mla_decode(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t D, int6
   return r;
 }
 
-// int8: INT8 cache with per-channel BF16 scales and offsets (KV antiquant mode 0).
-Row gqa_decode(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L, int threads, bool int8) {
+// int8: INT8 cache with per-channel BF16 scales and offsets (KV antiquant mode 0). post_quant:
+// BF16 cache, INT8 output with per-channel FP32 quantScale2 / quantOffset2.
+Row gqa_decode(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L, int threads, bool int8,
+               bool post_quant = false) {
   const int64_t bs = 128, per = (L + bs - 1) / bs, nb = B * per;
   const DType kvt = int8 ? DType::kInt8 : DType::kBFloat16;
   Buf q = make(DType::kBFloat16, {B, N, 1, D}, 1, -1, 1);
@@ -96,12 +100,17 @@ Row gqa_decode(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, in
   Buf bt = zeros(DType::kInt32, {B, per});
   auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
   for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>(i);
-  Buf out = zeros(DType::kBFloat16, {B, N, 1, D});
+  Buf out = zeros(post_quant ? DType::kInt8 : DType::kBFloat16, {B, N, 1, D});
+  Buf qs2 = make(DType::kFloat32, {N, D}, 9, 50, 200), qo2 = make(DType::kFloat32, {N, D}, 10, -10, 10);
   std::vector<int64_t> akv(static_cast<size_t>(B), L);
   mlaops::FiaParams p;
   p.query = q.v;
   p.key = {k.v};
   p.value = {v.v};
+  if (post_quant) {
+    p.quant_scale2 = &qs2.v;
+    p.quant_offset2 = &qo2.v;
+  }
   p.block_table = &bt.v;
   p.block_size = bs;
   p.actual_seq_lengths_kv = &akv;
@@ -243,12 +252,15 @@ std::vector<Case> fia_cases(Size size, int threads) {
       }
   {
     const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, L = tiny ? 300 : 4096;
-    for (bool int8 : {false, true}) {
-      std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", int8 ? "int8kv" : "bf16", (long long)B, threads);
+    for (int kind : {0, 1, 2}) {  // BF16 KV, INT8 KV, BF16 KV with post-quant INT8 output
+      const bool int8 = kind == 1, pq = kind == 2;
+      std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", int8 ? "int8kv" : pq ? "postquant" : "bf16",
+                    (long long)B, threads);
       std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld%s", (long long)N,
-                    (long long)KVN, (long long)GD, (long long)L, (long long)B, int8 ? " int8 KV" : "");
+                    (long long)KVN, (long long)GD, (long long)L, (long long)B,
+                    int8 ? " int8 KV" : pq ? " int8 out" : "");
       add(out, id, label, threads, [=](RunContext& ctx) {
-        Row r = gqa_decode(ctx, B, N, KVN, GD, L, threads, int8);
+        Row r = gqa_decode(ctx, B, N, KVN, GD, L, threads, int8, pq);
         r.target_pct = tiny || int8 ? 0 : 75;
         return r;
       });

@@ -123,6 +123,16 @@ std::vector<std::string> target_summary(const Report& rep) {
                       (s >= 1.7 ? "met" : "MISSED"));
       }
   }
+  // Post-quant INT8 output against the plain BF16 output (GQA decode): what the epilogue costs
+  for (const Row& q8 : rep.rows) {
+    const size_t at = q8.id.find(".postquant.");
+    if (at == std::string::npos || !q8.error.empty()) continue;
+    std::string bf = q8.id;
+    bf.replace(at, 11, ".bf16.");
+    for (const Row& b : rep.rows)
+      if (b.id == bf && b.error.empty())
+        out.push_back(q8.id + fmt(": post-quant INT8 output takes %.2fx the time of the BF16 output", q8.best_us / b.best_us));
+  }
   return out;
 }
 

@@ -167,6 +167,11 @@ void fill_all(const TensorView& t, float v, bool half_fp16) {
   }
 }
 
+// Element e of a post-quant scale / offset (FP32 or BF16, dense: FIA-17), rounded to FP16.
+float post_quant_param(const TensorView& t, int64_t e) {
+  return round_fp16(t.dtype == DType::kFloat32 ? t.ptr<const float>()[e] : bf16_to_float(t.ptr<const uint16_t>()[e]));
+}
+
 // Post-quant scale then offset of every output channel (n, d) as FP16-rounded floats [2, N, VD]
 // (per tensor: the one value repeated; offset absent: 0), once per run.
 void post_quant_floats(const FiaParams& p, const FiaPlan& P, float* out) {
@@ -179,11 +184,25 @@ void post_quant_floats(const FiaParams& p, const FiaPlan& P, float* out) {
       std::fill(o, o + NV, 0.0f);
       continue;
     }
-    for (int64_t i = 0; i < NV; ++i) {
-      const int64_t e = P.pq_channel ? i : 0;  // dense (FIA-17): element e at e
-      const float v = t->dtype == DType::kFloat32 ? t->ptr<const float>()[e] : bf16_to_float(t->ptr<const uint16_t>()[e]);
-      o[i] = round_fp16(v);
-    }
+    for (int64_t i = 0; i < NV; ++i) o[i] = post_quant_param(*t, P.pq_channel ? i : 0);
+  }
+}
+
+// Empty key / value with post-quant: every element of the (dense) output is its channel's
+// quantised 0. Channel (n, d): d the last index (BSH: modulo V_D), n the index of the output
+// layout's N dimension.
+void write_empty_post_quant(const FiaParams& p, const FiaPlan& P) {
+  const TensorView& out = p.attention_out;
+  const FiaLayout ol = P.out_l;
+  int64_t inner = P.VD;  // elements after the N index (BSH, BSND: V_D)
+  if (ol == FiaLayout::kBNSD) inner = out.dims[2] * out.dims[3];
+  if (ol == FiaLayout::kNBSD) inner = out.dims[1] * out.dims[2] * out.dims[3];
+  int8_t* dst = out.ptr<int8_t>();
+  const int64_t total = out.numel();
+  for (int64_t i = 0; i < total; ++i) {
+    const int64_t e = P.pq_channel ? (i / inner) % P.N * P.VD + i % P.VD : 0;
+    const float of = p.quant_offset2 != nullptr ? post_quant_param(*p.quant_offset2, e) : 0.0f;
+    dst[i] = kernels::attn_post_quant(0.0f, post_quant_param(*p.quant_scale2, e), of);
   }
 }
 
@@ -223,7 +242,10 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   if (P.noop) return kSuccess;
   const float inf = std::numeric_limits<float>::infinity();
   if (P.empty_kv) {
-    fill_all(p.attention_out, 0.0f, P.fp16);
+    if (P.post_quant)
+      write_empty_post_quant(p, P);
+    else
+      fill_all(p.attention_out, 0.0f, P.fp16);
     if (P.lse) fill_all(*p.softmax_lse, inf, false);
     return kSuccess;
   }

@@ -273,13 +273,14 @@ Status check_dtypes_and_formats(const FiaParams& p, const char* op) {
   return kSuccess;
 }
 
+constexpr const char* kLayoutList =
+    "{BSH, BSND, BNSD, TND, NTD, BSH_BNSD, BSND_BNSD, BNSD_BSND, NTD_TND, TND_NTD, BSH_NBSD, BSND_NBSD, BNSD_NBSD}";
+
 Status check_attributes(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
   const char* op = o.op;
   if (!parse_fia_layout(p.input_layout, &c->in_l, &c->out_l))
     return fail(kParamInvalid,
-                "%s: inputLayout: FIA-05 value; allowed {BSH, BSND, BNSD, TND, NTD, BSH_BNSD, BSND_BNSD, BNSD_BSND, "
-                "NTD_TND, TND_NTD, BSH_NBSD, BSND_NBSD, BNSD_NBSD}, got \"%.64s\"",
-                op, p.input_layout.c_str());
+                "%s: inputLayout: FIA-05 value; allowed %s, got \"%.64s\"", op, kLayoutList, p.input_layout.c_str());
   const int64_t N = p.num_heads;
   MLAOPS_CHECK(N > 0, kParamInvalid, "%s: numHeads: FIA-06 value; allowed >= 1, got %lld", op, (long long)N);
   MLAOPS_CHECK(p.num_key_value_heads >= 0, kParamInvalid, "%s: numKeyValueHeads: FIA-06 value; allowed >= 0, got %lld",
@@ -620,11 +621,8 @@ Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
   MLAOPS_CHECK(!c->packed, kParamInvalid,
                "%s: quantScale2Optional: FIA-26 post-quant is not allowed with layout %s; allowed BSH, BSND, BNSD, got %s",
                op, fia_layout_name(c->in_l), fia_layout_name(c->in_l));
-  MLAOPS_CHECK(c->out_l == c->in_l, kParamInvalid,
-               "%s: quantScale2Optional: FIA-02 post-quant with an NBSD output layout is not supported yet; allowed "
-               "BSH, BSND, BNSD, got %s_NBSD",
-               op, fia_layout_name(c->in_l));
-  // Shape: (1) per tensor, or N * V_D elements per channel in the per-layout shapes.
+  // Shape: (1) per tensor, or N * V_D elements per channel: the recommended shapes of BSH, BSND,
+  // BNSD and BNSD_BSND (whose output is BSND-shaped: both forms), [N, V_D] for every layout.
   const int64_t N = c->N, VD = c->VD;
   const auto is = [&](std::initializer_list<int64_t> d) {
     if (sc->rank != static_cast<int>(d.size())) return false;
@@ -633,21 +631,25 @@ Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
       if (sc->dims[i++] != x) return false;
     return true;
   };
-  bool channel = false, ok = is({1});
-  if (!ok) {
-    switch (c->out_l) {
-      case FiaLayout::kBSH: channel = is({1, 1, N * VD}) || is({N * VD}); break;
-      case FiaLayout::kBSND: channel = is({1, 1, N, VD}) || is({N, VD}); break;
-      default: channel = is({1, N, 1, VD}) || is({N, VD}); break;
-    }
-    ok = channel;
-  }
   const std::string nv = std::to_string(N * VD), n = std::to_string(N), d = std::to_string(VD);
-  const std::string allowed = c->out_l == FiaLayout::kBSH    ? "[1], [1, 1, " + nv + "], [" + nv + "]"
-                              : c->out_l == FiaLayout::kBSND ? "[1], [1, 1, " + n + ", " + d + "], [" + n + ", " + d + "]"
-                                                             : "[1], [1, " + n + ", 1, " + d + "], [" + n + ", " + d + "]";
+  const std::string bsh = "[1, 1, " + nv + "], [" + nv + "], ", bsnd = "[1, 1, " + n + ", " + d + "], ",
+                    bnsd = "[1, " + n + ", 1, " + d + "], ";
+  std::string shapes;  // the layout's recommended shapes besides [1] and [N, V_D]
+  bool channel = is({N, VD});
+  if (c->out_l == c->in_l && c->in_l == FiaLayout::kBSH) {
+    channel = channel || is({1, 1, N * VD}) || is({N * VD});
+    shapes = bsh;
+  } else if (c->out_l == c->in_l && c->in_l == FiaLayout::kBSND) {
+    channel = channel || is({1, 1, N, VD});
+    shapes = bsnd;
+  } else if (c->in_l == FiaLayout::kBNSD && (c->out_l == FiaLayout::kBNSD || c->out_l == FiaLayout::kBSND)) {
+    channel = channel || is({1, N, 1, VD}) || (c->out_l == FiaLayout::kBSND && is({1, 1, N, VD}));
+    shapes = c->out_l == FiaLayout::kBSND ? bnsd + bsnd : bnsd;
+  }
+  const bool ok = channel || is({1});
+  const std::string allowed = "[1], " + shapes + "[" + n + ", " + d + "]";
   MLAOPS_CHECK(ok, kParamInvalid, "%s: quantScale2Optional: FIA-26 shape for layout %s; allowed %s, got %s", op,
-               fia_layout_name(c->out_l), allowed.c_str(), shape_str(*sc).c_str());
+               p.input_layout.c_str(), allowed.c_str(), shape_str(*sc).c_str());
   if (channel) {
     MLAOPS_CHECK(!c->lse, kParamInvalid,
                  "%s: softmaxLse: FIA-26 per-channel post-quant is not allowed with softmaxLse; allowed "
@@ -680,6 +682,30 @@ Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
   c->post_quant = true;
   c->pq_channel = channel;
   return kSuccess;
+}
+
+// Post-quant with an empty key / value: every output row is empty, each element its channel's
+// quantised 0 (clamp(round(offset))). The channel of an element needs the output layout, numHeads
+// and V_D (the output's last dim; BSH: divided by numHeads); the FIA-26 rules then apply as usual.
+Status check_post_quant_empty_kv(const FiaParams& p, const char* op, FiaCall* c) {
+  if (!parse_fia_layout(p.input_layout, &c->in_l, &c->out_l))
+    return fail(kParamInvalid, "%s: inputLayout: FIA-05 value; allowed %s, got \"%.64s\"", op, kLayoutList,
+                p.input_layout.c_str());
+  const TensorView& out = p.attention_out;
+  const int64_t N = p.num_heads;
+  MLAOPS_CHECK(N > 0, kParamInvalid, "%s: numHeads: FIA-06 value; allowed >= 1, got %lld", op, (long long)N);
+  const FiaLayout ol = c->out_l;
+  const int rank = ol == FiaLayout::kBSH || ol == FiaLayout::kTND || ol == FiaLayout::kNTD ? 3 : 4;
+  const int n_dim = ol == FiaLayout::kBSND ? 2 : ol == FiaLayout::kBNSD || ol == FiaLayout::kTND ? 1 : 0;
+  MLAOPS_CHECK(out.rank == rank && (ol == FiaLayout::kBSH ? out.dim(-1) % N == 0 : out.dims[n_dim] == N), kParamInvalid,
+               "%s: attentionOut: FIA-08 shape for output layout %s with numHeads %lld; allowed rank %d with %s, got %s",
+               op, fia_layout_name(ol), (long long)N, rank, ol == FiaLayout::kBSH ? "H % N == 0" : "N at its place",
+               shape_str(out).c_str());
+  c->N = N;
+  c->VD = ol == FiaLayout::kBSH ? out.dim(-1) / N : out.dim(-1);
+  c->packed = fia_layout_is_packed(c->in_l);
+  c->sink = p.learnable_sink != nullptr;
+  return check_post_quant(p, op, c);
 }
 
 // FIA-21 KV antiquant (rules in fia_antiquant.cpp).
@@ -733,14 +759,11 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
     return kSuccess;
   }
   if (p.key[0].empty() || p.value[0].empty()) {
-    MLAOPS_CHECK(p.quant_scale2 == nullptr, kParamInvalid,
-                 "%s: quantScale2Optional: FIA-02 post-quant with an empty key / value is not supported yet; allowed "
-                 "null, got a tensor",
-                 op);
     MLAOPS_TRY(dense(op, "attentionOut", "FIA-17", p.attention_out));
     if (lse_of(p) != nullptr) MLAOPS_TRY(dense(op, "softmaxLse", "FIA-17", *p.softmax_lse));
     c.empty_kv = true;
     c.lse = lse_of(p) != nullptr;
+    if (p.quant_scale2 != nullptr) MLAOPS_TRY(check_post_quant_empty_kv(p, op, &c));
     return kSuccess;
   }
   MLAOPS_TRY(check_attributes(p, o, &c));

@@ -374,12 +374,26 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   }
   if (key.empty() || value.empty()) {
     if (post_quant) {
-      // Every row is empty: x = 0 quantised per channel; the channel is the output's (n, d).
+      // Every row is empty: x = 0 quantised per channel; the channel is the output's (n, d):
+      // the coordinates of element i, n at the output layout's N position (BSH: h / V_D).
+      FiaLayout il = FiaLayout::kBSH, ol = FiaLayout::kBSH;
+      MLAOPS_CHECK(ref::layout_from_string(p.input_layout, &il, &ol), kParamInvalid, "%s: inputLayout \"%.64s\"", kOp,
+                   p.input_layout.c_str());
+      const int64_t N = p.num_heads;
+      MLAOPS_CHECK(N > 0 && out.rank >= 3, kParamInvalid, "%s: numHeads / attentionOut rank", kOp);
+      const int n_pos = ol == FiaLayout::kBSND ? 2 : (ol == FiaLayout::kBNSD || ol == FiaLayout::kTND) ? 1 : 0;
+      const int64_t VDo = ol == FiaLayout::kBSH ? out.dims[2] / N : out.dims[out.rank - 1];
       const int64_t on = out.numel();
-      const int64_t VDo = out.dims[out.rank - 1];
-      const int64_t NN = p.quant_scale2->numel() == 1 ? 1 : p.quant_scale2->numel() / std::max<int64_t>(VDo, 1);
       for (int64_t i = 0; i < on; ++i) {
-        const int64_t d = i % VDo, n = NN == 1 ? 0 : (i / VDo) % NN;
+        std::vector<int64_t> idx(static_cast<size_t>(out.rank));
+        int64_t r = i;
+        for (int a = out.rank - 1; a >= 0; --a) {
+          idx[static_cast<size_t>(a)] = r % out.dims[a];
+          r /= out.dims[a];
+        }
+        const int64_t last = idx[static_cast<size_t>(out.rank - 1)];
+        const int64_t n = ol == FiaLayout::kBSH ? last / VDo : idx[static_cast<size_t>(n_pos)];
+        const int64_t d = ol == FiaLayout::kBSH ? last % VDo : last;
         ref::store(out, ref::linear_offset(out, i),
                    ref::post_quant_int8(0.0, pq_param(p.quant_scale2, n, d, VDo), pq_param(p.quant_offset2, n, d, VDo)));
       }
