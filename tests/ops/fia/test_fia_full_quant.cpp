@@ -33,6 +33,7 @@
 #include "acl/acl.h"
 #include "kernels/cpu/flash_quant.h"
 #include "mlaops/numeric.h"
+#include "mlaops/plan.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_aclnn_call.h"
@@ -479,6 +480,31 @@ TEST(FlashQuantKernels, RowsFollowTheRoundingSteps) {
   std::printf("[ measured ] P flips against the double-exp emulation: %lld of %lld (%.2e)\n", (long long)flips,
               (long long)total, rate);
   EXPECT_LE(rate, 1e-4);
+}
+
+// A plan made once runs on new tensor contents: the scales are read at run time (changed
+// deqScale1 / quantScale1 / deqScale2 give the bytes of a fresh call).
+TEST(FiaFullQuantPlan, ScalesAreReadAtRunTime) {
+  FqCase c = fq("plan_reuse", 2, 4, 2, 9, 130, 64, "BNSD");
+  c.lse = true;
+  auto d = make_data(c);
+  d->bind(F16);
+  OpPlan plan;
+  ASSERT_EQ(fused_infer_attention_score_v4_plan(d->params, &plan), kSuccess) << last_error_message();
+  std::vector<uint64_t> ws(plan.workspace_size() / 8 + 1);
+  ASSERT_EQ(fused_infer_attention_score_v4_run(plan, d->params, ws.data(), plan.workspace_size()), kSuccess);
+  const std::vector<uint64_t> first = d->out.storage;
+  // new scale values, same tensors
+  const HostTensor deq1 = scale_tensor(U64, 0.002f), qs1 = scale_tensor(F32, 60.0f), deq2 = scale_tensor(U64, 0.0007f);
+  std::memcpy(d->deq1.data(), deq1.data(), 8);
+  std::memcpy(d->qs1.data(), qs1.data(), 4);
+  std::memcpy(d->deq2.data(), deq2.data(), 8);
+  ASSERT_EQ(fused_infer_attention_score_v4_run(plan, d->params, ws.data(), plan.workspace_size()), kSuccess);
+  const std::vector<uint64_t> replanned = d->out.storage;
+  EXPECT_FALSE(replanned == first);
+  std::fill(d->out.storage.begin(), d->out.storage.end(), 0);
+  ASSERT_EQ(run_cpp(d->params), kSuccess) << last_error_message();
+  EXPECT_TRUE(d->out.storage == replanned);
 }
 
 // ---- the C API (aclnnFusedInferAttentionScoreV4), vendor style ----
