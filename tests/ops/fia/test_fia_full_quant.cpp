@@ -337,6 +337,14 @@ std::vector<FqCase> cases() {
   c = fq("gqa16_bsnd_q2", 1, 16, 1, 2, 1025, 64, "BSND");
   c.lse = true;
   v.push_back(c);
+  c = fq("gqa2_bsh_nbsd_empty_kv_batch_int8_out", 3, 4, 2, 7, 60, 32, "BSH_NBSD");
+  c.act_q = {7, 3, 5};
+  c.act_kv = {0, 60, 17};
+  c.int8_out = true;
+  c.lse = true;
+  c.mask = Mask::kRank3;  // row 1: mostly masked, some rows fully
+  c.sparse = 1;
+  v.push_back(c);
   return v;
 }
 
