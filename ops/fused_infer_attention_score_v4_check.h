@@ -15,15 +15,15 @@ namespace mlaops {
 // The dtypes a tensor may have; some sets are relative to the query's or the key's dtype.
 enum class FiaDtypeSet {
   kHalf,         // FLOAT16, BF16
-  kQueryDtypes,  // FLOAT16, BF16, INT8 (INT8: full quantisation, FIA-30)
-  kOperand,      // the query dtype; FLOAT16 with an INT8 query (full quantisation: pseShift)
-  kOutput,       // the operand dtype (above), or INT8 (post-quant, FIA-26)
   kQuery,        // the query dtype
   kQueryOrInt8,  // the query dtype, or INT8 (key: KV antiquant, FIA-21; attentionOut: post-quant, FIA-26)
   kKey,          // the key dtype (INT8 with an INT8 key)
   kFloat32,
   kMask,         // BOOL, INT8, UINT8
   kInt32,
+  kQueryDtypes,  // FLOAT16, BF16, INT8 (INT8: full quantisation, FIA-30)
+  kOperand,      // the query dtype; FLOAT16 with an INT8 query (full quantisation: pseShift)
+  kOutput,       // the operand dtype (above), or INT8 (post-quant, FIA-26)
 };
 std::vector<DType> fia_dtype_set(FiaDtypeSet set, const FiaParams& p);
 

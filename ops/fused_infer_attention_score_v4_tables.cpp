@@ -31,17 +31,17 @@ const TensorView* block_table_of(const FiaParams& p) { return p.block_table; }
 std::vector<DType> fia_dtype_set(FiaDtypeSet set, const FiaParams& p) {
   switch (set) {
     case FiaDtypeSet::kHalf: return {F16, BF16};
-    case FiaDtypeSet::kQueryDtypes: return {F16, BF16, I8};
-    case FiaDtypeSet::kOperand: return {p.query.dtype == I8 ? F16 : p.query.dtype};
-    case FiaDtypeSet::kOutput:
-      if (p.query.dtype == I8) return {F16, I8};
-      return {p.query.dtype, I8};
     case FiaDtypeSet::kQuery: return {p.query.dtype};
     case FiaDtypeSet::kQueryOrInt8: return {p.query.dtype, I8};
     case FiaDtypeSet::kKey: return {p.key.empty() || p.key[0].dtype != I8 ? p.query.dtype : I8};
     case FiaDtypeSet::kFloat32: return {F32};
     case FiaDtypeSet::kMask: return {DType::kBool, I8, DType::kUInt8};
     case FiaDtypeSet::kInt32: return {I32};
+    case FiaDtypeSet::kQueryDtypes: return {F16, BF16, I8};
+    case FiaDtypeSet::kOperand: return {p.query.dtype == I8 ? F16 : p.query.dtype};
+    case FiaDtypeSet::kOutput:
+      if (p.query.dtype == I8) return {F16, I8};
+      return {p.query.dtype, I8};
   }
   return {};
 }
