@@ -53,14 +53,12 @@ float fq_exp(float x) {
   const float n = std::nearbyint(x * 1.44269504088896341f);
   float r = std::fma(n, -0.693359375f, x);
   r = std::fma(n, 2.12194440e-4f, r);
-  float p = 1.0f / 5040.0f;
-  p = std::fma(p, r, 1.0f / 720.0f);
-  p = std::fma(p, r, 1.0f / 120.0f);
-  p = std::fma(p, r, 1.0f / 24.0f);
-  p = std::fma(p, r, 1.0f / 6.0f);
-  p = std::fma(p, r, 0.5f);
-  p = std::fma(p, r, 1.0f);
-  p = std::fma(p, r, 1.0f);
+  // Estrin's scheme (short dependency chains): (1 + r) + r^2 (1/2 + r/6) + r^4 ((1/24 + r/120) + r^2 (1/720 + r/5040))
+  const float r2 = r * r, r4 = r2 * r2;
+  const float a = std::fma(r, 1.0f, 1.0f), b = std::fma(r, 1.0f / 6.0f, 0.5f);
+  const float c = std::fma(r, 1.0f / 120.0f, 1.0f / 24.0f), d = std::fma(r, 1.0f / 5040.0f, 1.0f / 720.0f);
+  const float ab = std::fma(b, r2, a), cd = std::fma(d, r2, c);
+  const float p = std::fma(cd, r4, ab);
   return std::ldexp(p, static_cast<int>(n));
 }
 

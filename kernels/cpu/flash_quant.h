@@ -36,8 +36,8 @@ void fq_pack_v(const int8_t* v, int64_t stride, int64_t n, int64_t VD, uint8_t* 
 
 // exp(x) in fp32: x < -87.25 (and -inf) gives 0, x > 88.5 gives +inf; otherwise
 // 2^n * poly(r), n = rint(x * log2(e)), r = x - n * ln2 (two-part ln2, fused), a degree-7 Taylor
-// polynomial in Horner form with fused multiply-adds (max error ~1 ulp). The AVX-512 row
-// evaluates the same operations lane by lane.
+// polynomial in Estrin's form with fused multiply-adds (max error ~1 ulp; short dependency
+// chains). The AVX-512 row evaluates the same operations lane by lane.
 float fq_exp(float x);
 
 struct FlashQuantKernels {
