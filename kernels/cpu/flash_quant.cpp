@@ -87,6 +87,7 @@ void scores_scalar(const int8_t* q, int64_t q_stride, int64_t M, const uint8_t* 
 
 int8_t quant_p(float e, float qs_h) {
   const float v = std::nearbyint(round_fp16(round_fp16(e) * qs_h));
+  if (v != v) return 0;  // NaN gives 0 (docs/numerics.md)
   return static_cast<int8_t>(std::min(127.0f, std::max(-128.0f, v)));
 }
 

@@ -53,7 +53,7 @@ struct FlashQuantKernels {
   void (*scores)(const int8_t* q, int64_t q_stride, int64_t M, const uint8_t* kp, int64_t n16, int64_t D,
                  float deq1, float scale_h, float* s, int64_t s_stride);
   // One row of one chunk, n scores (masked positions -inf): m' = max(*m, max_j s[j]);
-  // e_j = fq_exp(s[j] - m'); p[j] = clamp(rint(fp16(fp16(e_j) * qs_h)), -128, 127); *m = m';
+  // e_j = fq_exp(s[j] - m'); p[j] = clamp(rint(fp16(fp16(e_j) * qs_h)), -128, 127) (NaN: 0); *m = m';
   // *esum = sum e_j (fp32), *psum = sum p[j]. A row whose n scores are all -inf keeps *m and
   // gets p = 0, *esum = 0, *psum = 0.
   void (*row_quant)(const float* s, int64_t n, float qs_h, float* m, int8_t* p, float* esum, int32_t* psum);

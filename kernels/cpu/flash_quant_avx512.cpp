@@ -155,8 +155,9 @@ void row_quant_avx512(const float* s, int64_t n, float qs_h, float* m, int8_t* p
     es = _mm512_add_ps(es, e);
     if (_mm512_cmp_ps_mask(e, small, _CMP_LT_OQ) == 0xffff) return _mm_setzero_si128();
     const __m512 ph = round_h(_mm512_mul_ps(round_h(e), vq));
-    __m512i pi = _mm512_cvtps_epi32(ph);  // MXCSR round to nearest even; NaN -> INT_MIN -> -128
-    pi = _mm512_maskz_mov_epi32(k, _mm512_min_epi32(hi, _mm512_max_epi32(lo, pi)));
+    __m512i pi = _mm512_cvtps_epi32(ph);  // MXCSR round to nearest even
+    const __mmask16 num = _mm512_cmp_ps_mask(ph, ph, _CMP_ORD_Q);  // NaN gives 0 (docs/numerics.md)
+    pi = _mm512_maskz_mov_epi32(k & num, _mm512_min_epi32(hi, _mm512_max_epi32(lo, pi)));
     ps = _mm512_add_epi32(ps, pi);
     return _mm512_cvtepi32_epi8(pi);
   };
