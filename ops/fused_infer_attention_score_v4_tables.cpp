@@ -32,7 +32,9 @@ std::vector<DType> fia_dtype_set(FiaDtypeSet set, const FiaParams& p) {
   switch (set) {
     case FiaDtypeSet::kHalf: return {F16, BF16};
     case FiaDtypeSet::kQuery: return {p.query.dtype};
-    case FiaDtypeSet::kQueryOrInt8: return {p.query.dtype, I8};
+    case FiaDtypeSet::kQueryOrInt8:
+      if (p.query.dtype == I8) return {I8};
+      return {p.query.dtype, I8};
     case FiaDtypeSet::kKey: return {p.key.empty() || p.key[0].dtype != I8 ? p.query.dtype : I8};
     case FiaDtypeSet::kFloat32: return {F32};
     case FiaDtypeSet::kMask: return {DType::kBool, I8, DType::kUInt8};
