@@ -8,6 +8,10 @@
 //     scaled_dot_product_attention on the same shapes (contiguous K / V) when a Python with torch
 //     is found
 //   * MLA prefill: 128 query tokens x 4096 KV, N 128, D 128 + rope 64, V_D 128, TND, sparse mode 3
+//   * MLA decode full quant (W8A8: INT8 query with dequantScaleQuery, INT8 NZ latent cache with
+//     per-tensor scales, BF16 NZ rope cache), N in {32, 128}, L 4096, B 1, BSND_NBSD, beside the
+//     BF16 MLA decode of the same shape: q . k counts as int8 OPs, the rope part and P . V as bf16
+//     FLOPs; bytes: the INT8 latent and the BF16 rope read once
 //   * GQA prefill: 32 query / 8 kv heads, D 128, Q_S 512 x KV_S 2048, BSND, no mask: BF16, and
 //     INT8 full quantisation (INT8 query / key / value, deqScale1 / quantScale1 / deqScale2, FP16
 //     output) whose matmuls run on the int8 units (bound from the measured int8 VNNI rate)
@@ -83,6 +87,47 @@ Row mla_decode(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t D, int6
   time_call(p, ctx.reps, &r);
   r.flops_bf16 = 2.0 * B * N * L * (D + Dr + D);
   r.bytes = 2.0 * B * L * (D + Dr);
+  return r;
+}
+
+// MLA full quant (docs/ops/fused_infer_attention_score.md "MLA full quant").
+Row mla_decode_fq(RunContext& ctx, int64_t N, int64_t L, int64_t B) {
+  const int64_t D = 512, Dr = 64, bs = 128, blocks_per = (L + bs - 1) / bs, nb = B * blocks_per;
+  Buf q = make(DType::kInt8, {B, 1, N, D}, 1, -127, 127), qr = make(DType::kBFloat16, {B, 1, N, Dr}, 2, -100, 100);
+  Buf dq = make(DType::kFloat32, {B, 1, N}, 5, 0.005f, 0.02f);
+  Buf k = make(DType::kInt8, {nb, 1, D / 32, bs, 32}, 3, -127, 127, mlaops::Format::kFractalNZ);
+  Buf kr = make(DType::kBFloat16, {nb, 1, Dr / 16, bs, 16}, 4, -1, 1, mlaops::Format::kFractalNZ);
+  Buf ks = make(DType::kFloat32, {1}, 6, 0.04f, 0.04f);
+  Buf bt = zeros(DType::kInt32, {B, blocks_per});
+  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
+  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>((i * 7919) % nb);  // scattered blocks
+  Buf out = zeros(DType::kBFloat16, {N, B, 1, D}), lse = zeros(DType::kFloat32, {B, N, 1, 1});
+  std::vector<int64_t> akv(static_cast<size_t>(B), L);
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {k.v};
+  p.query_rope = &qr.v;
+  p.key_rope = &kr.v;
+  p.dequant_scale_query = &dq.v;
+  p.query_quant_mode = 3;
+  p.key_antiquant_scale = &ks.v;
+  p.value_antiquant_scale = &ks.v;
+  p.block_table = &bt.v;
+  p.block_size = bs;
+  p.actual_seq_lengths_kv = &akv;
+  p.num_heads = N;
+  p.num_key_value_heads = 1;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D + Dr));
+  p.input_layout = "BSND_NBSD";
+  p.attention_out = out.v;
+  p.softmax_lse = &lse.v;
+  p.softmax_lse_flag = true;
+  Row r;
+  time_call(p, ctx.reps, &r);
+  r.ops_int8 = 2.0 * B * N * L * D;
+  r.flops_bf16 = 2.0 * B * N * L * (Dr + D);
+  r.bytes = static_cast<double>(B * L) * (D + 2 * Dr);
   return r;
 }
 
@@ -265,6 +310,13 @@ std::vector<Case> fia_cases(Size size, int threads) {
         return r;
       });
     }
+  }
+  // MLA decode full quant beside the BF16 rows of the same shape (fia.mla_decode.N*.L4096.B1)
+  for (int64_t N : tiny ? std::vector<int64_t>{4} : std::vector<int64_t>{32, 128}) {
+    const int64_t L = tiny ? 300 : 4096;
+    std::snprintf(id, sizeof id, "fia.mla_decode_fq.N%lld.L%lld.B1.t%d", (long long)N, (long long)L, threads);
+    std::snprintf(label, sizeof label, "FIA MLA decode full quant N=%lld L=%lld B=1", (long long)N, (long long)L);
+    add(out, id, label, threads, [=](RunContext& ctx) { return mla_decode_fq(ctx, N, L, 1); });
   }
   {
     const int64_t T = tiny ? 16 : 128, L = tiny ? 300 : 4096, N = tiny ? 4 : 128, PD = tiny ? 32 : 128;

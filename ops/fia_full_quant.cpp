@@ -63,17 +63,17 @@ Status fia_fq_check_params(const FiaParams& p, const char* op, bool* on) {
   const Scale scales[] = {{p.deq_scale1, "deqScale1Optional"},
                           {p.quant_scale1, "quantScale1Optional"},
                           {p.deq_scale2, "deqScale2Optional"}};
-  const bool i8q = p.query.dtype == I8;
-  *on = i8q && p.query_rope == nullptr;
+  // An INT8 query with queryRope or dequantScaleQuery is MLA full quant (ops/fia_mla_quant.h).
+  const bool i8q = p.query.dtype == I8, mla = p.query_rope != nullptr || p.dequant_scale_query != nullptr;
+  *on = i8q && !mla;
   for (const Scale& s : scales) {
-    if (!i8q) {
+    if (!*on) {
       MLAOPS_CHECK(s.t == nullptr, kParamInvalid,
-                   "%s: %s: FIA-30 only with an INT8 query (full quantisation); allowed null with a %s query, got a "
-                   "tensor",
-                   op, s.name, dtype_name(p.query.dtype));
+                   "%s: %s: FIA-30 only with an INT8 query without queryRope / dequantScaleQuery (GQA / MHA full "
+                   "quantisation); allowed null with %s, got a tensor",
+                   op, s.name, i8q ? "MLA full quant" : (p.query.dtype == DType::kFloat16 ? "a FLOAT16 query" : "a BF16 query"));
       continue;
     }
-    if (!*on) continue;  // INT8 query with queryRope: MLA full quantisation (its own rules)
     MLAOPS_CHECK(s.t != nullptr, kParamInvalid,
                  "%s: %s: FIA-30 required with an INT8 query (full quantisation needs deqScale1, quantScale1 and "
                  "deqScale2); allowed a tensor, got null",

@@ -26,7 +26,7 @@ struct FiaPlan;
 
 // FIA-30 (which scales come with which query dtype) and FIA-31 (their dtype, format and
 // element count). Runs before the empty-tensor rules; *on: the call is full quantisation
-// (INT8 query without queryRope).
+// (INT8 query without queryRope and dequantScaleQuery; with them it is MLA full quant).
 Status fia_fq_check_params(const FiaParams& p, const char* op, bool* on);
 // FIA-32: what full quantisation does not cover (Q_S = 1, paged KV, TND / NTD, learnableSink, KV
 // antiquant parameters) and the head dims (Q_D, V_D multiples of 32).

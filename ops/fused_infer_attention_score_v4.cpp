@@ -303,6 +303,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
     }
   }
   if (P.items.empty()) return kSuccess;
+  if (P.mq.on) return fia_mlaq_run(p, P, workspace);  // MLA full quant (ops/fia_mla_quant.h)
 
   WorkspaceArena ws(workspace, workspace_size);
   RunCtx c;

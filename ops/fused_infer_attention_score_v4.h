@@ -17,6 +17,7 @@
 #include "mlaops/runtime.h"
 #include "mlaops/status.h"
 #include "ops/fia_antiquant.h"
+#include "ops/fia_mla_quant.h"
 
 namespace mlaops {
 
@@ -74,6 +75,7 @@ struct FiaCall {
   // order) or per tensor (one element); attentionOut is INT8.
   bool post_quant = false, pq_channel = false;
   FiaAntiquant aq;    // INT8 key / value (FIA-21)
+  FiaMlaQuant mq;     // MLA full quant: INT8 query and latent cache (FIA-27..29, ops/fia_mla_quant.h)
   bool full_quant = false;  // INT8 query / key / value (FIA-30..32, ops/fia_full_quant.h)
 };
 

@@ -126,10 +126,12 @@ Status parse_pool(const char* op, const char* name, const TensorView& t, int64_t
   } else {
     n = t.dims[1];
     p.block_size = t.dims[3];
-    MLAOPS_CHECK(t.dims[4] == 16, kParamInvalid, "%s: %s: FIA-08 NZ cache last dim (c0) for FP16/BF16; allowed 16, got %lld",
-                 op, name, (long long)t.dims[4]);
-    MLAOPS_CHECK(mul_ok(t.dims[2], 16, &p.d), kParamInvalid, "%s: %s: FIA-17 head dim overflows int64", op, name);
-    p.st = {0, t.strides[1], t.strides[0], t.strides[3], 16, t.strides[2]};
+    const int64_t c0 = t.dtype == I8 ? 32 : 16;  // 32 bytes
+    MLAOPS_CHECK(t.dims[4] == c0, kParamInvalid,
+                 "%s: %s: FIA-08 NZ cache last dim (c0: 16 for FP16/BF16, 32 for INT8); allowed %lld, got %lld", op, name,
+                 (long long)c0, (long long)t.dims[4]);
+    MLAOPS_CHECK(mul_ok(t.dims[2], c0, &p.d), kParamInvalid, "%s: %s: FIA-17 head dim overflows int64", op, name);
+    p.st = {0, t.strides[1], t.strides[0], t.strides[3], c0, t.strides[2]};
   }
   MLAOPS_CHECK(n == kvn, kParamInvalid, "%s: %s: FIA-08 KV_N of the cache shape; allowed %lld, got %lld (shape %s)", op,
                name, (long long)kvn, (long long)n, shape_str(t).c_str());
@@ -216,7 +218,6 @@ Status check_existence(const FiaParams& p, const char* op) {
       {p.value_shared_prefix, "valueSharedPrefixOptional", "shared prefix"},
       {p.actual_shared_prefix_len, "actualSharedPrefixLenOptional", "shared prefix"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScaleOptional", "keyRope antiquant (reserved)"},
-      {p.dequant_scale_query, "dequantScaleQueryOptional", "query quantisation (MLA full quant)"},
   };
   for (const auto& s : scope)
     MLAOPS_CHECK(s.t == nullptr, kParamInvalid,
@@ -226,10 +227,8 @@ Status check_existence(const FiaParams& p, const char* op) {
                "allowed 1 tensor, got %zu / %zu",
                op, p.key.size(), p.value.size());
   MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode: FIA-02 tree mask (9) is not supported yet; got 9", op);
-  MLAOPS_CHECK(p.query.dtype != I8 || p.query_rope == nullptr, kParamInvalid,
-               "%s: query: FIA-02 INT8 query with queryRope (MLA full quantisation) is not supported yet; allowed "
-               "{FLOAT16, BF16}, got INT8",
-               op);
+  // An INT8 query is MLA full quant (dequantScaleQuery or queryRope: FIA-27..29, ops/fia_mla_quant.h)
+  // or GQA / MHA full quantisation (FIA-30..32, ops/fia_full_quant.h).
   const DType kd = p.key[0].dtype;
   if (kd == I32 || kd == DType::kInt4)
     return fail(kParamInvalid, "%s: key: FIA-02 INT4 key/value (KV antiquant) is not supported yet; allowed %s or INT8, got %s",
@@ -245,9 +244,11 @@ Status check_existence(const FiaParams& p, const char* op) {
 // ---- single parameter ----
 
 Status check_dtypes_and_formats(const FiaParams& p, const char* op) {
+  const bool mlaq = fia_mlaq_requested(p);  // MLA full quant: its own dtype rule (FIA-27)
+  if (mlaq) MLAOPS_TRY(fia_mlaq_check_dtypes(p, op));
   for (const FiaDtypeRow& r : fia_dtype_rows()) {
     const TensorView* t = r.tensor(p);
-    if (t == nullptr) continue;
+    if (t == nullptr || mlaq) continue;
     const std::vector<DType> set = fia_dtype_set(r.set, p);
     if (std::find(set.begin(), set.end(), t->dtype) != set.end()) continue;
     std::string allowed;
@@ -774,7 +775,9 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_CHECK(kd == c.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
                op, (long long)c.QD, (long long)kd);
   MLAOPS_CHECK(c.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
-  if (c.full_quant)
+  if (fia_mlaq_requested(p))
+    MLAOPS_TRY(fia_mlaq_check(p, o, &c));
+  else if (c.full_quant)
     MLAOPS_TRY(fia_fq_check_call(p, op, c));  // FIA-32
   else
     MLAOPS_TRY(check_antiquant(p, op, kd, &c));
@@ -803,6 +806,7 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
                  shape_str(*x.t).c_str());
     MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
   }
+  if (c.mq.on) MLAOPS_TRY(fia_mlaq_check_pointers(p, op));
   // FIA-18 outputs overlap neither each other nor any input
   const TensorView* lse = lse_of(p);
   return check::no_overlap(op, "FIA-18", {{"attentionOut", &p.attention_out}, {"softmaxLse", lse}},
@@ -815,6 +819,7 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
                             {"blockTableOptional", p.block_table},
                             {"pseShiftOptional", p.pse_shift},
                             {"learnableSinkOptional", p.learnable_sink},
+                            {"dequantScaleQueryOptional", p.dequant_scale_query},
                             {"quantScale2Optional", p.quant_scale2},
                             {"quantOffset2Optional", p.quant_offset2},
                             {"deqScale1Optional", p.deq_scale1},

@@ -125,6 +125,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   P.isa = active_isa();
   P.threads = std::max(1, num_threads());
   if (P.noop || P.empty_kv) return kSuccess;
+  if (P.mq.on) return fia_mlaq_plan(&P, op);  // MLA full quant (ops/fia_mla_quant.h)
   if (P.full_quant) return fia_fq_plan(&P, op);  // INT8 full quantisation (ops/fia_full_quant.h)
   const int64_t B = P.B, KVN = P.KVN;
   const int64_t max_q = std::max<int64_t>(1, *std::max_element(P.act_q.begin(), P.act_q.end()));
@@ -263,6 +264,7 @@ std::string fia_explain(const FiaPlan& P) {
   std::string s;
   if (P.noop) return "empty query or output: nothing to do\n";
   if (P.empty_kv) return "empty key / value: output 0, lse +inf\n";
+  if (P.mq.on) return fia_mlaq_explain(P);
   s += fmt("shape: B %lld, N %lld, KV_N %lld (G %lld), ", (long long)P.B, (long long)P.N, (long long)P.KVN,
            (long long)P.G) +
        fmt("Q_S %lld, D %lld + rope %lld, V_D %lld, ", (long long)P.QS, (long long)P.QD, (long long)P.DR,

@@ -88,7 +88,9 @@ std::vector<int64_t> lengths(const std::vector<int64_t>* a, int64_t B, int64_t e
 
 }  // namespace
 
-bool fia_ref_is_full_quant(const FiaParams& p) { return p.query.dtype == DType::kInt8 && p.query_rope == nullptr; }
+bool fia_ref_is_full_quant(const FiaParams& p) {
+  return p.query.dtype == DType::kInt8 && p.query_rope == nullptr && p.dequant_scale_query == nullptr;
+}
 
 Status fia_full_quant_ref(const FiaParams& p) {
   const TensorView& q = p.query;

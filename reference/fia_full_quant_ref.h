@@ -25,7 +25,8 @@
 
 namespace mlaops {
 
-// Whether fused_infer_attention_score_v4_ref hands the call to fia_full_quant_ref.
+// Whether fused_infer_attention_score_v4_ref hands the call to fia_full_quant_ref: an INT8 query
+// without queryRope and dequantScaleQuery (those are MLA full quant, fia_mla_quant_ref.h).
 bool fia_ref_is_full_quant(const FiaParams& p);
 Status fia_full_quant_ref(const FiaParams& p);
 

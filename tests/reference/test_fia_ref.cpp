@@ -533,7 +533,6 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
   const Setter setters[] = {
       [](FiaParams& p, const TensorView* t) { p.key_shared_prefix = t; },
       [](FiaParams& p, const TensorView* t) { p.query_padding_size = t; },
-      [](FiaParams& p, const TensorView* t) { p.dequant_scale_query = t; },
       [](FiaParams& p, const TensorView* t) { p.deq_scale1 = t; },
   };
   for (Setter set : setters) {

@@ -65,7 +65,7 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
     const char* name;
   } opts[] = {{15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
               {21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
-              {26, "keyRopeAntiquantScaleOptional"}, {27, "dequantScaleQueryOptional"}};
+              {26, "keyRopeAntiquantScaleOptional"}};  // dequantScaleQuery: MLA full quant (test_fia_mla_quant)
   for (const auto& o : opts) {
     SCOPED_TRACE(o.name);
     expect_rejected(Base::kGqaPagedTnd, {kInv, o.name, "FIA-02"}, [&](FiaAclArgs& a) {
@@ -83,8 +83,6 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
     a.value_list_len = 2;
   });
   expect_rejected(Base::kGqaPagedTnd, {kInv, "sparseMode", "FIA-02"}, [](FiaAclArgs& a) { a.sparse = 9; });
-  // INT8 query with queryRope (MLA full quantisation); without rope see test_fia_full_quant.cpp.
-  expect_rejected(Base::kMla, {kInv, "query", "FIA-02"}, [](FiaAclArgs& a) { a.in[0].dtype = DType::kInt8; });
   expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt4; });
 }
 
