@@ -83,7 +83,7 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
     a.value_list_len = 2;
   });
   expect_rejected(Base::kGqaPagedTnd, {kInv, "sparseMode", "FIA-02"}, [](FiaAclArgs& a) { a.sparse = 9; });
-  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt4; });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-33"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt4; });
 }
 
 // KV antiquant (FIA-21; the full rule set: tests/ops/fia/test_fia_antiquant.cpp): through the C

@@ -743,6 +743,14 @@ TEST(FiaFullQuantRules, RejectedWithoutWriting) {
          k16 = HostTensor(F16, {a.in[1].dims[0], a.in[1].dims[1], a.in[1].dims[2], a.in[1].dims[3]});
          a.in[1] = k16.view();
        }},
+      {"INT32 (packed INT4) key with an INT8 query", ACLNN_ERR_PARAM_INVALID, "key", "FIA-03", nullptr,
+       [](FiaAclArgs& a) {
+         static HostTensor k32, v32;
+         k32 = HostTensor(DType::kInt32, {a.in[1].dims[0], a.in[1].dims[1], a.in[1].dims[2], a.in[1].dims[3] / 8});
+         v32 = k32;
+         a.in[1] = k32.view();
+         a.in[2] = v32.view();
+       }},
       {"BF16 pseShift with an INT8 query", ACLNN_ERR_PARAM_INVALID, "pseShiftOptional", "FIA-22", nullptr,
        [](FiaAclArgs& a) {
          static HostTensor pse;
