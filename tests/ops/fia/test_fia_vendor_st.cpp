@@ -58,7 +58,7 @@ struct Pending {
 // "Not yet"). Remove a case when its feature lands: the test fails once it succeeds.
 constexpr Pending kPending[] = {
     {14, "left padding"},       {15, "left padding"},       {16, "shared prefix"},
-    {44, "INT8 full quant"},    {45, "INT8 full quant"},    {202, "shared prefix"},
+    {202, "shared prefix"},
     {206, "shared prefix"},     {212, "shared prefix"},     {215, "shared prefix"},
     {221, "shared prefix"},     {222, "shared prefix"},     {224, "shared prefix"},
     {225, "shared prefix"},     {226, "shared prefix"},     {230, "shared prefix"},
