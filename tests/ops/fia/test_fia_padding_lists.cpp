@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "mlaops/plan.h"
+#include "ops/fia/fia_entry_call.h"
 #include "tests/ops/fia/fia_harness.h"
 
 namespace mlaops::testing {
@@ -267,6 +268,47 @@ TEST(FiaLeftPadding, PseAtPaddedCoordinatesWithLse) {
   FiaCase m = fia_case("pse + mask", BF, 2, 2, 1, 7, 19, 16, "BSND");
   m.pse = PseForm::kRandom;
   check_case(pad_case(sparse(m, 0, MaskForm::kRank3), {5, 2}, {10, 17}, 1, 1), false);
+}
+
+// The C API: aclnnIncreFlashAttentionV4 (kvPaddingSize, its input 16 of V4) and
+// aclnnFusedInferAttentionScoreV4 with both paddings give the reference's result, bitwise equal.
+TEST(FiaLeftPadding, CApiIfaV4AndFiaV4) {
+  for (const char* layout : {"BSH", "BNSD"}) {
+    PadCase p = pad_case(fia_case("c api decode", FP, 3, 8, 2, 1, 60, 64, layout), {}, {50, 3, 60}, 0, 4);
+    p.c.cfg.lse = false;  // IFA has no softmaxLse
+    p.pass_q = false;     // IFA has no queryPaddingSize
+    auto d = pad_data(p);
+    auto ref = pad_reference(p, *d);
+    ASSERT_NE(ref, nullptr);
+    auto a = pad_run(p, *d, d->cfg);
+    auto b = pad_run(p, *d, d->cfg);
+    ASSERT_TRUE(a && b);
+    FiaAclArgs aa = acl_args_of(*a->run), ba = acl_args_of(*b->run);
+    aa.in[16] = a->kvv;
+    aa.passed[16] = true;
+    ba.in[16] = b->kvv;
+    ba.passed[16] = true;
+    ASSERT_EQ(entry_call(Entry::kIfaV4, aa), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(fia_aclnn_call(ba), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    EXPECT_TRUE(a->run->out.storage == b->run->out.storage) << layout;
+    const FiaCompare r = compare_fia(*a->run, *ref->run, FP, false);
+    EXPECT_TRUE(r.ok) << layout << ": " << r.str();
+  }
+  // prefill through aclnnFusedInferAttentionScoreV4 with both tensors and lse
+  PadCase p = pad_case(fia_case("c api prefill", BF, 2, 4, 2, 9, 30, 32, "BSND"), {5, 9}, {20, 27}, 0, 3);
+  auto d = pad_data(p);
+  auto ref = pad_reference(p, *d);
+  ASSERT_NE(ref, nullptr);
+  auto a = pad_run(p, *d, d->cfg);
+  ASSERT_NE(a, nullptr);
+  FiaAclArgs aa = acl_args_of(*a->run);
+  aa.in[15] = a->qv;
+  aa.passed[15] = true;
+  aa.in[16] = a->kvv;
+  aa.passed[16] = true;
+  ASSERT_EQ(fia_aclnn_call(aa), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  const FiaCompare r = compare_fia(*a->run, *ref->run, BF, true);
+  EXPECT_TRUE(r.ok) << r.str();
 }
 
 TEST(FiaLeftPadding, ZzReportWorstErrors) {
