@@ -419,7 +419,7 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
       it.kv_end = len;
       it.lo_delta = items[i].lo_delta - t0;  // |deltas| <= 2^62: no overflow
       it.hi_delta = items[i].hi_delta - t0;
-      if (it.mask != nullptr) it.mask += t0 * it.mask_j_stride;
+      it.mask_j0 = items[i].mask_j0 - t0;
       if (it.bias != nullptr) it.bias += t0;
       it.partial_o = part + i * per;
       it.partial_m = it.partial_o + M * VD;

@@ -227,7 +227,6 @@ Status check_existence(const FiaParams& p, const char* op) {
                "%s: key/value: FIA-02 tensor lists with more than one tensor (per-batch KV) are not supported yet; "
                "allowed 1 tensor, got %zu / %zu",
                op, p.key.size(), p.value.size());
-  MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode: FIA-02 tree mask (9) is not supported yet; got 9", op);
   MLAOPS_CHECK(p.query.dtype != I8 || fia_mlaq_requested(p), kParamInvalid,
                "%s: query: FIA-02 INT8 query (full quantisation) is not supported yet; allowed {FLOAT16, BF16}, got INT8",
                op);
@@ -296,7 +295,7 @@ Status check_attributes(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c
     MLAOPS_TRY(check::value_range(op, "numHeads", "FIA-19", N, 1, 256));
     MLAOPS_TRY(check::value_range(op, "numKeyValueHeads", "FIA-19", KVN, 1, 256));
   }
-  MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-09", p.sparse_mode, {0, 1, 2, 3, 4}));
+  MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-09", p.sparse_mode, {0, 1, 2, 3, 4, 9}));
   MLAOPS_TRY(check::value_in(op, "innerPrecise", "FIA-09", p.inner_precise, {0, 1, 2, 3}));
   c->N = N;
   c->KVN = KVN;
@@ -484,6 +483,7 @@ Status check_mask(const FiaParams& p, const char* op, FiaCall* c) {
                "%s: attenMaskOptional: FIA-14 is required for sparseMode %lld; allowed a mask, got null", op,
                (long long)c->mode);
   if (mask == nullptr) return kSuccess;
+  if (c->mode == 9) return fia_tree_check(p, op, c);  // the tree mask (ops/fia_tree_mask.h)
   // Decode without rope: the sparse mode is ignored, so with sparseMode 2/3/4 a mask that is not
   // the 2048 template is an explicit mask of the sparse 0/1 forms ((B or 1, KV_S), (B, 1, KV_S),
   // (B, 1, 1, KV_S), ...) and is applied; the template itself masks nothing there.
