@@ -37,7 +37,7 @@ const OperatorInfo* operator_table() {
       {"FusedInferAttentionScoreV4",
        MLAOPS_ENTRY("FusedInferAttentionScoreV4", "aclnn_fused_infer_attention_score_v4.h"), true,
        "FusedInferAttentionScoreV4", false,
-       "prefill and decode, every layout, paged KV, GQA, MLA rope, masks and sparse modes 0..4, pseShift / "
+       "prefill and decode, every layout, paged KV, GQA, MLA rope, masks and sparse modes 0..4 and 9 (tree), pseShift / "
        "ALiBi, learnableSink, INT8 KV antiquant, post-quant INT8 output (quantScale2 / quantOffset2), softmaxLse"},
       {"IncreFlashAttention", MLAOPS_ENTRY("IncreFlashAttention", "aclnn_incre_flash_attention.h"), true,
        "FusedInferAttentionScoreV4", true, "decode (Q_S = 1), FP16 / BF16, BSH / BSND / BNSD, GQA, mask; pseShift ignored, innerPrecise 1"},
