@@ -170,19 +170,29 @@ TEST_P(FiaTreeMask, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Cases, FiaTreeMask, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<TreeCase>& i) { return i.param.c.name; });
 
-// The plan of an MLA MTP call: the decode rows are skipped for the mask, a masking row runs it.
+// The plans: MLA MTP runs on the lane row (as MLA decode does); a GQA decode call with a tree
+// skips the decode row for its mask ("an explicit mask") and runs on a masking row (here the
+// panel: 4 rows per item are too few for the lanes).
 TEST(FiaTreeMaskPlan, MaskedRowsAreChosen) {
-  FiaCase c = mla_case("plan", BF, 1, 16, 4, 300, "TND");
-  c.act_q = {4};
-  paged(c, 5, 128);
-  auto d = tree_data(tc(c, Tree::kRandom));
-  auto r = fia_test::build_fia_run(d->canon, d->cfg);
-  OpPlan plan;
-  ASSERT_EQ(fused_infer_attention_score_v4_plan(r->params, &plan), kSuccess) << last_error_message();
-  const std::string e = plan.explain();
-  EXPECT_NE(e.find("sparseMode 9 with a mask"), std::string::npos) << e;
-  if (detected_isa() == Isa::kAvx512) {
-    EXPECT_NE(e.find("attn_avx512_decode: "), std::string::npos) << e;
+  FiaCase m = mla_case("plan_mla", BF, 1, 16, 4, 300, "TND");
+  m.act_q = {4};
+  paged(m, 5, 128);
+  FiaCase g = fia_case("plan_gqa", BF, 2, 8, 2, 1, 300, 128, "BSND");
+  for (int k = 0; k < 2; ++k) {
+    const FiaCase& c = k == 0 ? m : g;
+    auto d = tree_data(tc(c, Tree::kRandom));
+    auto r = fia_test::build_fia_run(d->canon, d->cfg);
+    OpPlan plan;
+    ASSERT_EQ(fused_infer_attention_score_v4_plan(r->params, &plan), kSuccess) << last_error_message();
+    const std::string e = plan.explain();
+    EXPECT_NE(e.find("sparseMode 9 with a mask"), std::string::npos) << e;
+    if (detected_isa() == Isa::kAvx512) {
+      if (k == 0) {
+        EXPECT_NE(e.find(": attn_avx512_lanes"), std::string::npos) << e;
+      } else {
+        EXPECT_NE(e.find("attn_avx512_decode: an explicit mask"), std::string::npos) << e;
+      }
+    }
   }
 }
 
