@@ -10,8 +10,9 @@
 //   * random trees (each node sees its ancestors and itself), all-zero trees (every draft token
 //     sees every other one), chains (causal), mask dtypes BOOL / INT8 / UINT8;
 //   * MLA full quant (INT8 query and NZ latent cache) with a tree;
-// then: the reference's own tree equals its causal rule for a chain and "no mask" for an all-zero
-// tree (exactly), a call through the C API, the FIA-24 rows the pair test of test_fia_rules does
+// then: a tree equals the sparse 1 mask that spells it out, bitwise, in the fast path (every
+// kernel configuration) and in the reference (whose tree code also equals its causal rule for a
+// chain and "no mask" for an all-zero tree, exactly), the plans' rows, a call through the C API, the FIA-24 rows the pair test of test_fia_rules does
 // not build (INT8 output, INT8 key / value: rejected by aclnn, computed by the C++ API), and the
 // rejections of FIA-14 / FIA-35 (status, message naming the parameter and rule, no output byte
 // changed).
@@ -259,7 +260,7 @@ std::unique_ptr<FiaRun> ref_with(const FiaCase& c, const HostTensor* m, int64_t 
   return reference_run(*d);
 }
 
-TEST(FiaTreeMaskReference, ChainIsCausalAndAllZeroIsNoMask) {
+TEST(FiaTreeMaskReference, ChainIsCausalAllZeroIsNoMaskAndATreeIsItsFullMask) {
   for (const char* layout : {"BSND", "TND"}) {
     SCOPED_TRACE(layout);
     FiaCase c = fia_case("ref_rules", BF, 3, 4, 2, 5, 40, 32, layout);
@@ -274,6 +275,23 @@ TEST(FiaTreeMaskReference, ChainIsCausalAndAllZeroIsNoMask) {
     EXPECT_TRUE(a->out.storage == b->out.storage && a->lse.storage == b->lse.storage);
     EXPECT_TRUE(z->out.storage == n->out.storage && z->lse.storage == n->lse.storage);
     EXPECT_FALSE(a->out.storage == z->out.storage);
+    // a random tree equals the sparse 1 mask (B, Q_S, S2) that spells it out (the reference's
+    // explicit-mask code, not its tree code)
+    const HostTensor tree = make_tree(Tree::kRandom, DType::kUInt8, c.act_q, c.Sq, packed, 7);
+    HostTensor full(DType::kBool, {c.B, c.Sq, c.Skv}, 1.0);
+    int64_t start = 0;
+    for (int64_t bb = 0; bb < c.B; ++bb) {
+      const int64_t n1 = c.act_q[static_cast<size_t>(bb)], n2 = c.act_kv[static_cast<size_t>(bb)];
+      for (int64_t i = 0; i < n1; ++i)
+        for (int64_t j = 0; j < n2; ++j) {
+          const int64_t t = j - (n2 - n1);
+          full.set({bb, i, j}, t < 0 ? 0.0 : packed ? tree.flat(start + i * n1 + t) : tree.get({bb, i, t}));
+        }
+      start += n1 * n1;
+    }
+    auto rt = ref_with(c, &tree, 9), rf = ref_with(c, &full, 1);
+    ASSERT_TRUE(rt && rf);
+    EXPECT_TRUE(rt->out.storage == rf->out.storage && rt->lse.storage == rf->lse.storage);
   }
 }
 
