@@ -47,7 +47,7 @@ struct FiaEntry {
   FiaFamily family = FiaFamily::kFia;
   const FiaEntryInput* inputs = kFiaV4Inputs;
   size_t num_inputs = kFiaNumSlots;
-  // FIA V2..V4, IFA V3/V4: an INT32 key / value is packed INT4 (not supported yet, FIA-02);
+  // FIA V2..V4, IFA V3/V4: an INT32 key / value is packed INT4 (KV antiquant, FIA-33);
   // otherwise INT32 is just a dtype the entry point does not take (FIA-03).
   bool int32_kv_is_int4 = true;
   // Arguments by V4 slot (key / value: the lists below, or single tensors in tensor[] for PFA).

@@ -11,6 +11,9 @@
 //     TND, the same cache as the MLA decode rows, sparse mode 3 (causal draft tokens) beside
 //     sparse mode 9 (a binary tree mask, node t's parent (t - 1) / 2); FLOPs count the positions
 //     each row sees
+//   * GQA decode over a contiguous BSH cache (INT4 KV is not paged): INT8 and INT4 (INT32-packed)
+//     caches, per-channel (mode 0) and per-token (mode 1) scales, innerPrecise 1 and 0; and over
+//     a paged INT8 NZ cache (the GQA antiquant NZ path)
 //   * MLA prefill: 128 query tokens x 4096 KV, N 128, D 128 + rope 64, V_D 128, TND, sparse mode 3
 //   * MLA decode full quant (W8A8: INT8 query with dequantScaleQuery, INT8 NZ latent cache with
 //     per-tensor scales, BF16 NZ rope cache), N in {32, 128}, L 4096, B 1, BSND_NBSD, beside the
@@ -241,6 +244,75 @@ Row gqa_decode(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, in
   return r;
 }
 
+// A contiguous BSH cache of INT8 or INT4 (INT32 words, 8 per word) with per-channel (mode 0,
+// BF16 scale and offset) or per-token (mode 1, FP32 scale) parameters, innerPrecise `ip`.
+Row gqa_decode_quant(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L, bool int4,
+                     int64_t mode, int64_t ip) {
+  const int64_t W = int4 ? KVN * D / 8 : KVN * D;
+  Buf q = make(DType::kBFloat16, {B, 1, N * D}, 1, -1, 1);
+  Buf k = make(int4 ? DType::kInt32 : DType::kInt8, {B, L, W}, 3, int4 ? -2e9f : -127, int4 ? 2e9f : 127);
+  Buf v = make(int4 ? DType::kInt32 : DType::kInt8, {B, L, W}, 4, int4 ? -2e9f : -127, int4 ? 2e9f : 127);
+  const float lo = int4 ? 0.06f : 0.004f, hi = int4 ? 0.2f : 0.012f;
+  Buf ks = mode == 0 ? make(DType::kBFloat16, {1, KVN, D}, 5, lo, hi) : make(DType::kFloat32, {1, B, L}, 5, lo, hi);
+  Buf vs = mode == 0 ? make(DType::kBFloat16, {1, KVN, D}, 6, lo, hi) : make(DType::kFloat32, {1, B, L}, 6, lo, hi);
+  Buf out = zeros(DType::kBFloat16, {B, 1, N * D});
+  std::vector<int64_t> akv(static_cast<size_t>(B), L);
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {v.v};
+  p.actual_seq_lengths_kv = &akv;
+  p.num_heads = N;
+  p.num_key_value_heads = KVN;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
+  p.input_layout = "BSH";
+  p.attention_out = out.v;
+  p.inner_precise = ip;
+  p.key_antiquant_scale = &ks.v;
+  p.value_antiquant_scale = &vs.v;
+  p.key_antiquant_mode = p.value_antiquant_mode = mode;
+  Row r;
+  time_call(p, ctx.reps, &r);
+  r.flops_bf16 = 2.0 * B * N * L * 2 * D;
+  r.bytes = (int4 ? 0.5 : 1.0) * B * L * KVN * D * 2;
+  return r;
+}
+
+// The GQA antiquant NZ path: a paged INT8 cache (blockNum, KV_N, D / 32, blockSize, 32), BF16
+// per-channel scales (KV_N, D), no offsets, innerPrecise 1 (the vendor's settings).
+Row gqa_decode_nz(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L) {
+  const int64_t bs = 128, per = (L + bs - 1) / bs, nb = B * per;
+  Buf q = make(DType::kBFloat16, {B, N, 1, D}, 1, -1, 1);
+  Buf k = make(DType::kInt8, {nb, KVN, D / 32, bs, 32}, 3, -127, 127, mlaops::Format::kFractalNZ);
+  Buf v = make(DType::kInt8, {nb, KVN, D / 32, bs, 32}, 4, -127, 127, mlaops::Format::kFractalNZ);
+  Buf ks = make(DType::kBFloat16, {KVN, D}, 5, 0.004f, 0.012f), vs = make(DType::kBFloat16, {KVN, D}, 6, 0.004f, 0.012f);
+  Buf bt = zeros(DType::kInt32, {B, per});
+  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
+  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>(i);
+  Buf out = zeros(DType::kBFloat16, {B, N, 1, D});
+  std::vector<int64_t> akv(static_cast<size_t>(B), L);
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {v.v};
+  p.block_table = &bt.v;
+  p.block_size = bs;
+  p.actual_seq_lengths_kv = &akv;
+  p.num_heads = N;
+  p.num_key_value_heads = KVN;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
+  p.input_layout = "BNSD";
+  p.attention_out = out.v;
+  p.inner_precise = 1;
+  p.key_antiquant_scale = &ks.v;
+  p.value_antiquant_scale = &vs.v;
+  Row r;
+  time_call(p, ctx.reps, &r);
+  r.flops_bf16 = 2.0 * B * N * L * 2 * D;
+  r.bytes = 1.0 * B * L * KVN * D * 2;
+  return r;
+}
+
 Row mla_prefill(RunContext& ctx, int64_t T, int64_t L, int64_t N, int64_t D, int64_t Dr) {
   const int64_t bs = 128, per = (L + bs - 1) / bs;
   Buf q = make(DType::kBFloat16, {T, N, D}, 1, -1, 1), qr = make(DType::kBFloat16, {T, N, Dr}, 2, -1, 1);
@@ -351,6 +423,34 @@ std::vector<Case> fia_cases(Size size, int threads) {
     std::snprintf(id, sizeof id, "fia.mla_decode_fq.N%lld.L%lld.B1.t%d", (long long)N, (long long)L, threads);
     std::snprintf(label, sizeof label, "FIA MLA decode full quant N=%lld L=%lld B=1", (long long)N, (long long)L);
     add(out, id, label, threads, [=](RunContext& ctx) { return mla_decode_fq(ctx, N, L, 1); });
+  }
+  {  // the same GQA shape over contiguous INT8 / INT4 caches
+    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, L = tiny ? 300 : 4096;
+    for (bool int4 : {false, true})
+      for (int64_t mode : {0, 1})
+        for (int64_t ip : {1, 0}) {
+          std::snprintf(id, sizeof id, "fia.gqa_decode.%s.m%lld.ip%lld.B%lld.t%d", int4 ? "int4kv" : "int8kv_bsh",
+                        (long long)mode, (long long)ip, (long long)B, threads);
+          std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld %s BSH mode %lld ip %lld",
+                        (long long)N, (long long)KVN, (long long)GD, (long long)L, (long long)B,
+                        int4 ? "int4 KV" : "int8 KV", (long long)mode, (long long)ip);
+          add(out, id, label, threads, [=](RunContext& ctx) {
+            Row r = gqa_decode_quant(ctx, B, N, KVN, GD, L, int4, mode, ip);
+            r.target_pct = 0;
+            return r;
+          });
+        }
+  }
+  {  // the same GQA shape over a paged INT8 NZ cache
+    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, L = tiny ? 300 : 4096;
+    std::snprintf(id, sizeof id, "fia.gqa_decode.int8kv_nz.B%lld.t%d", (long long)B, threads);
+    std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld int8 KV NZ", (long long)N,
+                  (long long)KVN, (long long)GD, (long long)L, (long long)B);
+    add(out, id, label, threads, [=](RunContext& ctx) {
+      Row r = gqa_decode_nz(ctx, B, N, KVN, GD, L);
+      r.target_pct = 0;
+      return r;
+    });
   }
   {
     const int64_t T = tiny ? 16 : 128, L = tiny ? 300 : 4096, N = tiny ? 4 : 128, PD = tiny ? 32 : 128;

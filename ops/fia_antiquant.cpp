@@ -1,9 +1,10 @@
-// KV antiquant validation and resolution (fia_antiquant.h; rule FIA-21,
+// KV antiquant validation and resolution (fia_antiquant.h; rules FIA-21, FIA-33 (INT4),
 // docs/ops/fused_infer_attention_score.md).
 #include "ops/fia_antiquant.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -147,7 +148,122 @@ Status offset_matches(const FiaAqShape& s, const char* name, const TensorView* o
   return kSuccess;
 }
 
+// FIA-33: the features and modes INT4 key / value (INT32 words) combine with; the vendor's
+// list (docs/ops/fused_infer_attention_score.md): decode (Q_S = 1) only, contiguous caches, no
+// post-quant, no left padding, modes 0 (per-channel), 1, 3 and key 0 + value 1 (separate) or
+// combined 0 (per-channel) / 1; D % 64 == 0 in the aclnn layer.
+Status check_int4(const FiaParams& p, const FiaAqShape& s, bool sep) {
+  const char* op = s.op;
+  MLAOPS_CHECK(s.QS == 1, kParamInvalid,
+               "%s: query: FIA-33 INT4 key/value allow decode only (Q_S = 1); allowed 1, got Q_S %lld", op,
+               (long long)s.QS);
+  MLAOPS_CHECK(!s.paged, kParamInvalid,
+               "%s: blockTableOptional: FIA-33 INT4 key/value exclude paged attention; allowed null, got a block table",
+               op);
+  MLAOPS_CHECK(p.quant_scale2 == nullptr, kParamInvalid,
+               "%s: quantScale2Optional: FIA-33 INT4 key/value exclude post-quant (INT8 output); allowed null, got a "
+               "tensor",
+               op);
+  for (const auto& [t, name] : {std::pair{p.query_padding_size, "queryPaddingSizeOptional"},
+                                std::pair{p.kv_padding_size, "kvPaddingSizeOptional"}})
+    MLAOPS_CHECK(t == nullptr, kParamInvalid,
+                 "%s: %s: FIA-33 INT4 key/value exclude left padding; allowed null, got a tensor", op, name);
+  if (sep)
+    for (auto [m, name] : {std::pair{p.key_antiquant_mode, "keyAntiquantMode"},
+                           std::pair{p.value_antiquant_mode, "valueAntiquantMode"}})
+      MLAOPS_CHECK(m == 0 || m == 1 || m == 3, kParamInvalid,
+                   "%s: %s: FIA-33 INT4 key/value allow modes 0 (per-channel), 1 (per-token), 3 (per-token x "
+                   "per-head); allowed {0, 1, 3}, got %lld",
+                   op, name, (long long)m);
+  if (s.vendor_ranges)
+    MLAOPS_CHECK(s.KD % 64 == 0 && s.VD % 64 == 0, kParamInvalid,
+                 "%s: key: FIA-33 INT4 key/value head dim must be a multiple of 64; allowed D %% 64 == 0, got %lld / "
+                 "%lld",
+                 op, (long long)s.KD, (long long)s.VD);
+  return kSuccess;
+}
+
+// FIA-34: the GQA antiquant path over a paged INT8 cache in NZ chunks (blockNum, KV_N, D / 32,
+// blockSize, 32) (docs/ops/fused_infer_attention_score.md): BF16 query, Q_S 1..16, layouts BSH /
+// BSND / BNSD / TND, separate scales without offsets, modes 0 / 1 (key 0 + value 1), sparse 0
+// without a mask (Q_S = 1) or sparse 3 / 9 (Q_S > 1; 9: the tree mask, ops/fia_tree_mask.h). The aclnn layer adds the vendor's ranges:
+// D 128, blockSize 128 / 512, innerPrecise 1, (N, KV_N) in {(10, 1), (64, 8), (80, 8), (128, 16)}.
+Status check_nz(const FiaParams& p, const FiaAqShape& s, bool sep, bool comb) {
+  const char* op = s.op;
+  MLAOPS_CHECK(s.q_dtype == DType::kBFloat16, kParamInvalid,
+               "%s: query: FIA-34 INT8 key/value in NZ need a BF16 query; allowed BF16, got %s", op, dtype_name(s.q_dtype));
+  MLAOPS_CHECK(s.max_q <= 16, kParamInvalid,
+               "%s: query: FIA-34 INT8 key/value in NZ allow Q_S 1..16; allowed [1, 16], got %lld", op,
+               (long long)s.max_q);
+  MLAOPS_CHECK(s.in_l != FiaLayout::kNTD, kParamInvalid,
+               "%s: inputLayout: FIA-34 INT8 key/value in NZ allow BSH, BSND, BNSD, TND; got %s", op,
+               fia_layout_name(s.in_l));
+  MLAOPS_CHECK(!comb || sep, kParamInvalid,
+               "%s: antiquantScaleOptional: FIA-34 INT8 key/value in NZ take separate key / value scales; allowed null, "
+               "got a tensor",
+               op);
+  MLAOPS_CHECK(p.key_antiquant_offset == nullptr && p.value_antiquant_offset == nullptr, kParamInvalid,
+               "%s: %s: FIA-34 INT8 key/value in NZ take no offsets; allowed null, got a tensor", op,
+               p.key_antiquant_offset ? "keyAntiquantOffsetOptional" : "valueAntiquantOffsetOptional");
+  for (auto [m, name] : {std::pair{p.key_antiquant_mode, "keyAntiquantMode"},
+                         std::pair{p.value_antiquant_mode, "valueAntiquantMode"}})
+    MLAOPS_CHECK(m == 0 || m == 1, kParamInvalid,
+                 "%s: %s: FIA-34 INT8 key/value in NZ allow modes 0 (per-channel) and 1 (per-token); allowed {0, 1}, got "
+                 "%lld",
+                 op, name, (long long)m);
+  if (s.max_q <= 1)
+    MLAOPS_CHECK(p.sparse_mode == 0 && p.atten_mask == nullptr, kParamInvalid,
+                 "%s: sparseMode: FIA-34 INT8 key/value in NZ with Q_S = 1 allow sparse 0 without a mask; allowed 0 and "
+                 "no attenMask, got sparse %lld%s",
+                 op, (long long)p.sparse_mode, p.atten_mask ? " with a mask" : "");
+  else
+    MLAOPS_CHECK(p.sparse_mode == 3 || p.sparse_mode == 9, kParamInvalid,
+                 "%s: sparseMode: FIA-34 INT8 key/value in NZ with Q_S > 1 allow sparse 3 (causal, 2048 mask) or 9 (tree "
+                 "mask); allowed {3, 9}, got %lld",
+                 op, (long long)p.sparse_mode);
+  if (s.vendor_ranges) {
+    MLAOPS_CHECK(s.KD == 128 && s.VD == 128, kParamInvalid,
+                 "%s: key: FIA-34 INT8 key/value in NZ need head dim 128; allowed 128, got %lld / %lld", op,
+                 (long long)s.KD, (long long)s.VD);
+    MLAOPS_CHECK(s.block_size == 128 || s.block_size == 512, kParamInvalid,
+                 "%s: blockSize: FIA-34 INT8 key/value in NZ allow blockSize 128 or 512; allowed {128, 512}, got %lld", op,
+                 (long long)s.block_size);
+    MLAOPS_CHECK(p.inner_precise == 1, kParamInvalid,
+                 "%s: innerPrecise: FIA-34 INT8 key/value in NZ allow innerPrecise 1; allowed 1, got %lld", op,
+                 (long long)p.inner_precise);
+    const bool heads_ok = (s.N == 10 && s.KVN == 1) || (s.N == 64 && s.KVN == 8) || (s.N == 80 && s.KVN == 8) ||
+                          (s.N == 128 && s.KVN == 16);
+    MLAOPS_CHECK(heads_ok, kParamInvalid,
+                 "%s: numHeads: FIA-34 INT8 key/value in NZ allow (numHeads, numKeyValueHeads) in {(10, 1), (64, 8), "
+                 "(80, 8), (128, 16)}; got (%lld, %lld)",
+                 op, (long long)s.N, (long long)s.KVN);
+  }
+  return kSuccess;
+}
+
+// FIA-33: a per-tensor (mode 0, one element) scale is INT8 only.
+Status int4_not_per_tensor(const FiaAqShape& s, const char* name, const FiaAqParam& a) {
+  MLAOPS_CHECK(!(a.mode == 0 && a.kind == Kind::kChannel && a.sh == 0 && a.sd == 0), kParamInvalid,
+               "%s: %s: FIA-33 INT4 key/value allow per-channel mode 0 scales only (per-tensor is INT8 only); allowed "
+               "(KV_N, [1,] D) or (H) shapes, got one element",
+               s.op, name);
+  return kSuccess;
+}
+
 }  // namespace
+
+void fia_aq_int4_dims(int64_t* kd, int64_t* vd, FiaKvStrides* k, FiaKvStrides* v) {
+  *kd *= 8;
+  *vd *= 8;
+  for (FiaKvStrides* st : {k, v}) {
+    st->b *= 8;
+    st->h *= 8;
+    st->blk *= 8;
+    st->slot *= 8;
+    st->c0 *= 8;
+    st->c0_stride *= 8;
+  }
+}
 
 float fia_aq_value(const TensorView& t, int64_t i) {
   switch (t.dtype) {
@@ -165,28 +281,27 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
   const TensorView& value = p.value[0];
   const bool sep = p.key_antiquant_scale || p.value_antiquant_scale || p.key_antiquant_offset || p.value_antiquant_offset;
   const bool comb = p.antiquant_scale || p.antiquant_offset;
-  if (key.dtype != DType::kInt8) {
+  const bool int4 = key.dtype == DType::kInt32;  // packed INT4 (FIA-33)
+  if (key.dtype != DType::kInt8 && !int4) {
     const std::pair<const TensorView*, const char*> given[] = {
         {p.antiquant_scale, "antiquantScaleOptional"},         {p.antiquant_offset, "antiquantOffsetOptional"},
         {p.key_antiquant_scale, "keyAntiquantScaleOptional"},   {p.key_antiquant_offset, "keyAntiquantOffsetOptional"},
         {p.value_antiquant_scale, "valueAntiquantScaleOptional"}, {p.value_antiquant_offset, "valueAntiquantOffsetOptional"}};
     for (const auto& [t, name] : given)
       MLAOPS_CHECK(t == nullptr, kParamInvalid,
-                   "%s: %s: FIA-21 KV antiquant parameters need INT8 key/value; allowed null with %s key, got a tensor",
+                   "%s: %s: FIA-21 KV antiquant parameters need INT8 / INT4 (INT32) key/value; allowed null with %s key, got "
+                   "a tensor",
                    op, name, dtype_name(key.dtype));
     return kSuccess;
   }
-  MLAOPS_CHECK(value.dtype == DType::kInt8, kParamInvalid,
-               "%s: value: FIA-21 INT8 key needs INT8 value; allowed INT8, got %s", op, dtype_name(value.dtype));
+  MLAOPS_CHECK(value.dtype == key.dtype, kParamInvalid, "%s: value: FIA-21 the value dtype equals the key's; allowed %s, got %s",
+               op, dtype_name(key.dtype), dtype_name(value.dtype));
   MLAOPS_CHECK(!s.rope, kParamInvalid,
                "%s: key: FIA-02 INT8 key/value with queryRope/keyRope (MLA quantisation) is not supported yet; allowed "
                "FLOAT16/BF16 key with rope, got INT8",
                op);
-  MLAOPS_CHECK(!s.nz, kParamInvalid,
-               "%s: key: FIA-02 INT8 key/value in FRACTAL_NZ (the GQA antiquant NZ path) is not supported yet; allowed "
-               "ND, got FRACTAL_NZ",
-               op);
-  MLAOPS_CHECK(!s.packed, kParamInvalid,
+  if (s.nz) MLAOPS_TRY(check_nz(p, s, sep, comb));
+  MLAOPS_CHECK(!s.packed || s.nz, kParamInvalid,
                "%s: inputLayout: FIA-21 KV antiquant with TND/NTD needs the NZ KV path (not supported yet); allowed "
                "BSH/BSND/BNSD layouts, got a packed layout",
                op);
@@ -194,6 +309,7 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
                "%s: keyAntiquantScaleOptional: FIA-21 INT8 key/value need antiquant scales; allowed "
                "keyAntiquantScale + valueAntiquantScale or antiquantScale, got none",
                op);
+  if (int4) MLAOPS_TRY(check_int4(p, s, sep));
   const bool prefill = s.QS > 1;
   if (sep) {
     MLAOPS_CHECK((p.key_antiquant_scale != nullptr) == (p.value_antiquant_scale != nullptr), kParamInvalid,
@@ -230,6 +346,10 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
     MLAOPS_TRY(resolve({s, "valueAntiquantScaleOptional", false, 1}, *p.value_antiquant_scale, mv, s.VD, &out->v));
     MLAOPS_TRY(offset_matches(s, "keyAntiquantOffsetOptional", p.key_antiquant_offset, *p.key_antiquant_scale));
     MLAOPS_TRY(offset_matches(s, "valueAntiquantOffsetOptional", p.value_antiquant_offset, *p.value_antiquant_scale));
+    if (int4) {
+      MLAOPS_TRY(int4_not_per_tensor(s, "keyAntiquantScaleOptional", out->k));
+      MLAOPS_TRY(int4_not_per_tensor(s, "valueAntiquantScaleOptional", out->v));
+    }
     out->k.scale = p.key_antiquant_scale;
     out->k.offset = p.key_antiquant_offset;
     out->v.scale = p.value_antiquant_scale;
@@ -250,15 +370,18 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
     MLAOPS_TRY(resolve({s, "antiquantScaleOptional", true, 0}, *p.antiquant_scale, p.antiquant_mode, s.KD, &out->k));
     MLAOPS_TRY(resolve({s, "antiquantScaleOptional", true, 1}, *p.antiquant_scale, p.antiquant_mode, s.VD, &out->v));
     MLAOPS_TRY(offset_matches(s, "antiquantOffsetOptional", p.antiquant_offset, *p.antiquant_scale));
+    if (int4) MLAOPS_TRY(int4_not_per_tensor(s, "antiquantScaleOptional", out->k));
     out->k.scale = out->v.scale = p.antiquant_scale;
     out->k.offset = out->v.offset = p.antiquant_offset;
   }
-  if (prefill)
+  if (prefill && !s.nz)
     MLAOPS_CHECK(!s.paged, kParamInvalid,
                  "%s: blockTableOptional: FIA-21 KV antiquant with Q_S > 1 excludes paged attention; allowed null, got "
                  "a block table",
                  op);
   out->on = true;
+  out->int4 = int4;
+  out->split = (p.inner_precise & 1) == 0 ? 2 : 1;  // innerPrecise bit 0: 0 high precision
   return kSuccess;
 }
 
@@ -278,6 +401,9 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
           sc[h * D + d] = fia_aq_value(*a.scale, i);
           off[h * D + d] = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
         }
+    } else {  // per-token: identity channels (the in-place kernel applies the token parameters)
+      std::fill(sc, sc + KVN * D, 1.0f);
+      std::fill(off, off + KVN * D, 0.0f);
     }
     (w == 0 ? c.k_scale : c.v_scale) = sc;
     (w == 0 ? c.k_offset : c.v_offset) = off;
@@ -287,30 +413,49 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
 
 namespace {
 
-// The INT8 rows of one KV head of one batch: position t at base + addr.row(t) (elements = bytes).
+// The INT8 / INT4 rows of one KV head of one batch: position t at byte base + addr.row(t) >> shift
+// (INT8: elements = bytes, shift 0; INT4: elements = nibbles, shift 1, every row offset even).
 struct Rows {
   const int8_t* base = nullptr;
   kernels::FlashKv addr;  // addressing only (its base unused)
-  const int8_t* at(int64_t t) const { return base + addr.row(t); }
+  int shift = 0;
+  const int8_t* at(int64_t t) const { return base + (addr.row(t) >> shift); }
 };
 
 Rows rows_of(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st, int64_t b, int64_t h) {
   Rows r;
   int64_t off;
   r.addr = fia_kv_rows(p, P, st, b, h, &off);
-  r.base = t.ptr<const int8_t>() + off;
+  r.shift = P.aq.int4 ? 1 : 0;
+  r.base = t.ptr<const int8_t>() + (off >> r.shift);
   return r;
 }
 
+// One row of n channels dequantised to the query dtype (and, with `lo`, its residual): the INT8
+// row kernel, or the INT4 one on the packed bytes (`x` at the row's first byte).
+struct DequantRow {
+  kernels::DequantRowFn fn8 = nullptr;
+  kernels::DequantRow4Fn fn4 = nullptr;
+  void operator()(const int8_t* x, int64_t n, const float* sc, const float* off, float rs, float ro, bool fp16,
+                  uint16_t* dst, uint16_t* lo) const {
+    if (fn4 != nullptr)
+      fn4(reinterpret_cast<const uint8_t*>(x), n, sc, off, rs, ro, fp16, dst, lo);
+    else
+      fn8(x, n, sc, off, rs, ro, fp16, dst, lo);
+  }
+};
+
 // Positions [t0, t1) of heads h0 .. h0 + n - 1 (D channels each, parameters `a`, per-channel
-// floats `csc` / `coff` of head h0 onwards) into dst rows [t - t0][n * D]. When the heads lie side
-// by side in a cache row (BnBsH / BSH / BSND: head stride D) the rows are read in address order,
-// the n heads of a row in one call where the parameters allow; otherwise head by head (BNSD /
-// BnNBsD: each head's rows are contiguous), prefetching kAhead rows ahead.
+// floats `csc` / `coff` of head h0 onwards) into dst rows [t - t0][n * split * D]: head i at
+// i * split * D, its residual (split 2) D further. When the heads lie side by side in a cache row
+// (BnBsH / BSH / BSND: head stride D) the rows are read in address order, the n heads of a row in
+// one call where the parameters and layout allow; otherwise head by head (BNSD / BnNBsD: each
+// head's rows are contiguous), prefetching kAhead rows ahead.
 void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st,
                    const FiaAqParam& a, const float* csc, const float* coff, int64_t b, int64_t h0, int64_t n,
-                   int64_t t0, int64_t t1, int64_t t_end, int64_t D, uint16_t* dst, kernels::DequantRowFn fn) {
+                   int64_t t0, int64_t t1, int64_t t_end, int64_t D, uint16_t* dst, const DequantRow& fn) {
   const bool chan = a.kind == Kind::kChannel;
+  const int64_t split = P.aq.split, sD = split * D;
   auto row_params = [&](const Rows& r, int64_t h, int64_t pos, float* rs, float* ro) {
     *rs = 1.0f;
     *ro = 0.0f;
@@ -322,50 +467,71 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
     *rs = fia_aq_value(*a.scale, i);
     *ro = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
   };
+  // channels [c, c + len) of head i onwards (x at channel c) into out (head i's row, channel 0)
+  auto put = [&](const int8_t* x, int64_t len, int64_t i, int64_t c, float rs, float ro, uint16_t* out) {
+    fn(x, len, chan ? csc + i * D + c : nullptr, chan ? coff + i * D + c : nullptr, rs, ro, P.fp16, out + c,
+       split > 1 ? out + D + c : nullptr);
+  };
   const Rows r0 = rows_of(p, P, t, st, b, h0);
+  const int sh = r0.shift;  // channel c of a row at byte c >> sh
   float rs, ro;
   constexpr int64_t kAhead = 16;  // rows prefetched ahead (into L2), up to the item's end t_end
   if (st.h == D) {  // heads side by side in a row
-    const bool whole_row = chan || a.sh == 0;  // one parameter set for the n heads of a row
+    const bool whole_row = (chan || a.sh == 0) && split == 1;  // one call for the n heads of a row
     for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
-      for (int64_t c = 0; c < n * D; c += 64) __builtin_prefetch(r0.at(pos) + c, 0, 2);
+      for (int64_t c = 0; c < (n * D) >> sh; c += 64) __builtin_prefetch(r0.at(pos) + c, 0, 2);
     for (int64_t pos = t0; pos < t1; ++pos) {
       if (pos + kAhead < t_end)
-        for (int64_t c = 0; c < n * D; c += 64) __builtin_prefetch(r0.at(pos + kAhead) + c, 0, 2);
+        for (int64_t c = 0; c < (n * D) >> sh; c += 64) __builtin_prefetch(r0.at(pos + kAhead) + c, 0, 2);
       const int8_t* row = r0.at(pos);
-      uint16_t* out = dst + (pos - t0) * n * D;
+      uint16_t* out = dst + (pos - t0) * n * sD;
       if (whole_row) {
         row_params(r0, h0, pos, &rs, &ro);
-        fn(row, n * D, chan ? csc : nullptr, chan ? coff : nullptr, rs, ro, P.fp16, out);
+        put(row, n * D, 0, 0, rs, ro, out);
       } else {
         for (int64_t i = 0; i < n; ++i) {
-          row_params(r0, h0 + i, pos, &rs, &ro);
-          fn(row + i * D, D, nullptr, nullptr, rs, ro, P.fp16, out + i * D);
+          if (i == 0 || a.sh != 0) row_params(r0, h0 + i, pos, &rs, &ro);
+          put(row + ((i * D) >> sh), D, i, 0, rs, ro, out + i * sD);
         }
       }
     }
     return;
   }
+  // head by head; a row's channels in chunks of c0 (D, or 32 for an INT8 NZ cache: chunk k at
+  // k * c0_stride from the row)
+  const int64_t c0 = std::min(st.c0, D);
+  constexpr int64_t kNzRowMax = 512;  // INT8 NZ rows up to this many channels are gathered first
+  auto prefetch_row = [&](const Rows& r, int64_t pos) {
+    for (int64_t c = 0; c < D; c += c0)
+      for (int64_t e = 0; e < c0 >> sh; e += 64) __builtin_prefetch(r.at(pos) + (c / c0) * st.c0_stride + e);
+  };
   for (int64_t i = 0; i < n; ++i) {
     const Rows r = rows_of(p, P, t, st, b, h0 + i);
-    for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
-      for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(r.at(pos) + c);
+    for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos) prefetch_row(r, pos);
     for (int64_t pos = t0; pos < t1; ++pos) {
-      if (pos + kAhead < t1)
-        for (int64_t c = 0; c < D; c += 64) __builtin_prefetch(r.at(pos + kAhead) + c);
+      if (pos + kAhead < t1) prefetch_row(r, pos + kAhead);
       row_params(r, h0 + i, pos, &rs, &ro);
-      fn(r.at(pos), D, chan ? csc + i * D : nullptr, chan ? coff + i * D : nullptr, rs, ro, P.fp16,
-         dst + (pos - t0) * n * D + i * D);
+      uint16_t* out = dst + (pos - t0) * n * sD + i * sD;
+      if (c0 == D) {
+        put(r.at(pos), D, i, 0, rs, ro, out);
+      } else if (D <= kNzRowMax) {  // NZ: the row's 32-byte chunks gathered, one call per row
+        int8_t row[kNzRowMax];
+        for (int64_t c = 0; c < D; c += c0) std::memcpy(row + c, r.at(pos) + (c / c0) * st.c0_stride, static_cast<size_t>(c0));
+        put(row, D, i, 0, rs, ro, out);
+      } else {
+        for (int64_t c = 0; c < D; c += c0) put(r.at(pos) + (c / c0) * st.c0_stride, c0, i, c, rs, ro, out);
+      }
     }
   }
 }
 
 }  // namespace
 
-int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD) {
-  const int64_t buf = kFiaAqChunk * heads * (KD + VD) * 2;
-  const int64_t states = 2 * heads * M * (VD + 2) * 4;
-  return (buf + states + 63) / 64 * 64;
+int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD, int64_t split) {
+  const int64_t buf = kFiaAqChunk * heads * (KD + VD) * split * 2;
+  const int64_t q = split > 1 ? heads * M * split * KD * 2 : 0;
+  const int64_t states = heads * M * ((VD + 2) + (split * VD + 2)) * 4;
+  return (buf + q + 63) / 64 * 64 + (states + 63) / 64 * 64;
 }
 
 void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& ch, int64_t b, int64_t h0,
@@ -374,7 +540,35 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
   if (!k.dequant) {  // the INT8 decode kernel, in place
     kernels::FlashDecodeI8 kv;
     for (int w = 0; w < 2; ++w) {
-      (w == 0 ? kv.k : kv.v) = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0).addr;
+      kernels::FlashKv& a = w == 0 ? kv.k : kv.v;
+      a = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0).addr;
+      if (P.aq.int4) {  // nibble strides (even) -> bytes
+        a.slot_stride /= 2;
+        a.blk_stride /= 2;
+      }
+    }
+    kv.int4 = P.aq.int4;
+    // per-token parameters: (b, h)'s row of a (B, [KV_N,] S) array, or the paged (blockNum, [KV_N,]
+    // blockSize) arrays through the cache's block ids
+    for (int w = 0; w < 2; ++w) {
+      const FiaAqParam& a = w == 0 ? P.aq.k : P.aq.v;
+      if (a.kind == Kind::kChannel) continue;
+      kernels::FlashKv& t = w == 0 ? kv.tk : kv.tv;
+      t = kernels::FlashKv();
+      if (a.kind == Kind::kPagedRow) {
+        const kernels::FlashKv cache = rows_of(p, P, p.key[0], P.k, b, h0).addr;
+        t.block_ids = cache.block_ids;
+        t.block_size = cache.block_size;
+        t.blk_stride = a.sblk;
+        t.slot_stride = a.sslot;
+      } else {
+        t.slot_stride = a.st;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t at = a.base + (a.kind == Kind::kRow ? b * a.sb : 0) + (h0 + i) * a.sh;
+        (w == 0 ? kv.k_tok_scale : kv.v_tok_scale)[i] = a.scale->ptr<const float>() + at;
+        (w == 0 ? kv.k_tok_offset : kv.v_tok_offset)[i] = a.offset ? a.offset->ptr<const float>() + at : nullptr;
+      }
     }
     for (int64_t i = 0; i < n; ++i) {
       kv.kb[i] = rows_of(p, P, p.key[0], P.k, b, h0 + i).base;
@@ -387,16 +581,36 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
     k.row->decode_i8(items, n, kv, k.buf);
     return;
   }
+  // split 2 (innerPrecise 0): chunk rows [rounded | residual], 2 x the channels; the query rows
+  // duplicated [q | q], so that a score is q . rounded + q . residual and an output channel d the
+  // sum of the chunk output's channels d and V_D + d.
+  const int64_t split = P.aq.split, KDs = split * KD, VDs = split * VD;
   const int64_t t_begin = items[0].kv_begin, t_end = items[0].kv_end;
-  uint16_t* kbuf = static_cast<uint16_t*>(k.buf);             // [chunk, n * KD]
-  uint16_t* vbuf = kbuf + kFiaAqChunk * n * KD;               // [chunk, n * VD]
-  float* run = reinterpret_cast<float*>(vbuf + kFiaAqChunk * n * VD);  // per head: O [M, VD], m [M], l [M]
-  float* part = run + n * M * (VD + 2);
-  const int64_t per = M * (VD + 2);
+  uint16_t* kbuf = static_cast<uint16_t*>(k.buf);             // [chunk, n * KDs]
+  uint16_t* vbuf = kbuf + kFiaAqChunk * n * KDs;              // [chunk, n * VDs]
+  uint16_t* qbuf = vbuf + kFiaAqChunk * n * VDs;              // split 2: per head [M, 2 * KD]
+  const int64_t q_elems = split > 1 ? n * M * KDs : 0;
+  float* run = reinterpret_cast<float*>(k.buf) + (kFiaAqChunk * n * (KDs + VDs) + q_elems + 31) / 32 * 16;
+  const int64_t per = M * (VD + 2), per_part = M * (VDs + 2);
+  float* part = run + n * per;  // per head: O [M, VDs], m [M], l [M]
   for (int64_t i = 0; i < n; ++i) {
     std::fill(run + i * per, run + (i + 1) * per, 0.0f);  // l = 0: empty
   }
-  const kernels::DequantRowFn fn = P.dequant;
+  if (split > 1) {
+    for (int64_t i = 0; i < n; ++i) {
+      const kernels::FlashItem& it = items[i];
+      for (int64_t g = 0; g < it.G; ++g)
+        for (int64_t r = 0; r < it.R; ++r) {
+          const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
+          uint16_t* d = qbuf + (i * M + g * it.R + r) * KDs;
+          std::copy(q, q + KD, d);
+          std::copy(q, q + KD, d + KD);
+        }
+    }
+  }
+  DequantRow fn;
+  fn.fn8 = P.dequant;
+  fn.fn4 = P.aq.int4 ? P.dequant4 : nullptr;
   kernels::FlashItem chunk[16];
   for (int64_t t0 = t_begin; t0 < t_end; t0 += kFiaAqChunk) {
     const int64_t t1 = std::min(t_end, t0 + kFiaAqChunk), len = t1 - t0;
@@ -407,34 +621,47 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
     for (int64_t i = 0; i < n; ++i) {
       kernels::FlashItem& it = chunk[i];
       it = items[i];
+      if (split > 1) {
+        it.q = qbuf + i * M * KDs;
+        it.q_n_stride = it.R * KDs;
+        it.q_s_stride = KDs;
+        it.QD = KDs;
+        it.VD = VDs;
+      }
       it.k = kernels::FlashKv();
-      it.k.base = kbuf + i * KD;
-      it.k.slot_stride = n * KD;
-      it.k.c0 = KD;
+      it.k.base = kbuf + i * KDs;
+      it.k.slot_stride = n * KDs;
+      it.k.c0 = KDs;
       it.v = kernels::FlashKv();
-      it.v.base = vbuf + i * VD;
-      it.v.slot_stride = n * VD;
-      it.v.c0 = VD;
+      it.v.base = vbuf + i * VDs;
+      it.v.slot_stride = n * VDs;
+      it.v.c0 = VDs;
       it.kv_begin = 0;  // positions relative to the chunk: the rule and the mask move with them
       it.kv_end = len;
       it.lo_delta = items[i].lo_delta - t0;  // |deltas| <= 2^62: no overflow
       it.hi_delta = items[i].hi_delta - t0;
       it.mask_j0 = items[i].mask_j0 - t0;
       if (it.bias != nullptr) it.bias += t0;
-      it.partial_o = part + i * per;
-      it.partial_m = it.partial_o + M * VD;
+      it.partial_o = part + i * per_part;
+      it.partial_m = it.partial_o + M * VDs;
       it.partial_l = it.partial_m + M;
     }
     kernels::attn_run(*k.row, P.panel, P.shape, chunk, n, k.scratch);
     for (int64_t i = 0; i < n; ++i) {
       float* o = run + i * per;
-      const float* o2 = part + i * per;
+      float* o2 = part + i * per_part;
+      if (split > 1) {  // output channel d = rounded part d + residual part d (in place, forward)
+        for (int64_t m = 0; m < M; ++m)
+          for (int64_t d = 0; d < VD; ++d) o2[m * VD + d] = o2[m * VDs + d] + o2[m * VDs + VD + d];
+        std::copy(o2 + M * VDs, o2 + M * VDs + 2 * M, o2 + M * VD);
+      }
       kernels::attn_merge_state(o, o + M * VD, o + M * VD + M, o2, o2 + M * VD, o2 + M * VD + M, M, VD);
     }
   }
   for (int64_t i = 0; i < n; ++i) {  // the item's output, or its KV-split partial
     const float* o = run + i * per;
     kernels::attn_finish(items[i], o, VD, o + M * VD, o + M * VD + M);
-  }}
+  }
+}
 
 }  // namespace mlaops

@@ -1,5 +1,5 @@
-// FusedInferAttentionScoreV4 KV antiquant (docs/ops/fused_infer_attention_score.md): INT8 key / value with FP16 / BF16 query,
-// dequantised element by element as
+// FusedInferAttentionScoreV4 KV antiquant (docs/ops/fused_infer_attention_score.md): INT8 key / value, or INT4 key / value
+// packed in INT32 (8 nibbles per word, rule FIA-33), with FP16 / BF16 query, dequantised element by element as
 //   x_deq = (x + offset) * scale, rounded to the query dtype,
 // with scale / offset looked up per mode. fia_check_antiquant validates the parameters (rule
 // FIA-21, docs/ops/fused_infer_attention_score.md) and resolves each of key and value into the
@@ -19,6 +19,7 @@ struct AttnRow;
 struct FlashItem;
 }
 struct FiaPlan;
+struct FiaKvStrides;
 
 // Where the scale (and offset) of element (batch b, kv head h, position t, channel d) of key or
 // value is:
@@ -36,6 +37,13 @@ struct FiaAqParam {
 
 struct FiaAntiquant {
   bool on = false;
+  bool int4 = false;  // INT4 key / value in INT32 words: rows addressed in nibbles (FIA-33)
+  // innerPrecise 0 / 2 (high precision): 2, the dequantised chunks carry each row as its value
+  // rounded to the query dtype and the residual (kernels/cpu/dequant_kv.h), side by side as 2 x D
+  // channels, against a query duplicated likewise, so that the scores and P x V see the fp32
+  // value (to about 2^-17); innerPrecise 1 / 3: 1, the rounded value (the vendor's
+  // high-performance numerics). The in-place INT8 kernel never rounds.
+  int64_t split = 1;
   FiaAqParam k, v;
 };
 
@@ -46,12 +54,22 @@ struct FiaAqShape {
   int64_t B = 0, KVN = 0, QS = 0, KD = 0, VD = 0;
   int64_t kv_s = 0;  // non-paged: the key's sequence extent; paged: blockTable width * blockSize
   bool paged = false, packed = false, rope = false, nz = false;
+  bool vendor_ranges = false;  // the aclnn layer's ranges (FiaCheckOptions)
+  FiaLayout in_l = FiaLayout::kBSH;
+  int64_t N = 0;
+  int64_t max_q = 0;  // the longest query of a batch (Q_S; TND / NTD: the largest actual length)
   int64_t block_num = 0, block_size = 0;
 };
 
-// Validates the antiquant parameters against INT8 key / value (or their absence against FP16 /
-// BF16 key / value) and resolves them. Returns kParamInvalid with a FIA-21 / FIA-02 message.
+// Validates the antiquant parameters against INT8 / INT4 key / value (or their absence against
+// FP16 / BF16 key / value) and resolves them. Returns kParamInvalid with a FIA-21 / FIA-33 / FIA-02
+// message.
 Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant* out);
+
+// INT4 key / value in INT32 words (FIA-33): the head dims and strides fia_check parsed from the
+// words (last dim D / 8) become nibble counts (x 8), so that element (b, h, t, d) of the cache is
+// nibble d of its row, byte offset / 2 from the data.
+void fia_aq_int4_dims(int64_t* kd, int64_t* vd, FiaKvStrides* k, FiaKvStrides* v);
 
 // The float value of element `i` of a FP32 / FP16 / BF16 tensor (scale or offset).
 float fia_aq_value(const TensorView& t, int64_t i);
@@ -67,10 +85,11 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
 // KV positions per dequantisation chunk: the chunk's rows of a task's heads stay in L2.
 inline constexpr int64_t kFiaAqChunk = 128;
 
-// Per-thread workspace of the INT8 path: the chunk buffer (kFiaAqChunk rows of up to `heads`
-// heads, K_D + V_D channels, 2 bytes) and two attention states per head (running and chunk:
-// M rows x (V_D + 2) floats, M = query rows per item). 64-byte multiple.
-int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD);
+// Per-thread workspace of the INT8 / INT4 path: the chunk buffer (kFiaAqChunk rows of up to `heads`
+// heads, split x (K_D + V_D) channels, 2 bytes), with split 2 the duplicated query rows (M x 2 K_D
+// per head), and two attention states per head (running: M rows x (V_D + 2) floats, chunk:
+// M x (split x V_D + 2), M = query rows per item). 64-byte multiple.
+int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD, int64_t split);
 
 // What a task of the INT8 path runs: the attention family row the plan chose
 // (kernels/cpu/attn_family.h), in place (the INT8 decode kind) or over dequantised chunks.
@@ -78,14 +97,16 @@ struct FiaAqRun {
   const kernels::AttnRow* row = nullptr;
   bool dequant = false;
   void* scratch = nullptr;  // the thread's attention scratch (FiaPlan::thread_bytes)
-  void* buf = nullptr;      // the thread's INT8 buffers (FiaPlan::aq_thread_bytes)
+  void* buf = nullptr;      // the thread's INT8 / INT4 buffers (FiaPlan::aq_thread_bytes)
 };
 
-// Runs `n` items (heads h0 .. h0 + n - 1 of batch b, same KV range and query rows) over INT8
-// key / value. In place: the INT8 decode kernel reads the rows with the per-channel parameters
-// folded in (FlashDecodeI8). Dequantised: chunk by chunk, the chunk's rows of the n heads are
-// dequantised into `buf` ([chunk, n * K_D] keys, [chunk, n * V_D] values: rows shared by the
-// heads, the decode kernel's order), the row's kernel runs over the chunk into chunk states,
+// Runs `n` items (heads h0 .. h0 + n - 1 of batch b, same KV range and query rows) over INT8 /
+// INT4 key / value. In place: the INT8 decode kernel reads the rows (INT8, packed INT4 or INT8 NZ
+// chunks) with the per-channel parameters folded into the query and the per-token ones into the
+// scores and P x V (FlashDecodeI8). Dequantised: chunk by chunk, the chunk's rows of the n heads
+// are dequantised into `buf` ([chunk, n * split * K_D] keys, [chunk, n * split * V_D] values: rows
+// shared by the heads, the decode kernel's order; split 2: rounded + residual parts, against the
+// duplicated query rows), the row's kernel runs over the chunk into chunk states,
 // which merge online (the combine step); finally each item's output (or its KV-split partial)
 // is written.
 void fia_aq_run_task(const FiaParams& p, const FiaPlan& plan, const FiaAqChannels& ch, int64_t b, int64_t h0,

@@ -79,7 +79,7 @@ struct FiaCall {
   // Post-quant INT8 output (quantScale2 / quantOffset2): per channel (N * V_D elements in (n, d)
   // order) or per tensor (one element); attentionOut is INT8.
   bool post_quant = false, pq_channel = false;
-  FiaAntiquant aq;    // INT8 key / value (FIA-21)
+  FiaAntiquant aq;    // INT8 / INT4 key / value (FIA-21, FIA-33)
   FiaMlaQuant mq;     // MLA full quant: INT8 query and latent cache (FIA-27..29, ops/fia_mla_quant.h)
 };
 
@@ -115,6 +115,7 @@ struct FiaPlan : FiaCall {
   kernels::FlashShape shape;        // the items' scratch geometry
   kernels::FlashKernels panel;      // the panel path's GEMM / softmax / convert / transpose rows
   kernels::DequantRowFn dequant = nullptr;  // INT8 rows -> query dtype
+  kernels::DequantRow4Fn dequant4 = nullptr;  // INT4 rows (FIA-33) -> query dtype
   // Workspace layout (bytes).
   int64_t thread_bytes = 0, off_thread = 0;
   int64_t off_partial = 0, partial_o_floats = 0, partial_ml_floats = 0;  // per (item, split)

@@ -124,7 +124,7 @@ Status parse_pool(const char* op, const char* name, const TensorView& t, int64_t
   } else {
     n = t.dims[1];
     p.block_size = t.dims[3];
-    const int64_t c0 = t.dtype == I8 ? 32 : 16;  // 32 bytes
+    const int64_t c0 = t.dtype == I8 ? 32 : 16;  // 32 bytes per chunk
     MLAOPS_CHECK(t.dims[4] == c0, kParamInvalid,
                  "%s: %s: FIA-08 NZ cache last dim (c0: 16 for FP16/BF16, 32 for INT8); allowed %lld, got %lld", op, name,
                  (long long)c0, (long long)t.dims[4]);
@@ -230,10 +230,11 @@ Status check_existence(const FiaParams& p, const char* op) {
   MLAOPS_CHECK(p.query.dtype != I8 || fia_mlaq_requested(p), kParamInvalid,
                "%s: query: FIA-02 INT8 query (full quantisation) is not supported yet; allowed {FLOAT16, BF16}, got INT8",
                op);
-  const DType kd = p.key[0].dtype;
-  if (kd == I32 || kd == DType::kInt4)
-    return fail(kParamInvalid, "%s: key: FIA-02 INT4 key/value (KV antiquant) is not supported yet; allowed %s or INT8, got %s",
-                op, dtype_name(p.query.dtype), dtype_name(kd));
+  for (const auto& [t, name] : {std::pair{&p.key[0], "key"}, std::pair{&p.value[0], "value"}})
+    MLAOPS_CHECK(t->dtype != DType::kInt4, kParamInvalid,
+                 "%s: %s: FIA-33 INT4 key/value are passed as INT32 (8 nibbles per word, last dim D / 8); allowed "
+                 "{%s, INT8, INT32}, got INT4",
+                 op, name, dtype_name(p.query.dtype));
   // FIA-15 queryRope and keyRope come together
   const bool rope = p.query_rope != nullptr || p.key_rope != nullptr;
   MLAOPS_CHECK(!rope || (p.query_rope != nullptr && p.key_rope != nullptr), kParamInvalid,
@@ -711,9 +712,10 @@ Status check_post_quant_empty_kv(const FiaParams& p, const char* op, FiaCall* c)
 }
 
 // FIA-21 KV antiquant (rules in fia_antiquant.cpp).
-Status check_antiquant(const FiaParams& p, const char* op, int64_t kd, FiaCall* c) {
+Status check_antiquant(const FiaParams& p, const FiaCheckOptions& o, int64_t kd, FiaCall* c) {
   FiaAqShape as;
-  as.op = op;
+  as.op = o.op;
+  as.vendor_ranges = o.vendor_ranges;
   as.q_dtype = p.query.dtype;
   as.B = c->B;
   as.KVN = c->KVN;
@@ -725,6 +727,9 @@ Status check_antiquant(const FiaParams& p, const char* op, int64_t kd, FiaCall* 
   as.packed = c->packed;
   as.rope = c->rope;
   as.nz = c->paged && p.key[0].rank == 5;
+  as.in_l = c->in_l;
+  as.N = c->N;
+  as.max_q = c->packed ? (c->act_q.empty() ? 0 : *std::max_element(c->act_q.begin(), c->act_q.end())) : c->QS;
   as.block_num = c->block_num;
   as.block_size = c->block_size;
   return fia_check_antiquant(p, as, &c->aq);
@@ -772,13 +777,14 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_TRY(check_query(p, o, &c, &qs));
   int64_t kd = 0;
   MLAOPS_TRY(check_kv(p, o, qs, &c, &kd));
+  if (p.key[0].dtype == I32) fia_aq_int4_dims(&kd, &c.VD, &c.k, &c.v);  // FIA-33 INT4 in INT32: nibble units
   MLAOPS_CHECK(kd == c.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
                op, (long long)c.QD, (long long)kd);
   MLAOPS_CHECK(c.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
   if (fia_mlaq_requested(p))
     MLAOPS_TRY(fia_mlaq_check(p, o, &c));
   else
-    MLAOPS_TRY(check_antiquant(p, op, kd, &c));
+    MLAOPS_TRY(check_antiquant(p, o, kd, &c));
   if (o.vendor_ranges) {
     MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", c.QD, 1, 512));
     MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", c.VD, 1, 512));

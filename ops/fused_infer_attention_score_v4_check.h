@@ -17,7 +17,8 @@ enum class FiaDtypeSet {
   kHalf,         // FLOAT16, BF16
   kQuery,        // the query dtype
   kQueryOrInt8,  // the query dtype, or INT8 (key: KV antiquant, FIA-21; attentionOut: post-quant, FIA-26)
-  kKey,          // the key dtype (INT8 with an INT8 key)
+  kKeyIn,        // the query dtype, INT8 or INT32 (packed INT4) (KV antiquant, FIA-21 / FIA-33)
+  kKey,          // the key dtype (INT8 / INT32 with an INT8 / INT32 key)
   kFloat32,
   kMask,         // BOOL, INT8, UINT8
   kInt32,
@@ -55,13 +56,13 @@ enum class FiaFeature {
   kSink,                // learnableSink given
   kRope,                // queryRope / keyRope (MLA)
   kPacked,              // a TND / NTD input layout
-  kKvInt8,              // INT8 key / value (KV antiquant)
+  kKvInt8,              // INT8 or INT4 (INT32) key / value (KV antiquant)
   kExplicitMask,        // an explicit mask (sparseMode 0 with attenMask, or 1)
   kLeftUpCausal,        // sparseMode 2
   kInnerPreciseNonZero, // innerPrecise != 0
   kTreeMask,            // sparseMode 9 (ops/fia_tree_mask.h)
   kPostQuant,           // INT8 attentionOut (quantScale2)
-  kKvInt8NotNz,         // INT8 key / value outside a paged 5-D FRACTAL_NZ cache
+  kKvInt8NotNz,         // INT8 / INT4 key / value outside a paged 5-D FRACTAL_NZ cache
 };
 const char* fia_feature_name(FiaFeature f);
 bool fia_has_feature(const FiaParams& p, FiaFeature f);

@@ -75,8 +75,10 @@ Choice choose_item(const FiaPlan& P, const AttnShape& s, std::string* skipped) {
   if (!s.kv_int8 || kernels::attn_family().value(c.row).kind == AttnKind::kDecodeI8) return c;
   AttnShape d = s;
   d.kv_int8 = false;
-  d.k_c0 = s.QD;
-  d.v_c0 = s.VD;
+  d.QD = s.QD * P.aq.split;  // innerPrecise 0: rounded + residual channels (ops/fia_antiquant.h)
+  d.VD = s.VD * P.aq.split;
+  d.k_c0 = d.QD;
+  d.v_c0 = d.VD;
   std::string after;
   c = choose(d, P.isa, skipped != nullptr ? &after : nullptr);
   c.dequant = true;
@@ -155,9 +157,9 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   kernels::FlashShape& fs = P.shape;
   fs.M = P.G * P.R;
   fs.R = P.R;
-  fs.QD = P.QD;
+  fs.QD = P.QD * P.aq.split;  // KV antiquant chunks of innerPrecise 0 carry 2 x the channels
   fs.DR = P.DR;
-  fs.VD = P.VD;
+  fs.VD = P.VD * P.aq.split;
   fs.tile = P.tile;
   fs.fp16 = P.fp16;
   fs.bias = P.pse;
@@ -165,6 +167,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   P.copy_rows = fs.copy_rows;
   P.panel = kernels::flash_kernels(P.isa);
   if (P.aq.on) P.dequant = kernels::dequant_row_kernel(P.isa);
+  if (P.aq.int4) P.dequant4 = kernels::dequant_row4_kernel(P.isa);
 
   // The row of each item (items differ only in their rows and whether the rule masks inside
   // their range: a few kinds, each chosen once).
@@ -216,7 +219,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   }
   // Workspace: per-thread scratch (the largest kind), INT8 buffers, sink floats, KV-split partials.
   int64_t scratch = kernels::flash_group_scratch_bytes(fs, copy ? group : 1);
-  if (all_decode) scratch = std::max(scratch, kernels::flash_decode_scratch_bytes(group, P.G, P.QD, P.VD, P.fp16));
+  if (all_decode) scratch = std::max(scratch, kernels::flash_decode_scratch_bytes(group, P.G, fs.QD, fs.VD, P.fp16));
   P.thread_bytes = round_up(scratch, kWorkspaceAlign);
   WorkspaceLayout l;
   int64_t threads_total;
@@ -229,10 +232,10 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     // per call: per-channel scales / offsets as floats, [KVN, QD] and [KVN, VD] each
     const int64_t heads = std::min<int64_t>(KVN, 16);
     int64_t buf_bytes, state_bytes, all_threads, ch;
-    MLAOPS_CHECK(product_ok({kFiaAqChunk, heads, P.QD + P.VD, 2}, &buf_bytes) &&
-                     product_ok({heads, fs.M, P.VD + 2, 8}, &state_bytes),
+    MLAOPS_CHECK(product_ok({kFiaAqChunk, heads, P.QD + P.VD, 2 * P.aq.split}, &buf_bytes) &&
+                     product_ok({heads, fs.M, P.VD * P.aq.split + P.QD + 2, 8 * P.aq.split}, &state_bytes),
                  kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
-    int64_t per_thread = fia_aq_thread_bytes(heads, fs.M, P.QD, P.VD);
+    int64_t per_thread = fia_aq_thread_bytes(heads, fs.M, P.QD, P.VD, P.aq.split);
     for (const FiaPlan::Task& t : P.tasks)
       if (fam.value(t.row).kind == AttnKind::kDecodeI8)
         per_thread = std::max(per_thread, kernels::flash_decode_i8_scratch_bytes(t.n, P.G, P.QD, P.VD));
@@ -266,7 +269,7 @@ std::string fia_explain(const FiaPlan& P) {
            (long long)P.G) +
        fmt("Q_S %lld, D %lld + rope %lld, V_D %lld, ", (long long)P.QS, (long long)P.QD, (long long)P.DR,
            (long long)P.VD) +
-       (P.fp16 ? "FLOAT16" : "BF16") + (P.aq.on ? ", INT8 key / value" : "") +
+       (P.fp16 ? "FLOAT16" : "BF16") + (P.aq.on ? (P.aq.int4 ? ", INT4 key / value" : ", INT8 key / value") : "") +
        (P.paged ? fmt(", paged (blockSize %lld)", (long long)P.block_size) : "") +
        fmt(", sparseMode %lld", (long long)P.mode) + (P.explicit_mask ? " with a mask" : "") +
        (P.pse ? ", pseShift" : "") + (P.sink ? ", learnableSink" : "") +

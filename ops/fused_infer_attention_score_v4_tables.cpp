@@ -33,7 +33,9 @@ std::vector<DType> fia_dtype_set(FiaDtypeSet set, const FiaParams& p) {
     case FiaDtypeSet::kHalf: return {F16, BF16};
     case FiaDtypeSet::kQuery: return {p.query.dtype};
     case FiaDtypeSet::kQueryOrInt8: return {p.query.dtype, I8};
-    case FiaDtypeSet::kKey: return {p.key.empty() || p.key[0].dtype != I8 ? p.query.dtype : I8};
+    case FiaDtypeSet::kKeyIn: return {p.query.dtype, I8, I32};
+    case FiaDtypeSet::kKey:
+      return {p.key.empty() || (p.key[0].dtype != I8 && p.key[0].dtype != I32) ? p.query.dtype : p.key[0].dtype};
     case FiaDtypeSet::kFloat32: return {F32};
     case FiaDtypeSet::kMask: return {DType::kBool, I8, DType::kUInt8};
     case FiaDtypeSet::kInt32: return {I32};
@@ -44,8 +46,9 @@ std::vector<DType> fia_dtype_set(FiaDtypeSet set, const FiaParams& p) {
 const std::vector<FiaDtypeRow>& fia_dtype_rows() {
   static const std::vector<FiaDtypeRow> rows = {
       {"query", "FIA-03", query_of, FiaDtypeSet::kHalf},
-      {"key", "FIA-03 (= query dtype, or INT8 with KV antiquant)", key_of, FiaDtypeSet::kQueryOrInt8},
-      {"value", "FIA-03 / FIA-21 (= key dtype: the query dtype, or INT8 with an INT8 key)", value_of, FiaDtypeSet::kKey},
+      {"key", "FIA-03 (= query dtype, or INT8 / INT32 = packed INT4 with KV antiquant)", key_of, FiaDtypeSet::kKeyIn},
+      {"value", "FIA-03 / FIA-21 (= key dtype: the query dtype, or INT8 / INT32 with an INT8 / INT32 key)", value_of,
+       FiaDtypeSet::kKey},
       {"attentionOut", "FIA-03 (= query dtype, or INT8 with quantScale2, FIA-26)", out_of, FiaDtypeSet::kQueryOrInt8},
       {"softmaxLse", "FIA-03", lse_of, FiaDtypeSet::kFloat32},
       {"queryRopeOptional", "FIA-03 (= query dtype)", query_rope_of, FiaDtypeSet::kQuery},
@@ -117,13 +120,13 @@ const char* fia_feature_name(FiaFeature f) {
     case FiaFeature::kSink: return "learnableSink";
     case FiaFeature::kRope: return "queryRope / keyRope (MLA)";
     case FiaFeature::kPacked: return "a TND / NTD layout";
-    case FiaFeature::kKvInt8: return "INT8 key / value (KV antiquant)";
+    case FiaFeature::kKvInt8: return "INT8 / INT4 key / value (KV antiquant)";
     case FiaFeature::kExplicitMask: return "an explicit mask (sparseMode 0 with attenMask, or 1)";
     case FiaFeature::kLeftUpCausal: return "sparseMode 2";
     case FiaFeature::kInnerPreciseNonZero: return "innerPrecise != 0";
     case FiaFeature::kTreeMask: return "the tree mask (sparseMode 9)";
     case FiaFeature::kPostQuant: return "INT8 output (post-quant)";
-    case FiaFeature::kKvInt8NotNz: return "INT8 key / value outside the paged FRACTAL_NZ cache";
+    case FiaFeature::kKvInt8NotNz: return "INT8 / INT4 key / value outside the paged FRACTAL_NZ cache";
   }
   return "?";
 }
@@ -137,14 +140,15 @@ bool fia_has_feature(const FiaParams& p, FiaFeature f) {
       FiaLayout in;
       return parse_fia_layout(p.input_layout, &in, nullptr) && fia_layout_is_packed(in);
     }
-    case FiaFeature::kKvInt8: return !p.key.empty() && p.key[0].dtype == I8;
+    case FiaFeature::kKvInt8: return !p.key.empty() && (p.key[0].dtype == I8 || p.key[0].dtype == I32);
     case FiaFeature::kExplicitMask: return p.atten_mask != nullptr && (p.sparse_mode == 0 || p.sparse_mode == 1);
     case FiaFeature::kLeftUpCausal: return p.sparse_mode == 2;
     case FiaFeature::kInnerPreciseNonZero: return p.inner_precise != 0;
     case FiaFeature::kTreeMask: return p.sparse_mode == 9;
     case FiaFeature::kPostQuant: return p.quant_scale2 != nullptr;
     case FiaFeature::kKvInt8NotNz:
-      return !p.key.empty() && p.key[0].dtype == I8 && !(p.block_table != nullptr && p.key[0].rank == 5);
+      return !p.key.empty() && (p.key[0].dtype == I8 || p.key[0].dtype == I32) &&
+             !(p.block_table != nullptr && p.key[0].rank == 5);
   }
   return false;
 }

@@ -95,7 +95,7 @@ Status parse_seq(const TensorView& t, FiaLayout l, int64_t heads, const char* na
 
 // A paged KV pool, layout decided by rank:
 //   3 BnBsH [blockNum, blockSize, KV_N*D], 4 BnNBsD [blockNum, KV_N, blockSize, D],
-//   5 NZ [blockNum, KV_N, D/c0, blockSize, c0] (c0 = 16 for FP16/BF16).
+//   5 NZ [blockNum, KV_N, D/c0, blockSize, c0] (c0 = 16 for FP16/BF16, 32 for INT8).
 struct PagedAccess {
   const TensorView* t = nullptr;
   int64_t block_num = 0;
@@ -146,8 +146,10 @@ Status parse_paged(const TensorView& t, int64_t kv_heads, const char* name, Page
     n = t.dims[1];
     out->block_size = t.dims[3];
     out->c0 = t.dims[4];
-    MLAOPS_CHECK(out->c0 == 16, kParamInvalid, "%s: %s: NZ cache last dim (c0) for FP16/BF16; allowed 16, got %lld",
-                 kOp, name, static_cast<long long>(out->c0));
+    const int64_t want_c0 = t.dtype == DType::kInt8 ? 32 : 16;  // 32 bytes per chunk
+    MLAOPS_CHECK(out->c0 == want_c0, kParamInvalid,
+                 "%s: %s: NZ cache last dim (c0: 16 for FP16/BF16, 32 for INT8); allowed %lld, got %lld", kOp, name,
+                 static_cast<long long>(want_c0), static_cast<long long>(out->c0));
     MLAOPS_CHECK(ref::mul_ok(t.dims[2], out->c0, &out->d), kParamInvalid, "%s: %s: head dim overflows", kOp, name);
   }
   MLAOPS_CHECK(n == kv_heads, kParamInvalid, "%s: %s: KV_N of the cache shape; allowed %lld, got %lld", kOp, name,
@@ -296,6 +298,14 @@ struct AntiquantRef {
   }
 };
 
+// INT4 key / value in INT32 words: element d of a row is nibble d % 8 of word d / 8, bits
+// [4k, 4k + 3] (k = d % 8), two's complement. `word` is the loaded INT32 value.
+double int4_at(double word, int64_t d) {
+  const uint32_t w = static_cast<uint32_t>(static_cast<int32_t>(word));
+  const int nib = static_cast<int>((w >> (4 * (d % 8))) & 15u);
+  return nib >= 8 ? nib - 16 : nib;
+}
+
 // Inputs outside the scope of this build.
 Status check_scope(const FiaParams& p) {
   struct Opt {
@@ -323,8 +333,8 @@ Status check_scope(const FiaParams& p) {
     return fail(kParamInvalid, "%s: INT8 query (full quant) is not supported yet", kOp);
   for (const auto* list : {&p.key, &p.value}) {
     for (const TensorView& t : *list) {
-      if (t.dtype == DType::kInt32 || t.dtype == DType::kInt4)
-        return fail(kParamInvalid, "%s: %s KV (antiquant) is not supported yet", kOp, ref::type_name(t.dtype));
+      if (t.dtype == DType::kInt4)  // INT4 key / value come as INT32 words (int4_at)
+        return fail(kParamInvalid, "%s: %s KV: INT4 is passed as INT32", kOp, ref::type_name(t.dtype));
     }
   }
   MLAOPS_CHECK(p.quant_offset2 == nullptr || p.quant_scale2 != nullptr, kParamInvalid,
@@ -445,9 +455,10 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
                "%s: innerPrecise: allowed 0..3, got %lld", kOp, static_cast<long long>(p.inner_precise));
   MLAOPS_CHECK(is_half(q.dtype), kParamInvalid, "%s: query dtype; allowed FLOAT16, BF16, got %s", kOp,
                ref::type_name(q.dtype));
-  const bool kv_int8 = key.dtype == DType::kInt8 && value.dtype == DType::kInt8;
+  const bool kv_int4 = key.dtype == DType::kInt32 && value.dtype == DType::kInt32;  // packed INT4
+  const bool kv_int8 = (key.dtype == DType::kInt8 && value.dtype == DType::kInt8) || kv_int4;  // dequantised
   MLAOPS_CHECK((key.dtype == q.dtype && value.dtype == q.dtype) || kv_int8, kParamInvalid,
-               "%s: key/value dtype must equal the query dtype (%s) or both be INT8, got %s / %s", kOp,
+               "%s: key/value dtype must equal the query dtype (%s) or both be INT8 / INT32 (INT4), got %s / %s", kOp,
                ref::type_name(q.dtype), ref::type_name(key.dtype), ref::type_name(value.dtype));
   const bool sep_aq = p.key_antiquant_scale != nullptr && p.value_antiquant_scale != nullptr;
   MLAOPS_CHECK(!kv_int8 || sep_aq || p.antiquant_scale != nullptr, kParamInvalid,
@@ -521,8 +532,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   if (paged) {
     MLAOPS_TRY(parse_paged(key, KVN, "key", &k_pg));
     MLAOPS_TRY(parse_paged(value, KVN, "value", &v_pg));
-    KD = k_pg.d;
-    VD = v_pg.d;
+    KD = k_pg.d * (kv_int4 ? 8 : 1);
+    VD = v_pg.d * (kv_int4 ? 8 : 1);
     MLAOPS_CHECK(v_pg.block_num == k_pg.block_num && v_pg.block_size == k_pg.block_size, kParamInvalid,
                  "%s: value: paged blockNum/blockSize must equal key's", kOp);
     if (rope) {
@@ -553,11 +564,11 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
                  static_cast<long long>(qs.b), static_cast<long long>(ks.b), static_cast<long long>(vs.b));
     MLAOPS_CHECK(vs.s == ks.s, kParamInvalid, "%s: value sequence (%lld) must equal key sequence (%lld)", kOp,
                  static_cast<long long>(vs.s), static_cast<long long>(ks.s));
-    KD = ks.d;
-    VD = vs.d;
+    KD = ks.d * (kv_int4 ? 8 : 1);
+    VD = vs.d * (kv_int4 ? 8 : 1);
     kv_extent = ks.s;
-    k_seq = {&key, in_l, KD};
-    v_seq = {&value, in_l, VD};
+    k_seq = {&key, in_l, ks.d};
+    v_seq = {&value, in_l, vs.d};
     if (rope) {
       SeqShape krs;
       MLAOPS_TRY(parse_seq(*p.key_rope, in_l, KVN, "keyRope", &krs));
@@ -812,18 +823,22 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
           const int64_t idx[2] = {b, j / k_pg.block_size};
           const int64_t blk = ref::load_int(*bt, ref::offset(*bt, idx));
           const int64_t slot = j % k_pg.block_size;
-          for (int64_t d = 0; d < QD; ++d) kr[d] = k_pg.load(blk, h, slot, d);
+          for (int64_t d = 0; d < QD; ++d)
+            kr[d] = kv_int4 ? int4_at(k_pg.load(blk, h, slot, d / 8), d) : k_pg.load(blk, h, slot, d);
           for (int64_t d = 0; d < DR; ++d) kr[QD + d] = kr_pg.load(blk, h, slot, d);
-          for (int64_t d = 0; d < VD; ++d) vr[d] = v_pg.load(blk, h, slot, d);
+          for (int64_t d = 0; d < VD; ++d)
+            vr[d] = kv_int4 ? int4_at(v_pg.load(blk, h, slot, d / 8), d) : v_pg.load(blk, h, slot, d);
           if (kv_int8) {
             for (int64_t d = 0; d < QD; ++d) kr[d] = aq_k.dequant(kr[d], fp16, b, h, j, d, blk, slot);
             for (int64_t d = 0; d < VD; ++d) vr[d] = aq_v.dequant(vr[d], fp16, b, h, j, d, blk, slot);
           }
         } else {
           const int64_t t = kv0 + j;
-          for (int64_t d = 0; d < QD; ++d) kr[d] = k_seq.load(b, h, t, d);
+          for (int64_t d = 0; d < QD; ++d)
+            kr[d] = kv_int4 ? int4_at(k_seq.load(b, h, t, d / 8), d) : k_seq.load(b, h, t, d);
           for (int64_t d = 0; d < DR; ++d) kr[QD + d] = kr_seq.load(b, h, t, d);
-          for (int64_t d = 0; d < VD; ++d) vr[d] = v_seq.load(b, h, t, d);
+          for (int64_t d = 0; d < VD; ++d)
+            vr[d] = kv_int4 ? int4_at(v_seq.load(b, h, t, d / 8), d) : v_seq.load(b, h, t, d);
           if (kv_int8) {
             for (int64_t d = 0; d < QD; ++d) kr[d] = aq_k.dequant(kr[d], fp16, b, h, j, d, 0, 0);
             for (int64_t d = 0; d < VD; ++d) vr[d] = aq_v.dequant(vr[d], fp16, b, h, j, d, 0, 0);

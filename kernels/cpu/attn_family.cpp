@@ -10,19 +10,19 @@ namespace {
 bool pow2_group(int64_t G) { return G == 1 || G == 2 || G == 4 || G == 8 || G == 16; }
 
 // Shared by both decode kernels: one query row per head, no rope part, G a power of two <= 16, no
-// explicit mask and no position of the range masked by the rule.
+// position of the range masked by the rule (an explicit mask is applied to the block's scores).
 const char* decode_shape(const AttnShape& s) {
   if (s.R != 1) return "more than one query row per head";
   if (s.DR != 0) return "a rope part (queryRope / keyRope)";
   if (!pow2_group(s.G)) return "a group size G outside {1, 2, 4, 8, 16}";
-  if (s.explicit_mask) return "an explicit mask";
   if (!s.full_range) return "positions masked inside the KV range";
   return nullptr;
 }
 
 const char* why_not_decode_i8(const AttnShape& s) {
   if (!s.kv_int8) return "key / value are not INT8";
-  if (!s.channel_params) return "per-token antiquant parameters";
+  // contiguous rows, or INT8 NZ chunks of 32 channels (both key and value)
+  if ((s.k_c0 < s.QD || s.v_c0 < s.VD) && (s.k_c0 != 32 || s.v_c0 != 32)) return "channel chunks other than 32";
   if (const char* w = decode_shape(s)) return w;
   // QD <= 512: the int32 dot products stay below 2^31 (512 * 32767 * 128 < 2^31)
   if (s.QD <= 0 || s.VD <= 0 || s.QD % 32 != 0 || s.VD % 32 != 0 || s.QD > 512)

@@ -20,6 +20,7 @@ const KernelFamily* const* kernel_families(int* count) {
       &kernels::convert_family(),
       &kernels::transpose16_family(),
       &kernels::dequant_row_family(),
+      &kernels::dequant_row4_family(),
       &kernels::mla_preprocess_rows_family(),
       &kernels::attn_family(),
       &kernels::flash_mlaq_family(),

@@ -40,7 +40,9 @@ Layout layout(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16) {
 }  // namespace
 
 int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD) {
-  return layout(n, G, QD, VD, true).total + n * 32 * 4;  // + the per-head score lane factors
+  // + the per-head score lane factors, then per-token parameters: qsum, cacc [n G], vmul [16],
+  // offsets [kFlashDecodeBlock] int64
+  return layout(n, G, QD, VD, true).total + n * 32 * 4 + (2 * n * G + 16) * 4 + kFlashDecodeBlock * 8;
 }
 
 int64_t flash_decode_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16) {

@@ -1,6 +1,7 @@
 // Flash decode: a FusedInferAttentionScore work item with one query row per head (R == 1), a
-// small power-of-two group G (1, 2, 4, 8, 16 query heads per KV head), no rope part and no mask
-// inside its KV range. K and V rows are read in place (no K^T panels): per key, the G dot
+// small power-of-two group G (1, 2, 4, 8, 16 query heads per KV head), no rope part and no position
+// of its KV range masked by the rule (an explicit mask row, shared by the G heads, sets the masked
+// keys' scores to -inf; a row without a valid key gives 0 / +inf). K and V rows are read in place (no K^T panels): per key, the G dot
 // products over D run on vdpbf16ps (bf16) or fp32 FMAs (fp16, exact fp16 -> fp32), reduced
 // horizontally 16 at a time; online softmax per block of keys in fp32; P x V with P rounded to
 // bf16 (bf16 operands, vdpbf16ps on pair-interleaved V rows) or in fp32 (fp16 operands).
@@ -51,7 +52,7 @@ struct FlashDecodeScratch {
 };
 FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16, void* scratch);
 
-// ---- INT8 key / value with per-channel antiquant, read in place (no dequantised copy) ----
+// ---- INT8 (or packed INT4) key / value with antiquant, read in place (no dequantised copy) ----
 // K_deq[t][d] = (K[t][d] + k_offset[d]) * k_scale[d] per head, V likewise. The kernel folds the key
 // parameters into the query, q'_d = q_d * k_scale_d, quantises q' per row to int16 (scale
 // max|q'| / 32767) and takes the dot products with the INT8 rows exactly in int32 (vpdpwssd):
@@ -60,14 +61,28 @@ FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_
 // per block of keys; at the end O_d = v_scale_d * (O_d + v_offset_d * l). The dequantised values
 // are therefore used unrounded (the vendor rounds them to the query dtype): more precise, within
 // the operator's stated tolerances (docs/ops/fused_infer_attention_score.md).
+// INT4 rows (int4): the packed nibbles (channel d: nibble d % 2 of byte d / 2, low first), read
+// the same way; strides then in bytes as well. INT8 NZ caches (k.c0 = v.c0 = 32 < QD): chunk c of
+// a row at c * c0_stride.
 struct FlashDecodeI8 {
-  FlashKv k, v;                      // addressing only (block ids, strides in elements = bytes); base unused
+  FlashKv k, v;                      // addressing only (block ids, strides in bytes); base unused
+  bool int4 = false;                 // packed INT4 rows (FIA-33)
   const int8_t* kb[16] = {};         // K / V base of each head
   const int8_t* vb[16] = {};
   const float* k_scale[16] = {};     // [QD] per head
   const float* k_offset[16] = {};    // [QD] per head (zeros when symmetric)
   const float* v_scale[16] = {};     // [VD]
   const float* v_offset[16] = {};    // [VD]
+  // Per-token parameters (KV antiquant modes 1, 3, 4, 5; the value of key 0 + value 1), else null:
+  // position t of head i at k_tok_scale[i][tk.row(t)] (floats; tk carries the block ids of the
+  // paged modes 4 / 5); the per-channel arrays are then identity (scale 1, offset 0). Keys:
+  // S_t = s_t * (scale * q . K_t + o_t * scale * sum_d q_d); values: P_t * s_t is requantised per
+  // block to int16 against the block's largest |s_t|, and sum_t P_t s_t o_t added to every channel.
+  FlashKv tk, tv;
+  const float* k_tok_scale[16] = {};
+  const float* k_tok_offset[16] = {};  // nullable
+  const float* v_tok_scale[16] = {};
+  const float* v_tok_offset[16] = {};  // nullable
 };
 // Runs a group of n items (the shape the attention family's INT8 row accepts) whose K / V are described by `kv`; items
 // supply the query, G / QD / VD, the KV range, scale and the outputs (or partials).

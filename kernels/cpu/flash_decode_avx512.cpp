@@ -18,6 +18,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -251,6 +252,24 @@ void add_bias(const Ctx& x, int64_t j0, int64_t nk, bool fp16) {
   }
 }
 
+// Step 1c, items with an explicit mask: S[j * nG + h * G + g] = -inf where the mask byte of
+// item h at position j0 + j is non-zero (one row per item: the G heads share it; the mask covers
+// the positions from mask_j0 on, attn_item.h).
+void apply_mask(const Ctx& x, int64_t j0, int64_t nk) {
+  const float ninf = -std::numeric_limits<float>::infinity();
+  for (int64_t h = 0; h < x.n; ++h) {
+    const FlashItem& it = x.items[h];
+    if (it.mask == nullptr) continue;
+    const int64_t c0 = std::max<int64_t>(0, std::min<int64_t>(nk, it.mask_j0 - j0));  // first covered key
+    const uint8_t* m = it.mask + it.row0 * it.mask_i_stride + (j0 + c0 - it.mask_j0) * it.mask_j_stride;
+    for (int64_t j = c0; j < nk; ++j) {
+      if (m[(j - c0) * it.mask_j_stride] == 0) continue;
+      float* s = x.sc.s + j * x.nG + h * x.G;
+      for (int64_t g = 0; g < x.G; ++g) s[g] = ninf;
+    }
+  }
+}
+
 // How step 2 stores P: bf16 pairs into sc.p, fp32 into sc.s in place (fp16 operands), or int16
 // pairs P * 32767 into sc.p (INT8 key / value).
 enum class PStore { kBf16Pairs, kF32, kI16Pairs };
@@ -305,6 +324,33 @@ inline __m512i load32_i8(const int8_t* row, int64_t c) {
   return _mm512_cvtepi8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + 32 * c)));
 }
 
+// Channels [32c, 32c + 32) of a packed INT4 row (channel k: nibble k % 2 of byte k / 2, low
+// first, two's complement), sign-extended to int16: byte i widened to int32 lane i, then
+// (b << 12) | (b << 24) puts the low nibble in bits 12..15 and the high nibble in bits 28..31, so
+// one arithmetic shift of the 16-bit halves by 12 gives channel 2i (low half) and 2i + 1 (high).
+inline __m512i load32_i4(const int8_t* row, int64_t c) {
+  const __m512i b = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(row + 16 * c)));
+  return _mm512_srai_epi16(_mm512_or_si512(_mm512_slli_epi32(b, 12), _mm512_slli_epi32(b, 24)), 12);
+}
+
+// The INT8 / INT4 / INT8-NZ (chunk c of 32 bytes at c * c0s from the row) loads of the in-place
+// kernel.
+template <bool I4, bool NZ>
+inline __m512i load32_q(const int8_t* row, int64_t c, int64_t c0s) {
+  if constexpr (NZ) return load32_i8(row + c * c0s, 0);
+  return I4 ? load32_i4(row, c) : load32_i8(row, c);
+}
+
+// A row of D channels into L2.
+template <bool I4, bool NZ>
+inline void prefetch_q(const int8_t* row, int64_t D, int64_t c0s) {
+  if constexpr (NZ) {
+    for (int64_t c = 0; c < D / 32; ++c) avx512::prefetch_line_l2(row + c * c0s);
+  } else {
+    avx512::prefetch_range_l2(row, I4 ? D / 2 : D);
+  }
+}
+
 // Step 3 elements: bf16 V rows (dpbf16 into fp32 accumulators that start from O) or INT8 V rows
 // sign-extended to int16 (vpdpwssd into exact int32 accumulators, |lane| <= BK * 32767 * 128 <
 // 2^31, added to O as acc / 32767 at the end of the block).
@@ -319,18 +365,27 @@ struct PvBf16 {
   void prefetch(const T* row) const { prefetch_l2<NZ>(row, VD, c0s); }
   static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpbf16(a, v, w); }
   static Acc start(const float* o) { return _mm512_loadu_ps(o); }
-  static void finish(Acc a, float* o) { _mm512_storeu_ps(o, a); }
+  void finish(Acc a, float* o) const { _mm512_storeu_ps(o, a); }
+  PvBf16 for_head(int64_t) const { return *this; }
 };
+template <bool I4, bool NZ>
 struct PvI8 {
   using T = int8_t;
   using Acc = __m512i;
-  int64_t VD;
-  static __m512i load(const T* row, int64_t c, bool) { return load32_i8(row, c); }
-  void prefetch(const T* row) const { prefetch_range_l2(row, VD); }
+  int64_t VD, c0s;
+  __m512i load(const T* row, int64_t c, bool) const { return load32_q<I4, NZ>(row, c, c0s); }
+  void prefetch(const T* row) const { prefetch_q<I4, NZ>(row, VD, c0s); }
+  const float* mults = nullptr;  // per head: the block's P unit (per-token value scales), else 1 / 32767
+  float mult = 1.0f / 32767.0f;
   static Acc dot(Acc a, __m512i v, __m512i w) { return v5::dpwssd(a, v, w); }
   static Acc start(const float*) { return _mm512_setzero_si512(); }
-  static void finish(Acc a, float* o) {
-    _mm512_storeu_ps(o, _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(1.0f / 32767.0f), _mm512_loadu_ps(o)));
+  void finish(Acc a, float* o) const {
+    _mm512_storeu_ps(o, _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), _mm512_set1_ps(mult), _mm512_loadu_ps(o)));
+  }
+  PvI8 for_head(int64_t h) const {
+    PvI8 e = *this;
+    if (mults != nullptr) e.mult = mults[h];
+    return e;
   }
 };
 
@@ -378,7 +433,7 @@ inline void pv_block(const E& e, const typename E::T* vb, const int64_t* voff, i
   for (int g = 0; g < GT; ++g)
 #pragma GCC unroll 8
     for (int cc = 0; cc < CC; ++cc)
-      for (int hf = 0; hf < 2; ++hf) E::finish(acc[g][cc][hf], o + g * VDp + (c0 + cc) * 32 + 16 * hf);
+      for (int hf = 0; hf < 2; ++hf) e.finish(acc[g][cc][hf], o + g * VDp + (c0 + cc) * 32 + 16 * hf);
 }
 
 // Step 3 (bf16 / INT8) over the block: per head, row tile of GT and channel range of CC chunks;
@@ -392,6 +447,8 @@ void values_pv(const Ctx& x, int64_t nk, const E& e, const ET& et, const typenam
   const bool half_tail = x.VD % 32 != 0;
   for (int64_t h = 0; h < x.n; ++h)
     for (int64_t g0 = 0; g0 < G; g0 += GT) {
+      const E eh = e.for_head(h);
+      const ET eth = et.for_head(h);
       const int64_t r = h * G + g0;
       float* o = x.sc.o + r * VDp;
       const uint32_t* w = x.sc.p + r;
@@ -399,13 +456,13 @@ void values_pv(const Ctx& x, int64_t nk, const E& e, const ET& et, const typenam
       int64_t c0 = 0;
       for (; c0 + CC <= nch; c0 += CC) {
         const int64_t pf = c0 == 0 ? npf : 0;
-        if (half_tail && c0 + CC == nch) pv_block<ET, GT, CC>(et, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
-        else pv_block<E, GT, CC>(e, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        if (half_tail && c0 + CC == nch) pv_block<ET, GT, CC>(eth, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        else pv_block<E, GT, CC>(eh, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
       }
       for (; c0 < nch; ++c0) {
         const int64_t pf = c0 == 0 ? npf : 0;
-        if (half_tail && c0 + 1 == nch) pv_block<ET, GT, 1>(et, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
-        else pv_block<E, GT, 1>(e, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        if (half_tail && c0 + 1 == nch) pv_block<ET, GT, 1>(eth, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+        else pv_block<E, GT, 1>(eh, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
       }
     }
 }
@@ -562,6 +619,7 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
     block_offsets(x, a.k, a.v, j0, nk, a.kv_begin, a.kv_end);
     score(x, nk);
     if (a.bias != nullptr) add_bias(x, j0, nk, F16);
+    if (a.mask != nullptr) apply_mask(x, j0, nk);
     softmax_rows<F16 ? PStore::kF32 : PStore::kBf16Pairs>(x, nk);
     values<G, F16, NZ>(x, nk);
   }
@@ -592,24 +650,25 @@ void decode_avx512(const FlashItem* items, int64_t n, void* scratch) {
 
 // ------------------------------------------------ INT8 key / value in place (FlashDecodeI8)
 
-// Rows (`bytes` long) of block-relative key t (this block or, full blocks, the next) into L2.
-inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, int64_t t, int64_t nk, int64_t bytes) {
+// The key row of block-relative key t (this block or, full blocks, the next) into L2.
+template <bool I4, bool NZ>
+inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, int64_t t, int64_t nk) {
   if (t >= nk && (nk < BK || t - BK >= x.n_next)) return;
-  prefetch_range_l2(base + off[t], bytes);
+  prefetch_q<I4, NZ>(base + off[t], x.QD, x.kc0s);
 }
 
 
 // Step 1, INT8 keys: per head, tiles of 16 / G keys x G rows of exact int32 dot products of the
 // int16 query with the sign-extended rows (vpdpwssd), reduced to 16 scores
 // S = lane_a * dot + lane_c (lane_a folds scale and the query's quantisation step).
-template <int G>
+template <int G, bool I4, bool NZ>
 void scores_i8(const Ctx& x, int64_t nk) {
   constexpr int KB = 16 / G;
   const int64_t nG = x.nG, nch = x.QD / 32, cstep = nG * 32;
   const int64_t* koff = x.sc.k_off;
   for (int64_t j = 0; j < nk; j += KB) {
     for (int64_t h = 0; h < x.n; ++h) {
-      for (int64_t k = j; k < j + KB; ++k) prefetch_i8(x, x.kb8[h], koff, k + kPrefetchKeys, nk, x.QD);
+      for (int64_t k = j; k < j + KB; ++k) prefetch_i8<I4, NZ>(x, x.kb8[h], koff, k + kPrefetchKeys, nk);
       const int8_t* kr[KB];
 #pragma GCC unroll 16
       for (int k = 0; k < KB; ++k) kr[k] = x.kb8[h] + koff[std::min<int64_t>(j + k, nk - 1)];
@@ -620,7 +679,7 @@ void scores_i8(const Ctx& x, int64_t nk) {
       for (int64_t c = 0; c < nch; ++c, qc += cstep) {
         __m512i kv[KB];
 #pragma GCC unroll 16
-        for (int k = 0; k < KB; ++k) kv[k] = load32_i8(kr[k], c);
+        for (int k = 0; k < KB; ++k) kv[k] = load32_q<I4, NZ>(kr[k], c, x.kc0s);
 #pragma GCC unroll 16
         for (int g = 0; g < G; ++g) {
           const __m512i qv = _mm512_loadu_si512(qc + 32 * g);
@@ -652,15 +711,87 @@ inline __m512 load_q16(const uint16_t* p, bool fp16) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(v), 16));
 }
 
-template <int G>
+// Per-token key parameters: S = s_t * (S + o_t * qsum_r), qsum_r = scale * sum_d q_d (the key's
+// channel parameters are then identity, so S holds scale * q . K_int), for the nk keys of the block
+// from j0 (a head's G rows one masked vector); toff: scratch for the parameter offsets.
+void fold_key_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_t nk, const float* qsum, int64_t* toff) {
+  kv.tk.rows(j0, nk, toff);
+  const __mmask16 m = v5::mask16(x.G);  // a head's G rows (G <= 16)
+  for (int64_t h = 0; h < x.n; ++h) {
+    const float* ks = kv.k_tok_scale[h];
+    const float* ko = kv.k_tok_offset[h];
+    const __m512 q = _mm512_maskz_loadu_ps(m, qsum + h * x.G);
+    for (int64_t j = 0; j < nk; ++j) {
+      const __m512 sc = _mm512_set1_ps(ks[toff[j]]), off = _mm512_set1_ps(ko ? ko[toff[j]] : 0.0f);
+      float* S = x.sc.s + j * x.nG + h * x.G;
+      _mm512_mask_storeu_ps(S, m, _mm512_mul_ps(sc, _mm512_fmadd_ps(off, q, _mm512_maskz_loadu_ps(m, S))));
+    }
+  }
+}
+
+// Per-token value parameters, after the block's softmax (P stored as int16 pairs P * 32767, O and
+// l rescaled): O_d += sum_t P_t s_t (V_td + o_t). The offset part, sum_t P_t s_t o_t, goes into
+// cacc (rescaled by the block's alpha first); P is requantised to P * s_t / smax (smax = the
+// head's largest |s_t| in the block, so |P'| <= 32767, round to nearest even) and vmul[h] =
+// smax / 32767 is the unit the INT8 P x V step adds its int32 sums with. A head's G rows of a key
+// pair (one uint32 word per row: key 2p low, 2p + 1 high) are one masked vector.
+void fold_value_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_t nk, float* cacc, float* vmul,
+                       int64_t* toff) {
+  kv.tv.rows(j0, nk, toff);
+  for (int64_t r = 0; r < x.nG; ++r) cacc[r] *= x.sc.alpha[r];
+  const __mmask16 m = v5::mask16(x.G);
+  for (int64_t h = 0; h < x.n; ++h) {
+    const float* vs = kv.v_tok_scale[h];
+    const float* vo = kv.v_tok_offset[h];
+    float smax = 0.0f;
+    bool finite = true;
+    for (int64_t j = 0; j < nk; ++j) {
+      smax = std::max(smax, std::fabs(vs[toff[j]]));
+      finite = finite && std::isfinite(vs[toff[j]]);
+    }
+    // a non-finite scale makes the head's rows NaN (as the dequantised arithmetic would)
+    const float inv = finite && smax > 0.0f ? 1.0f / smax : 0.0f;
+    vmul[h] = finite ? smax / 32767.0f : std::numeric_limits<float>::quiet_NaN();
+    float* ca = cacc + h * x.G;
+    __m512 c = _mm512_maskz_loadu_ps(m, ca);
+    for (int64_t j = 0; j < nk; j += 2) {
+      float f[2] = {0.0f, 0.0f}, so[2] = {0.0f, 0.0f};  // a missing odd key: P' 0
+      for (int64_t u = 0; u < 2 && j + u < nk; ++u) {
+        const float sc = vs[toff[j + u]];
+        f[u] = sc * inv;
+        so[u] = vo ? sc * vo[toff[j + u]] * (1.0f / 32767.0f) : 0.0f;
+      }
+      uint32_t* w = x.sc.p + j / 2 * x.nG + h * x.G;
+      const __m512i wv = _mm512_maskz_loadu_epi32(m, w);
+      const __m512 lo = _mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(wv, 16), 16));
+      const __m512 hi = _mm512_cvtepi32_ps(_mm512_srai_epi32(wv, 16));
+      c = _mm512_fmadd_ps(hi, _mm512_set1_ps(so[1]), _mm512_fmadd_ps(lo, _mm512_set1_ps(so[0]), c));
+      const __m512i nlo = _mm512_cvtps_epi32(_mm512_mul_ps(lo, _mm512_set1_ps(f[0])));
+      const __m512i nhi = _mm512_cvtps_epi32(_mm512_mul_ps(hi, _mm512_set1_ps(f[1])));
+      const __m512i packed = _mm512_or_si512(_mm512_and_si512(nlo, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(nhi, 16));
+      _mm512_mask_storeu_epi32(w, m, packed);
+    }
+    _mm512_mask_storeu_ps(ca, m, c);
+  }
+}
+
+template <int G, bool I4, bool NZ>
 void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   const FlashItem& a = items[0];
   constexpr int KB = 16 / G;
   Ctx x = group_ctx(items, n, G);  // VDp == VD: a multiple of 32
+  x.kc0s = kv.k.c0_stride;  // NZ: bytes between 32-channel chunks
+  x.vc0s = kv.v.c0_stride;
   x.sc = flash_decode_scratch(n, G, a.QD, a.VD, true, scratch);
   float* lanes = reinterpret_cast<float*>(static_cast<char*>(scratch) + flash_decode_scratch_bytes(n, G, a.QD, a.VD, true));
   x.lane_a = lanes;
   x.lane_c = lanes + n * 16;
+  // per-token parameters: qsum [nG], cacc [nG], vmul [16], parameter offsets [BK]
+  const bool tok_k = kv.k_tok_scale[0] != nullptr, tok_v = kv.v_tok_scale[0] != nullptr;
+  float* qsum = lanes + n * 32;
+  float* cacc = qsum + n * G;
+  float* vmul = cacc + n * G;
+  int64_t* toff = reinterpret_cast<int64_t*>(vmul + 16);
   for (int64_t h = 0; h < n; ++h) {
     x.kb8[h] = kv.kb[h];
     x.vb8[h] = kv.vb[h];
@@ -675,13 +806,16 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
     const uint16_t* qrow = items[h].q + g * items[h].q_n_stride;
     const float* ks = kv.k_scale[h];
     const float* ko = kv.k_offset[h];
-    __m512 mx = _mm512_setzero_ps(), cs = _mm512_setzero_ps();
+    __m512 mx = _mm512_setzero_ps(), cs = _mm512_setzero_ps(), qs = _mm512_setzero_ps();
     for (int64_t d = 0; d < QD; d += 16) {
       const __m512 qp = _mm512_mul_ps(load_q16(qrow + d, a.fp16), _mm512_loadu_ps(ks + d));
       mx = _mm512_max_ps(mx, _mm512_abs_ps(qp));
       cs = _mm512_fmadd_ps(qp, _mm512_loadu_ps(ko + d), cs);
+      qs = _mm512_add_ps(qs, qp);
     }
     const float amax = _mm512_reduce_max_ps(mx), c = _mm512_reduce_add_ps(cs);
+    qsum[r] = _mm512_reduce_add_ps(qs) * a.scale;
+    cacc[r] = 0.0f;
     // a non-finite q' (inf / NaN in the query or scales) makes the row's scores NaN, as the
     // dequantising path's arithmetic would; nothing reads past the row either way
     const bool finite = amax <= std::numeric_limits<float>::max();
@@ -703,22 +837,43 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
   for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
     const int64_t nk = std::min(BK, a.kv_end - j0);
     block_offsets(x, kv.k, kv.v, j0, nk, a.kv_begin, a.kv_end);
-    scores_i8<G>(x, nk);
+    scores_i8<G, I4, NZ>(x, nk);
+    if (tok_k) fold_key_tokens(x, kv, j0, nk, qsum, toff);
     if (a.bias != nullptr) add_bias(x, j0, nk, a.fp16);
+    if (a.mask != nullptr) apply_mask(x, j0, nk);
     softmax_rows<PStore::kI16Pairs>(x, nk);
-    values_pv<G>(x, nk, PvI8{x.VD}, PvI8{x.VD}, x.vb8);
+    if (tok_v) fold_value_tokens(x, kv, j0, nk, cacc, vmul, toff);
+    PvI8<I4, NZ> e{x.VD, x.vc0s};
+    e.mults = tok_v ? vmul : nullptr;
+    values_pv<G>(x, nk, e, e, x.vb8);
   }
+  if (tok_v)
+    for (int64_t r = 0; r < nG; ++r) {
+      const __m512 c = _mm512_set1_ps(cacc[r]);
+      float* orow = x.sc.o + r * x.VDp;
+      for (int64_t d = 0; d < x.VDp; d += 16) _mm512_storeu_ps(orow + d, _mm512_add_ps(_mm512_loadu_ps(orow + d), c));
+    }
   finish_group<true>(x, items, &kv);
 }
 
-void decode_i8_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
+template <bool I4, bool NZ>
+void decode_q_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   switch (items[0].G) {
-    case 1: decode_group_i8<1>(items, n, kv, scratch); break;
-    case 2: decode_group_i8<2>(items, n, kv, scratch); break;
-    case 4: decode_group_i8<4>(items, n, kv, scratch); break;
-    case 8: decode_group_i8<8>(items, n, kv, scratch); break;
-    default: decode_group_i8<16>(items, n, kv, scratch); break;
+    case 1: decode_group_i8<1, I4, NZ>(items, n, kv, scratch); break;
+    case 2: decode_group_i8<2, I4, NZ>(items, n, kv, scratch); break;
+    case 4: decode_group_i8<4, I4, NZ>(items, n, kv, scratch); break;
+    case 8: decode_group_i8<8, I4, NZ>(items, n, kv, scratch); break;
+    default: decode_group_i8<16, I4, NZ>(items, n, kv, scratch); break;
   }
+}
+
+void decode_i8_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
+  if (kv.int4)
+    decode_q_avx512<true, false>(items, n, kv, scratch);
+  else if (kv.k.c0 < items[0].QD)  // an INT8 NZ cache: 32-channel chunks
+    decode_q_avx512<false, true>(items, n, kv, scratch);
+  else
+    decode_q_avx512<false, false>(items, n, kv, scratch);
 }
 
 }  // namespace

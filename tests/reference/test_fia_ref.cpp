@@ -566,10 +566,17 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
   EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
   EXPECT_NE(std::string(last_error_message()).find("attenMask"), std::string::npos) << last_error_message();
   r = build_fia_run(c, FiaRunConfig{});
-  HostTensor k8 = r->key.as(DType::kInt32);  // INT4 packed in INT32 (INT8 KV antiquant: test_fia_antiquant.cpp)
+  // INT4 KV comes packed in INT32, key and value both (test_fia_antiquant_int4.cpp); ACL_INT4 is
+  // not a KV dtype
+  HostTensor k8 = r->key.as(DType::kInt32);
   r->params.key[0] = k8.view();
   EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
-  EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos);
+  EXPECT_NE(std::string(last_error_message()).find("INT8 / INT32 (INT4)"), std::string::npos) << last_error_message();
+  TensorView k4 = k8.view();
+  k4.dtype = DType::kInt4;
+  r->params.key[0] = k4;
+  EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("INT4 is passed as INT32"), std::string::npos) << last_error_message();
   // INT8 key / value need antiquant scales
   r = build_fia_run(c, FiaRunConfig{});
   HostTensor k8b = r->key.as(DType::kInt8), v8b = r->value.as(DType::kInt8);

@@ -8,6 +8,8 @@
 //   * contiguous BSND (heads interleaved in a row: groups of KV heads run together), paged BnBsH
 //     and paged NZ with block size 16 (partly filled last blocks, shuffled block table)
 //   * KV splits (flash-decoding: one item, 2..4 threads) over lengths 129..1000
+//   * explicit masks (sparse mode 0 / 1; (B, KV_S) with batch 1 fully masked -> 0 / +inf, and
+//     (B, 1, rows, cols) at density 0.5), contiguous / paged / NZ, with KV splits
 // plus the eligibility rules on hand-made items. Tolerances: tests/ops/fia/fia_harness.h
 // (unchanged).
 #include <gtest/gtest.h>
@@ -30,6 +32,7 @@ struct DecodeCase {
   DType dtype = DType::kBFloat16;
   int64_t G = 1, D = 64, B = 9, KVN = 2;
   int storage = 0;  // 0 contiguous BSND, 3 paged BnBsH, 5 paged NZ
+  MaskForm mask = MaskForm::kNone;  // explicit mask (kRank2Batch: batch 1 fully masked)
   std::vector<int64_t> act_kv;
   std::vector<int> threads = {1, 2};
 };
@@ -48,6 +51,11 @@ FiaCase to_fia(const DecodeCase& d) {
     c.cfg.paged = true;
     c.cfg.cache_rank = d.storage;
     c.cfg.block_size = 16;
+  }
+  if (d.mask != MaskForm::kNone) {
+    sparse(c, d.mask == MaskForm::kRank2Batch ? 0 : 1, d.mask);
+    c.full_row_masked = d.mask == MaskForm::kRank2Batch;
+    c.mask_density = 0.5;
   }
   return c;
 }
@@ -89,6 +97,35 @@ std::vector<DecodeCase> cases() {
                  st_name[st];
         v.push_back(c);
       }
+  // Explicit masks: applied to the decode kernel's block scores.
+  for (DType dt : {DType::kBFloat16, DType::kFloat16})
+    for (int64_t G : {1, 4, 16})
+      for (int st : {0, 3, 5})
+        for (MaskForm m : {MaskForm::kRank2Batch, MaskForm::kRank4}) {
+          DecodeCase c;
+          c.dtype = dt;
+          c.G = G;
+          c.D = 128;
+          c.storage = st;
+          c.mask = m;
+          c.act_kv = kLengths;
+          c.name = std::string("mask_") + (m == MaskForm::kRank2Batch ? "b_kvs_" : "rank4_") +
+                   (dt == DType::kFloat16 ? "fp16" : "bf16") + "_g" + std::to_string(G) + "_" + st_name[st];
+          v.push_back(c);
+        }
+  for (int st : {0, 5}) {
+    DecodeCase c;
+    c.G = 4;
+    c.D = 128;
+    c.B = 1;
+    c.KVN = 1;
+    c.storage = st;
+    c.mask = MaskForm::kRank4;
+    c.act_kv = {1000};
+    c.threads = {1, 2, 3, 4};
+    c.name = std::string("mask_split_bf16_L1000_") + st_name[st];
+    v.push_back(c);
+  }
   return v;
 }
 
@@ -144,8 +181,8 @@ TEST(FlashDecodeShapes, Rules) {
   s.DR = 64;
   EXPECT_FALSE(ok(s));
   s = decode_shape(4, 128);
-  s.explicit_mask = true;
-  EXPECT_FALSE(ok(s));
+  s.explicit_mask = true;  // applied to the block's scores
+  EXPECT_TRUE(ok(s));
   s = decode_shape(4, 128);
   s.full_range = false;  // a position of the range masked by the rule
   EXPECT_FALSE(ok(s));

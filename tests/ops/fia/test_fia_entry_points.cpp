@@ -505,10 +505,11 @@ TEST(FiaEntryPointsErrors, Int32KeyValue) {
     });
     EXPECT_NE(std::string(aclGetRecentErrMsg()).find("INT32"), std::string::npos);
   }
-  // V2..V4 (and IFA V3/V4) read it as packed INT4, which this build does not support yet.
+  // V2..V4 (and IFA V3/V4) read it as packed INT4 (FIA-33, tests/ops/fia/test_fia_antiquant_int4.cpp):
+  // the words' last dim is D / 8, so this key's 32 words per head read as head dim 256.
   for (Entry e : {Entry::kFiaV2, Entry::kFiaV3, Entry::kFiaV4, Entry::kIfaV3, Entry::kIfaV4}) {
     SCOPED_TRACE(entry_name(e));
-    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "key", "FIA-02"}, [](FiaAclArgs& a) {
+    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "key", "FIA-08"}, [](FiaAclArgs& a) {
       a.in[1].dtype = DType::kInt32;
       a.in[2].dtype = DType::kInt32;
     });

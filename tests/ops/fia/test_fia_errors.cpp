@@ -72,7 +72,7 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
   // the tree's rules: tests/ops/fia/test_fia_tree_mask.cpp)
   expect_rejected(Base::kGqaPagedTnd, {kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a) { a.sparse = 9; });
   expect_rejected(Base::kBsnd, {kInv, "query", "FIA-02"}, [](FiaAclArgs& a) { a.in[0].dtype = DType::kInt8; });
-  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt4; });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-33"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt4; });
 }
 
 // KV antiquant (FIA-21; the full rule set: tests/ops/fia/test_fia_antiquant.cpp): through the C

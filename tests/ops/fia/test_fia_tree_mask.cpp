@@ -172,8 +172,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, FiaTreeMask, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<TreeCase>& i) { return i.param.c.name; });
 
 // The plans: MLA MTP runs on the lane row (as MLA decode does); a GQA decode call with a tree
-// skips the decode row for its mask ("an explicit mask") and runs on a masking row (here the
-// panel: 4 rows per item are too few for the lanes).
+// runs on the decode row, which applies explicit masks (the tree covering the last position).
 TEST(FiaTreeMaskPlan, MaskedRowsAreChosen) {
   FiaCase m = mla_case("plan_mla", BF, 1, 16, 4, 300, "TND");
   m.act_q = {4};
@@ -190,8 +189,8 @@ TEST(FiaTreeMaskPlan, MaskedRowsAreChosen) {
     if (detected_isa() == Isa::kAvx512) {
       if (k == 0) {
         EXPECT_NE(e.find(": attn_avx512_lanes"), std::string::npos) << e;
-      } else {
-        EXPECT_NE(e.find("attn_avx512_decode: an explicit mask"), std::string::npos) << e;
+      } else {  // the decode row applies explicit masks
+        EXPECT_NE(e.find("row(s): attn_avx512_decode "), std::string::npos) << e;
       }
     }
   }
@@ -210,6 +209,9 @@ TEST(FiaTreeMaskKernels, TreeEqualsItsFullMask) {
   c.act_kv = {150, 6};
   v.push_back(tc(c, Tree::kRandom));
   c = fia_case("gqa_decode_kv_split", BF, 1, 2, 1, 3, 3000, 64, "BSH");
+  v.push_back(tc(c, Tree::kBits));
+  c = fia_case("gqa_decode_row_qs1_g4", BF, 3, 16, 4, 1, 700, 128, "BSND");
+  c.act_kv = {700, 1, 64};
   v.push_back(tc(c, Tree::kBits));
   c = mla_case("mla_n128_paged_nz", BF, 3, 128, 4, 300, "BSND");
   c.act_kv = {300, 129, 64};

@@ -1,0 +1,493 @@
+// FusedInferAttentionScoreV4 KV antiquant with INT4 key / value (rule FIA-33): key / value are
+// INT32 words with last dim D / 8 (H / 8 for BSH), 8 signed nibbles per word, low nibble first.
+// The operator against the float64 reference (which unpacks the words itself) over every mode the
+// vendor allows with INT4 (separate 0 per-channel in every shape form, 1, 3, key 0 + value 1;
+// combined 0 per-channel / 1), offsets or none, FP16 / BF16 queries, BNSD / BSND / BSH, GQA group
+// sizes 1..8, D 64 / 128 (and D 40 through the C++ API), zero-length batches and KV splits, under
+// every ISA and 1 / 2 threads, output and lse; through the C API (V4); then the FIA-33 errors
+// (status, message, output untouched).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/runtime.h"
+#include "ops/compare.h"
+#include "ops/fia/fia_aclnn_call.h"
+#include "reference/fia_test_data.h"
+#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "tests/support/isa_list.h"
+
+namespace mlaops::testing {
+namespace {
+
+using fia_test::HostTensor;
+
+struct I4Case {
+  std::string name;
+  DType dt = DType::kBFloat16;
+  std::string layout = "BNSD";
+  int64_t B = 2, N = 4, KVN = 2, S = 1, L = 37, D = 64;
+  std::vector<int64_t> act_kv;  // empty: L for every batch
+  int64_t mode_k = 0, mode_v = 0;
+  bool combined = false, offset = true;
+  int shape_form = 0;  // mode 0 shape: 0 (1,KVN,1,D), 1 (1,KVN,D), 2 (1,H), 3 (KVN,D)
+  bool paged = false;  // a BnBsH cache of INT32 words (rejected, FIA-33)
+  int64_t bs = 16;
+  uint32_t seed = 1;
+};
+
+double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
+
+struct I4Data {
+  HostTensor q, k, v, bt, out_op, out_ref, lse_op, lse_ref, ks, ko, vs, vo;
+  std::vector<int64_t> akv;
+  TensorView vbt, vks, vko, vvs, vvo, vlse_op, vlse_ref;
+  FiaParams op, ref;
+};
+
+// An INT32 tensor of `dims` (last dim D / 8 words) holding random nibbles in [-8, 7].
+HostTensor int4_words(std::vector<int64_t> dims, std::mt19937& g) {
+  HostTensor t(DType::kInt32, std::move(dims));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    uint32_t w = 0;
+    for (int k = 0; k < 8; ++k) w |= static_cast<uint32_t>(g() % 16) << (4 * k);
+    t.set_flat(i, static_cast<double>(static_cast<int32_t>(w)));
+  }
+  return t;
+}
+
+HostTensor param(const I4Case& c, int64_t mode, bool off, int64_t kv_s, std::mt19937& g) {
+  const int64_t lead = c.combined ? 2 : 1, H = c.KVN * c.D;
+  HostTensor t;
+  if (mode == 0) {
+    const DType pdt = c.dt;
+    if (c.shape_form == 0) t = HostTensor(pdt, {lead, c.KVN, 1, c.D});
+    else if (c.shape_form == 1) t = HostTensor(pdt, {lead, c.KVN, c.D});
+    else if (c.shape_form == 2) t = HostTensor(pdt, {lead, H});
+    else t = HostTensor(pdt, {c.KVN, c.D});
+  } else if (mode == 1) {
+    t = HostTensor(DType::kFloat32, {lead, c.B, kv_s});
+  } else {
+    t = HostTensor(DType::kFloat32, {c.B, c.KVN, kv_s});
+  }
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.set_flat(i, off ? std::round(uni(g, -3, 3)) + (i % 3 == 0 ? 0.5 : 0.0) : uni(g, 0.5, 1.5) / 7.0);
+  return t;
+}
+
+std::unique_ptr<I4Data> setup(const I4Case& c) {
+  auto d = std::make_unique<I4Data>();
+  std::mt19937 g(c.seed * 7919 + 5);
+  d->akv = c.act_kv.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.L) : c.act_kv;
+  const int64_t W = c.D / 8;  // words per head row
+  auto qshape = [&](int64_t n, int64_t s, int64_t d_) -> std::vector<int64_t> {
+    if (c.layout == "BNSD") return {c.B, n, s, d_};
+    if (c.layout == "BSND") return {c.B, s, n, d_};
+    return {c.B, s, n * d_};
+  };
+  d->q = HostTensor(c.dt, qshape(c.N, c.S, c.D));
+  for (int64_t i = 0; i < d->q.numel(); ++i) d->q.set_flat(i, uni(g, -1, 1));
+  d->out_op = HostTensor(c.dt, qshape(c.N, c.S, c.D));
+  d->out_ref = HostTensor(DType::kFloat64, qshape(c.N, c.S, c.D));
+  d->lse_op = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
+  d->lse_ref = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
+  int64_t kv_s = c.L;
+  if (c.paged) {
+    const int64_t per = (c.L + c.bs - 1) / c.bs, blocks = c.B * per + 1;
+    kv_s = per * c.bs;
+    d->k = int4_words({blocks, c.bs, c.KVN * W}, g);
+    d->v = int4_words({blocks, c.bs, c.KVN * W}, g);
+    d->bt = HostTensor(DType::kInt32, {c.B, per});
+    for (int64_t i = 0; i < c.B * per; ++i) d->bt.set_flat(i, static_cast<double>((i * 5 + 1) % blocks));
+  } else {
+    d->k = int4_words(qshape(c.KVN, c.L, W), g);
+    d->v = int4_words(qshape(c.KVN, c.L, W), g);
+  }
+  d->ks = param(c, c.mode_k, false, kv_s, g);
+  if (c.offset) d->ko = param(c, c.mode_k, true, kv_s, g);
+  if (!c.combined) {
+    d->vs = param(c, c.mode_v, false, kv_s, g);
+    if (c.offset) d->vo = param(c, c.mode_v, true, kv_s, g);
+  }
+  d->vbt = d->bt.view();
+  d->vks = d->ks.view();
+  d->vko = d->ko.view();
+  d->vvs = d->vs.view();
+  d->vvo = d->vo.view();
+  d->vlse_op = d->lse_op.view();
+  d->vlse_ref = d->lse_ref.view();
+  for (int w = 0; w < 2; ++w) {
+    FiaParams& p = w == 0 ? d->op : d->ref;
+    p.query = d->q.view();
+    p.key = {d->k.view()};
+    p.value = {d->v.view()};
+    p.num_heads = c.N;
+    p.num_key_value_heads = c.KVN;
+    p.scale_value = 1.0 / std::sqrt(static_cast<double>(c.D));
+    p.input_layout = c.layout;
+    p.actual_seq_lengths_kv = &d->akv;
+    p.attention_out = w == 0 ? d->out_op.view() : d->out_ref.view();
+    p.softmax_lse_flag = true;
+    p.softmax_lse = w == 0 ? &d->vlse_op : &d->vlse_ref;
+    if (c.paged) {
+      p.block_table = &d->vbt;
+      p.block_size = c.bs;
+    }
+    if (c.combined) {
+      p.antiquant_scale = &d->vks;
+      p.antiquant_offset = c.offset ? &d->vko : nullptr;
+      p.antiquant_mode = c.mode_k;
+    } else {
+      p.key_antiquant_scale = &d->vks;
+      p.key_antiquant_offset = c.offset ? &d->vko : nullptr;
+      p.value_antiquant_scale = &d->vvs;
+      p.value_antiquant_offset = c.offset ? &d->vvo : nullptr;
+      p.key_antiquant_mode = c.mode_k;
+      p.value_antiquant_mode = c.mode_v;
+    }
+  }
+  return d;
+}
+
+Status run_op(const FiaParams& p) {
+  uint64_t ws = 0;
+  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
+  if (s != kSuccess) return s;
+  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
+  return fused_infer_attention_score_v4(p, buf.data(), ws);
+}
+
+// The INT8 antiquant tolerances (tests/ops/fia/test_fia_antiquant.cpp): the operator rounds the
+// dequantised values to the query dtype exactly as the golden does, the rest is fp32 attention.
+// lse, |x - y| <= rel * |y| + abs: the dequantised chunks follow their golden's scores to fp32
+// accuracy (measured max 1.6e-6 absolute; against the other golden the error is about 1e-3), the
+// in-place kernel's int16 query / P quantisation leaves more (measured in the docs).
+constexpr double kLseRel = 1e-6, kLseAbs = 4e-6;
+constexpr double kLseRelInPlace = 2e-6, kLseAbsInPlace = 2e-5;
+
+Tolerance out_tol(DType dt) {
+  if (dt == DType::kFloat16) return {5e-3, 5e-3, 2e-3, 0.9999, 0, 0, 0, 0};
+  return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
+}
+
+// True when the plan of `op` at the active level reads the INT4 rows in place (the INT8 / INT4
+// decode row of the attention family, per-channel parameters), which never rounds them.
+bool in_place(const FiaParams& op) {
+  OpPlan plan;
+  if (fused_infer_attention_score_v4_plan(op, &plan) != kSuccess) return false;
+  return plan.explain().find("row(s): attn_avx512_decode_i8") != std::string::npos;
+}
+
+// innerPrecise 0 (high precision) against the exact golden (dequantised values unrounded),
+// innerPrecise 1 (high performance) against the golden that rounds them to the query dtype,
+// except in place (exact golden, never rounded).
+void check_case(const I4Case& c) {
+  SCOPED_TRACE(c.name);
+  const auto d = setup(c);
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kRoundToQueryDtype), kSuccess)
+      << last_error_message();
+  const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
+  const HostTensor out_exact = d->out_ref, lse_exact = d->lse_ref;
+  for (int64_t ip : {0, 1}) {
+    d->op.inner_precise = ip;
+    for (Isa isa : test_isas()) {
+      if (!set_isa(isa)) continue;
+      const bool place = in_place(d->op), exact = place || ip == 0;
+      const HostTensor& out_ref = exact ? out_exact : out_round;
+      const HostTensor& lse_ref = exact ? lse_exact : lse_round;
+      const double lse_rel = place ? kLseRelInPlace : kLseRel, lse_abs = place ? kLseAbsInPlace : kLseAbs;
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
+        ASSERT_EQ(run_op(d->op), kSuccess) << isa_name(isa) << ": " << last_error_message();
+        const Stats s = compare(d->out_op.view(), out_ref.view(), out_tol(c.dt));
+        EXPECT_TRUE(within(s, out_tol(c.dt), false)) << isa_name(isa) << " innerPrecise " << ip
+                                                     << (place ? " in place" : "") << " threads " << threads << ": "
+                                                     << s.str();
+        double lse_err = 0;
+        for (int64_t i = 0; i < lse_ref.numel(); ++i) {
+          const double x = d->lse_op.flat(i), y = lse_ref.flat(i);
+          if (std::isinf(y)) {
+            EXPECT_EQ(x, y) << i;
+          } else {
+            EXPECT_NEAR(x, y, lse_rel * std::fabs(y) + lse_abs) << isa_name(isa) << " innerPrecise " << ip << " lse " << i;
+            lse_err = std::max(lse_err, std::fabs(x - y));
+          }
+        }
+        if (threads == 2)
+          std::printf("[fia-aq4-stats] %s %s innerPrecise %lld%s out max_abs %.3g lse max_abs %.3g\n", c.name.c_str(),
+                      isa_name(isa), (long long)ip, place ? " in-place" : "", s.max_abs, lse_err);
+      }
+    }
+  }
+  d->op.inner_precise = 0;
+  reset_isa();
+  set_num_threads(0);
+}
+
+std::vector<I4Case> cases() {
+  std::vector<I4Case> v;
+  auto add = [&](I4Case c) {
+    c.seed = static_cast<uint32_t>(v.size() + 1);
+    v.push_back(c);
+  };
+  for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
+    const std::string t = dt == DType::kFloat16 ? "fp16" : "bf16";
+    for (int form = 0; form < 4; ++form) {
+      I4Case c;
+      c.name = t + " mode0 per-channel form " + std::to_string(form);
+      c.dt = dt;
+      c.shape_form = form;
+      c.offset = form != 1;
+      c.layout = form == 2 ? "BSH" : form == 3 ? "BSND" : "BNSD";
+      add(c);
+    }
+    for (int64_t m : {1, 3}) {
+      for (const char* layout : {"BSH", "BNSD"}) {
+        I4Case c;
+        c.name = t + " mode" + std::to_string(m) + " " + layout;
+        c.dt = dt;
+        c.mode_k = c.mode_v = m;
+        c.layout = layout;
+        c.act_kv = {37, 0};  // a zero-length batch
+        add(c);
+      }
+    }
+    I4Case mix;
+    mix.name = t + " key 0 + value 1 BSND";
+    mix.dt = dt;
+    mix.mode_k = 0;
+    mix.mode_v = 1;
+    mix.layout = "BSND";
+    add(mix);
+    for (int64_t m : {0, 1}) {
+      I4Case c;
+      c.name = t + " combined mode" + std::to_string(m);
+      c.dt = dt;
+      c.combined = true;
+      c.mode_k = c.mode_v = m;
+      c.offset = m == 0;
+      c.layout = m == 0 ? "BSH" : "BNSD";
+      add(c);
+    }
+  }
+  // GQA decode shapes: group sizes 1..8, D 128, heads side by side (BSH / BSND: one parameter set
+  // per row or per head) and head-major (BNSD), KV splits (one batch, few heads).
+  struct G {
+    const char* name;
+    DType dt;
+    std::string layout;
+    int64_t B, N, KVN, L, D, mode;
+    std::vector<int64_t> act;
+  };
+  for (const G& x : std::vector<G>{{"bf16 GQA8 D128 BSH mode1", DType::kBFloat16, "BSH", 2, 32, 4, 300, 128, 1, {300, 129}},
+                                   {"bf16 GQA8 D128 BSND mode3", DType::kBFloat16, "BSND", 2, 32, 4, 200, 128, 3, {200, 1}},
+                                   {"fp16 GQA1 D64 BSH mode0", DType::kFloat16, "BSH", 2, 4, 4, 150, 64, 0, {}},
+                                   {"bf16 GQA2 D128 BNSD mode0 16 heads", DType::kBFloat16, "BNSD", 1, 32, 16, 90, 128, 0, {}},
+                                   {"bf16 B1 N8 KVN1 L1000 D128 KV split mode0", DType::kBFloat16, "BNSD", 1, 8, 1, 1000, 128, 0, {}},
+                                   {"fp16 B1 N8 KVN1 L1000 D128 KV split mode1", DType::kFloat16, "BSH", 1, 8, 1, 1000, 128, 1, {}},
+                                   {"bf16 D40 (C++ API) mode0", DType::kBFloat16, "BSH", 2, 4, 2, 50, 40, 0, {}}}) {
+    I4Case c;
+    c.name = x.name;
+    c.dt = x.dt;
+    c.layout = x.layout;
+    c.B = x.B;
+    c.N = x.N;
+    c.KVN = x.KVN;
+    c.L = x.L;
+    c.D = x.D;
+    c.mode_k = c.mode_v = x.mode;
+    c.act_kv = x.act;
+    add(c);
+  }
+  return v;
+}
+
+TEST(FiaAntiquantInt4, AllModesMatchTheReference) {
+  for (const I4Case& c : cases()) check_case(c);
+}
+
+// The C API arguments of a case.
+FiaAclArgs acl_args(const I4Case& c, const FiaParams& op, const std::vector<int64_t>& akv) {
+  FiaAclArgs a;
+  auto put = [&](int i, const TensorView* t) {
+    if (t == nullptr) return;
+    a.in[i] = *t;
+    a.passed[i] = true;
+  };
+  put(0, &op.query);
+  put(1, &op.key[0]);
+  put(2, &op.value[0]);
+  put(12, op.antiquant_scale);
+  put(13, op.antiquant_offset);
+  put(14, op.block_table);
+  put(17, op.key_antiquant_scale);
+  put(18, op.key_antiquant_offset);
+  put(19, op.value_antiquant_scale);
+  put(20, op.value_antiquant_offset);
+  a.has_asl_kv = true;
+  a.asl_kv = akv;
+  a.num_heads = c.N;
+  a.kvn = c.KVN;
+  a.scale = op.scale_value;
+  a.layout = c.layout;
+  a.block_size = op.block_size;
+  a.antiquant_mode = op.antiquant_mode;
+  a.key_aq_mode = op.key_antiquant_mode;
+  a.value_aq_mode = op.value_antiquant_mode;
+  a.lse_flag = true;
+  a.out = op.attention_out;
+  a.lse = *op.softmax_lse;
+  a.lse_passed = true;
+  return a;
+}
+
+// Through aclnnFusedInferAttentionScoreV4 (INT32 key / value read as packed INT4): separate
+// per-token and combined per-channel parameters.
+TEST(FiaAntiquantInt4, ThroughTheCApi) {
+  for (int variant = 0; variant < 2; ++variant) {
+    I4Case c;
+    c.name = variant == 0 ? "C API mode 1 BSH" : "C API combined mode 0";
+    c.layout = variant == 0 ? "BSH" : "BNSD";
+    c.mode_k = c.mode_v = variant == 0 ? 1 : 0;
+    c.combined = variant == 1;
+    SCOPED_TRACE(c.name);
+    const auto d = setup(c);
+    ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref), kSuccess) << last_error_message();
+    ASSERT_EQ(fia_aclnn_call(acl_args(c, d->op, d->akv)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    const Stats st = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
+    EXPECT_TRUE(within(st, out_tol(c.dt), false)) << st.str();
+  }
+}
+
+// A valid case, mutated; the operator must reject it with kParamInvalid, a message naming the
+// parameter and the rule, and leave the output and lse untouched.
+template <class F>
+void expect_rejected(const I4Case& c, const char* param, const char* rule, F&& mutate) {
+  SCOPED_TRACE(std::string(param) + " " + rule);
+  const auto d = setup(c);
+  FiaParams& op = d->op;
+  HostTensor extra;
+  mutate(op, *d, extra);
+  std::memset(d->out_op.data(), 0x5A, d->out_op.storage.size() * 8);
+  std::memset(d->lse_op.data(), 0x5A, d->lse_op.storage.size() * 8);
+  const std::vector<uint64_t> before = d->out_op.storage, lse_before = d->lse_op.storage;
+  uint64_t ws = 0;
+  EXPECT_EQ(fused_infer_attention_score_v4_workspace_size(op, &ws), kParamInvalid);
+  const std::string msg = last_error_message();
+  EXPECT_NE(msg.find(param), std::string::npos) << msg;
+  EXPECT_NE(msg.find(rule), std::string::npos) << msg;
+  std::vector<uint64_t> buf(1 << 16);
+  EXPECT_EQ(fused_infer_attention_score_v4(op, buf.data(), buf.size() * 8), kParamInvalid);
+  EXPECT_EQ(d->out_op.storage, before) << "output changed on error: " << msg;
+  EXPECT_EQ(d->lse_op.storage, lse_before) << "lse changed on error: " << msg;
+}
+
+TEST(FiaAntiquantInt4, FIA33_Errors) {
+  I4Case c;
+  using H = HostTensor;
+  // ACL_INT4 (2 per byte) is not a key / value dtype of the vendor's API: INT4 comes as INT32
+  expect_rejected(c, "key", "FIA-33", [](FiaParams& p, I4Data&, H&) {
+    TensorView k = p.key[0];
+    k.dtype = DType::kInt4;
+    p.key = {k};
+  });
+  // value INT8 with an INT32 key; key INT32 with a BF16 value
+  expect_rejected(c, "value", "FIA-03", [](FiaParams& p, I4Data&, H& e) {
+    e = H(DType::kInt8, {2, 2, 37, 64});
+    p.value = {e.view()};
+  });
+  // decode only
+  I4Case pre = c;
+  pre.S = 2;
+  expect_rejected(pre, "query", "FIA-33", [](FiaParams&, I4Data&, H&) {});
+  // no paged attention
+  I4Case pg = c;
+  pg.paged = true;
+  expect_rejected(pg, "blockTableOptional", "FIA-33", [](FiaParams&, I4Data&, H&) {});
+  // no post-quant
+  expect_rejected(c, "quantScale2Optional", "FIA-33", [](FiaParams& p, I4Data&, H& e) {
+    e = H(DType::kFloat32, {1}, 1.0);
+    static TensorView v;
+    v = e.view();
+    p.quant_scale2 = &v;
+    p.attention_out.dtype = DType::kInt8;
+    p.softmax_lse_flag = false;
+    p.softmax_lse = nullptr;
+  });
+  // modes 2, 4, 5 are INT8 only (checked before the scale shapes)
+  for (int64_t m : {2, 4, 5})
+    expect_rejected(c, "keyAntiquantMode", "FIA-33", [m](FiaParams& p, I4Data&, H&) {
+      p.key_antiquant_mode = p.value_antiquant_mode = m;
+    });
+  // per-tensor mode 0 is INT8 only: separate and combined
+  expect_rejected(c, "keyAntiquantScaleOptional", "FIA-33", [](FiaParams& p, I4Data&, H& e) {
+    e = H(DType::kBFloat16, {1}, 0.1);
+    static TensorView v;
+    v = e.view();
+    p.key_antiquant_scale = p.value_antiquant_scale = &v;
+    p.key_antiquant_offset = p.value_antiquant_offset = nullptr;
+  });
+  I4Case comb = c;
+  comb.combined = true;
+  expect_rejected(comb, "antiquantScaleOptional", "FIA-33", [](FiaParams& p, I4Data&, H& e) {
+    e = H(DType::kBFloat16, {2}, 0.1);
+    static TensorView v;
+    v = e.view();
+    p.antiquant_scale = &v;
+    p.antiquant_offset = nullptr;
+  });
+  // left padding: the FIA-33 exclusion stands behind FIA-02 (left padding is not in this build)
+  expect_rejected(c, "kvPaddingSizeOptional", "FIA-0", [](FiaParams& p, I4Data&, H& e) {
+    e = H(DType::kInt64, {1}, 1.0);
+    static TensorView v;
+    v = e.view();
+    p.kv_padding_size = &v;
+  });
+  // TND / NTD need the NZ path (FIA-21, as for INT8)
+  expect_rejected(c, "inputLayout", "FIA-21", [](FiaParams& p, I4Data&, H& e) {
+    static std::vector<int64_t> aq, akv;
+    static H k4, o;
+    e = H(DType::kBFloat16, {2, 4, 64});  // TND, T = 2
+    p.query = e.view();
+    p.input_layout = "TND";
+    k4 = H(DType::kInt32, {74, 2, 8});
+    o = H(DType::kBFloat16, {2, 4, 64});
+    p.key = {k4.view()};
+    p.value = {k4.view()};
+    p.attention_out = o.view();
+    aq = {1, 2};
+    akv = {37, 74};
+    p.actual_seq_lengths = &aq;
+    p.actual_seq_lengths_kv = &akv;
+    p.softmax_lse_flag = false;
+    p.softmax_lse = nullptr;
+  });
+}
+
+// FIA-33 in the aclnn layer: D % 64 == 0 (the C++ API computes D 40, AllModesMatchTheReference).
+TEST(FiaAntiquantInt4, FIA33_HeadDimInAclnn) {
+  I4Case c;
+  c.D = 40;
+  c.layout = "BSH";
+  const auto d = setup(c);
+  const std::vector<uint64_t> out0 = d->out_op.storage;
+  EXPECT_EQ(fia_aclnn_call(acl_args(c, d->op, d->akv)), ACLNN_ERR_PARAM_INVALID);
+  const std::string msg = aclGetRecentErrMsg();
+  EXPECT_NE(msg.find("key"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("FIA-33"), std::string::npos) << msg;
+  EXPECT_TRUE(d->out_op.storage == out0);
+  EXPECT_EQ(run_op(d->op), kSuccess) << last_error_message();
+}
+
+}  // namespace
+}  // namespace mlaops::testing

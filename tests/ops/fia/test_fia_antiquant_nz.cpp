@@ -1,0 +1,489 @@
+// FusedInferAttentionScoreV4 GQA KV antiquant over a paged INT8 cache in NZ chunks (rule FIA-34):
+// key / value (blockNum, KV_N, D / 32, blockSize, 32), BF16 query, Q_S 1 (sparse 0, no mask) and
+// 2..16 (sparse 3, the 2048 mask; or sparse 9, a tree mask), BSH / BSND / BNSD / TND, separate scales without offsets,
+// per-channel (mode 0, the layout's shape) / per-token (mode 1, [B, S]) / key 0 + value 1. The
+// operator against the float64 reference (which reads the NZ cache with its own index code) with
+// innerPrecise 1 (golden rounded to BF16) and 0 (exact golden), under every ISA and 1 / 2
+// threads, output and lse; the vendor shapes through the C API (V4); then the FIA-34 errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/runtime.h"
+#include "ops/compare.h"
+#include "ops/fia/fia_aclnn_call.h"
+#include "reference/fia_test_data.h"
+#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "tests/support/isa_list.h"
+
+namespace mlaops::testing {
+namespace {
+
+using fia_test::HostTensor;
+
+struct NzCase {
+  std::string name;
+  std::string layout = "BNSD";
+  int64_t B = 2, N = 10, KVN = 1, S = 1, D = 128, bs = 128;
+  std::vector<int64_t> act_kv = {300, 129};
+  std::vector<int64_t> act_q;  // TND: per-batch query lengths (empty: S each)
+  int64_t mode_k = 0, mode_v = 0;
+  int64_t inner = 1;
+  bool tree = false;  // sparse 9: per batch the tree of a binary tree (node t's parent (t - 1) / 2)
+  uint32_t seed = 1;
+};
+
+double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
+
+struct NzData {
+  HostTensor q, k, v, bt, mask, out_op, out_ref, lse_op, lse_ref, ks, vs;
+  std::vector<int64_t> akv, aq;
+  TensorView vbt, vmask, vks, vvs, vlse_op, vlse_ref;
+  FiaParams op, ref;
+  int64_t T = 0;  // TND rows
+};
+
+HostTensor scale_of(const NzCase& c, int64_t mode, int64_t S, std::mt19937& g) {
+  HostTensor t;
+  if (mode == 1) {
+    t = HostTensor(DType::kFloat32, {c.B, S});
+  } else if (c.layout == "BSH") {
+    t = HostTensor(DType::kBFloat16, {c.KVN * c.D});
+  } else if (c.layout == "BNSD") {
+    t = HostTensor(DType::kBFloat16, {c.KVN, 1, c.D});
+  } else {
+    t = HostTensor(DType::kBFloat16, {c.KVN, c.D});
+  }
+  for (int64_t i = 0; i < t.numel(); ++i) t.set_flat(i, uni(g, 0.5, 1.5) / 127.0);
+  return t;
+}
+
+std::unique_ptr<NzData> setup(const NzCase& c) {
+  auto d = std::make_unique<NzData>();
+  std::mt19937 g(c.seed * 131 + 17);
+  d->akv = c.act_kv;
+  const bool tnd = c.layout == "TND";
+  int64_t max_kv = 0;
+  for (int64_t v : d->akv) max_kv = std::max(max_kv, v);
+  const int64_t per = (max_kv + c.bs - 1) / c.bs, nb = c.B * per + 2;
+  // query / output / lse
+  std::vector<int64_t> qd, ld;
+  if (tnd) {
+    const std::vector<int64_t> lens = c.act_q.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.S) : c.act_q;
+    int64_t t = 0;
+    for (int64_t l : lens) d->aq.push_back(t += l);
+    d->T = t;
+    qd = {t, c.N, c.D};
+    ld = {t, c.N, 1};
+  } else {
+    if (c.layout == "BNSD") qd = {c.B, c.N, c.S, c.D};
+    else if (c.layout == "BSND") qd = {c.B, c.S, c.N, c.D};
+    else qd = {c.B, c.S, c.N * c.D};
+    ld = {c.B, c.N, c.S, 1};
+  }
+  d->q = HostTensor(DType::kBFloat16, qd);
+  for (int64_t i = 0; i < d->q.numel(); ++i) d->q.set_flat(i, uni(g, -1, 1));
+  d->out_op = HostTensor(DType::kBFloat16, qd);
+  d->out_ref = HostTensor(DType::kFloat64, qd);
+  d->lse_op = HostTensor(DType::kFloat32, ld);
+  d->lse_ref = HostTensor(DType::kFloat32, ld);
+  // the NZ pools: random INT8 everywhere (unused slots too), scattered block table
+  const std::vector<int64_t> pd = {nb, c.KVN, c.D / 32, c.bs, 32};
+  d->k = HostTensor(DType::kInt8, pd);
+  d->v = HostTensor(DType::kInt8, pd);
+  for (HostTensor* t : {&d->k, &d->v})
+    for (int64_t i = 0; i < t->numel(); ++i) t->set_flat(i, std::round(uni(g, -127, 127)));
+  d->bt = HostTensor(DType::kInt32, {c.B, per});
+  for (int64_t i = 0; i < c.B * per; ++i) d->bt.set_flat(i, static_cast<double>((i * 7 + 3) % nb));
+  if (c.tree) {  // (B, S, S), TND 1-D sum actQ^2: 0 where t is an ancestor of i or i itself
+    std::vector<int64_t> lens = c.act_q.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.S) : c.act_q;
+    int64_t total = 0;
+    for (int64_t l : lens) total += l * l;
+    d->mask = tnd ? HostTensor(DType::kBool, {total}, 1.0) : HostTensor(DType::kBool, {c.B, c.S, c.S}, 1.0);
+    int64_t start = 0;
+    for (int64_t b = 0; b < c.B; ++b) {
+      const int64_t n = lens[static_cast<size_t>(b)];
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t t = i;; t = (t - 1) / 2) {
+          d->mask.set_flat(tnd ? start + i * n + t : (b * c.S + i) * c.S + t, 0.0);
+          if (t == 0) break;
+        }
+      start += n * n;
+    }
+  } else if (c.S > 1 || (tnd && d->T > c.B)) {
+    d->mask = HostTensor(DType::kUInt8, {2048, 2048});
+    for (int64_t i = 0; i < 2048; ++i)
+      for (int64_t j = i + 1; j < 2048; ++j) d->mask.set_flat(i * 2048 + j, 1.0);
+  }
+  d->ks = scale_of(c, c.mode_k, per * c.bs, g);
+  d->vs = scale_of(c, c.mode_v, per * c.bs, g);
+  d->vbt = d->bt.view();
+  d->vmask = d->mask.view();
+  d->vks = d->ks.view();
+  d->vvs = d->vs.view();
+  d->vlse_op = d->lse_op.view();
+  d->vlse_ref = d->lse_ref.view();
+  for (int w = 0; w < 2; ++w) {
+    FiaParams& p = w == 0 ? d->op : d->ref;
+    p.query = d->q.view();
+    TensorView kv = d->k.view(), vv = d->v.view();
+    kv.format = vv.format = Format::kFractalNZ;
+    p.key = {kv};
+    p.value = {vv};
+    p.num_heads = c.N;
+    p.num_key_value_heads = c.KVN;
+    p.scale_value = 1.0 / std::sqrt(static_cast<double>(c.D));
+    p.input_layout = c.layout;
+    p.block_table = &d->vbt;
+    p.block_size = c.bs;
+    p.actual_seq_lengths_kv = &d->akv;
+    if (tnd) p.actual_seq_lengths = &d->aq;
+    p.inner_precise = c.inner;
+    p.attention_out = w == 0 ? d->out_op.view() : d->out_ref.view();
+    p.softmax_lse_flag = true;
+    p.softmax_lse = w == 0 ? &d->vlse_op : &d->vlse_ref;
+    if (!d->mask.dims.empty()) {
+      p.atten_mask = &d->vmask;
+      p.sparse_mode = c.tree ? 9 : 3;
+    }
+    p.key_antiquant_scale = &d->vks;
+    p.value_antiquant_scale = &d->vvs;
+    p.key_antiquant_mode = c.mode_k;
+    p.value_antiquant_mode = c.mode_v;
+  }
+  return d;
+}
+
+Status run_op(const FiaParams& p) {
+  uint64_t ws = 0;
+  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
+  if (s != kSuccess) return s;
+  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
+  return fused_infer_attention_score_v4(p, buf.data(), ws);
+}
+
+// The INT8 antiquant tolerances (tests/ops/fia/test_fia_antiquant.cpp), BF16, and: at most 1e-5 of
+// the elements beyond the bound, each within 0.05 x rms. Measured: 1 of 327680 (Q_S 16, key 0 +
+// value 1, innerPrecise 1) at 0.021 x rms: a causal row with 6 valid positions and large per-token
+// V values whose output nearly cancels (|ref| ~ 1e-3), where the BF16 rounding of P in P x V (every
+// attention row, innerPrecise 0 shows 0.00288 there too) leaves ~0.003.
+const Tolerance kTol = {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 1e-5, 0.05};
+// lse, |x - y| <= rel * |y| + abs: the dequantised chunks, the in-place kernel (measured max in
+// the docs)
+constexpr double kLseRel = 1e-6, kLseAbs = 4e-6;
+constexpr double kLseRelInPlace = 2e-6, kLseAbsInPlace = 2e-5;
+
+// True when the plan of `op` at the active level reads the NZ rows in place (the INT8 decode row).
+bool in_place(const FiaParams& op) {
+  OpPlan plan;
+  if (fused_infer_attention_score_v4_plan(op, &plan) != kSuccess) return false;
+  return plan.explain().find("row(s): attn_avx512_decode_i8") != std::string::npos;
+}
+
+// innerPrecise 1 on the dequantised chunks against the golden rounded to BF16; innerPrecise 0 and
+// the in-place kernel (never rounded) against the exact one.
+void check_case(const NzCase& c) {
+  SCOPED_TRACE(c.name);
+  const auto d = setup(c);
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kRoundToQueryDtype), kSuccess)
+      << last_error_message();
+  const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
+  const HostTensor out_exact = d->out_ref, lse_exact = d->lse_ref;
+  for (Isa isa : test_isas()) {
+    if (!set_isa(isa)) continue;
+    const bool place = in_place(d->op), exact = place || c.inner == 0;
+    const HostTensor& out_ref = exact ? out_exact : out_round;
+    const HostTensor& lse_ref = exact ? lse_exact : lse_round;
+    const double lse_rel = place ? kLseRelInPlace : kLseRel, lse_abs = place ? kLseAbsInPlace : kLseAbs;
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
+      ASSERT_EQ(run_op(d->op), kSuccess) << isa_name(isa) << ": " << last_error_message();
+      const Stats s = compare(d->out_op.view(), out_ref.view(), kTol);
+      EXPECT_TRUE(within(s, kTol, false)) << isa_name(isa) << (place ? " in place" : "") << " threads " << threads
+                                          << ": " << s.str();
+      double lse_err = 0;
+      for (int64_t i = 0; i < lse_ref.numel(); ++i) {
+        const double x = d->lse_op.flat(i), y = lse_ref.flat(i);
+        if (std::isinf(y)) {
+          EXPECT_EQ(x, y) << i;
+        } else {
+          EXPECT_NEAR(x, y, lse_rel * std::fabs(y) + lse_abs) << isa_name(isa) << " lse " << i;
+          lse_err = std::max(lse_err, std::fabs(x - y));
+        }
+      }
+      if (threads == 2)
+        std::printf("[fia-aqnz-stats] %s %s%s out max_abs %.3g lse max_abs %.3g\n", c.name.c_str(), isa_name(isa),
+                    place ? " in-place" : "", s.max_abs, lse_err);
+    }
+  }
+  reset_isa();
+  set_num_threads(0);
+}
+
+std::vector<NzCase> cases() {
+  std::vector<NzCase> v;
+  auto add = [&](NzCase c) {
+    c.seed = static_cast<uint32_t>(v.size() + 1);
+    v.push_back(c);
+  };
+  for (int64_t inner : {1, 0}) {
+    const std::string ip = " ip" + std::to_string(inner);
+    NzCase c;
+    c.inner = inner;
+    c.name = "BNSD Q_S 1 mode0 (10,1)" + ip;
+    add(c);
+    c.name = "BSH Q_S 1 mode1 (64,8)" + ip;
+    c.layout = "BSH";
+    c.N = 64;
+    c.KVN = 8;
+    c.mode_k = c.mode_v = 1;
+    c.act_kv = {140, 0};  // a zero-length batch
+    add(c);
+    c = NzCase();
+    c.inner = inner;
+    c.name = "BSND Q_S 4 sparse 3 mode0" + ip;
+    c.layout = "BSND";
+    c.S = 4;
+    add(c);
+    c.name = "BNSD Q_S 16 sparse 3 key 0 + value 1 (80,8) bs 512" + ip;
+    c.layout = "BNSD";
+    c.S = 16;
+    c.N = 80;
+    c.KVN = 8;
+    c.bs = 512;
+    c.act_kv = {600, 20};
+    c.mode_k = 0;
+    c.mode_v = 1;
+    add(c);
+    c = NzCase();
+    c.inner = inner;
+    c.name = "TND act_q {3, 1} mode1" + ip;
+    c.layout = "TND";
+    c.act_q = {3, 1};
+    c.mode_k = c.mode_v = 1;
+    add(c);
+    c.name = "TND Q_S 1 mode0" + ip;
+    c.act_q = {1, 1};
+    c.mode_k = c.mode_v = 0;
+    add(c);
+    c = NzCase();
+    c.inner = inner;
+    c.name = "C++ API D 64 bs 16 (4,2) BSH mode0" + ip;
+    c.layout = "BSH";
+    c.N = 4;
+    c.KVN = 2;
+    c.D = 64;
+    c.bs = 16;
+    c.act_kv = {37, 20};
+    add(c);
+    c = NzCase();
+    c.inner = inner;
+    c.name = "BSND Q_S 6 tree (sparse 9) mode0 (64,8)" + ip;
+    c.layout = "BSND";
+    c.S = 6;
+    c.N = 64;
+    c.KVN = 8;
+    c.act_kv = {300, 6};
+    c.tree = true;
+    add(c);
+    c = NzCase();
+    c.inner = inner;
+    c.name = "TND act_q {5, 2} tree (sparse 9) mode1" + ip;
+    c.layout = "TND";
+    c.act_q = {5, 2};
+    c.act_kv = {129, 40};
+    c.mode_k = c.mode_v = 1;
+    c.tree = true;
+    add(c);
+    c = NzCase();
+    c.inner = inner;
+    c.name = "B1 L1000 KV split mode1" + ip;
+    c.B = 1;
+    c.act_kv = {1000};
+    c.mode_k = c.mode_v = 1;
+    add(c);
+  }
+  return v;
+}
+
+TEST(FiaAntiquantNz, AllFormsMatchTheReference) {
+  for (const NzCase& c : cases()) check_case(c);
+}
+
+FiaAclArgs acl_args(const NzData& d) {
+  const FiaParams& p = d.op;
+  FiaAclArgs a;
+  auto put = [&](int i, const TensorView* t) {
+    if (t == nullptr) return;
+    a.in[i] = *t;
+    a.passed[i] = true;
+  };
+  put(0, &p.query);
+  put(1, &p.key[0]);
+  put(2, &p.value[0]);
+  put(4, p.atten_mask);
+  put(14, p.block_table);
+  put(17, p.key_antiquant_scale);
+  put(19, p.value_antiquant_scale);
+  if (p.actual_seq_lengths) {
+    a.has_asl_q = true;
+    a.asl_q = *p.actual_seq_lengths;
+  }
+  a.has_asl_kv = true;
+  a.asl_kv = *p.actual_seq_lengths_kv;
+  a.num_heads = p.num_heads;
+  a.kvn = p.num_key_value_heads;
+  a.scale = p.scale_value;
+  a.layout = p.input_layout;
+  a.sparse = p.sparse_mode;
+  a.inner = p.inner_precise;
+  a.block_size = p.block_size;
+  a.key_aq_mode = p.key_antiquant_mode;
+  a.value_aq_mode = p.value_antiquant_mode;
+  a.lse_flag = true;
+  a.out = p.attention_out;
+  a.lse = *p.softmax_lse;
+  a.lse_passed = true;
+  return a;
+}
+
+// The vendor's shapes through aclnnFusedInferAttentionScoreV4.
+TEST(FiaAntiquantNz, ThroughTheCApi) {
+  for (int variant = 0; variant < 2; ++variant) {
+    NzCase c;
+    c.name = variant == 0 ? "C API BNSD Q_S 1 mode0" : "C API BSND Q_S 4 mode1";
+    if (variant == 1) {
+      c.layout = "BSND";
+      c.S = 4;
+      c.mode_k = c.mode_v = 1;
+    }
+    SCOPED_TRACE(c.name);
+    const auto d = setup(c);
+    ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref), kSuccess) << last_error_message();
+    ASSERT_EQ(fia_aclnn_call(acl_args(*d)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    const Stats st = compare(d->out_op.view(), d->out_ref.view(), kTol);
+    EXPECT_TRUE(within(st, kTol, false)) << st.str();
+  }
+}
+
+// A valid case, mutated: kParamInvalid naming the parameter and rule, output and lse untouched,
+// through the C++ API (aclnn = false) or the C API (aclnn = true).
+template <class F>
+void expect_rejected(const NzCase& c, bool aclnn, const char* param, const char* rule, F&& mutate) {
+  SCOPED_TRACE(std::string(param) + " " + rule);
+  const auto d = setup(c);
+  HostTensor extra;
+  mutate(d->op, *d, extra);
+  std::memset(d->out_op.data(), 0x5A, d->out_op.storage.size() * 8);
+  std::memset(d->lse_op.data(), 0x5A, d->lse_op.storage.size() * 8);
+  const std::vector<uint64_t> before = d->out_op.storage, lse_before = d->lse_op.storage;
+  std::string msg;
+  if (aclnn) {
+    EXPECT_EQ(fia_aclnn_call(acl_args(*d)), ACLNN_ERR_PARAM_INVALID);
+    msg = aclGetRecentErrMsg();
+  } else {
+    uint64_t ws = 0;
+    EXPECT_EQ(fused_infer_attention_score_v4_workspace_size(d->op, &ws), kParamInvalid);
+    msg = last_error_message();
+    std::vector<uint64_t> buf(1 << 16);
+    EXPECT_EQ(fused_infer_attention_score_v4(d->op, buf.data(), buf.size() * 8), kParamInvalid);
+  }
+  EXPECT_NE(msg.find(param), std::string::npos) << msg;
+  EXPECT_NE(msg.find(rule), std::string::npos) << msg;
+  EXPECT_EQ(d->out_op.storage, before) << "output changed on error: " << msg;
+  EXPECT_EQ(d->lse_op.storage, lse_before) << "lse changed on error: " << msg;
+}
+
+TEST(FiaAntiquantNz, FIA34_Errors) {
+  using H = HostTensor;
+  NzCase c;
+  // FP16 query (and output)
+  expect_rejected(c, false, "query", "FIA-34", [](FiaParams& p, NzData& d, H&) {
+    p.query.dtype = DType::kFloat16;
+    p.attention_out.dtype = DType::kFloat16;
+    (void)d;
+  });
+  // offsets
+  expect_rejected(c, false, "keyAntiquantOffsetOptional", "FIA-34", [](FiaParams& p, NzData& d, H&) {
+    p.key_antiquant_offset = &d.vks;
+    p.value_antiquant_offset = &d.vvs;
+  });
+  // combined parameters
+  expect_rejected(c, false, "antiquantScaleOptional", "FIA-34", [](FiaParams& p, NzData&, H& e) {
+    e = H(DType::kBFloat16, {2, 1, 128}, 0.01);
+    static TensorView v;
+    v = e.view();
+    p.antiquant_scale = &v;
+    p.key_antiquant_scale = p.value_antiquant_scale = nullptr;
+  });
+  // mode 3 / 4
+  for (int64_t m : {3, 4})
+    expect_rejected(c, false, "keyAntiquantMode", "FIA-34",
+                    [m](FiaParams& p, NzData&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = m; });
+  // Q_S 1 with a mask; Q_S > 1 without sparse 3
+  expect_rejected(c, false, "sparseMode", "FIA-34", [](FiaParams& p, NzData&, H& e) {
+    e = H(DType::kUInt8, {2, 400});
+    static TensorView v;
+    v = e.view();
+    p.atten_mask = &v;
+  });
+  NzCase pre = c;
+  pre.S = 4;
+  expect_rejected(pre, false, "sparseMode", "FIA-34", [](FiaParams& p, NzData&, H&) {
+    p.sparse_mode = 0;
+    p.atten_mask = nullptr;
+  });
+  // Q_S 17
+  NzCase q17 = c;
+  q17.S = 17;
+  expect_rejected(q17, false, "query", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  // NTD
+  NzCase ntd = c;
+  ntd.layout = "TND";
+  ntd.act_q = {1, 1};
+  expect_rejected(ntd, false, "inputLayout", "FIA-34", [](FiaParams& p, NzData& d, H&) {
+    p.input_layout = "NTD";
+    p.query = d.q.reshaped({10, 2, 128}).view();
+    p.attention_out = d.out_op.reshaped({10, 2, 128}).view();
+  });
+  // an INT8 NZ cache has 32-byte chunks (c0 32)
+  expect_rejected(c, false, "key", "FIA-08", [](FiaParams& p, NzData& d, H&) {
+    TensorView k = d.k.view();
+    k.format = Format::kFractalNZ;
+    const int64_t dims[5] = {k.dims[0], k.dims[1], 8, k.dims[3], 16};
+    k = make_view(k.data, DType::kInt8, dims, 5, Format::kFractalNZ);
+    p.key = {k};
+    p.value = {k};
+  });
+  // the aclnn layer's vendor ranges: D 128, blockSize 128 / 512, innerPrecise 1, (N, KV_N)
+  NzCase small;
+  small.N = 4;
+  small.KVN = 2;
+  small.D = 64;
+  small.bs = 16;
+  small.act_kv = {37, 20};
+  expect_rejected(small, true, "key", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  NzCase bs16 = c;
+  bs16.bs = 16;
+  expect_rejected(bs16, true, "blockSize", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  NzCase ip0 = c;
+  ip0.inner = 0;
+  expect_rejected(ip0, true, "innerPrecise", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  NzCase heads = c;
+  heads.N = 8;
+  heads.KVN = 1;
+  expect_rejected(heads, true, "numHeads", "FIA-34", [](FiaParams&, NzData&, H&) {});
+}
+
+}  // namespace
+}  // namespace mlaops::testing
