@@ -54,6 +54,7 @@ Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
                   "the BSH_BNSD / BSND_BNSD / *_NBSD output layouts"));
   MLAOPS_TRY(excl(c->rope, "MLA (queryRope / keyRope)"));
   MLAOPS_TRY(excl(c->sink, "learnableSink"));
+  MLAOPS_TRY(excl(p.sparse_mode == 9, "the tree mask (sparseMode 9)"));
   MLAOPS_TRY(excl(c->QD != c->VD, "a value head dim different from the query head dim"));
   MLAOPS_TRY(excl(c->QS > 1 && c->aq.on, "KV antiquant with Q_S > 1"));
   MLAOPS_TRY(excl(c->QS > 1 && c->pq_channel, "per-channel post-quant with Q_S > 1"));
