@@ -103,11 +103,14 @@ kernels::FlashItem item_at(const RunCtx& c, int64_t index) {
   const FiaPlan& P = *c.plan;
   const int64_t item = index / P.splits, split = index % P.splits;
   kernels::FlashItem it = make_item(c, P.items[static_cast<size_t>(item)]);
+  if (P.prefix.on) fia_prefix_range(*c.p, P, P.items[static_cast<size_t>(item)].h, split, P.splits, P.tile, &it);
   if (P.splits > 1) {
-    const int64_t s2 = it.kv_end;
-    const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), P.tile);
-    it.kv_begin = std::min(s2, split * chunk);
-    it.kv_end = std::min(s2, it.kv_begin + chunk);
+    if (!P.prefix.on) {
+      const int64_t s2 = it.kv_end;
+      const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), P.tile);
+      it.kv_begin = std::min(s2, split * chunk);
+      it.kv_end = std::min(s2, it.kv_begin + chunk);
+    }
     const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
     float* base = c.ws->at<float>(P.off_partial) + index * per;
     it.partial_o = base;

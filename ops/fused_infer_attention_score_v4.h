@@ -18,6 +18,7 @@
 #include "mlaops/status.h"
 #include "ops/fia_antiquant.h"
 #include "ops/fia_mla_quant.h"
+#include "ops/fia_prefix.h"
 
 namespace mlaops {
 
@@ -75,6 +76,7 @@ struct FiaCall {
   // order) or per tensor (one element); attentionOut is INT8.
   bool post_quant = false, pq_channel = false;
   FiaAntiquant aq;    // INT8 / INT4 key / value (FIA-21, FIA-33)
+  FiaPrefix prefix;     // shared prefix (FIA-45..49, ops/fia_prefix.h)
   FiaMlaQuant mq;     // MLA full quant: INT8 query and latent cache (FIA-27..29, ops/fia_mla_quant.h)
 };
 

@@ -63,7 +63,7 @@ AttnShape item_shape(const FiaPlan& P, int64_t b, int64_t r0, int64_t rows) {
   s.explicit_mask = P.explicit_mask;
   int64_t lo, hi;
   fia_row_deltas(P, b, &lo, &hi);
-  const int64_t kv = P.act_kv[static_cast<size_t>(b)];
+  const int64_t kv = P.act_kv[static_cast<size_t>(b)] + P.prefix.len;  // effective positions
   s.full_range = kv == 0 || (r0 + rows - 1 + lo <= 0 && r0 + hi >= kv - 1);
   return s;
 }
@@ -128,7 +128,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   if (P.mq.on) return fia_mlaq_plan(&P, op);  // MLA full quant (ops/fia_mla_quant.h)
   const int64_t B = P.B, KVN = P.KVN;
   const int64_t max_q = std::max<int64_t>(1, *std::max_element(P.act_q.begin(), P.act_q.end()));
-  const int64_t max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end());
+  const int64_t max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end()) + P.prefix.len;
   P.R = std::max<int64_t>(1, std::min<int64_t>(max_q, 128 / std::min<int64_t>(P.G, 128)));
   P.tile = 64;
   // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
@@ -154,6 +154,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   P.splits = 1;
   if (n_items > 0 && n_items < P.threads)
     P.splits = std::max<int64_t>(1, std::min<int64_t>((P.threads + n_items - 1) / n_items, max_kv / (2 * P.tile)));
+  if (P.prefix.on) P.splits *= 2;  // shared prefix: prefix splits, then own splits (ops/fia_prefix.h)
   kernels::FlashShape& fs = P.shape;
   fs.M = P.G * P.R;
   fs.R = P.R;
@@ -359,7 +360,7 @@ CallSignature fia_signature(const FiaParams& p) {
 
 void fia_row_deltas(const FiaCall& c, int64_t b, int64_t* lo, int64_t* hi) {
   const __int128 big = static_cast<__int128>(1) << 62;
-  const __int128 diag = static_cast<__int128>(c.act_kv[static_cast<size_t>(b)]) - c.act_q[static_cast<size_t>(b)];
+  const __int128 diag = static_cast<__int128>(c.act_kv[static_cast<size_t>(b)]) + c.prefix.len - c.act_q[static_cast<size_t>(b)];
   __int128 l = -big, h = big;
   if (!c.decode_rule) {
     switch (c.mode) {

@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "reference/fia_mla_quant_ref.h"
+#include "reference/fia_prefix_ref.h"
 #include "reference/ref_util.h"
 
 namespace mlaops {
@@ -231,7 +232,7 @@ bool is_2048_template(const TensorView& m) {
 
 // pseShift (docs/ops/fused_infer_attention_score.md): a 4-D (B or 1, N, S1p, S2p) FP16 / BF16
 // bias read at (b or 0, n, i, j), i the batch-relative query row and j the batch-relative KV
-// position (there is no prefix or left padding in this build).
+// position (the prefix columns come first: reference/fia_prefix_ref.h; no left padding).
 struct PseAccess {
   const TensorView* t = nullptr;
   bool batch_broadcast = false;  // dim 0 is 1
@@ -298,9 +299,6 @@ Status check_scope(const FiaParams& p) {
       {p.deq_scale2, "deqScale2"},
       {p.query_padding_size, "queryPaddingSize (left padding)"},
       {p.kv_padding_size, "kvPaddingSize (left padding)"},
-      {p.key_shared_prefix, "keySharedPrefix"},
-      {p.value_shared_prefix, "valueSharedPrefix"},
-      {p.actual_shared_prefix_len, "actualSharedPrefixLen"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScale"},
       {p.dequant_scale_query, "dequantScaleQuery (query quant)"},
   };
@@ -340,6 +338,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   // ---------- 0. scope, presence, empty tensors ----------
   if (p.dequant_scale_query != nullptr) return fia_mla_quant_ref(p);  // MLA full quant (its own file)
   MLAOPS_TRY(check_scope(p));
+  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr || p.actual_shared_prefix_len != nullptr)
+    return fia_prefix_ref(p, antiquant);  // shared prefix (its own file)
   MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
   const TensorView& q = p.query;
   const TensorView& key = p.key[0];
