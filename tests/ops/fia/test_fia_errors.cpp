@@ -50,7 +50,6 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
   } opts[] = {{7, "deqScale1Optional"},
               {8, "quantScale1Optional"},      {9, "deqScale2Optional"},
               {15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
-              {21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
               {26, "keyRopeAntiquantScaleOptional"}};  // dequantScaleQuery: MLA full quant (test_fia_mla_quant)
   for (const auto& o : opts) {
     SCOPED_TRACE(o.name);
@@ -60,10 +59,6 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
     });
     EXPECT_NE(std::string(aclGetRecentErrMsg()).find("not supported yet"), std::string::npos);
   }
-  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSharedPrefixLenOptional", "FIA-02"}, [](FiaAclArgs& a) {
-    a.has_prefix = true;
-    a.prefix = {1};
-  });
   expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) {
     a.key_list_len = 2;
     a.value_list_len = 2;
