@@ -41,6 +41,16 @@ Status fia_prefix_check_empty(const FiaParams& p, const char* op) {
   return kSuccess;
 }
 
+Status fia_prefix_check_scope(const FiaParams& p, const char* op) {
+  if (!any_prefix(p) || p.key.empty()) return kSuccess;
+  const DType kt = p.key[0].dtype;
+  MLAOPS_CHECK(kt != DType::kInt8 && kt != DType::kInt32 && kt != DType::kInt4, kParamInvalid,
+               "%s: keySharedPrefixOptional: FIA-02 a shared prefix with INT8 / INT4 key/value (KV antiquant) is not "
+               "supported yet; allowed %s key/value, got %s",
+               op, dtype_name(p.query.dtype), dtype_name(kt));
+  return kSuccess;
+}
+
 Status fia_prefix_check(const FiaParams& p, const char* op, FiaCall* c) {
   if (!any_prefix(p)) return kSuccess;
   const TensorView* kp = p.key_shared_prefix;
@@ -70,10 +80,6 @@ Status fia_prefix_check(const FiaParams& p, const char* op, FiaCall* c) {
                  "%s: keySharedPrefixOptional: FIA-48 a shared prefix is not accepted with %s; allowed no prefix, got "
                  "a prefix",
                  op, e.what);
-  MLAOPS_CHECK(!c->aq.on, kParamInvalid,
-               "%s: keySharedPrefixOptional: FIA-02 a shared prefix with INT8 / INT4 key/value (KV antiquant) is not "
-               "supported yet; allowed %s key/value, got %s",
-               op, dtype_name(p.query.dtype), dtype_name(p.key[0].dtype));
   const int ax = c->in_l == FiaLayout::kBNSD ? 2 : 1;
   MLAOPS_TRY(check_shape(op, "keySharedPrefixOptional", *kp, p.key[0], ax));
   MLAOPS_TRY(check_shape(op, "valueSharedPrefixOptional", *vp, p.value[0], ax));

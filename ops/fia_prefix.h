@@ -30,6 +30,8 @@ struct FiaPrefix {
 // FIA-45..49 (and FIA-02 for the combinations not supported yet); fills c->pre. Runs after the
 // key / value and the antiquant rules, before the mask and pse rules.
 Status fia_prefix_check(const FiaParams& p, const char* op, FiaCall* c);
+// FIA-02 (existence group): a prefix with INT8 / INT4 key/value is not supported yet.
+Status fia_prefix_check_scope(const FiaParams& p, const char* op);
 // The empty key / value branch: a prefix is rejected there (FIA-49).
 Status fia_prefix_check_empty(const FiaParams& p, const char* op);
 // Split `split` of `splits` (even) of the item of KV head h: the first half covers the prefix,

@@ -221,6 +221,7 @@ Status check_existence(const FiaParams& p, const char* op) {
   for (const auto& s : scope)
     MLAOPS_CHECK(s.t == nullptr, kParamInvalid,
                  "%s: %s: FIA-02 %s is not supported yet; allowed null, got a value", op, s.name, s.feature);
+  MLAOPS_TRY(fia_prefix_check_scope(p, op));  // INT8 / INT4 shared prefix (ops/fia_prefix.h)
   MLAOPS_CHECK(p.key.size() == 1 && p.value.size() == 1, kParamInvalid,
                "%s: key/value: FIA-02 tensor lists with more than one tensor (per-batch KV) are not supported yet; "
                "allowed 1 tensor, got %zu / %zu",
