@@ -7,7 +7,8 @@
 // Run: each work item runs as KV splits (kernels/cpu/attn_item.h partials) over two sources, the
 // first half of the splits over the prefix rows [0, Lp), the second half over the batch's own rows
 // [0, actKV) with the mask / pse columns and the rule shifted by Lp; the combine step
-// (kernels/cpu/attn_combine.h) merges them by log-sum-exp.
+// (kernels/cpu/attn_combine.h) merges them by log-sum-exp. The plan orders the items (KV head,
+// batch, query block) so that the batches of one head read its prefix from cache in turn.
 #pragma once
 
 #include <cstdint>

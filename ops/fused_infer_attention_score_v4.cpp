@@ -149,6 +149,16 @@ void merge_item(void* ctx, int64_t item, int /*thread*/) {
                              per, per);
 }
 
+// Shared prefix with one split per source (ops/fia_prefix.h): task t runs its prefix split, its
+// own split and the merge, so that a call has one parallel region.
+void run_task_prefix(void* ctx, int64_t t, int thread) {
+  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+  const FiaPlan::Task& task = c.plan->tasks[static_cast<size_t>(t)];
+  run_task(ctx, t * 2, thread);
+  run_task(ctx, t * 2 + 1, thread);
+  for (int64_t i = 0; i < task.n; ++i) merge_item(ctx, task.first + i, thread);
+}
+
 void fill_all(const TensorView& t, float v, bool half_fp16) {
   const int64_t n = t.numel();
   if (t.dtype == DType::kFloat32) {
@@ -309,6 +319,10 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   if (P.sink) {
     sink_floats(*p.learnable_sink, P.N, ws.at<float>(P.off_sink));
     c.sink = ws.at<float>(P.off_sink);
+  }
+  if (P.prefix.on && P.splits == 2) {
+    parallel_items(static_cast<int64_t>(P.tasks.size()), P.threads, run_task_prefix, &c);
+    return kSuccess;
   }
   parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
   if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);

@@ -140,7 +140,13 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   const bool lanes_row = lanes >= 0 && kernels::attn_family().allowed(lanes, P.isa);
   const bool copy = lanes_row && !P.fp16 && !P.aq.on && P.G * P.R >= 16 && P.k.slot > 2 * P.QD && P.k.c0 >= P.QD &&
                     P.v.c0 >= P.VD && max_kv > 128;  // more than one lane tile
-  for (int64_t b = 0; b < B; ++b) {
+  if (P.prefix.on && !copy) {  // shared prefix: (h, b, r0), the batches of one KV head read its prefix in turn
+    for (int64_t h = 0; h < KVN; ++h)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t r0 = 0; r0 < P.act_q[static_cast<size_t>(b)]; r0 += P.R)
+          P.items.push_back({b, h, r0, std::min(P.R, P.act_q[static_cast<size_t>(b)] - r0)});
+  }
+  for (int64_t b = 0; b < B && !(P.prefix.on && !copy); ++b) {
     const int64_t aq_b = P.act_q[static_cast<size_t>(b)];
     if (copy) {
       for (int64_t r0 = 0; r0 < aq_b; r0 += P.R)

@@ -69,6 +69,9 @@ std::vector<PrefixCase> cases() {
   v.push_back(pc(c, 300, 257));
   c = fia_case("decode_bsh_long_prefix", BF, 2, 32, 8, 1, 130, 128, "BSH");
   v.push_back(pc(c, 1000, 777));
+  // one item (B 1, MQA): with 2 threads 2 KV splits per source, run in parallel and merged after
+  c = fia_case("decode_b1_mqa_kv_splits", F16, 1, 8, 1, 1, 300, 64, "BSND");
+  v.push_back(pc(c, 500, 400));
   // prefill: masks (sparse 0..4), pse, lengths
   c = fia_case("prefill_bsh_sparse0_band", BF, 2, 4, 2, 20, 40, 32, "BSH");
   c.act_kv = {40, 11};
