@@ -15,6 +15,9 @@
 //     per-tensor scales, BF16 NZ rope cache), N in {32, 128}, L 4096, B 1, BSND_NBSD, beside the
 //     BF16 MLA decode of the same shape: q . k counts as int8 OPs, the rope part and P . V as bf16
 //     FLOPs; bytes: the INT8 latent and the BF16 rope read once
+//   * GQA prefill: 32 query / 8 kv heads, D 128, Q_S 512 x KV_S 2048, BSND, no mask: BF16, and
+//     INT8 full quantisation (INT8 query / key / value, deqScale1 / quantScale1 / deqScale2, FP16
+//     output) whose matmuls run on the int8 units (bound from the measured int8 VNNI rate)
 //   * GQA decode with a shared prefix (32q / 8kv, D 128, prefix 4096 + own 512, B 8, BNSD) and
 //     the same attention with the prefix copied into every batch's KV
 // FLOPs count the two matmuls (2 N L (Dk + Dv) per query row, causal rows only what they see);
@@ -293,6 +296,40 @@ Row mla_prefill(RunContext& ctx, int64_t T, int64_t L, int64_t N, int64_t D, int
   return r;
 }
 
+// int8: INT8 full quantisation (its two matmuls are int8 OPs), else BF16.
+Row gqa_prefill(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t S, int64_t L, bool int8) {
+  const DType dt = int8 ? DType::kInt8 : DType::kBFloat16;
+  const float lo = int8 ? -100.f : -1.f, hi = int8 ? 100.f : 1.f;
+  Buf q = make(dt, {B, S, N, D}, 1, lo, hi), k = make(dt, {B, L, KVN, D}, 2, lo, hi), v = make(dt, {B, L, KVN, D}, 3, lo, hi);
+  Buf out = zeros(int8 ? DType::kFloat16 : DType::kBFloat16, {B, S, N, D});
+  Buf deq1 = make(DType::kFloat32, {1}, 4, 1e-4f, 1e-4f), qs1 = make(DType::kFloat32, {1}, 5, 127.f, 127.f);
+  Buf deq2 = make(DType::kFloat32, {1}, 6, 1e-4f, 1e-4f);
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {v.v};
+  p.num_heads = N;
+  p.num_key_value_heads = KVN;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
+  p.input_layout = "BSND";
+  p.attention_out = out.v;
+  if (int8) {
+    p.deq_scale1 = &deq1.v;
+    p.quant_scale1 = &qs1.v;
+    p.deq_scale2 = &deq2.v;
+  }
+  Row r;
+  time_call(p, std::max(2, ctx.reps / 2), &r);
+  const double work = 2.0 * B * N * S * L * (D + D);
+  if (int8) {
+    r.ops_int8 = work;
+  } else {
+    r.flops_bf16 = work;
+  }
+  r.bytes = (int8 ? 1.0 : 2.0) * B * L * KVN * D * 2;
+  return r;
+}
+
 // GQA decode with a shared prefix (BNSD, contiguous): every batch attends the prefix of Lp
 // positions (keySharedPrefix / valueSharedPrefix, batch 1) and its own L positions; or
 // (copied) the same attention with the prefix copied into every batch's KV. Bytes: the prefix
@@ -442,6 +479,17 @@ std::vector<Case> fia_cases(Size size, int threads) {
         r.target_pct = target;
         return r;
       });
+    }
+  }
+  {
+    const int64_t B = 1, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, S = tiny ? 64 : 512,
+                  L = tiny ? 300 : 2048;
+    for (bool int8 : {false, true}) {
+      std::snprintf(id, sizeof id, "fia.gqa_prefill.%s.S%lld.L%lld.t%d", int8 ? "int8fq" : "bf16", (long long)S,
+                    (long long)L, threads);
+      std::snprintf(label, sizeof label, "FIA GQA prefill %lldq/%lldkv D=%lld S=%lld L=%lld%s", (long long)N,
+                    (long long)KVN, (long long)GD, (long long)S, (long long)L, int8 ? " INT8 full quant" : "");
+      add(out, id, label, threads, [=](RunContext& ctx) { return gqa_prefill(ctx, B, N, KVN, GD, S, L, int8); });
     }
   }
   return out;

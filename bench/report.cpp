@@ -133,6 +133,16 @@ std::vector<std::string> target_summary(const Report& rep) {
       if (b.id == bf && b.error.empty())
         out.push_back(q8.id + fmt(": post-quant INT8 output takes %.2fx the time of the BF16 output", q8.best_us / b.best_us));
   }
+  // INT8 full quantisation against the BF16 prefill of the same shape (GQA prefill)
+  for (const Row& fq : rep.rows) {
+    const size_t at = fq.id.find(".int8fq.");
+    if (at == std::string::npos || !fq.error.empty()) continue;
+    std::string bf = fq.id;
+    bf.replace(at, 8, ".bf16.");
+    for (const Row& b : rep.rows)
+      if (b.id == bf && b.error.empty())
+        out.push_back(fq.id + fmt(": INT8 full quantisation is %.2fx faster than BF16", b.best_us / fq.best_us));
+  }
   return out;
 }
 

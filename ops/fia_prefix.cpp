@@ -42,7 +42,7 @@ Status fia_prefix_check_empty(const FiaParams& p, const char* op) {
 }
 
 Status fia_prefix_check_scope(const FiaParams& p, const char* op) {
-  if (!any_prefix(p) || p.key.empty()) return kSuccess;
+  if (!any_prefix(p) || p.key.empty() || p.query.dtype == DType::kInt8) return kSuccess;  // INT8 query: FIA-48
   const DType kt = p.key[0].dtype;
   MLAOPS_CHECK(kt != DType::kInt8 && kt != DType::kInt32 && kt != DType::kInt4, kParamInvalid,
                "%s: keySharedPrefixOptional: FIA-02 a shared prefix with INT8 / INT4 key/value (KV antiquant) is not "

@@ -20,6 +20,7 @@
 #include "kernels/cpu/attn_family.h"
 #include "mlaops/numeric.h"
 #include "mlaops/plan.h"
+#include "ops/fia_full_quant.h"
 #include "ops/fused_infer_attention_score_v4.h"
 
 namespace mlaops {
@@ -31,6 +32,7 @@ struct RunCtx {
   FiaAqChannels aq_ch;       // KV antiquant: per-channel scales / offsets as floats
   const float* sink = nullptr;  // [N] sink logits as floats
   const float* pq = nullptr;    // [2, N, V_D] post-quant scale / offset (FP16-rounded floats)
+  FiaFqScales fq;               // INT8 full quantisation: the scales (ops/fia_full_quant.h)
   WorkspaceArena* ws;
 };
 
@@ -42,7 +44,7 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   const int64_t s0 = P.q_start[b] + w.r0;  // first query token of the item (absolute for packed)
   const int64_t n0 = w.h * P.G;            // first query head
   kernels::FlashItem it;
-  it.q = p.query.ptr<const uint16_t>() + w.b * P.q.b + n0 * P.q.n + s0 * P.q.s;
+  if (!P.full_quant) it.q = p.query.ptr<const uint16_t>() + w.b * P.q.b + n0 * P.q.n + s0 * P.q.s;
   it.q_n_stride = P.q.n;
   it.q_s_stride = P.q.s;
   if (P.rope) {
@@ -62,8 +64,10 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
     k.base = t.ptr<const uint16_t>() + off;
     return k;
   };
-  it.k = kv(p.key[0], P.k);
-  it.v = kv(p.value[0], P.v);
+  if (!P.full_quant) {  // full quantisation reads its INT8 rows itself
+    it.k = kv(p.key[0], P.k);
+    it.v = kv(p.value[0], P.v);
+  }
   if (P.rope) it.kr = kv(*p.key_rope, P.kr);
   it.kv_begin = 0;
   it.kv_end = P.act_kv[b];
@@ -124,6 +128,11 @@ kernels::FlashItem item_at(const RunCtx& c, int64_t index) {
 void run_task(void* ctx, int64_t index, int thread) {
   const RunCtx& c = *static_cast<const RunCtx*>(ctx);
   const FiaPlan& P = *c.plan;
+  if (P.full_quant) {  // one item per task, no KV splits (ops/fia_full_quant.h)
+    fia_fq_run_item(*c.p, P, index, make_item(c, P.items[static_cast<size_t>(index)]), c.fq,
+                    c.ws->at<char>(P.off_thread + thread * P.thread_bytes));
+    return;
+  }
   const FiaPlan::Task& t = P.tasks[static_cast<size_t>(index / P.splits)];
   const int64_t split = index % P.splits;
   kernels::FlashItem items[16];
@@ -315,6 +324,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.plan = &P;
   c.ws = &ws;
   c.pq = pq;
+  if (P.full_quant) c.fq = fia_fq_scales(p);
   if (P.aq.on) c.aq_ch = fia_aq_channels(P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
   if (P.sink) {
     sink_floats(*p.learnable_sink, P.N, ws.at<float>(P.off_sink));

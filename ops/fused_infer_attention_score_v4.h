@@ -78,6 +78,7 @@ struct FiaCall {
   FiaAntiquant aq;    // INT8 / INT4 key / value (FIA-21, FIA-33)
   FiaPrefix prefix;     // shared prefix (FIA-45..49, ops/fia_prefix.h)
   FiaMlaQuant mq;     // MLA full quant: INT8 query and latent cache (FIA-27..29, ops/fia_mla_quant.h)
+  bool full_quant = false;  // INT8 query / key / value (FIA-30..32, ops/fia_full_quant.h)
 };
 
 struct FiaPlan : FiaCall {
@@ -113,6 +114,7 @@ struct FiaPlan : FiaCall {
   kernels::FlashKernels panel;      // the panel path's GEMM / softmax / convert / transpose rows
   kernels::DequantRowFn dequant = nullptr;  // INT8 rows -> query dtype
   kernels::DequantRow4Fn dequant4 = nullptr;  // INT4 rows (FIA-33) -> query dtype
+  int fq_row = 0;  // INT8 full quantisation: the flash_quant row (ops/fia_full_quant.h)
   // Workspace layout (bytes).
   int64_t thread_bytes = 0, off_thread = 0;
   int64_t off_partial = 0, partial_o_floats = 0, partial_ml_floats = 0;  // per (item, split)

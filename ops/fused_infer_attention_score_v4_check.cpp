@@ -14,6 +14,7 @@
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "ops/check_util.h"
+#include "ops/fia_full_quant.h"
 #include "ops/fused_infer_attention_score_v4.h"
 #include "ops/fused_infer_attention_score_v4_check.h"
 
@@ -52,8 +53,9 @@ std::vector<Named> all_tensors(const FiaParams& p) {
           {"keyRopeOptional", p.key_rope}, {"attenMaskOptional", p.atten_mask},
           {"blockTableOptional", p.block_table}, {"pseShiftOptional", p.pse_shift},
           {"learnableSinkOptional", p.learnable_sink}, {"quantScale2Optional", p.quant_scale2},
-          {"quantOffset2Optional", p.quant_offset2}, {"keySharedPrefixOptional", p.key_shared_prefix},
-          {"valueSharedPrefixOptional", p.value_shared_prefix}};
+          {"quantOffset2Optional", p.quant_offset2}, {"deqScale1Optional", p.deq_scale1},
+          {"quantScale1Optional", p.quant_scale1}, {"deqScale2Optional", p.deq_scale2},
+          {"keySharedPrefixOptional", p.key_shared_prefix}, {"valueSharedPrefixOptional", p.value_shared_prefix}};
 }
 
 // Non-paged sequence tensor of layout l with `heads` heads: batch (-1 packed), S (T packed), D.
@@ -211,9 +213,6 @@ Status check_existence(const FiaParams& p, const char* op) {
     const char* name;
     const char* feature;
   } scope[] = {
-      {p.deq_scale1, "deqScale1Optional", "INT8 full quantisation"},
-      {p.quant_scale1, "quantScale1Optional", "INT8 full quantisation"},
-      {p.deq_scale2, "deqScale2Optional", "INT8 full quantisation"},
       {p.query_padding_size, "queryPaddingSizeOptional", "left padding"},
       {p.kv_padding_size, "kvPaddingSizeOptional", "left padding"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScaleOptional", "keyRope antiquant (reserved)"},
@@ -227,9 +226,8 @@ Status check_existence(const FiaParams& p, const char* op) {
                "allowed 1 tensor, got %zu / %zu",
                op, p.key.size(), p.value.size());
   MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode: FIA-02 tree mask (9) is not supported yet; got 9", op);
-  MLAOPS_CHECK(p.query.dtype != I8 || fia_mlaq_requested(p), kParamInvalid,
-               "%s: query: FIA-02 INT8 query (full quantisation) is not supported yet; allowed {FLOAT16, BF16}, got INT8",
-               op);
+  // An INT8 query is MLA full quant (dequantScaleQuery or queryRope: FIA-27..29, ops/fia_mla_quant.h)
+  // or GQA / MHA full quantisation (FIA-30..32, ops/fia_full_quant.h).
   for (const auto& [t, name] : {std::pair{&p.key[0], "key"}, std::pair{&p.value[0], "value"}})
     MLAOPS_CHECK(t->dtype != DType::kInt4, kParamInvalid,
                  "%s: %s: FIA-33 INT4 key/value are passed as INT32 (8 nibbles per word, last dim D / 8); allowed "
@@ -595,7 +593,8 @@ Status check_post_quant_pairing(const FiaParams& p, const char* op) {
                op);
   MLAOPS_CHECK(i8 == (sc != nullptr), kParamInvalid,
                "%s: attentionOut: FIA-26 dtype is INT8 exactly when quantScale2 is given; allowed %s, got %s", op,
-               sc != nullptr ? "INT8" : dtype_name(p.query.dtype), dtype_name(p.attention_out.dtype));
+               sc != nullptr ? "INT8" : (p.query.dtype == I8 ? "FLOAT16" : dtype_name(p.query.dtype)),
+               dtype_name(p.attention_out.dtype));
   return kSuccess;
 }
 
@@ -736,6 +735,36 @@ Status check_antiquant(const FiaParams& p, const FiaCheckOptions& o, int64_t kd,
 
 // ---- cross-feature ----
 
+// FIA-19: the vendor's limits that depend on the call's shape (aclnn layer only; the C++ API
+// computes these calls): the head dim of a prefill (Q_S > 1) in BSH / BSND / BNSD a multiple of
+// 16 for FP16 / BF16; innerPrecise 0 / 1 for a decode without rope; the decode KV_S <= 262144;
+// MLA with D 512 (the latent cache) only sparse modes 0, 3, 4; Q_D != V_D without rope only
+// sparse modes 0, 2, 3 and no softmaxLse.
+Status check_vendor_limits(const FiaParams& p, const char* op, const FiaCall& c) {
+  const bool half = p.query.dtype == F16 || p.query.dtype == DType::kBFloat16;
+  if (half && !c.packed && c.QS > 1) {
+    MLAOPS_CHECK(c.QD % 16 == 0, kParamInvalid,
+                 "%s: query: FIA-19 head dim with Q_S > 1 (layout %s); allowed a multiple of 16, got %lld", op,
+                 fia_layout_name(c.in_l), (long long)c.QD);
+    MLAOPS_CHECK(c.VD % 16 == 0, kParamInvalid,
+                 "%s: value: FIA-19 head dim with Q_S > 1 (layout %s); allowed a multiple of 16, got %lld", op,
+                 fia_layout_name(c.in_l), (long long)c.VD);
+  }
+  if (!c.packed && c.QS == 1 && !c.rope) {
+    MLAOPS_TRY(check::value_in(op, "innerPrecise", "FIA-19 with Q_S = 1", p.inner_precise, {0, 1}));
+    MLAOPS_TRY(check::value_range(op, "key", "FIA-19 decode KV_S", c.kv_s, 0, 262144));
+  }
+  if (c.rope && c.QD == 512)
+    MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-19 MLA with D 512", p.sparse_mode, {0, 3, 4}));
+  if (!c.rope && c.QD != c.VD) {
+    MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-19 with Q_D != V_D", p.sparse_mode, {0, 2, 3}));
+    MLAOPS_CHECK(!c.lse, kParamInvalid,
+                 "%s: softmaxLse: FIA-19 with Q_D != V_D (%lld / %lld); allowed softmaxLseFlag false, got true", op,
+                 (long long)c.QD, (long long)c.VD);
+  }
+  return kSuccess;
+}
+
 // FIA-24: the vendor's exclusions (aclnn layer only).
 Status check_exclusions(const FiaParams& p, const char* op) {
   for (const FiaExclusion& x : fia_exclusions())
@@ -755,7 +784,8 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_TRY(check_existence(p, op));
   MLAOPS_TRY(check_dtypes_and_formats(p, op));
   MLAOPS_TRY(check_post_quant_pairing(p, op));
-  c.fp16 = p.query.dtype == F16;
+  MLAOPS_TRY(fia_fq_check_params(p, op, &c.full_quant));  // FIA-30/31 INT8 full quantisation
+  c.fp16 = p.query.dtype == F16 || c.full_quant;         // full quantisation: FP16 output and pse
   c.rope = p.query_rope != nullptr;
   c.paged = p.block_table != nullptr;
   // Empty tensors: an empty query or output is a no-op; empty key/value give zeros / +inf.
@@ -783,6 +813,8 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_CHECK(c.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
   if (fia_mlaq_requested(p))
     MLAOPS_TRY(fia_mlaq_check(p, o, &c));
+  else if (c.full_quant)
+    MLAOPS_TRY(fia_fq_check_call(p, op, c));  // FIA-32
   else
     MLAOPS_TRY(check_antiquant(p, o, kd, &c));
   MLAOPS_TRY(fia_prefix_check(p, op, &c));  // shared prefix (ops/fia_prefix.h)
@@ -798,7 +830,10 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_TRY(check_pse(p, o, &c));
   MLAOPS_TRY(check_sink(p, op, &c));
   MLAOPS_TRY(check_post_quant(p, op, &c));
-  if (o.vendor_ranges) MLAOPS_TRY(check_exclusions(p, op));
+  if (o.vendor_ranges) {
+    MLAOPS_TRY(check_vendor_limits(p, op, c));
+    MLAOPS_TRY(check_exclusions(p, op));
+  }
   return kSuccess;
 }
 
@@ -827,6 +862,9 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
                             {"dequantScaleQueryOptional", p.dequant_scale_query},
                             {"quantScale2Optional", p.quant_scale2},
                             {"quantOffset2Optional", p.quant_offset2},
+                            {"deqScale1Optional", p.deq_scale1},
+                            {"quantScale1Optional", p.quant_scale1},
+                            {"deqScale2Optional", p.deq_scale2},
                             {"keySharedPrefixOptional", p.key_shared_prefix},
                             {"valueSharedPrefixOptional", p.value_shared_prefix},
                             {"antiquantScaleOptional", p.antiquant_scale},

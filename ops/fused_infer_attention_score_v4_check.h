@@ -22,6 +22,9 @@ enum class FiaDtypeSet {
   kFloat32,
   kMask,         // BOOL, INT8, UINT8
   kInt32,
+  kQueryDtypes,  // FLOAT16, BF16, INT8 (INT8: full quantisation, FIA-30)
+  kOperand,      // the query dtype; FLOAT16 with an INT8 query (full quantisation: pseShift)
+  kOutput,       // the operand dtype (above), or INT8 (post-quant, FIA-26)
 };
 std::vector<DType> fia_dtype_set(FiaDtypeSet set, const FiaParams& p);
 

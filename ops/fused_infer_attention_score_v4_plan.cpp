@@ -17,7 +17,9 @@
 #include "core/error.h"
 #include "core/workspace.h"
 #include "kernels/cpu/attn_family.h"
+#include "kernels/cpu/flash_quant.h"
 #include "mlaops/runtime.h"
+#include "ops/fia_full_quant.h"
 #include "ops/fused_infer_attention_score_v4.h"
 
 namespace mlaops {
@@ -126,6 +128,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   P.threads = std::max(1, num_threads());
   if (P.noop || P.empty_kv) return kSuccess;
   if (P.mq.on) return fia_mlaq_plan(&P, op);  // MLA full quant (ops/fia_mla_quant.h)
+  if (P.full_quant) return fia_fq_plan(&P, op);  // INT8 full quantisation (ops/fia_full_quant.h)
   const int64_t B = P.B, KVN = P.KVN;
   const int64_t max_q = std::max<int64_t>(1, *std::max_element(P.act_q.begin(), P.act_q.end()));
   const int64_t max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end()) + P.prefix.len;
@@ -276,7 +279,8 @@ std::string fia_explain(const FiaPlan& P) {
            (long long)P.G) +
        fmt("Q_S %lld, D %lld + rope %lld, V_D %lld, ", (long long)P.QS, (long long)P.QD, (long long)P.DR,
            (long long)P.VD) +
-       (P.fp16 ? "FLOAT16" : "BF16") + (P.aq.on ? (P.aq.int4 ? ", INT4 key / value" : ", INT8 key / value") : "") +
+       (P.full_quant ? "INT8 full quantisation" : P.fp16 ? "FLOAT16" : "BF16") +
+       (P.aq.on ? (P.aq.int4 ? ", INT4 key / value" : ", INT8 key / value") : "") +
        (P.paged ? fmt(", paged (blockSize %lld)", (long long)P.block_size) : "") +
        fmt(", sparseMode %lld", (long long)P.mode) + (P.explicit_mask ? " with a mask" : "") +
        (P.pse ? ", pseShift" : "") + (P.sink ? ", learnableSink" : "") +
@@ -286,6 +290,9 @@ std::string fia_explain(const FiaPlan& P) {
            (long long)P.R, (long long)P.G, (long long)P.tasks.size()) +
        fmt("%lld KV split(s)", (long long)P.splits) +
        (P.copy_rows > 0 ? fmt(", K / V rows copied %lld positions at a time", (long long)P.copy_rows) : "") + "\n";
+  if (P.full_quant)
+    s += std::string("kernel: ") + kernels::flash_quant_family().info(P.fq_row).name +
+         fmt(", online softmax over %lld-position KV chunks\n", (long long)kernels::kFqChunk);
   const auto& fam = kernels::attn_family();
   for (const FiaPlan::Kind& k : P.kinds) {
     const FiaPlan::Item& w = P.items[static_cast<size_t>(k.first)];

@@ -32,29 +32,40 @@ std::vector<DType> fia_dtype_set(FiaDtypeSet set, const FiaParams& p) {
   switch (set) {
     case FiaDtypeSet::kHalf: return {F16, BF16};
     case FiaDtypeSet::kQuery: return {p.query.dtype};
-    case FiaDtypeSet::kQueryOrInt8: return {p.query.dtype, I8};
-    case FiaDtypeSet::kKeyIn: return {p.query.dtype, I8, I32};
+    case FiaDtypeSet::kQueryOrInt8:
+      if (p.query.dtype == I8) return {I8};
+      return {p.query.dtype, I8};
+    case FiaDtypeSet::kKeyIn:  // an INT8 query (full quantisation) takes INT8 key / value only
+      if (p.query.dtype == I8) return {I8};
+      return {p.query.dtype, I8, I32};
     case FiaDtypeSet::kKey:
       return {p.key.empty() || (p.key[0].dtype != I8 && p.key[0].dtype != I32) ? p.query.dtype : p.key[0].dtype};
     case FiaDtypeSet::kFloat32: return {F32};
     case FiaDtypeSet::kMask: return {DType::kBool, I8, DType::kUInt8};
     case FiaDtypeSet::kInt32: return {I32};
+    case FiaDtypeSet::kQueryDtypes: return {F16, BF16, I8};
+    case FiaDtypeSet::kOperand: return {p.query.dtype == I8 ? F16 : p.query.dtype};
+    case FiaDtypeSet::kOutput:
+      if (p.query.dtype == I8) return {F16, I8};
+      return {p.query.dtype, I8};
   }
   return {};
 }
 
 const std::vector<FiaDtypeRow>& fia_dtype_rows() {
   static const std::vector<FiaDtypeRow> rows = {
-      {"query", "FIA-03", query_of, FiaDtypeSet::kHalf},
-      {"key", "FIA-03 (= query dtype, or INT8 / INT32 = packed INT4 with KV antiquant)", key_of, FiaDtypeSet::kKeyIn},
+      {"query", "FIA-03 (INT8: full quantisation, FIA-30)", query_of, FiaDtypeSet::kQueryDtypes},
+      {"key", "FIA-03 (= query dtype, or INT8 / INT32 = packed INT4 with KV antiquant; INT8 with an INT8 query)", key_of,
+       FiaDtypeSet::kKeyIn},
       {"value", "FIA-03 / FIA-21 (= key dtype: the query dtype, or INT8 / INT32 with an INT8 / INT32 key)", value_of,
        FiaDtypeSet::kKey},
-      {"attentionOut", "FIA-03 (= query dtype, or INT8 with quantScale2, FIA-26)", out_of, FiaDtypeSet::kQueryOrInt8},
+      {"attentionOut", "FIA-03 (= query dtype (FLOAT16 for an INT8 query), or INT8 with quantScale2, FIA-26)", out_of,
+       FiaDtypeSet::kOutput},
       {"softmaxLse", "FIA-03", lse_of, FiaDtypeSet::kFloat32},
       {"queryRopeOptional", "FIA-03 (= query dtype)", query_rope_of, FiaDtypeSet::kQuery},
       {"keyRopeOptional", "FIA-03 (= query dtype)", key_rope_of, FiaDtypeSet::kQuery},
       {"attenMaskOptional", "FIA-14", mask_of, FiaDtypeSet::kMask},
-      {"pseShiftOptional", "FIA-22 (= query dtype)", pse_of, FiaDtypeSet::kQuery},
+      {"pseShiftOptional", "FIA-22 (= query dtype; FLOAT16 for an INT8 query)", pse_of, FiaDtypeSet::kOperand},
       {"learnableSinkOptional", "FIA-23", sink_of, FiaDtypeSet::kHalf},
       {"blockTableOptional", "FIA-12", block_table_of, FiaDtypeSet::kInt32},
   };

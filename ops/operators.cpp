@@ -27,7 +27,7 @@ const OperatorInfo* operator_table() {
       {"FusedInferAttentionScore", MLAOPS_ENTRY("FusedInferAttentionScore", "aclnn_fused_infer_attention_score.h"),
        true, "FusedInferAttentionScoreV4", true,
        "V4's features on V1's slots: prefill / decode, paged KV, GQA, masks, pseShift, INT8 KV antiquant, "
-       "softmaxLse; INT32 KV rejected"},
+       "INT8 full quantisation (prefill), post-quant INT8 output, softmaxLse; INT32 KV rejected"},
       {"FusedInferAttentionScoreV2",
        MLAOPS_ENTRY("FusedInferAttentionScoreV2", "aclnn_fused_infer_attention_score_v2.h"), true,
        "FusedInferAttentionScoreV4", true, "V1 plus separate K / V antiquant inputs and the shared prefix"},
@@ -38,11 +38,13 @@ const OperatorInfo* operator_table() {
        MLAOPS_ENTRY("FusedInferAttentionScoreV4", "aclnn_fused_infer_attention_score_v4.h"), true,
        "FusedInferAttentionScoreV4", false,
        "prefill and decode, every layout, paged KV, GQA, MLA rope, masks and sparse modes 0..4, pseShift / "
-       "ALiBi, learnableSink, INT8 KV antiquant, post-quant INT8 output (quantScale2 / quantOffset2), softmaxLse"},
+       "ALiBi, learnableSink, INT8 KV antiquant, INT8 full quantisation (GQA / MHA prefill: deqScale1 / quantScale1 / "
+       "deqScale2), post-quant INT8 output (quantScale2 / quantOffset2), softmaxLse"},
       {"IncreFlashAttention", MLAOPS_ENTRY("IncreFlashAttention", "aclnn_incre_flash_attention.h"), true,
        "FusedInferAttentionScoreV4", true, "decode (Q_S = 1), FP16 / BF16, BSH / BSND / BNSD, GQA, mask; pseShift ignored, innerPrecise 1"},
       {"IncreFlashAttentionV2", MLAOPS_ENTRY("IncreFlashAttentionV2", "aclnn_incre_flash_attention_v2.h"), true,
-       "FusedInferAttentionScoreV4", true, "as V1 (its quant scale inputs: not supported yet); pseShift ignored, innerPrecise 1"},
+       "FusedInferAttentionScoreV4", true, "as V1 plus post-quant INT8 output (an INT8 query is rejected as by the vendor: no full-quant "
+       "decode); pseShift ignored, innerPrecise 1"},
       {"IncreFlashAttentionV3", MLAOPS_ENTRY("IncreFlashAttentionV3", "aclnn_incre_flash_attention_v3.h"), true,
        "FusedInferAttentionScoreV4", true, "V2 plus pseShift, INT8 KV antiquant, paged KV, innerPrecise"},
       {"IncreFlashAttentionV4", MLAOPS_ENTRY("IncreFlashAttentionV4", "aclnn_incre_flash_attention_v4.h"), true,
@@ -50,7 +52,7 @@ const OperatorInfo* operator_table() {
       {"PromptFlashAttention", MLAOPS_ENTRY("PromptFlashAttention", "aclnn_prompt_flash_attention.h"), true,
        "FusedInferAttentionScoreV4", true, "prefill, FP16 / BF16, every layout but SH / NSD, mask, GQA; pseShift ignored, innerPrecise 1"},
       {"PromptFlashAttentionV2", MLAOPS_ENTRY("PromptFlashAttentionV2", "aclnn_prompt_flash_attention_v2.h"), true,
-       "FusedInferAttentionScoreV4", true, "V1 plus KV lengths and sparse modes (quant inputs: not supported yet)"},
+       "FusedInferAttentionScoreV4", true, "V1 plus KV lengths, sparse modes and the quant inputs (INT8 full quantisation, INT8 output)"},
       {"PromptFlashAttentionV3", MLAOPS_ENTRY("PromptFlashAttentionV3", "aclnn_prompt_flash_attention_v3.h"), true,
        "FusedInferAttentionScoreV4", false, "V2 plus pseShift and innerPrecise"},
       {nullptr, nullptr, nullptr, false, nullptr, false, nullptr},

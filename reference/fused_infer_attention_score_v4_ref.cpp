@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "reference/fia_full_quant_ref.h"
 #include "reference/fia_mla_quant_ref.h"
 #include "reference/fia_prefix_ref.h"
 #include "reference/ref_util.h"
@@ -335,6 +336,7 @@ using Wide = __int128;
 }  // namespace
 
 Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
+  if (fia_ref_is_full_quant(p)) return fia_full_quant_ref(p);  // INT8 query (fia_full_quant_ref.h)
   // ---------- 0. scope, presence, empty tensors ----------
   if (p.dequant_scale_query != nullptr) return fia_mla_quant_ref(p);  // MLA full quant (its own file)
   MLAOPS_TRY(check_scope(p));

@@ -35,9 +35,10 @@ namespace mlaops {
 // Computes attention_out (and softmax_lse when softmax_lse_flag) for p.
 //
 // Returns kParamInvalid with a "... not supported yet" message for inputs outside the scope
-// (shared prefix, left padding, keyRopeAntiquantScale, an INT8 query without dequantScaleQuery,
-// INT4 K/V, sparse mode 9, tensor lists with more than one tensor). With dequantScaleQuery the
-// call is MLA full quant, computed by fia_mla_quant_ref (reference/fia_mla_quant_ref.h). The reference assumes
+// (shared prefix, left padding, keyRopeAntiquantScale, INT4 K/V, sparse mode 9, tensor lists with
+// more than one tensor). With dequantScaleQuery (or an INT8 query with queryRope) the call is MLA
+// full quant, computed by fia_mla_quant_ref (reference/fia_mla_quant_ref.h); an INT8 query without
+// them is GQA full quantisation, computed by fia_full_quant_ref (reference/fia_full_quant_ref.h). The reference assumes
 // otherwise validated inputs, but checks every shape, length and block id it relies on and
 // returns kParamInvalid (kParamNullptr for missing required tensors or null data) instead of
 // reading or writing outside a tensor; nothing is written on error.

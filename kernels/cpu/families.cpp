@@ -6,6 +6,7 @@
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/dequant_kv.h"
 #include "kernels/cpu/flash_mla_quant.h"
+#include "kernels/cpu/flash_quant.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mla_preprocess_rows.h"
 #include "kernels/cpu/softmax.h"
@@ -24,6 +25,7 @@ const KernelFamily* const* kernel_families(int* count) {
       &kernels::mla_preprocess_rows_family(),
       &kernels::attn_family(),
       &kernels::flash_mlaq_family(),
+      &kernels::flash_quant_family(),
   };
   *count = static_cast<int>(sizeof(list) / sizeof(list[0]));
   return list;

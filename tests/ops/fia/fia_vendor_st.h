@@ -365,8 +365,11 @@ inline std::unique_ptr<StData> materialise(const StCase& c, bool fill_inputs = t
       std::memset(h.data(), kCanary, h.storage.size() * sizeof(uint64_t));
     } else if (!fill_inputs && n != "bt") {
       // zeros
-    } else if (n == "kScale" || n == "vScale" || n == "aqScale" || n == "deq1" || n == "qs1" || n == "deq2" ||
-               n == "dqQ") {
+    } else if (n == "qs1") {  // INT8 full quant: P = e * quantScale1 spans the INT8 range
+      fill_uniform(h, seed, 60.0, 127.0);
+    } else if (n == "deq2") {  // ... and P . V * deqScale2 ~ v / 127
+      fill_uniform(h, seed, 0.5 / (127.0 * 127.0), 1.5 / (127.0 * 127.0));
+    } else if (n == "kScale" || n == "vScale" || n == "aqScale" || n == "deq1" || n == "dqQ") {
       fill_uniform(h, seed, 0.5 / 127, 1.5 / 127);
     } else if (n == "kOff" || n == "vOff" || n == "aqOff") {
       fill_uniform(h, seed, -3.0, 3.0);

@@ -43,13 +43,27 @@ TEST(FiaErrors, FIA01_LseIgnoredWhenFlagFalse) {
   EXPECT_EQ(fia_aclnn_call(a), ACLNN_SUCCESS) << aclGetRecentErrMsg();
 }
 
+// FIA-30: the full-quantisation scales only with an INT8 query (tests/ops/fia/test_fia_full_quant.cpp
+// has the INT8 side).
+TEST(FiaErrors, FIA30_FullQuantScalesNeedAnInt8Query) {
+  const struct {
+    int index;
+    const char* name;
+  } opts[] = {{7, "deqScale1Optional"}, {8, "quantScale1Optional"}, {9, "deqScale2Optional"}};
+  for (const auto& o : opts) {
+    SCOPED_TRACE(o.name);
+    expect_rejected(Base::kGqaPagedTnd, {kInv, o.name, "FIA-30"}, [&](FiaAclArgs& a) {
+      a.in[o.index] = dummy();
+      a.passed[o.index] = true;
+    });
+  }
+}
+
 TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
   const struct {
     int index;
     const char* name;
-  } opts[] = {{7, "deqScale1Optional"},
-              {8, "quantScale1Optional"},      {9, "deqScale2Optional"},
-              {15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
+  } opts[] = {{15, "queryPaddingSizeOptional"}, {16, "kvPaddingSizeOptional"},
               {26, "keyRopeAntiquantScaleOptional"}};  // dequantScaleQuery: MLA full quant (test_fia_mla_quant)
   for (const auto& o : opts) {
     SCOPED_TRACE(o.name);
@@ -64,7 +78,6 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
     a.value_list_len = 2;
   });
   expect_rejected(Base::kGqaPagedTnd, {kInv, "sparseMode", "FIA-02"}, [](FiaAclArgs& a) { a.sparse = 9; });
-  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-02"}, [](FiaAclArgs& a) { a.in[0].dtype = DType::kInt8; });
   expect_rejected(Base::kBsnd, {kInv, "key", "FIA-33"}, [](FiaAclArgs& a) { a.in[1].dtype = DType::kInt4; });
 }
 

@@ -437,7 +437,9 @@ TEST(MlaQuantRules, FIA19_VendorRangesThroughTheCApi) {
   }
 }
 
-// An INT8 query without queryRope stays outside this feature (FIA-02 until INT8 GQA full quant).
+// An INT8 query without queryRope stays outside this feature: it is GQA / MHA full quantisation,
+// whose rules then apply (here FIA-03: its output is FLOAT16 or INT8, not BF16;
+// tests/ops/fia/test_fia_full_quant.cpp).
 TEST(MlaQuantRules, Int8QueryWithoutRopeOrScaleIsNotMlaQuant) {
   auto d = mq_make(mk("base", "BSND", 2, 4, 1, {40, 17}, 16, 0, 45));
   HostTensor out(DType::kBFloat16, d->out_dims);
@@ -446,7 +448,7 @@ TEST(MlaQuantRules, Int8QueryWithoutRopeOrScaleIsNotMlaQuant) {
   p.key_rope = nullptr;
   p.dequant_scale_query = nullptr;
   EXPECT_EQ(run_cpp(p), kParamInvalid);
-  EXPECT_NE(std::string(last_error_message()).find("FIA-02"), std::string::npos) << last_error_message();
+  EXPECT_NE(std::string(last_error_message()).find("FIA-03"), std::string::npos) << last_error_message();
 }
 
 }  // namespace
