@@ -7,6 +7,10 @@
 //     post-quant INT8 output (per-channel quantScale2 / quantOffset2); peer: PyTorch's
 //     scaled_dot_product_attention on the same shapes (contiguous K / V) when a Python with torch
 //     is found
+//   * MLA MTP decode (speculative decoding): 4 query tokens per batch, N 128, L 4096, B in {1, 4},
+//     TND, the same cache as the MLA decode rows, sparse mode 3 (causal draft tokens) beside
+//     sparse mode 9 (a binary tree mask, node t's parent (t - 1) / 2); FLOPs count the positions
+//     each row sees
 //   * GQA decode over a contiguous BSH cache (INT4 KV is not paged): INT8 and INT4 (INT32-packed)
 //     caches, per-channel (mode 0) and per-token (mode 1) scales, innerPrecise 1 and 0; and over
 //     a paged INT8 NZ cache (the GQA antiquant NZ path)
@@ -91,6 +95,63 @@ Row mla_decode(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t D, int6
   Row r;
   time_call(p, ctx.reps, &r);
   r.flops_bf16 = 2.0 * B * N * L * (D + Dr + D);
+  r.bytes = 2.0 * B * L * (D + Dr);
+  return r;
+}
+
+// MLA MTP decode: QS draft tokens per batch in TND, sparse 3 (causal) or 9 (the tree mask,
+// docs/ops/fused_infer_attention_score.md "Tree mask").
+Row mla_mtp(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_t D, int64_t Dr, bool tree) {
+  const int64_t bs = 128, blocks_per = (L + bs - 1) / bs, nb = B * blocks_per, T = B * QS;
+  Buf q = make(DType::kBFloat16, {T, N, D}, 1, -1, 1), qr = make(DType::kBFloat16, {T, N, Dr}, 2, -1, 1);
+  Buf k = make(DType::kBFloat16, {nb, 1, bs, D}, 3, -1, 1), kr = make(DType::kBFloat16, {nb, 1, bs, Dr}, 4, -1, 1);
+  Buf bt = zeros(DType::kInt32, {B, blocks_per});
+  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
+  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>((i * 7919) % nb);  // scattered blocks
+  Buf out = zeros(DType::kBFloat16, {T, N, D}), lse = zeros(DType::kFloat32, {T, N, 1});
+  // the masks: the 2048 template, or per batch the QS x QS tree (1 = masked) of a binary tree
+  Buf mask = tree ? zeros(DType::kBool, {B * QS * QS}) : zeros(DType::kBool, {2048, 2048});
+  double seen = 0;  // positions the rows see
+  if (tree) {
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t i = 0; i < QS; ++i) {
+        for (int64_t t = 0; t < QS; ++t) mask.b[static_cast<size_t>((b * QS + i) * QS + t)] = 1;
+        for (int64_t t = i;; t = (t - 1) / 2) {
+          mask.b[static_cast<size_t>((b * QS + i) * QS + t)] = 0;
+          seen += 1;
+          if (t == 0) break;
+        }
+        seen += static_cast<double>(L - QS);
+      }
+  } else {
+    for (int64_t i = 0; i < 2048; ++i)
+      for (int64_t j = i + 1; j < 2048; ++j) mask.b[static_cast<size_t>(i * 2048 + j)] = 1;
+    seen = static_cast<double>(B) * (static_cast<double>(QS) * static_cast<double>(L - QS) + QS * (QS + 1) / 2.0);
+  }
+  std::vector<int64_t> aq, akv(static_cast<size_t>(B), L);
+  for (int64_t b = 1; b <= B; ++b) aq.push_back(b * QS);
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {k.v};
+  p.query_rope = &qr.v;
+  p.key_rope = &kr.v;
+  p.block_table = &bt.v;
+  p.block_size = bs;
+  p.actual_seq_lengths = &aq;
+  p.actual_seq_lengths_kv = &akv;
+  p.atten_mask = &mask.v;
+  p.sparse_mode = tree ? 9 : 3;
+  p.num_heads = N;
+  p.num_key_value_heads = 1;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D + Dr));
+  p.input_layout = "TND";
+  p.attention_out = out.v;
+  p.softmax_lse = &lse.v;
+  p.softmax_lse_flag = true;
+  Row r;
+  time_call(p, ctx.reps, &r);
+  r.flops_bf16 = 2.0 * N * seen * (D + Dr + D);
   r.bytes = 2.0 * B * L * (D + Dr);
   return r;
 }
@@ -431,6 +492,16 @@ std::vector<Case> fia_cases(Size size, int threads) {
       add(out, id, label, threads, [=](RunContext& ctx) { return gqa_decode_prefix(ctx, B, N, KVN, GD, Lp, L, copied); });
     }
   }
+  // MLA MTP decode: causal draft tokens (sparse 3) beside the tree mask (sparse 9)
+  for (int64_t B : tiny ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 4})
+    for (bool tree : {false, true}) {
+      const int64_t N = tiny ? 4 : 128, L = tiny ? 300 : 4096, QS = 4;
+      std::snprintf(id, sizeof id, "fia.mla_mtp.%s.N%lld.L%lld.B%lld.Q%lld.t%d", tree ? "tree" : "causal",
+                    (long long)N, (long long)L, (long long)B, (long long)QS, threads);
+      std::snprintf(label, sizeof label, "FIA MLA MTP N=%lld L=%lld B=%lld Q_S=%lld %s", (long long)N, (long long)L,
+                    (long long)B, (long long)QS, tree ? "tree (sparse 9)" : "causal (sparse 3)");
+      add(out, id, label, threads, [=](RunContext& ctx) { return mla_mtp(ctx, N, L, B, QS, D, Dr, tree); });
+    }
   // MLA decode full quant beside the BF16 rows of the same shape (fia.mla_decode.N*.L4096.B1)
   for (int64_t N : tiny ? std::vector<int64_t>{4} : std::vector<int64_t>{32, 128}) {
     const int64_t L = tiny ? 300 : 4096;

@@ -186,7 +186,7 @@ Status check_int4(const FiaParams& p, const FiaAqShape& s, bool sep) {
 // FIA-34: the GQA antiquant path over a paged INT8 cache in NZ chunks (blockNum, KV_N, D / 32,
 // blockSize, 32) (docs/ops/fused_infer_attention_score.md): BF16 query, Q_S 1..16, layouts BSH /
 // BSND / BNSD / TND, separate scales without offsets, modes 0 / 1 (key 0 + value 1), sparse 0
-// without a mask (Q_S = 1) or sparse 3 (Q_S > 1). The aclnn layer adds the vendor's ranges:
+// without a mask (Q_S = 1) or sparse 3 / 9 (Q_S > 1; 9: the tree mask, ops/fia_tree_mask.h). The aclnn layer adds the vendor's ranges:
 // D 128, blockSize 128 / 512, innerPrecise 1, (N, KV_N) in {(10, 1), (64, 8), (80, 8), (128, 16)}.
 Status check_nz(const FiaParams& p, const FiaAqShape& s, bool sep, bool comb) {
   const char* op = s.op;
@@ -217,9 +217,9 @@ Status check_nz(const FiaParams& p, const FiaAqShape& s, bool sep, bool comb) {
                  "no attenMask, got sparse %lld%s",
                  op, (long long)p.sparse_mode, p.atten_mask ? " with a mask" : "");
   else
-    MLAOPS_CHECK(p.sparse_mode == 3, kParamInvalid,
-                 "%s: sparseMode: FIA-34 INT8 key/value in NZ with Q_S > 1 allow sparse 3 (causal, 2048 mask); allowed 3, "
-                 "got %lld",
+    MLAOPS_CHECK(p.sparse_mode == 3 || p.sparse_mode == 9, kParamInvalid,
+                 "%s: sparseMode: FIA-34 INT8 key/value in NZ with Q_S > 1 allow sparse 3 (causal, 2048 mask) or 9 (tree "
+                 "mask); allowed {3, 9}, got %lld",
                  op, (long long)p.sparse_mode);
   if (s.vendor_ranges) {
     MLAOPS_CHECK(s.KD == 128 && s.VD == 128, kParamInvalid,
@@ -640,7 +640,7 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
       it.kv_end = len;
       it.lo_delta = items[i].lo_delta - t0;  // |deltas| <= 2^62: no overflow
       it.hi_delta = items[i].hi_delta - t0;
-      if (it.mask != nullptr) it.mask += t0 * it.mask_j_stride;
+      it.mask_j0 = items[i].mask_j0 - t0;
       if (it.bias != nullptr) it.bias += t0;
       it.partial_o = part + i * per_part;
       it.partial_m = it.partial_o + M * VDs;

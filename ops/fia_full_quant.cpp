@@ -107,6 +107,10 @@ Status fia_fq_check_call(const FiaParams& p, const char* op, const FiaCall& c) {
   MLAOPS_CHECK(p.learnable_sink == nullptr, kParamInvalid,
                "%s: learnableSinkOptional: FIA-32 not allowed with INT8 full quantisation; allowed null, got a tensor",
                op);
+  MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid,
+               "%s: sparseMode: FIA-32 the tree mask (9) is not allowed with INT8 full quantisation; allowed 0..4, "
+               "got 9",
+               op);
   const Scale aq[] = {{p.antiquant_scale, "antiquantScaleOptional"},
                       {p.antiquant_offset, "antiquantOffsetOptional"},
                       {p.key_antiquant_scale, "keyAntiquantScaleOptional"},

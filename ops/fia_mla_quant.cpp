@@ -87,9 +87,10 @@ Status fia_mlaq_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) 
   MLAOPS_CHECK((c->packed ? max_q : c->QS) <= 16, kParamInvalid,
                "%s: query: %s query tokens per batch (decode / MTP); allowed <= 16, got %lld", op, R,
                (long long)(c->packed ? max_q : c->QS));
-  // masks: sparse 0 without a mask (every position), or 3 (right-down causal, the 2048 template)
-  MLAOPS_CHECK(p.sparse_mode == 0 || p.sparse_mode == 3, kParamInvalid,
-               "%s: sparseMode: %s sparse mode; allowed {0, 3}, got %lld", op, R, (long long)p.sparse_mode);
+  // masks: sparse 0 without a mask (every position), 3 (right-down causal, the 2048 template) or
+  // 9 (the tree mask, ops/fia_tree_mask.h)
+  MLAOPS_CHECK(p.sparse_mode == 0 || p.sparse_mode == 3 || p.sparse_mode == 9, kParamInvalid,
+               "%s: sparseMode: %s sparse mode; allowed {0, 3, 9}, got %lld", op, R, (long long)p.sparse_mode);
   MLAOPS_CHECK(p.sparse_mode != 0 || p.atten_mask == nullptr, kParamInvalid,
                "%s: attenMaskOptional: %s sparseMode 0 takes no mask; allowed null, got a tensor", op, R);
   // dequantScaleQuery: the query's shape without D, FP32
@@ -346,6 +347,13 @@ void run_task(void* vctx, int64_t task, int thread) {
   a.fac = fac;
   a.jlo = jlo;
   a.jhi = jhi;
+  if (P.tree) {  // rows m = g * s1 + i read tree row i
+    int64_t off;
+    fia_tree_rows(P, w.b, &off, &a.mask_i, &a.mask_j0);
+    a.mask = p.atten_mask->ptr<const uint8_t>() + off;
+    a.mask_rows = std::max<int64_t>(s1, 1);
+    a.mask_j = P.mask_j;
+  }
   const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), kernels::kFlashMlaqBlock);
   a.p0 = std::min(s2, split * chunk);
   a.p1 = std::min(s2, a.p0 + chunk);

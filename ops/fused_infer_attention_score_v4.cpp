@@ -78,6 +78,11 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
     it.mask = p.atten_mask->ptr<const uint8_t>() + w.b * P.mask_b;
     it.mask_i_stride = P.mask_i;
     it.mask_j_stride = P.mask_j;
+    if (P.tree) {
+      int64_t off;
+      fia_tree_rows(P, w.b, &off, &it.mask_i_stride, &it.mask_j0);
+      it.mask = p.atten_mask->ptr<const uint8_t>() + off;
+    }
   }
   if (P.pse) {
     it.bias = p.pse_shift->ptr<const uint16_t>() + w.b * P.pse_b + n0 * P.pse_n;

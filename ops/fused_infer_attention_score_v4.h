@@ -19,6 +19,7 @@
 #include "ops/fia_antiquant.h"
 #include "ops/fia_mla_quant.h"
 #include "ops/fia_prefix.h"
+#include "ops/fia_tree_mask.h"
 
 namespace mlaops {
 
@@ -67,6 +68,10 @@ struct FiaCall {
   bool explicit_mask = false;
   int64_t mask_b = 0, mask_i = 0, mask_j = 0;  // explicit mask strides (mask_b = 0: broadcast)
   int64_t pre = 0, next = 0;
+  // Tree mask (sparseMode 9, ops/fia_tree_mask.h): batch b's block at element tree_off[b] of
+  // attenMask, row stride tree_i[b], column stride mask_j, covering columns [S2 - S1, S2).
+  bool tree = false;
+  std::vector<int64_t> tree_off, tree_i;
   // pseShift (FIA-22): element (b, n, i, j) at b * pse_b + n * pse_n + i * pse_i + j (pse_b = 0:
   // broadcast over the batch).
   bool pse = false;

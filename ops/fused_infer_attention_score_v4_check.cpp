@@ -225,7 +225,6 @@ Status check_existence(const FiaParams& p, const char* op) {
                "%s: key/value: FIA-02 tensor lists with more than one tensor (per-batch KV) are not supported yet; "
                "allowed 1 tensor, got %zu / %zu",
                op, p.key.size(), p.value.size());
-  MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode: FIA-02 tree mask (9) is not supported yet; got 9", op);
   // An INT8 query is MLA full quant (dequantScaleQuery or queryRope: FIA-27..29, ops/fia_mla_quant.h)
   // or GQA / MHA full quantisation (FIA-30..32, ops/fia_full_quant.h).
   for (const auto& [t, name] : {std::pair{&p.key[0], "key"}, std::pair{&p.value[0], "value"}})
@@ -294,7 +293,7 @@ Status check_attributes(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c
     MLAOPS_TRY(check::value_range(op, "numHeads", "FIA-19", N, 1, 256));
     MLAOPS_TRY(check::value_range(op, "numKeyValueHeads", "FIA-19", KVN, 1, 256));
   }
-  MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-09", p.sparse_mode, {0, 1, 2, 3, 4}));
+  MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-09", p.sparse_mode, {0, 1, 2, 3, 4, 9}));
   MLAOPS_TRY(check::value_in(op, "innerPrecise", "FIA-09", p.inner_precise, {0, 1, 2, 3}));
   c->N = N;
   c->KVN = KVN;
@@ -482,6 +481,7 @@ Status check_mask(const FiaParams& p, const char* op, FiaCall* c) {
                "%s: attenMaskOptional: FIA-14 is required for sparseMode %lld; allowed a mask, got null", op,
                (long long)c->mode);
   if (mask == nullptr) return kSuccess;
+  if (c->mode == 9) return fia_tree_check(p, op, c);  // the tree mask (ops/fia_tree_mask.h)
   // Decode without rope: the sparse mode is ignored, so with sparseMode 2/3/4 a mask that is not
   // the 2048 template is an explicit mask of the sparse 0/1 forms ((B or 1, KV_S), (B, 1, KV_S),
   // (B, 1, 1, KV_S), ...) and is applied; the template itself masks nothing there.
@@ -738,7 +738,7 @@ Status check_antiquant(const FiaParams& p, const FiaCheckOptions& o, int64_t kd,
 // FIA-19: the vendor's limits that depend on the call's shape (aclnn layer only; the C++ API
 // computes these calls): the head dim of a prefill (Q_S > 1) in BSH / BSND / BNSD a multiple of
 // 16 for FP16 / BF16; innerPrecise 0 / 1 for a decode without rope; the decode KV_S <= 262144;
-// MLA with D 512 (the latent cache) only sparse modes 0, 3, 4; Q_D != V_D without rope only
+// MLA with D 512 (the latent cache) only sparse modes 0, 3, 4, 9; Q_D != V_D without rope only
 // sparse modes 0, 2, 3 and no softmaxLse.
 Status check_vendor_limits(const FiaParams& p, const char* op, const FiaCall& c) {
   const bool half = p.query.dtype == F16 || p.query.dtype == DType::kBFloat16;
@@ -755,7 +755,7 @@ Status check_vendor_limits(const FiaParams& p, const char* op, const FiaCall& c)
     MLAOPS_TRY(check::value_range(op, "key", "FIA-19 decode KV_S", c.kv_s, 0, 262144));
   }
   if (c.rope && c.QD == 512)
-    MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-19 MLA with D 512", p.sparse_mode, {0, 3, 4}));
+    MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-19 MLA with D 512", p.sparse_mode, {0, 3, 4, 9}));
   if (!c.rope && c.QD != c.VD) {
     MLAOPS_TRY(check::value_in(op, "sparseMode", "FIA-19 with Q_D != V_D", p.sparse_mode, {0, 2, 3}));
     MLAOPS_CHECK(!c.lse, kParamInvalid,

@@ -63,6 +63,9 @@ enum class FiaFeature {
   kExplicitMask,        // an explicit mask (sparseMode 0 with attenMask, or 1)
   kLeftUpCausal,        // sparseMode 2
   kInnerPreciseNonZero, // innerPrecise != 0
+  kTreeMask,            // sparseMode 9 (ops/fia_tree_mask.h)
+  kPostQuant,           // INT8 attentionOut (quantScale2)
+  kKvInt8NotNz,         // INT8 / INT4 key / value outside a paged 5-D FRACTAL_NZ cache
 };
 const char* fia_feature_name(FiaFeature f);
 bool fia_has_feature(const FiaParams& p, FiaFeature f);

@@ -384,6 +384,7 @@ void fia_row_deltas(const FiaCall& c, int64_t b, int64_t* lo, int64_t* hi) {
         }
         break;
       case 1: break;
+      case 9: break;  // tree: every position; the tree covers the last S1 (FlashItem::mask_j0)
       case 2: h = 0; break;
       case 3: h = diag; break;
       default:

@@ -135,6 +135,9 @@ const char* fia_feature_name(FiaFeature f) {
     case FiaFeature::kExplicitMask: return "an explicit mask (sparseMode 0 with attenMask, or 1)";
     case FiaFeature::kLeftUpCausal: return "sparseMode 2";
     case FiaFeature::kInnerPreciseNonZero: return "innerPrecise != 0";
+    case FiaFeature::kTreeMask: return "the tree mask (sparseMode 9)";
+    case FiaFeature::kPostQuant: return "INT8 output (post-quant)";
+    case FiaFeature::kKvInt8NotNz: return "INT8 / INT4 key / value outside the paged FRACTAL_NZ cache";
   }
   return "?";
 }
@@ -152,6 +155,11 @@ bool fia_has_feature(const FiaParams& p, FiaFeature f) {
     case FiaFeature::kExplicitMask: return p.atten_mask != nullptr && (p.sparse_mode == 0 || p.sparse_mode == 1);
     case FiaFeature::kLeftUpCausal: return p.sparse_mode == 2;
     case FiaFeature::kInnerPreciseNonZero: return p.inner_precise != 0;
+    case FiaFeature::kTreeMask: return p.sparse_mode == 9;
+    case FiaFeature::kPostQuant: return p.quant_scale2 != nullptr;
+    case FiaFeature::kKvInt8NotNz:
+      return !p.key.empty() && (p.key[0].dtype == I8 || p.key[0].dtype == I32) &&
+             !(p.block_table != nullptr && p.key[0].rank == 5);
   }
   return false;
 }
@@ -166,6 +174,10 @@ const std::vector<FiaExclusion>& fia_exclusions() {
       {FiaFeature::kSink, FiaFeature::kLeftUpCausal, "learnableSinkOptional"},
       {FiaFeature::kPse, FiaFeature::kPacked, "pseShiftOptional"},
       {FiaFeature::kPse, FiaFeature::kRope, "pseShiftOptional"},
+      {FiaFeature::kTreeMask, FiaFeature::kPse, "pseShiftOptional"},
+      {FiaFeature::kTreeMask, FiaFeature::kSink, "learnableSinkOptional"},
+      {FiaFeature::kTreeMask, FiaFeature::kPostQuant, "quantScale2Optional"},
+      {FiaFeature::kTreeMask, FiaFeature::kKvInt8NotNz, "key"},
   };
   return rows;
 }

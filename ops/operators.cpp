@@ -37,7 +37,7 @@ const OperatorInfo* operator_table() {
       {"FusedInferAttentionScoreV4",
        MLAOPS_ENTRY("FusedInferAttentionScoreV4", "aclnn_fused_infer_attention_score_v4.h"), true,
        "FusedInferAttentionScoreV4", false,
-       "prefill and decode, every layout, paged KV, GQA, MLA rope, masks and sparse modes 0..4, pseShift / "
+       "prefill and decode, every layout, paged KV, GQA, MLA rope, masks and sparse modes 0..4 and 9 (tree), pseShift / "
        "ALiBi, learnableSink, INT8 KV antiquant, INT8 full quantisation (GQA / MHA prefill: deqScale1 / quantScale1 / "
        "deqScale2), post-quant INT8 output (quantScale2 / quantOffset2), softmaxLse"},
       {"IncreFlashAttention", MLAOPS_ENTRY("IncreFlashAttention", "aclnn_incre_flash_attention.h"), true,

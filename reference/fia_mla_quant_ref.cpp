@@ -44,7 +44,8 @@ Status fia_mla_quant_ref(const FiaParams& p) {
   MLAOPS_CHECK(lse == nullptr || is(lse, DType::kFloat32), kParamInvalid, "%s: softmaxLse FP32", kOp);
   MLAOPS_CHECK(p.key_antiquant_scale->numel() == 1 && p.value_antiquant_scale->numel() == 1, kParamInvalid,
                "%s: per-tensor scales have one element", kOp);
-  MLAOPS_CHECK(p.sparse_mode == 0 || p.sparse_mode == 3, kParamInvalid, "%s: sparseMode 0 or 3", kOp);
+  MLAOPS_CHECK(p.sparse_mode == 0 || p.sparse_mode == 3 || p.sparse_mode == 9, kParamInvalid, "%s: sparseMode 0, 3 or 9",
+               kOp);
   const bool packed = in == FiaLayout::kTND;
   const int64_t N = p.num_heads;
   MLAOPS_CHECK(N > 0, kParamInvalid, "%s: numHeads", kOp);
@@ -174,6 +175,34 @@ Status fia_mla_quant_ref(const FiaParams& p) {
   const double vs = ref::load(*p.value_antiquant_scale, ref::linear_offset(*p.value_antiquant_scale, 0));
   const double inf = std::numeric_limits<double>::infinity();
 
+  // sparse 9: batch b's tree block, element (i, t) at tree[b][i][t] ((B, S, S)) or at
+  // tree_start[b] + i * s1 + t (1-D, TND); position s2 - s1 + t of row i is masked iff it is nonzero
+  std::vector<int64_t> tree_start;
+  const TensorView* tree = p.sparse_mode == 9 ? p.atten_mask : nullptr;
+  if (p.sparse_mode == 9) {
+    MLAOPS_CHECK(tree != nullptr && tree->data != nullptr, kParamInvalid, "%s: sparseMode 9 needs the tree mask", kOp);
+    int64_t total = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t s1 = aq[static_cast<size_t>(b)];
+      MLAOPS_CHECK(s1 <= akv[static_cast<size_t>(b)], kParamInvalid, "%s: tree mask needs actQ <= actKV", kOp);
+      tree_start.push_back(total);
+      total += s1 * s1;
+    }
+    MLAOPS_CHECK(packed ? tree->rank == 1 && tree->dims[0] == total
+                        : tree->rank == 3 && tree->dims[0] == B && tree->dims[1] == S && tree->dims[2] == S,
+                 kParamInvalid, "%s: tree mask shape %s", kOp, ref::shape_str(*tree).c_str());
+  }
+  auto tree_masked = [&](int64_t b, int64_t i, int64_t j, int64_t s1, int64_t s2) {
+    const int64_t t = j - (s2 - s1);
+    if (tree == nullptr || t < 0) return false;
+    if (packed) {
+      const int64_t idx[1] = {tree_start[static_cast<size_t>(b)] + i * s1 + t};
+      return ref::load(*tree, ref::offset(*tree, idx)) != 0.0;
+    }
+    const int64_t idx[3] = {b, i, t};
+    return ref::load(*tree, ref::offset(*tree, idx)) != 0.0;
+  };
+
   std::vector<double> kc, vc, qv(static_cast<size_t>(D + DR)), sc, acc(static_cast<size_t>(D));
   for (int64_t b = 0; b < B; ++b) {
     const int64_t s1 = aq[static_cast<size_t>(b)], s2 = akv[static_cast<size_t>(b)];
@@ -209,13 +238,17 @@ Status fia_mla_quant_ref(const FiaParams& p) {
           sc.assign(static_cast<size_t>(std::max<int64_t>(last + 1, 0)), 0.0);
           double m = -inf;
           for (int64_t j = 0; j <= last; ++j) {
+            if (tree_masked(b, i, j, s1, s2)) {
+              sc[static_cast<size_t>(j)] = -inf;
+              continue;
+            }
             const double* kj = &kc[static_cast<size_t>(j * (D + DR))];
             double dot = 0.0;
             for (int64_t d = 0; d < D + DR; ++d) dot += qv[static_cast<size_t>(d)] * kj[d];
             sc[static_cast<size_t>(j)] = p.scale_value * dot;
             m = std::max(m, sc[static_cast<size_t>(j)]);
           }
-          if (last >= 0) {
+          if (last >= 0 && m > -inf) {
             double den = 0.0;
             for (int64_t j = 0; j <= last; ++j) {
               const double e = std::exp(sc[static_cast<size_t>(j)] - m);

@@ -9,7 +9,9 @@
 //   out   = sum_j exp(s[j] - m) v[j] / sum_j exp(s[j] - m),   lse = m + log(sum_j exp(s[j] - m))
 // (so the score is scaleValue * dq * keyScale * (q_int8 . k_int8 + queryRope . keyRope): queryRope
 // comes pre-divided by dq * keyScale, as MlaPrologV2 full quant produces it). Valid positions:
-// j < actKV[b], and with sparseMode 3 j <= i + actKV[b] - actQ[b]. Rows without a valid position
+// j < actKV[b], and with sparseMode 3 j <= i + actKV[b] - actQ[b]; with sparseMode 9 (tree mask,
+// (B, S, S) or 1-D sum actQ^2 with TND) position actKV[b] - actQ[b] + t of row i only when
+// tree[i][t] == 0. Rows without a valid position
 // and padded rows (i >= actQ[b], non-packed layouts) are 0 with lse +inf.
 //
 // Layouts BSH, BSND, TND with the outputs of BSH / BSND / BSH_NBSD / BSND_NBSD / TND / TND_NTD;

@@ -69,8 +69,10 @@ Status fia_prefix_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
   MLAOPS_CHECK(ref::layout_from_string(p.input_layout, &in, &out) && !ref::layout_packed(in), kParamInvalid,
                "%s: shared prefix: layout %s; allowed BSH, BSND, BNSD, BNSD_BSND", kOp, p.input_layout.c_str());
   MLAOPS_CHECK(p.block_table == nullptr && p.query_rope == nullptr && p.key_rope == nullptr &&
-                   p.learnable_sink == nullptr && p.query_padding_size == nullptr && p.kv_padding_size == nullptr,
-               kParamInvalid, "%s: shared prefix: not with paged KV, MLA rope, learnableSink or left padding", kOp);
+                   p.learnable_sink == nullptr && p.query_padding_size == nullptr && p.kv_padding_size == nullptr &&
+                   p.sparse_mode != 9,
+               kParamInvalid, "%s: shared prefix: not with paged KV, MLA rope, learnableSink, left padding or the tree mask",
+               kOp);
   const TensorView& key = p.key[0];
   const TensorView& value = p.value[0];
   MLAOPS_CHECK(ref::is_half(key.dtype) && key.dtype == p.query.dtype, kParamInvalid,

@@ -224,6 +224,26 @@ struct MaskAccess {
   }
 };
 
+// The tree mask of sparse mode 9: batch b's S1 x S1 block (S1 = actQ[b]), element (i, t) at
+// tree[b][i][t] of a (B, Q_S, Q_S) mask, or at start[b] + i * S1 + t of the 1-D TND / NTD mask
+// (the blocks concatenated). Row i attends every position j < S2 - S1 and position S2 - S1 + t iff
+// element (i, t) is 0.
+struct TreeAccess {
+  const TensorView* t = nullptr;
+  std::vector<int64_t> start;  // 1-D form: first element of each batch's block
+
+  bool masked(int64_t b, int64_t i, int64_t j, int64_t s1, int64_t s2) const {
+    const int64_t c = j - (s2 - s1);
+    if (c < 0) return false;  // the committed context
+    if (t->rank == 1) {
+      const int64_t idx[1] = {start[static_cast<size_t>(b)] + i * s1 + c};
+      return ref::load(*t, ref::offset(*t, idx)) != 0.0;
+    }
+    const int64_t idx[3] = {b, i, c};
+    return ref::load(*t, ref::offset(*t, idx)) != 0.0;
+  }
+};
+
 bool is_2048_template(const TensorView& m) {
   if (m.rank < 2 || m.rank > 4) return false;
   for (int i = 0; i < m.rank - 2; ++i)
@@ -308,7 +328,6 @@ Status check_scope(const FiaParams& p) {
   MLAOPS_CHECK(p.key.size() <= 1 && p.value.size() <= 1, kParamInvalid,
                "%s: key/value tensor lists with more than one tensor are not supported yet (got %zu / %zu)", kOp,
                p.key.size(), p.value.size());
-  MLAOPS_CHECK(p.sparse_mode != 9, kParamInvalid, "%s: sparseMode 9 (tree mask) is not supported yet", kOp);
   if (p.query.dtype == DType::kInt8)
     return fail(kParamInvalid, "%s: INT8 query (full quant) is not supported yet", kOp);
   for (const auto* list : {&p.key, &p.value}) {
@@ -431,7 +450,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   MLAOPS_CHECK(N % KVN == 0, kParamInvalid, "%s: numHeads (%lld) must be a multiple of numKeyValueHeads (%lld)", kOp,
                static_cast<long long>(N), static_cast<long long>(KVN));
   const int64_t G = N / KVN;
-  MLAOPS_CHECK(p.sparse_mode >= 0 && p.sparse_mode <= 4, kParamInvalid, "%s: sparseMode: allowed 0..4, got %lld", kOp,
+  MLAOPS_CHECK((p.sparse_mode >= 0 && p.sparse_mode <= 4) || p.sparse_mode == 9, kParamInvalid,
+               "%s: sparseMode: allowed 0..4, 9, got %lld", kOp,
                static_cast<long long>(p.sparse_mode));
   MLAOPS_CHECK(p.inner_precise >= 0 && p.inner_precise <= 3, kParamInvalid,
                "%s: innerPrecise: allowed 0..3, got %lld", kOp, static_cast<long long>(p.inner_precise));
@@ -609,8 +629,32 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   MLAOPS_CHECK(mode == 0 || mask != nullptr, kParamInvalid, "%s: attenMask: required for sparseMode %lld", kOp,
                static_cast<long long>(mode));
   MaskAccess ma;
+  TreeAccess tree;
   bool use_explicit_mask = false;
-  if (mask != nullptr) {
+  if (mode == 9) {
+    MLAOPS_CHECK(mask->dtype == DType::kBool || mask->dtype == DType::kInt8 || mask->dtype == DType::kUInt8,
+                 kParamInvalid, "%s: attenMask dtype; allowed BOOL, INT8, UINT8, got %s", kOp, ref::type_name(mask->dtype));
+    int64_t total = 0;
+    for (int64_t b = 0; b < B; ++b) {
+      const int64_t s1 = act_q[static_cast<size_t>(b)], s2 = act_kv[static_cast<size_t>(b)];
+      MLAOPS_CHECK(s1 <= s2, kParamInvalid, "%s: tree mask needs actQ <= actKV; batch %lld has %lld > %lld", kOp,
+                   static_cast<long long>(b), static_cast<long long>(s1), static_cast<long long>(s2));
+      tree.start.push_back(total);
+      total += s1 * s1;
+    }
+    if (packed) {
+      MLAOPS_CHECK(mask->rank == 1 && mask->dims[0] == total, kParamInvalid,
+                   "%s: tree attenMask with a packed layout; allowed (%lld), got %s", kOp, static_cast<long long>(total),
+                   ref::shape_str(*mask).c_str());
+    } else {
+      MLAOPS_CHECK(mask->rank == 3 && mask->dims[0] == B && mask->dims[1] == QS && mask->dims[2] == QS, kParamInvalid,
+                   "%s: tree attenMask; allowed (B, Q_S, Q_S) = (%lld, %lld, %lld), got %s", kOp,
+                   static_cast<long long>(B), static_cast<long long>(QS), static_cast<long long>(QS),
+                   ref::shape_str(*mask).c_str());
+    }
+    MLAOPS_CHECK(mask->empty() || mask->data != nullptr, kParamNullptr, "%s: attenMask data is null", kOp);
+    tree.t = mask;
+  } else if (mask != nullptr) {
     MLAOPS_CHECK(mask->dtype == DType::kBool || mask->dtype == DType::kInt8 || mask->dtype == DType::kUInt8,
                  kParamInvalid, "%s: attenMask dtype; allowed BOOL, INT8, UINT8, got %s", kOp, ref::type_name(mask->dtype));
     // Decode without rope ignores the sparse mode: with sparseMode 2/3/4 a mask that is not the
@@ -706,6 +750,7 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
 
   const Wide pre = p.pre_tokens, next = p.next_tokens;
   auto is_masked = [&](int64_t b, int64_t i, int64_t j) -> bool {
+    if (mode == 9) return tree.masked(b, i, j, act_q[static_cast<size_t>(b)], act_kv[static_cast<size_t>(b)]);
     if (decode_rule) return use_explicit_mask && ma.masked(b, i, j);
     const Wide diag = static_cast<Wide>(act_kv[static_cast<size_t>(b)]) - act_q[static_cast<size_t>(b)];  // S2 - S1
     const Wide wi = i, wj = j;

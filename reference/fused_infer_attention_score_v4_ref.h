@@ -1,7 +1,8 @@
 // Float64 golden reference of aclnnFusedInferAttentionScoreV4 (docs/ops/fused_infer_attention_score.md):
 // FP16/BF16 attention with scaleValue, MHA/GQA/MQA, the layouts BSH/BSND/BNSD/TND/NTD and their
 // output variants, actual-length decoding, paged KV (BnBsH, BnNBsD, 5-D NZ), the MLA rope split,
-// sparse modes 0..4 with explicit masks or the analytic 2048 template, fully masked rows,
+// sparse modes 0..4 with explicit masks or the analytic 2048 template, the tree mask of sparse
+// mode 9 (row i sees j < S2 - S1, and S2 - S1 + t iff tree[i][t] == 0), fully masked rows,
 // INT8 KV antiquant, pseShift (ALiBi given as a full bias), learnableSink, softmaxLse and the
 // empty-tensor rules.
 //
@@ -35,10 +36,10 @@ namespace mlaops {
 // Computes attention_out (and softmax_lse when softmax_lse_flag) for p.
 //
 // Returns kParamInvalid with a "... not supported yet" message for inputs outside the scope
-// (shared prefix, left padding, keyRopeAntiquantScale, INT4 K/V, sparse mode 9, tensor lists with
-// more than one tensor). With dequantScaleQuery (or an INT8 query with queryRope) the call is MLA
-// full quant, computed by fia_mla_quant_ref (reference/fia_mla_quant_ref.h); an INT8 query without
-// them is GQA full quantisation, computed by fia_full_quant_ref (reference/fia_full_quant_ref.h). The reference assumes
+// (shared prefix, left padding, keyRopeAntiquantScale, tensor lists with more than one tensor).
+// With dequantScaleQuery (or an INT8 query with queryRope) the call is MLA full quant, computed by
+// fia_mla_quant_ref (reference/fia_mla_quant_ref.h); an INT8 query without them is GQA full
+// quantisation, computed by fia_full_quant_ref (reference/fia_full_quant_ref.h). The reference assumes
 // otherwise validated inputs, but checks every shape, length and block id it relies on and
 // returns kParamInvalid (kParamNullptr for missing required tensors or null data) instead of
 // reading or writing outside a tensor; nothing is written on error.

@@ -126,9 +126,9 @@ struct FiaParams {
 // The operator of aclnnFusedInferAttentionScoreV4 on FiaParams, in the scope of this build:
 // FP16 / BF16 query, key, value (and MLA queryRope / keyRope) with attention_out of the query
 // dtype, or INT8 key / value with KV antiquant, every layout, contiguous or paged (BnBsH,
-// BnNBsD, NZ) KV, sparse modes 0..4, pseShift (the ALiBi full bias too), learnableSink,
-// softmaxLse. Inputs of other features (full / post quantisation, prefix, left padding, tree
-// mask, tensor lists of more than one tensor) are rejected with kParamInvalid ("... is not
+// BnNBsD, NZ) KV, sparse modes 0..4 and 9 (the tree mask), pseShift (the ALiBi full bias too),
+// learnableSink, softmaxLse. Inputs of other features (full / post quantisation, prefix, left
+// padding, tensor lists of more than one tensor) are rejected with kParamInvalid ("... is not
 // supported yet").
 //
 // Unlike the aclnn layer, the C++ API accepts any consistent shape: any head dims (odd ones

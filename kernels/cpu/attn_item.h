@@ -60,11 +60,15 @@ struct FlashItem {
   int64_t kv_begin = 0, kv_end = 0;  // positions [kv_begin, kv_end) of this item
   float scale = 1.0f;
   // Mask of row i = row0 + r (batch-relative) and column j: valid iff
-  //   i + lo_delta <= j <= i + hi_delta   and   (mask == null or mask[i * mask_i_stride + j * mask_j_stride] == 0).
+  //   i + lo_delta <= j <= i + hi_delta   and   (mask == null or j < mask_j0 or
+  //   mask[i * mask_i_stride + (j - mask_j0) * mask_j_stride] == 0).
+  // mask_j0: the first column the explicit mask covers (0: a full mask; the tree mask of sparse 9:
+  // S2 - S1, its block covering the last S1 positions; negative when a caller moved the columns).
   int64_t row0 = 0;
   int64_t lo_delta = 0, hi_delta = 0;  // clamped to +-2^62 by the caller
   const uint8_t* mask = nullptr;       // BOOL / INT8 / UINT8 bytes, already offset to the batch
   int64_t mask_i_stride = 0, mask_j_stride = 0;
+  int64_t mask_j0 = 0;
   // Additive bias (pseShift) of head g, row i = row0 + r and position j, in the operand dtype:
   //   bias[g * bias_n_stride + i * bias_i_stride + j], added to the scaled score (null: none).
   const uint16_t* bias = nullptr;

@@ -105,7 +105,7 @@ struct RuleMask {
 };
 struct ExplicitMask {
   static bool masked(const FlashItem& it, int64_t i, int64_t j) {
-    return it.mask[i * it.mask_i_stride + j * it.mask_j_stride] != 0;
+    return j >= it.mask_j0 && it.mask[i * it.mask_i_stride + (j - it.mask_j0) * it.mask_j_stride] != 0;
   }
 };
 

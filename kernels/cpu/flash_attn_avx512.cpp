@@ -272,16 +272,22 @@ TileRows tile_rows(const FlashItem& it, int64_t j0, int64_t nb, uint64_t* bits) 
     const int64_t a = std::max<int64_t>(i + it.lo_delta - j0, 0), b = std::min<int64_t>(i + it.hi_delta - j0, nb - 1);
     uint64_t w[2] = {range_word(a, b, 0), range_word(a, b, 64)};
     if (it.mask != nullptr && (w[0] | w[1]) != 0) {
-      const uint8_t* mrow = it.mask + i * it.mask_i_stride + j0 * it.mask_j_stride;
       for (int64_t h = 0; h < 2; ++h) {
-        if (w[h] == 0) continue;
+        // the positions of word h the mask covers (j >= mask_j0) start at bit c0
+        const int64_t c0 = std::max<int64_t>(it.mask_j0 - j0 - 64 * h, 0);
+        if (c0 >= 64) continue;
+        const uint64_t cov = w[h] >> c0;
+        if (cov == 0) continue;
+        const uint8_t* mrow = it.mask + i * it.mask_i_stride + (j0 + 64 * h + c0 - it.mask_j0) * it.mask_j_stride;
+        uint64_t ok = cov;
         if (it.mask_j_stride == 1) {
-          const __m512i x = _mm512_maskz_loadu_epi8(w[h], mrow + 64 * h);  // only the in-range bytes
-          w[h] &= _mm512_testn_epi8_mask(x, x);
+          const __m512i x = _mm512_maskz_loadu_epi8(cov, mrow);  // only the in-range bytes
+          ok &= _mm512_testn_epi8_mask(x, x);
         } else {
-          for (int64_t c = 0; c < 64; ++c)
-            if ((w[h] >> c & 1) && mrow[(64 * h + c) * it.mask_j_stride] != 0) w[h] &= ~(uint64_t{1} << c);
+          for (int64_t c = 0; c < 64 - c0; ++c)
+            if ((cov >> c & 1) && mrow[c * it.mask_j_stride] != 0) ok &= ~(uint64_t{1} << c);
         }
+        w[h] &= ~((cov & ~ok) << c0);
       }
     }
     bits[2 * r] = w[0];
@@ -722,7 +728,7 @@ bool run_group_avx512(const FlashItem* items, int64_t n, const Geo& geo, char* c
     const FlashItem& b = items[i];
     if (!wants_copy(b, geo) || b.G != a.G || b.R != a.R || b.QD != a.QD || b.DR != a.DR || b.VD != a.VD ||
         b.kv_begin != a.kv_begin || b.kv_end != a.kv_end || b.row0 != a.row0 || b.mask != a.mask ||
-        b.mask_i_stride != a.mask_i_stride || b.mask_j_stride != a.mask_j_stride || b.lo_delta != a.lo_delta || b.hi_delta != a.hi_delta || !same_rows(a.k, b.k, i * a.QD) ||
+        b.mask_i_stride != a.mask_i_stride || b.mask_j_stride != a.mask_j_stride || b.mask_j0 != a.mask_j0 || b.lo_delta != a.lo_delta || b.hi_delta != a.hi_delta || !same_rows(a.k, b.k, i * a.QD) ||
         (a.DR > 0 && !same_rows(a.kr, b.kr, i * a.DR)) || !same_rows(a.v, b.v, i * a.VD))
       return false;
   }

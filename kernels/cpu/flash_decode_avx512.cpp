@@ -253,15 +253,17 @@ void add_bias(const Ctx& x, int64_t j0, int64_t nk, bool fp16) {
 }
 
 // Step 1c, items with an explicit mask: S[j * nG + h * G + g] = -inf where the mask byte of
-// item h at position j0 + j is non-zero (one row per item: the G heads share it).
+// item h at position j0 + j is non-zero (one row per item: the G heads share it; the mask covers
+// the positions from mask_j0 on, attn_item.h).
 void apply_mask(const Ctx& x, int64_t j0, int64_t nk) {
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int64_t h = 0; h < x.n; ++h) {
     const FlashItem& it = x.items[h];
     if (it.mask == nullptr) continue;
-    const uint8_t* m = it.mask + it.row0 * it.mask_i_stride + j0 * it.mask_j_stride;
-    for (int64_t j = 0; j < nk; ++j) {
-      if (m[j * it.mask_j_stride] == 0) continue;
+    const int64_t c0 = std::max<int64_t>(0, std::min<int64_t>(nk, it.mask_j0 - j0));  // first covered key
+    const uint8_t* m = it.mask + it.row0 * it.mask_i_stride + (j0 + c0 - it.mask_j0) * it.mask_j_stride;
+    for (int64_t j = c0; j < nk; ++j) {
+      if (m[(j - c0) * it.mask_j_stride] == 0) continue;
       float* s = x.sc.s + j * x.nG + h * x.G;
       for (int64_t g = 0; g < x.G; ++g) s[g] = ninf;
     }

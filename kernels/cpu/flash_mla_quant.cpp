@@ -43,7 +43,9 @@ void flash_mlaq_scalar(const MlaqArgs& a, void* scratch) {
       float* sm = s + m * B;
       float mx = ninf;
       for (int64_t j = 0; j < nb; ++j) {
-        if (p + j < a.jlo[m] || p + j >= a.jhi[m]) {
+        const int64_t t = p + j - a.mask_j0;  // column of the tree mask
+        if (p + j < a.jlo[m] || p + j >= a.jhi[m] ||
+            (a.mask != nullptr && t >= 0 && a.mask[(m % a.mask_rows) * a.mask_i + t * a.mask_j] != 0)) {
           sm[j] = ninf;
           continue;
         }

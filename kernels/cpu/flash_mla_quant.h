@@ -4,7 +4,7 @@
 // [blockNum, 1, DR/16, blockSize, 16]). For row m and position j:
 //   s[m][j] = fac[m] * ( sum_d q[m][d] * k[j][d]  +  sum_r qr[m][r] * kr[j][r] )
 //   (the INT8 dot product exact in int32, converted once to fp32; the rope part in fp32)
-// online softmax per block of kFlashMlaqBlock positions in fp32; o[m] += P[m][j] * v[j] with the
+// (j inside [jlo[m], jhi[m]) and, with a tree mask, not masked by it) online softmax per block of kFlashMlaqBlock positions in fp32; o[m] += P[m][j] * v[j] with the
 // INT8 values exact. The portable row keeps P in fp32; the AVX-512 row rounds P to BF16 for
 // vdpbf16ps (as the BF16 attention rows do); l sums the fp32 P in both.
 // The caller applies the value scale and normalises (kernels/cpu/attn_combine.h).
@@ -45,6 +45,10 @@ struct MlaqArgs {
   const int64_t* jlo = nullptr;  // [M] row m reads positions [jlo[m], jhi[m]) (empty: none)
   const int64_t* jhi = nullptr;
   int64_t p0 = 0, p1 = 0;        // positions of the cache read: [p0, p1) covers every row's range
+  // Tree mask (sparseMode 9; null: none): row m also loses position j >= mask_j0 when
+  //   mask[(m % mask_rows) * mask_i + (j - mask_j0) * mask_j] != 0   (BOOL / INT8 / UINT8 bytes).
+  const uint8_t* mask = nullptr;
+  int64_t mask_rows = 1, mask_i = 0, mask_j = 1, mask_j0 = 0;
   MlaqCache kv;
   float* o = nullptr;  // [M][D] out: unnormalised sum_j P[m][j] * v[j] (INT8 units)
   float* m = nullptr;  // [M] out: running max (-inf: no valid position)

@@ -134,6 +134,12 @@ void scores_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t p, int64_
       if (lo < hi)
         valid = _mm512_cmpge_epi32_mask(j, _mm512_set1_epi32(static_cast<int32_t>(lo))) &
                 _mm512_cmplt_epi32_mask(j, _mm512_set1_epi32(static_cast<int32_t>(hi)));
+      const int64_t t0 = p + 16 * h - a.mask_j0;  // tree mask column of lane 0
+      if (a.mask != nullptr && valid != 0 && t0 + 15 >= 0) {
+        const uint8_t* mrow = a.mask + (m % a.mask_rows) * a.mask_i;
+        for (int c = std::max<int>(0, static_cast<int>(-t0)); c < 16; ++c)
+          if ((valid >> c & 1) && mrow[(t0 + c) * a.mask_j] != 0) valid = static_cast<__mmask16>(valid & ~(1u << c));
+      }
       _mm512_store_ps(b.s + m * kB + 16 * h, _mm512_mask_mov_ps(ninf, valid, s));
     }
   }

@@ -42,8 +42,8 @@ inline Tolerance fia_out_tolerance(DType dt) {
   return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0};
 }
 
-// Explicit mask kinds for sparse 0/1.
-enum class MaskForm { kNone, kTemplate, kRank2, kRank3, kRank3Bcast, kRank4, kRank4Bcast, kRank2Batch };
+// Explicit mask kinds for sparse 0/1; kTree: a random tree for sparse 9 (tree_mask()).
+enum class MaskForm { kNone, kTemplate, kRank2, kRank3, kRank3Bcast, kRank4, kRank4Bcast, kRank2Batch, kTree };
 // pseShift forms: random [B, N, ...], random broadcast [1, N, ...], the ALiBi full bias [B, N, Q_S, KV_S].
 enum class PseForm { kNone, kRandom, kBroadcast, kAlibi };
 
@@ -106,6 +106,31 @@ inline const HostTensor& template_mask(DType dt, int rank) {
   return *cache.back().second;
 }
 
+// The tree mask of sparse mode 9 (docs/ops/fused_infer_attention_score.md "Tree mask") for the
+// per-batch query lengths s1[b]: (B, Q_S, Q_S), or 1-D of length sum s1[b]^2 when `packed`.
+// Element (b, i, t) is 0 (visible) iff node t is an ancestor of node i or i itself, where node
+// t >= 1 has the parent parent(b, t) < t (node 0 the root); 1 elsewhere (and in unused cells).
+template <class Parent>
+HostTensor tree_mask(DType dt, const std::vector<int64_t>& s1, int64_t QS, bool packed, Parent parent) {
+  const int64_t B = static_cast<int64_t>(s1.size());
+  int64_t total = 0;
+  for (int64_t s : s1) total += s * s;
+  HostTensor m = packed ? HostTensor(dt, {total}, 1.0) : HostTensor(dt, {B, QS, QS}, 1.0);
+  int64_t start = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = s1[static_cast<size_t>(b)];
+    std::vector<int64_t> par(static_cast<size_t>(n), -1);
+    for (int64_t t = 1; t < n; ++t) par[static_cast<size_t>(t)] = parent(b, t);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t t = i; t >= 0; t = par[static_cast<size_t>(t)]) {
+        if (packed) m.set_flat(start + i * n + t, 0.0);
+        else m.set({b, i, t}, 0.0);
+      }
+    start += n * n;
+  }
+  return m;
+}
+
 // Canonical data + mask for a case (the mask is stored in `mask`, referenced by cfg).
 struct FiaCaseData {
   FiaCanonical canon;
@@ -146,6 +171,13 @@ inline std::unique_ptr<FiaCaseData> make_case_data(const FiaCase& c) {
     case MaskForm::kRank4Bcast:
       d->mask = fia_test::make_mask3(c.mask_dtype, 1, rows, cols, f).reshaped({1, 1, rows, cols});
       break;
+    case MaskForm::kTree: {
+      FiaLayout in = FiaLayout::kBSH, out = FiaLayout::kBSH;
+      fia_test::layout_of_string(c.cfg.layout, &in, &out);
+      d->mask = tree_mask(c.mask_dtype, d->canon.lens_q(), c.Sq, fia_test::layout_is_packed(in),
+                          [&](int64_t, int64_t t) { return static_cast<int64_t>(gen() % static_cast<uint32_t>(t)); });
+      break;
+    }
   }
   if (c.mask != MaskForm::kNone) d->cfg.mask = &d->mask;
   return d;

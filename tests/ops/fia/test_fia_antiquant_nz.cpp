@@ -1,6 +1,6 @@
 // FusedInferAttentionScoreV4 GQA KV antiquant over a paged INT8 cache in NZ chunks (rule FIA-34):
 // key / value (blockNum, KV_N, D / 32, blockSize, 32), BF16 query, Q_S 1 (sparse 0, no mask) and
-// 2..16 (sparse 3, the 2048 mask), BSH / BSND / BNSD / TND, separate scales without offsets,
+// 2..16 (sparse 3, the 2048 mask; or sparse 9, a tree mask), BSH / BSND / BNSD / TND, separate scales without offsets,
 // per-channel (mode 0, the layout's shape) / per-token (mode 1, [B, S]) / key 0 + value 1. The
 // operator against the float64 reference (which reads the NZ cache with its own index code) with
 // innerPrecise 1 (golden rounded to BF16) and 0 (exact golden), under every ISA and 1 / 2
@@ -37,6 +37,7 @@ struct NzCase {
   std::vector<int64_t> act_q;  // TND: per-batch query lengths (empty: S each)
   int64_t mode_k = 0, mode_v = 0;
   int64_t inner = 1;
+  bool tree = false;  // sparse 9: per batch the tree of a binary tree (node t's parent (t - 1) / 2)
   uint32_t seed = 1;
 };
 
@@ -102,7 +103,22 @@ std::unique_ptr<NzData> setup(const NzCase& c) {
     for (int64_t i = 0; i < t->numel(); ++i) t->set_flat(i, std::round(uni(g, -127, 127)));
   d->bt = HostTensor(DType::kInt32, {c.B, per});
   for (int64_t i = 0; i < c.B * per; ++i) d->bt.set_flat(i, static_cast<double>((i * 7 + 3) % nb));
-  if (c.S > 1 || (tnd && d->T > c.B)) {
+  if (c.tree) {  // (B, S, S), TND 1-D sum actQ^2: 0 where t is an ancestor of i or i itself
+    std::vector<int64_t> lens = c.act_q.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.S) : c.act_q;
+    int64_t total = 0;
+    for (int64_t l : lens) total += l * l;
+    d->mask = tnd ? HostTensor(DType::kBool, {total}, 1.0) : HostTensor(DType::kBool, {c.B, c.S, c.S}, 1.0);
+    int64_t start = 0;
+    for (int64_t b = 0; b < c.B; ++b) {
+      const int64_t n = lens[static_cast<size_t>(b)];
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t t = i;; t = (t - 1) / 2) {
+          d->mask.set_flat(tnd ? start + i * n + t : (b * c.S + i) * c.S + t, 0.0);
+          if (t == 0) break;
+        }
+      start += n * n;
+    }
+  } else if (c.S > 1 || (tnd && d->T > c.B)) {
     d->mask = HostTensor(DType::kUInt8, {2048, 2048});
     for (int64_t i = 0; i < 2048; ++i)
       for (int64_t j = i + 1; j < 2048; ++j) d->mask.set_flat(i * 2048 + j, 1.0);
@@ -136,7 +152,7 @@ std::unique_ptr<NzData> setup(const NzCase& c) {
     p.softmax_lse = w == 0 ? &d->vlse_op : &d->vlse_ref;
     if (!d->mask.dims.empty()) {
       p.atten_mask = &d->vmask;
-      p.sparse_mode = 3;
+      p.sparse_mode = c.tree ? 9 : 3;
     }
     p.key_antiquant_scale = &d->vks;
     p.value_antiquant_scale = &d->vvs;
@@ -269,6 +285,25 @@ std::vector<NzCase> cases() {
     c.D = 64;
     c.bs = 16;
     c.act_kv = {37, 20};
+    add(c);
+    c = NzCase();
+    c.inner = inner;
+    c.name = "BSND Q_S 6 tree (sparse 9) mode0 (64,8)" + ip;
+    c.layout = "BSND";
+    c.S = 6;
+    c.N = 64;
+    c.KVN = 8;
+    c.act_kv = {300, 6};
+    c.tree = true;
+    add(c);
+    c = NzCase();
+    c.inner = inner;
+    c.name = "TND act_q {5, 2} tree (sparse 9) mode1" + ip;
+    c.layout = "TND";
+    c.act_q = {5, 2};
+    c.act_kv = {129, 40};
+    c.mode_k = c.mode_v = 1;
+    c.tree = true;
     add(c);
     c = NzCase();
     c.inner = inner;

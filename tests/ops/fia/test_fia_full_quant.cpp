@@ -725,6 +725,14 @@ TEST(FiaFullQuantRules, RejectedWithoutWriting) {
          a.has_asl_kv = true;
          a.asl_kv = {48, 48};
        }},
+      {"tree mask (sparse 9)", ACLNN_ERR_PARAM_INVALID, "sparseMode", "FIA-32", nullptr,
+       [](FiaAclArgs& a) {
+         static HostTensor tree;
+         tree = HostTensor(DType::kUInt8, {2, 6, 6});  // a valid (B, Q_S, Q_S) tree: all zero
+         a.in[4] = tree.view();
+         a.passed[4] = true;
+         a.sparse = 9;
+       }},
       {"learnableSink", ACLNN_ERR_PARAM_INVALID, "learnableSinkOptional", "FIA-32", nullptr,
        [](FiaAclArgs& a) {
          a.in[28] = make_view(h_one, DType::kBFloat16, {4});

@@ -6,7 +6,7 @@
 //   * the head dim of a prefill (Q_S > 1) in BSH / BSND / BNSD: a multiple of 16 (query and value)
 //   * innerPrecise 0 / 1 for a decode without rope
 //   * the decode KV_S <= 262144
-//   * MLA with D 512: sparse modes 0, 3, 4
+//   * MLA with D 512: sparse modes 0, 3, 4, 9
 //   * Q_D != V_D without rope: sparse modes 0, 2, 3, and no softmaxLse
 // and the edges that stay accepted (D 16 prefill, innerPrecise 1 decode, KV_S 262144, TND D 1).
 #include <gtest/gtest.h>
