@@ -22,6 +22,8 @@
 //   * GQA prefill: 32 query / 8 kv heads, D 128, Q_S 512 x KV_S 2048, BSND, no mask: BF16, and
 //     INT8 full quantisation (INT8 query / key / value, deqScale1 / quantScale1 / deqScale2, FP16
 //     output) whose matmuls run on the int8 units (bound from the measured int8 VNNI rate)
+//   * GQA decode with a shared prefix (32q / 8kv, D 128, prefix 4096 + own 512, B 8, BNSD) and
+//     the same attention with the prefix copied into every batch's KV
 // FLOPs count the two matmuls (2 N L (Dk + Dv) per query row, causal rows only what they see);
 // bytes count the KV read once. Targets: MLA decode N = 128 >= 70 % and N = 32 >= 60 %
 // of the bound (compute), GQA decode >= 75 % (memory, with or without post-quant) and INT8 KV
@@ -389,6 +391,39 @@ Row gqa_prefill(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, i
   return r;
 }
 
+// GQA decode with a shared prefix (BNSD, contiguous): every batch attends the prefix of Lp
+// positions (keySharedPrefix / valueSharedPrefix, batch 1) and its own L positions; or
+// (copied) the same attention with the prefix copied into every batch's KV. Bytes: the prefix
+// counted once, the own KV once per batch (copied: every batch's Lp + L).
+Row gqa_decode_prefix(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t Lp, int64_t L,
+                      bool copied) {
+  const int64_t S = copied ? Lp + L : L;
+  Buf q = make(DType::kBFloat16, {B, N, 1, D}, 1, -1, 1);
+  Buf k = make(DType::kBFloat16, {B, KVN, S, D}, 3, -1, 1);
+  Buf v = make(DType::kBFloat16, {B, KVN, S, D}, 4, -1, 1);
+  Buf kp = make(DType::kBFloat16, {1, KVN, copied ? 1 : Lp, D}, 5, -1, 1);
+  Buf vp = make(DType::kBFloat16, {1, KVN, copied ? 1 : Lp, D}, 6, -1, 1);
+  Buf out = zeros(DType::kBFloat16, {B, N, 1, D});
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {v.v};
+  if (!copied) {
+    p.key_shared_prefix = &kp.v;
+    p.value_shared_prefix = &vp.v;
+  }
+  p.num_heads = N;
+  p.num_key_value_heads = KVN;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
+  p.input_layout = "BNSD";
+  p.attention_out = out.v;
+  Row r;
+  time_call(p, ctx.reps, &r);
+  r.flops_bf16 = 2.0 * B * N * (Lp + L) * 2 * D;
+  r.bytes = 2.0 * (copied ? B * (Lp + L) : Lp + B * L) * KVN * D * 2;
+  return r;
+}
+
 void add(std::vector<Case>& out, const char* id, const char* label, int threads, std::function<Row(RunContext&)> f) {
   Case c;
   c.id = id;
@@ -442,6 +477,19 @@ std::vector<Case> fia_cases(Size size, int threads) {
         r.target_pct = tiny || int8 ? 0 : 75;
         return r;
       });
+    }
+  }
+  // GQA decode with a shared prefix, and the same attention with the prefix copied per batch
+  {
+    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128;
+    const int64_t Lp = tiny ? 200 : 4096, L = tiny ? 50 : 512;
+    for (bool copied : {false, true}) {
+      std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", copied ? "prefix_copied" : "prefix", (long long)B,
+                    threads);
+      std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld prefix %lld%s + own %lld B=%lld",
+                    (long long)N, (long long)KVN, (long long)GD, (long long)Lp, copied ? " copied" : "", (long long)L,
+                    (long long)B);
+      add(out, id, label, threads, [=](RunContext& ctx) { return gqa_decode_prefix(ctx, B, N, KVN, GD, Lp, L, copied); });
     }
   }
   // MLA MTP decode: causal draft tokens (sparse 3) beside the tree mask (sparse 9)

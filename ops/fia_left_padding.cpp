@@ -42,6 +42,12 @@ Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
                "%s: %s: FIA-02 left padding with INT8 full quantisation is not supported yet; allowed no padding "
                "tensor, got one",
                op, who);
+  // A shared prefix with left padding: the vendor's system test 274 runs kvPaddingSize with
+  // actualSharedPrefixLen; not in this build.
+  MLAOPS_CHECK(p.key_shared_prefix == nullptr && p.actual_shared_prefix_len == nullptr, kParamInvalid,
+               "%s: %s: FIA-02 left padding with a shared prefix is not supported yet; allowed no padding tensor, got "
+               "one",
+               op, who);
   // FIA-41: the features left padding excludes (the vendor's exclusion list).
   auto excl = [&](bool bad, const char* what) -> Status {
     MLAOPS_CHECK(!bad, kParamInvalid, "%s: %s: FIA-41 left padding excludes %s; allowed no padding tensor, got one",

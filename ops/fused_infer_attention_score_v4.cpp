@@ -115,11 +115,14 @@ kernels::FlashItem item_at(const RunCtx& c, int64_t index) {
   const FiaPlan& P = *c.plan;
   const int64_t item = index / P.splits, split = index % P.splits;
   kernels::FlashItem it = make_item(c, P.items[static_cast<size_t>(item)]);
+  if (P.prefix.on) fia_prefix_range(*c.p, P, P.items[static_cast<size_t>(item)].h, split, P.splits, P.tile, &it);
   if (P.splits > 1) {
-    const int64_t s2 = it.kv_end;
-    const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), P.tile);
-    it.kv_begin = std::min(s2, split * chunk);
-    it.kv_end = std::min(s2, it.kv_begin + chunk);
+    if (!P.prefix.on) {
+      const int64_t s2 = it.kv_end;
+      const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), P.tile);
+      it.kv_begin = std::min(s2, split * chunk);
+      it.kv_end = std::min(s2, it.kv_begin + chunk);
+    }
     const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
     float* base = c.ws->at<float>(P.off_partial) + index * per;
     it.partial_o = base;
@@ -161,6 +164,16 @@ void merge_item(void* ctx, int64_t item, int /*thread*/) {
   float* base = c.ws->at<float>(P.off_partial) + item * P.splits * per;
   kernels::attn_merge_splits(it, P.splits, base, base + P.partial_o_floats, base + P.partial_o_floats + P.partial_ml_floats,
                              per, per);
+}
+
+// Shared prefix with one split per source (ops/fia_prefix.h): task t runs its prefix split, its
+// own split and the merge, so that a call has one parallel region.
+void run_task_prefix(void* ctx, int64_t t, int thread) {
+  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+  const FiaPlan::Task& task = c.plan->tasks[static_cast<size_t>(t)];
+  run_task(ctx, t * 2, thread);
+  run_task(ctx, t * 2 + 1, thread);
+  for (int64_t i = 0; i < task.n; ++i) merge_item(ctx, task.first + i, thread);
 }
 
 void fill_all(const TensorView& t, float v, bool half_fp16) {
@@ -327,6 +340,10 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   if (P.sink) {
     sink_floats(*p.learnable_sink, P.N, ws.at<float>(P.off_sink));
     c.sink = ws.at<float>(P.off_sink);
+  }
+  if (P.prefix.on && P.splits == 2) {
+    parallel_items(static_cast<int64_t>(P.tasks.size()), P.threads, run_task_prefix, &c);
+    return kSuccess;
   }
   parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
   if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);

@@ -19,6 +19,7 @@
 #include "ops/fia_antiquant.h"
 #include "ops/fia_left_padding.h"
 #include "ops/fia_mla_quant.h"
+#include "ops/fia_prefix.h"
 #include "ops/fia_tree_mask.h"
 
 namespace mlaops {
@@ -81,6 +82,7 @@ struct FiaCall {
   // order) or per tensor (one element); attentionOut is INT8.
   bool post_quant = false, pq_channel = false;
   FiaAntiquant aq;    // INT8 / INT4 key / value (FIA-21, FIA-33)
+  FiaPrefix prefix;     // shared prefix (FIA-45..49, ops/fia_prefix.h)
   FiaMlaQuant mq;     // MLA full quant: INT8 query and latent cache (FIA-27..29, ops/fia_mla_quant.h)
   FiaLeftPad lp;      // left padding (FIA-40..42, ops/fia_left_padding.h): moves q_start / kv_start
   bool full_quant = false;  // INT8 query / key / value (FIA-30..32, ops/fia_full_quant.h)

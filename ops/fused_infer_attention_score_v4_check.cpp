@@ -54,7 +54,8 @@ std::vector<Named> all_tensors(const FiaParams& p) {
           {"blockTableOptional", p.block_table}, {"pseShiftOptional", p.pse_shift},
           {"learnableSinkOptional", p.learnable_sink}, {"quantScale2Optional", p.quant_scale2},
           {"quantOffset2Optional", p.quant_offset2}, {"deqScale1Optional", p.deq_scale1},
-          {"quantScale1Optional", p.quant_scale1}, {"deqScale2Optional", p.deq_scale2}};
+          {"quantScale1Optional", p.quant_scale1}, {"deqScale2Optional", p.deq_scale2},
+          {"keySharedPrefixOptional", p.key_shared_prefix}, {"valueSharedPrefixOptional", p.value_shared_prefix}};
 }
 
 // Non-paged sequence tensor of layout l with `heads` heads: batch (-1 packed), S (T packed), D.
@@ -212,14 +213,12 @@ Status check_existence(const FiaParams& p, const char* op) {
     const char* name;
     const char* feature;
   } scope[] = {
-      {p.key_shared_prefix, "keySharedPrefixOptional", "shared prefix"},
-      {p.value_shared_prefix, "valueSharedPrefixOptional", "shared prefix"},
-      {p.actual_shared_prefix_len, "actualSharedPrefixLenOptional", "shared prefix"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScaleOptional", "keyRope antiquant (reserved)"},
   };
   for (const auto& s : scope)
     MLAOPS_CHECK(s.t == nullptr, kParamInvalid,
                  "%s: %s: FIA-02 %s is not supported yet; allowed null, got a value", op, s.name, s.feature);
+  MLAOPS_TRY(fia_prefix_check_scope(p, op));  // INT8 / INT4 shared prefix (ops/fia_prefix.h)
   MLAOPS_CHECK(p.key.size() == 1 && p.value.size() == 1, kParamInvalid,
                "%s: key/value: FIA-02 tensor lists with more than one tensor (per-batch KV) are not supported yet; "
                "allowed 1 tensor, got %zu / %zu",
@@ -493,7 +492,7 @@ Status check_mask(const FiaParams& p, const char* op, FiaCall* c) {
     return kSuccess;
   }
   MLAOPS_TRY(rank_in(op, "attenMaskOptional", "FIA-14", *mask, {2, 3, 4}));
-  const int64_t max_q = max_of(c->act_q, 0), max_kv = max_of(c->act_kv, 0);
+  const int64_t max_q = max_of(c->act_q, 0), max_kv = max_of(c->act_kv, 0) + c->prefix.len;
   int64_t batch_dim = -1, rows = 0;
   const int64_t* st = mask->strides;
   if (mask->rank == 2) {
@@ -546,7 +545,7 @@ Status check_pse(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
   if (pse == nullptr) return kSuccess;
   const char* op = o.op;
   MLAOPS_TRY(rank_in(op, "pseShiftOptional", "FIA-22", *pse, {4}));
-  const int64_t max_q = max_of(c->act_q, 0), max_kv = max_of(c->act_kv, 0);
+  const int64_t max_q = max_of(c->act_q, 0), max_kv = max_of(c->act_kv, 0) + c->prefix.len;
   MLAOPS_CHECK((pse->dims[0] == c->B || pse->dims[0] == 1) && pse->dims[1] == c->N && pse->dims[2] >= max_q &&
                    pse->dims[3] >= max_kv,
                kParamInvalid,
@@ -668,7 +667,7 @@ Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
                  "got %lld / %lld",
                  op, (long long)pre, (long long)next);
     for (int64_t b = 0; b < c->B; ++b) {
-      const int64_t q = c->act_q[static_cast<size_t>(b)], kv = c->act_kv[static_cast<size_t>(b)];
+      const int64_t q = c->act_q[static_cast<size_t>(b)], kv = c->act_kv[static_cast<size_t>(b)] + c->prefix.len;
       bool bad = false;
       if (c->mode == 0 && c->explicit_mask) bad = q - kv - pre > 0 || next < 0;
       if (c->mode == 3) bad = kv - q < 0;
@@ -795,6 +794,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   if (p.key[0].empty() || p.value[0].empty()) {
     MLAOPS_TRY(dense(op, "attentionOut", "FIA-17", p.attention_out));
     if (lse_of(p) != nullptr) MLAOPS_TRY(dense(op, "softmaxLse", "FIA-17", *p.softmax_lse));
+    MLAOPS_TRY(fia_prefix_check_empty(p, op));
     c.empty_kv = true;
     c.lse = lse_of(p) != nullptr;
     if (p.quant_scale2 != nullptr) MLAOPS_TRY(check_post_quant_empty_kv(p, op, &c));
@@ -815,6 +815,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
     MLAOPS_TRY(fia_fq_check_call(p, op, c));  // FIA-32
   else
     MLAOPS_TRY(check_antiquant(p, o, kd, &c));
+  MLAOPS_TRY(fia_prefix_check(p, op, &c));  // shared prefix (ops/fia_prefix.h)
   if (o.vendor_ranges) {
     MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", c.QD, 1, 512));
     MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", c.VD, 1, 512));
@@ -863,6 +864,8 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
                             {"deqScale1Optional", p.deq_scale1},
                             {"quantScale1Optional", p.quant_scale1},
                             {"deqScale2Optional", p.deq_scale2},
+                            {"keySharedPrefixOptional", p.key_shared_prefix},
+                            {"valueSharedPrefixOptional", p.value_shared_prefix},
                             {"antiquantScaleOptional", p.antiquant_scale},
                             {"antiquantOffsetOptional", p.antiquant_offset},
                             {"keyAntiquantScaleOptional", p.key_antiquant_scale},

@@ -65,7 +65,7 @@ AttnShape item_shape(const FiaPlan& P, int64_t b, int64_t r0, int64_t rows) {
   s.explicit_mask = P.explicit_mask;
   int64_t lo, hi;
   fia_row_deltas(P, b, &lo, &hi);
-  const int64_t kv = P.act_kv[static_cast<size_t>(b)];
+  const int64_t kv = P.act_kv[static_cast<size_t>(b)] + P.prefix.len;  // effective positions
   s.full_range = kv == 0 || (r0 + rows - 1 + lo <= 0 && r0 + hi >= kv - 1);
   return s;
 }
@@ -131,7 +131,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   if (P.full_quant) return fia_fq_plan(&P, op);  // INT8 full quantisation (ops/fia_full_quant.h)
   const int64_t B = P.B, KVN = P.KVN;
   const int64_t max_q = std::max<int64_t>(1, *std::max_element(P.act_q.begin(), P.act_q.end()));
-  const int64_t max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end());
+  const int64_t max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end()) + P.prefix.len;
   P.R = std::max<int64_t>(1, std::min<int64_t>(max_q, 128 / std::min<int64_t>(P.G, 128)));
   P.tile = 64;
   // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
@@ -143,7 +143,13 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   const bool lanes_row = lanes >= 0 && kernels::attn_family().allowed(lanes, P.isa);
   const bool copy = lanes_row && !P.fp16 && !P.aq.on && P.G * P.R >= 16 && P.k.slot > 2 * P.QD && P.k.c0 >= P.QD &&
                     P.v.c0 >= P.VD && max_kv > 128;  // more than one lane tile
-  for (int64_t b = 0; b < B; ++b) {
+  if (P.prefix.on && !copy) {  // shared prefix: (h, b, r0), the batches of one KV head read its prefix in turn
+    for (int64_t h = 0; h < KVN; ++h)
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t r0 = 0; r0 < P.act_q[static_cast<size_t>(b)]; r0 += P.R)
+          P.items.push_back({b, h, r0, std::min(P.R, P.act_q[static_cast<size_t>(b)] - r0)});
+  }
+  for (int64_t b = 0; b < B && !(P.prefix.on && !copy); ++b) {
     const int64_t aq_b = P.act_q[static_cast<size_t>(b)];
     if (copy) {
       for (int64_t r0 = 0; r0 < aq_b; r0 += P.R)
@@ -157,6 +163,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   P.splits = 1;
   if (n_items > 0 && n_items < P.threads)
     P.splits = std::max<int64_t>(1, std::min<int64_t>((P.threads + n_items - 1) / n_items, max_kv / (2 * P.tile)));
+  if (P.prefix.on) P.splits *= 2;  // shared prefix: prefix splits, then own splits (ops/fia_prefix.h)
   kernels::FlashShape& fs = P.shape;
   fs.M = P.G * P.R;
   fs.R = P.R;
@@ -366,7 +373,7 @@ CallSignature fia_signature(const FiaParams& p) {
 
 void fia_row_deltas(const FiaCall& c, int64_t b, int64_t* lo, int64_t* hi) {
   const __int128 big = static_cast<__int128>(1) << 62;
-  const __int128 diag = static_cast<__int128>(c.act_kv[static_cast<size_t>(b)]) - c.act_q[static_cast<size_t>(b)];
+  const __int128 diag = static_cast<__int128>(c.act_kv[static_cast<size_t>(b)]) + c.prefix.len - c.act_q[static_cast<size_t>(b)];
   __int128 l = -big, h = big;
   if (!c.decode_rule) {
     switch (c.mode) {

@@ -30,7 +30,7 @@ const OperatorInfo* operator_table() {
        "INT8 full quantisation (prefill), post-quant INT8 output, softmaxLse; INT32 KV rejected"},
       {"FusedInferAttentionScoreV2",
        MLAOPS_ENTRY("FusedInferAttentionScoreV2", "aclnn_fused_infer_attention_score_v2.h"), true,
-       "FusedInferAttentionScoreV4", true, "V1 plus separate K / V antiquant inputs (shared prefix: not supported yet)"},
+       "FusedInferAttentionScoreV4", true, "V1 plus separate K / V antiquant inputs and the shared prefix"},
       {"FusedInferAttentionScoreV3",
        MLAOPS_ENTRY("FusedInferAttentionScoreV3", "aclnn_fused_infer_attention_score_v3.h"), true,
        "FusedInferAttentionScoreV4", true, "V2 plus queryRope / keyRope (the MLA rope path)"},

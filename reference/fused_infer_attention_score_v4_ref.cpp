@@ -23,6 +23,7 @@
 #include "reference/fia_full_quant_ref.h"
 #include "reference/fia_left_padding_ref.h"
 #include "reference/fia_mla_quant_ref.h"
+#include "reference/fia_prefix_ref.h"
 #include "reference/ref_util.h"
 
 namespace mlaops {
@@ -252,8 +253,8 @@ bool is_2048_template(const TensorView& m) {
 }
 
 // pseShift (docs/ops/fused_infer_attention_score.md): a 4-D (B or 1, N, S1p, S2p) FP16 / BF16
-// bias read at (b or 0, n, i, j), i the query row and j the KV position in the tensors (with left
-// padding: the padded coordinates).
+// bias read at (b or 0, n, i, j), i the query row and j the KV position in the tensors (the prefix
+// columns come first: reference/fia_prefix_ref.h; with left padding: the padded coordinates).
 struct PseAccess {
   const TensorView* t = nullptr;
   bool batch_broadcast = false;  // dim 0 is 1
@@ -318,9 +319,6 @@ Status check_scope(const FiaParams& p) {
       {p.deq_scale1, "deqScale1"},
       {p.quant_scale1, "quantScale1"},
       {p.deq_scale2, "deqScale2"},
-      {p.key_shared_prefix, "keySharedPrefix"},
-      {p.value_shared_prefix, "valueSharedPrefix"},
-      {p.actual_shared_prefix_len, "actualSharedPrefixLen"},
       {p.key_rope_antiquant_scale, "keyRopeAntiquantScale"},
       {p.dequant_scale_query, "dequantScaleQuery (query quant)"},
   };
@@ -360,6 +358,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   // ---------- 0. scope, presence, empty tensors ----------
   if (p.dequant_scale_query != nullptr) return fia_mla_quant_ref(p);  // MLA full quant (its own file)
   MLAOPS_TRY(check_scope(p));
+  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr || p.actual_shared_prefix_len != nullptr)
+    return fia_prefix_ref(p, antiquant);  // shared prefix (its own file)
   MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
   const TensorView& q = p.query;
   const TensorView& key = p.key[0];

@@ -531,7 +531,6 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
   const TensorView ev = extra.view();
   using Setter = void (*)(FiaParams&, const TensorView*);
   const Setter setters[] = {
-      [](FiaParams& p, const TensorView* t) { p.key_shared_prefix = t; },
       [](FiaParams& p, const TensorView* t) { p.deq_scale1 = t; },
   };
   for (Setter set : setters) {
@@ -539,6 +538,15 @@ TEST(FiaRefScope, OutOfScopeInputsAreNotSupportedYet) {
     set(r->params, &ev);
     EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
     EXPECT_NE(std::string(last_error_message()).find("not supported yet"), std::string::npos) << last_error_message();
+    for (int64_t i = 0; i < r->out.numel(); ++i) ASSERT_TRUE(std::isnan(r->out.flat(i)));
+  }
+  // The shared prefix is in scope (reference/fia_prefix_ref.h; compared in test_fia_prefix): one
+  // prefix tensor alone is rejected, the output untouched.
+  {
+    auto r = build_fia_run(c, FiaRunConfig{});
+    r->params.key_shared_prefix = &ev;
+    EXPECT_EQ(fused_infer_attention_score_v4_ref(r->params), kParamInvalid);
+    EXPECT_NE(std::string(last_error_message()).find("both or neither"), std::string::npos) << last_error_message();
     for (int64_t i = 0; i < r->out.numel(); ++i) ASSERT_TRUE(std::isnan(r->out.flat(i)));
   }
   // Post-quant (quantScale2 / quantOffset2) is in scope: it needs an INT8 attentionOut, and the

@@ -63,8 +63,7 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
   const struct {
     int index;
     const char* name;
-  } opts[] = {{21, "keySharedPrefixOptional"}, {22, "valueSharedPrefixOptional"},
-              {26, "keyRopeAntiquantScaleOptional"}};  // dequantScaleQuery: MLA full quant (test_fia_mla_quant)
+  } opts[] = {{26, "keyRopeAntiquantScaleOptional"}};  // dequantScaleQuery: MLA full quant (test_fia_mla_quant)
   for (const auto& o : opts) {
     SCOPED_TRACE(o.name);
     expect_rejected(Base::kGqaPagedTnd, {kInv, o.name, "FIA-02"}, [&](FiaAclArgs& a) {
@@ -73,10 +72,6 @@ TEST(FiaErrors, FIA02_OutOfScopeInputsNotSupportedYet) {
     });
     EXPECT_NE(std::string(aclGetRecentErrMsg()).find("not supported yet"), std::string::npos);
   }
-  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSharedPrefixLenOptional", "FIA-02"}, [](FiaAclArgs& a) {
-    a.has_prefix = true;
-    a.prefix = {1};
-  });
   expect_rejected(Base::kBsnd, {kInv, "key", "FIA-02"}, [](FiaAclArgs& a) {
     a.key_list_len = 2;
     a.value_list_len = 2;
