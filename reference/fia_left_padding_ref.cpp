@@ -8,7 +8,7 @@
 namespace mlaops {
 namespace {
 
-constexpr const char* kOp = "fused_infer_attention_score_v4 (reference)";
+constexpr const char* kOp = "fused_infer_attention_score_v4_ref";
 
 Status pad_value(const TensorView* t, const char* name, int64_t* v) {
   *v = 0;
