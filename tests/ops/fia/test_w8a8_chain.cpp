@@ -156,11 +156,9 @@ Row layer_row(const MlaPrologCase& c, const NdWeights& wt, int64_t t, bool query
 TEST(W8A8Chain, MlaPrologFullQuantThenFiaMlaFullQuant) {
   const std::vector<int64_t> L = {130, 257, 64};  // history per request
   const int64_t B = static_cast<int64_t>(L.size());
-  int64_t blocks = 2, width = 1;
-  for (int64_t l : L) {
-    blocks += (l + 1 + kBs - 1) / kBs;
-    width = std::max(width, (l + 1 + kBs - 1) / kBs);
-  }
+  int64_t width = 1;
+  for (int64_t l : L) width = std::max(width, (l + 1 + kBs - 1) / kBs);
+  const int64_t blocks = B * width + 2;  // every table entry gets its own block id (two spare)
   std::vector<int64_t> ids(static_cast<size_t>(blocks));
   std::iota(ids.begin(), ids.end(), 0);
   std::mt19937 gen(5);
