@@ -5,7 +5,7 @@
 //                   attributes, sizes and density
 //   consistency     shapes across tensors, lengths, paged geometry, masks, pseShift, learnableSink,
 //                   KV antiquant (fia_antiquant.cpp), output and lse shapes
-//   cross-feature   the vendor's exclusions between features (aclnn layer only)
+//   cross-feature   the vendor's exclusions between features (aclnn layer only; ops/fia_exclusions.h)
 // and the pointer rules (null data, alignment, overlaps) that a plan re-checks on new tensors.
 // Nothing here reads tensor data (the host int arrays are attributes) and nothing is written.
 #include <algorithm>
@@ -14,6 +14,7 @@
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "ops/check_util.h"
+#include "ops/fia_exclusions.h"
 #include "ops/fia_full_quant.h"
 #include "ops/fused_infer_attention_score_v4.h"
 #include "ops/fused_infer_attention_score_v4_check.h"
@@ -189,7 +190,6 @@ bool is_2048_template(const TensorView& m) {
     if (m.dims[i] != 1) return false;
   return m.dim(-1) == 2048 && m.dim(-2) == 2048;
 }
-
 
 int64_t max_of(const std::vector<int64_t>& v, int64_t floor) {
   int64_t m = floor;
@@ -833,6 +833,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   if (o.vendor_ranges) {
     MLAOPS_TRY(check_vendor_limits(p, op, c));
     MLAOPS_TRY(check_exclusions(p, op));
+    MLAOPS_TRY(fia_check_vendor_rules(p, op, c));  // the audit's rows (ops/fia_exclusions.h)
   }
   MLAOPS_TRY(fia_lp_check(p, o, &c));  // left padding (ops/fia_left_padding.h): moves q_start / kv_start
   return kSuccess;

@@ -15,7 +15,7 @@
 
 namespace mlaops::testing {
 
-// kGqaPagedTnd: TND, paged BnBsH, sparse 3; kMla: MLA decode, paged BnNBsD; kBsnd: BSND with a
+// kGqaPagedTnd: TND, paged BnBsH (blockSize 16: head dim 64, FIA-19), sparse 3; kMla: MLA decode, paged BnNBsD; kBsnd: BSND with a
 // sparse-1 mask; kTndSink: kGqaPagedTnd with a learnableSink (the vendor's sink configuration);
 // kDecodePse: BSND decode with a pseShift [B, N, 1, S].
 enum class Base { kGqaPagedTnd, kMla, kBsnd, kTndSink, kDecodePse };
@@ -31,7 +31,7 @@ inline FiaCase base_case(Base b) {
   c.dtype = DType::kBFloat16;
   switch (b) {
     case Base::kGqaPagedTnd:
-      c.B = 2, c.N = 4, c.KVN = 2, c.Sq = 3, c.Skv = 20, c.D = 32, c.Dv = 32;
+      c.B = 2, c.N = 4, c.KVN = 2, c.Sq = 3, c.Skv = 20, c.D = 64, c.Dv = 64;
       c.act_q = {3, 2};
       c.act_kv = {20, 9};
       c.cfg.layout = "TND";

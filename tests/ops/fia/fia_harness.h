@@ -143,15 +143,25 @@ inline std::unique_ptr<FiaCaseData> make_case_data(const FiaCase& c) {
   d->canon = fia_test::make_canonical(c.dtype, c.B, c.N, c.KVN, c.Sq, c.Skv, c.D, c.Dv, c.Dr, c.seed);
   if (!c.act_q.empty() || !c.act_kv.empty()) d->canon.set_lengths(c.act_q, c.act_kv);
   if (c.cfg.value_is_key) d->canon.v = d->canon.k;
+  // With a paged cache the vendor wants mask / pse columns >= blockTable width * blockSize (FIA-19):
+  // the table build_fia_run makes is ceil(max actKV / blockSize) + 1 wide unless cfg says otherwise.
+  int64_t cols_min = 0;
+  if (c.cfg.paged) {
+    int64_t max_kv = c.act_kv.empty() ? c.Skv : 0;
+    for (int64_t x : c.act_kv) max_kv = std::max(max_kv, x);
+    const int64_t bs = c.cfg.block_size;
+    cols_min = (c.cfg.table_width > 0 ? c.cfg.table_width : (max_kv + bs - 1) / bs + 1) * bs;
+  }
+  const int64_t pse_pad = std::max<int64_t>(3, cols_min - c.Skv);
   switch (c.pse) {
     case PseForm::kNone: break;
-    case PseForm::kRandom: fia_test::set_random_pse(d->canon, false, c.seed * 13 + 5); break;
-    case PseForm::kBroadcast: fia_test::set_random_pse(d->canon, true, c.seed * 13 + 5); break;
+    case PseForm::kRandom: fia_test::set_random_pse(d->canon, false, c.seed * 13 + 5, -2.0, 2.0, 1, pse_pad); break;
+    case PseForm::kBroadcast: fia_test::set_random_pse(d->canon, true, c.seed * 13 + 5, -2.0, 2.0, 1, pse_pad); break;
     case PseForm::kAlibi: fia_test::set_alibi_pse(d->canon); break;
   }
   if (c.sink) fia_test::set_random_sink(d->canon, c.seed * 17 + 3);
   d->cfg = c.cfg;
-  const int64_t rows = c.Sq + 3, cols = c.Skv + 5;  // larger than needed (the operator reads absolute positions)
+  const int64_t rows = c.Sq + 3, cols = std::max(c.Skv + 5, cols_min);  // larger than needed (absolute positions)
   std::mt19937 gen(c.seed * 31 + 7);
   std::uniform_real_distribution<double> u(0.0, 1.0);
   auto f = [&](int64_t, int64_t i, int64_t) {

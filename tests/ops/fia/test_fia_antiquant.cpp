@@ -513,6 +513,8 @@ TEST(FiaAntiquant, ThroughTheCApi) {
     c.mode_v = variant == 0 ? 1 : variant == 1 ? 0 : 1;
     c.combined = variant == 1;
     c.layout = variant == 2 ? "BSH" : "BNSD";
+    if (variant == 0) c.bs = 32;                    // INT8 paged: a multiple of 32 (FIA-19)
+    if (variant == 2) c.dt = DType::kFloat16;       // INT8 key 0 + value 1: FLOAT16 query (FIA-21)
     SCOPED_TRACE(c.name);
     const auto cs = setup(c);
     FiaParams &op = cs->op, &ref = cs->ref;

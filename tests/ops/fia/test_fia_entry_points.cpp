@@ -196,7 +196,7 @@ INSTANTIATE_TEST_SUITE_P(All, FiaEntryPoints, ::testing::ValuesIn(entry_cases())
 TEST(FiaEntryPointsAntiquant, IfaV3Int8PagedAndContiguous) {
   for (bool paged_kv : {false, true}) {
     SCOPED_TRACE(paged_kv ? "paged BnBsH" : "contiguous BSH");
-    const int64_t B = 2, N = 4, KVN = 2, D = 32, L = 37, bs = 16, H = KVN * D;
+    const int64_t B = 2, N = 4, KVN = 2, D = 32, L = 37, bs = 32, H = KVN * D;  // INT8 paged: bs % 32 (FIA-19)
     const std::vector<int64_t> akv = {37, 20};
     std::mt19937 g(5);
     std::uniform_real_distribution<double> u(-1, 1);

@@ -62,12 +62,12 @@ std::vector<Limit> limits() {
   v.push_back({"decode_kv_s_262144_accepted", c, {}, nullptr, ""});
   c = fia_case("mla_sparse2", BF, 2, 8, 1, 2, 40, 512, "BSND");
   mla(c, 64);
-  paged(c, 4, 16);
+  paged(c, 3, 16);  // BSND: a BnBsH cache (FIA-56)
   sparse(c, 2, MaskForm::kTemplate);
   v.push_back({"mla_d512_sparse_2", c, {}, "sparseMode", "MLA with D 512"});
   c = fia_case("mla_sparse3", BF, 2, 8, 1, 2, 40, 512, "BSND");
   mla(c, 64);
-  paged(c, 4, 16);
+  paged(c, 3, 16);  // BSND: a BnBsH cache (FIA-56)
   sparse(c, 3, MaskForm::kTemplate);
   v.push_back({"mla_d512_sparse_3_accepted", c, {}, nullptr, ""});
   c = fia_case("qd_ne_vd_sparse1", BF, 2, 4, 2, 4, 20, 32, "BSND");
