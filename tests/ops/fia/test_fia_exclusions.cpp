@@ -7,8 +7,8 @@
 //   * the changed call returns 161002 with a message naming the operator, "<parameter>: <rule>"
 //     and the clause's words, and leaves every byte of attentionOut and softmaxLse (a canary
 //     pattern) unchanged;
-//   * for the vendor-only rules (ops/fia_exclusions.h) the C++ API computes the changed call and
-//     matches the float64 reference.
+//   * for the vendor-only rules (ops/fia_exclusions.h) the C++ API computes the changed call
+//     (FP16 / BF16 key / value: and matches the float64 reference).
 // Every row of ops/fia_exclusions.h is hit by at least one case.
 #include <gtest/gtest.h>
 
@@ -347,7 +347,10 @@ void expect_cpp_computes(vendor_st::StData& d, const std::string& name) {
   FiaParams& p = d.p;
   ASSERT_EQ(run_fia_cpp(p), kSuccess) << name << ": " << last_error_message();
   const TensorView& out = p.attention_out;
-  if (out.dtype != DType::kFloat16 && out.dtype != DType::kBFloat16) return;  // INT8: computed, not compared here
+  // INT8 output: computed, not compared here; INT8 / INT4 key / value: compared by the antiquant
+  // suites (test_fia_antiquant*, with their own data).
+  if (out.dtype != DType::kFloat16 && out.dtype != DType::kBFloat16) return;
+  if (p.key[0].dtype != p.query.dtype) return;
   HostTensor ref_out(DType::kFloat64, std::vector<int64_t>(out.dims, out.dims + out.rank));
   FiaParams r = p;
   r.attention_out = ref_out.view();
@@ -394,8 +397,9 @@ TEST_P(FiaAuditClauses, RejectedByAclnnWithoutWriting) {
   EXPECT_NE(msg.find(std::string(c.param) + ": " + c.rule), std::string::npos) << msg;
   EXPECT_NE(msg.find(c.words), std::string::npos) << msg;
   EXPECT_EQ(std::memcmp(out.data, out0.data(), out0.size()), 0) << "attentionOut changed by a rejected call";
-  if (!lse0.empty())
+  if (!lse0.empty()) {
     EXPECT_EQ(std::memcmp(d->p.softmax_lse->data, lse0.data(), lse0.size()), 0) << "softmaxLse changed";
+  }
   if (c.cpp_computes) expect_cpp_computes(*d, c.name);
 }
 
