@@ -227,15 +227,24 @@ bool write_roofline_png(const Report& rep, const std::string& path, std::string*
   const std::string title = "MLAOPS " + rep.version + " ROOFLINE, " + std::to_string(rep.threads) +
                             " THREADS, LIMITS MEASURED IN THIS RUN (" + rep.date + ")";
   c.text(x0, 20, title, black, 2);
-  // roofs: DRAM slope up to the bf16 and the int8 rates
+  // roofs: the DRAM slope up to the rate of every compute unit the probe measured (bf16 dot,
+  // int8 dot, fp32 FMA)
   const Limits& l = rep.lim2;
-  for (int k = 0; k < 2; ++k) {
-    const double peak = (k == 0 ? l.bf16 : l.int8) / 1e9, bw = l.bw / 1e9;
+  struct Roof {
+    double peak;
+    const char* label;
+    Rgb colour;
+  };
+  const Roof roofs[3] = {{l.bf16, "BF16 %.0f GFLOP/S", Rgb{0, 0, 0}},
+                         {l.int8, "INT8 %.0f GOP/S", dark},
+                         {l.fp32, "FP32 FMA %.0f GFLOP/S", Rgb{150, 110, 0}}};
+  for (const Roof& r : roofs) {
+    if (r.peak <= 0) continue;
+    const double peak = r.peak / 1e9, bw = l.bw / 1e9;
     const double knee = peak / bw;
-    const Rgb col = k == 0 ? Rgb{0, 0, 0} : dark;
-    c.line(X(std::pow(10.0, lx0)), Y(std::max(bw * std::pow(10.0, lx0), 1.0)), X(knee), Y(peak), col, 2);
-    c.line(X(knee), Y(peak), x1, Y(peak), col, 2);
-    c.text(x1 - 210, Y(peak) - (k == 0 ? -6 : 12), fmt(k == 0 ? "BF16 %.0f GFLOP/S" : "INT8 %.0f GOP/S", peak), col);
+    c.line(X(std::pow(10.0, lx0)), Y(std::max(bw * std::pow(10.0, lx0), 1.0)), X(knee), Y(peak), r.colour, 2);
+    c.line(X(knee), Y(peak), x1, Y(peak), r.colour, 2);
+    c.text(x1 - 210, Y(peak) - 12, fmt(r.label, peak), r.colour);
   }
   c.text(X(0.15), Y(l.bw / 1e9 * 0.15) - 24, fmt("DRAM %.1f GB/S", l.bw / 1e9), black);
   // the cases at the run's thread count, numbered; the legend on the right
@@ -255,8 +264,12 @@ bool write_roofline_png(const Report& rep, const std::string& path, std::string*
       ly += 11;
     }
   }
-  FILE* f = std::fopen(path.c_str(), "wb");
   const std::vector<uint8_t> bytes = c.png();
+  if (bytes.empty()) {
+    *error = "cannot encode the roofline plot (libpng)";
+    return false;
+  }
+  FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr || std::fwrite(bytes.data(), 1, bytes.size(), f) != bytes.size()) {
     if (f) std::fclose(f);
     *error = "cannot write " + path;

@@ -45,6 +45,7 @@ std::vector<Probe> measure_limits(const ProbeOptions& o, const std::function<voi
 // The roofline rates (bytes/s, FLOP/s, OP/s) for `threads` threads.
 struct Limits {
   double bw = 50e9, bf16 = 740e9, int8 = 1040e9;  // the roofline anchors (docs/performance.md, 2 cores)
+  double fp32 = 0;                                  // the fp32 FMA rate when probed (plot only)
   bool measured = false;                            // false: the anchors above
 };
 // The best rate of each probe at `threads` threads; anchors for what was not measured.

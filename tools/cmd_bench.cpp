@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/png.h"
 #include "bench/suite.h"
 #include "mlaops/runtime.h"
 #include "tools/commands.h"
@@ -269,7 +270,9 @@ int cmd_bench(int argc, char** argv) {
     if (!bench::write_json(rep, json, &err)) return bad(err);
     std::printf("wrote %s\n", json.c_str());
   }
-  if (png != "-") {
+  if (png != "-" && !bench::Canvas::png_available()) {
+    std::printf("no roofline plot: this build has no libpng (Debian libpng-dev)\n");
+  } else if (png != "-") {
     if (!bench::write_roofline_png(rep, png, &err)) return bad(err);
     std::printf("wrote %s\n", png.c_str());
   }
