@@ -154,13 +154,21 @@ inline std::vector<int> weight_case_threads(bool largest_t, int threads) {
   return largest_t && threads > 1 ? std::vector<int>{threads, 1} : std::vector<int>{threads};
 }
 
-// Adds the oneDNN peer to `r` (suite.cpp): the GEMMs [T, K] x [K, N] of `kn`, weights pre-packed
+// One GEMM of a peer: `batch` independent products [T, K] x [K, N] (batch > 1: a per-head
+// batched product such as the absorbed W_UK), int8 (s8 x s8 -> f32 with per-column scales) or bf16.
+struct PeerGemm {
+  int64_t K = 0, N = 0;
+  bool int8 = false;
+  int64_t batch = 1;
+};
+
+// Adds the oneDNN peer to `r` (suite.cpp): the GEMMs of `gemms` at T rows, weights pre-packed
 // and rotated over `copies`, `reps` timed runs; a note instead when built without oneDNN.
-void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T,
-                   const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies, int reps);
+void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T, const std::vector<PeerGemm>& gemms,
+                   int copies, int reps);
 
 #ifdef MLAOPS_HAVE_DNNL
-// GEMMs [T, K] x [K, N] through oneDNN matmul, weights pre-packed (format any, not timed).
+// The GEMMs of a peer through oneDNN matmul, weights pre-packed (format any, not timed).
 struct DnnlProjections {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream s{eng};
@@ -171,16 +179,22 @@ struct DnnlProjections {
   };
   std::vector<One> gemms;
   size_t next = 0;
-  DnnlProjections(int64_t T, const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies) {
+  DnnlProjections(int64_t T, const std::vector<PeerGemm>& list, int copies) {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
-    for (auto [K, N] : kn) {
-      dnnl::memory::desc a_md({T, K}, int8 ? dt::s8 : dt::bf16, tag::ab);
-      dnnl::memory::desc w_any({K, N}, int8 ? dt::s8 : dt::bf16, tag::any);
-      dnnl::memory::desc w_plain({K, N}, int8 ? dt::s8 : dt::bf16, tag::ab);
-      dnnl::memory::desc c_md({T, N}, int8 ? dt::f32 : dt::bf16, tag::ab);
+    for (const PeerGemm& g : list) {
+      const dt in = g.int8 ? dt::s8 : dt::bf16, out = g.int8 ? dt::f32 : dt::bf16;
+      const bool b = g.batch > 1;
+      auto dims = [&](int64_t r, int64_t c) {
+        return b ? dnnl::memory::dims{g.batch, r, c} : dnnl::memory::dims{r, c};
+      };
+      const tag plain = b ? tag::abc : tag::ab;
+      dnnl::memory::desc a_md(dims(T, g.K), in, plain);
+      dnnl::memory::desc w_any(dims(g.K, g.N), in, tag::any);
+      dnnl::memory::desc w_plain(dims(g.K, g.N), in, plain);
+      dnnl::memory::desc c_md(dims(T, g.N), out, plain);
       dnnl::primitive_attr attr;
-      if (int8) attr.set_output_scales(2, std::vector<float>(static_cast<size_t>(N), 0.01f));
+      if (g.int8) attr.set_output_scales(b ? 4 : 2, std::vector<float>(static_cast<size_t>(g.N), 0.01f));
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, c_md), attr, eng);
       One o{dnnl::matmul(pd), dnnl::memory(a_md, eng), dnnl::memory(c_md, eng), {}};
       dnnl::memory wp(w_plain, eng);

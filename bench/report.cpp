@@ -100,15 +100,20 @@ std::vector<std::string> target_summary(const Report& rep) {
     if (r.error.empty() && pct(r) > 100.0)
       out.push_back(r.id + fmt(": note: %.0f %% of its bound", pct(r)) +
                     ", above 100 %: the limits probe ran in a noisier moment; rerun on a quiet machine");
-  // a peer faster than the measured compute rate would mean the probe under-reports the limit
+  // a peer faster than the measured compute rates allow would mean the probe under-reports them
   for (const Row& r : rep.rows)
     for (const PeerTime& p : r.peers) {
       if (p.work <= 0 || p.best_us <= 0) continue;
       const Limits& l = r.threads == 1 ? rep.lim1 : rep.lim2;
-      const double rate = p.work / p.best_us * 1e-3, limit = (p.int8 ? l.int8 : l.bf16) / 1e9;
-      if (rate > limit)
-        out.push_back(r.id + ": note: " + p.name + fmt(" ran at %.0f G/s, above the measured ", rate) +
-                      (p.int8 ? "int8" : "bf16") + fmt(" limit %.0f: the probe under-reports that limit", limit));
+      const double need_us = ((p.work - p.work_int8) / l.bf16 + p.work_int8 / l.int8) * 1e6;
+      if (p.best_us >= need_us) continue;
+      const std::string ran = r.id + ": note: " + p.name + fmt(" ran at %.0f G/s, ", p.work / p.best_us * 1e-3);
+      if (p.work_int8 <= 0 || p.work_int8 >= p.work)
+        out.push_back(ran + "above the measured " + (p.work_int8 <= 0 ? "bf16" : "int8") +
+                      fmt(" limit %.0f: the probe under-reports that limit", (p.work_int8 <= 0 ? l.bf16 : l.int8) / 1e9));
+      else
+        out.push_back(ran + fmt("faster than the measured bf16 %.0f", l.bf16 / 1e9) + fmt(" / int8 %.0f", l.int8 / 1e9) +
+                      " limits allow: the probe under-reports them");
     }
   // INT8 KV against BF16 KV (GQA decode): >= 1.7x faster
   for (const Row& i8 : rep.rows) {

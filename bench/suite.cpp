@@ -20,20 +20,22 @@ void apply_bound(Row& r, const RunContext& ctx) {
   r.mem_bound = t_mem >= t_cmp;
 }
 
-void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T,
-                   const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies, int reps) {
+void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T, const std::vector<PeerGemm>& gemms,
+                   int copies, int reps) {
   if (!ctx.peers) return;
 #ifdef MLAOPS_HAVE_DNNL
-  DnnlProjections peer(T, kn, int8, copies);
+  DnnlProjections peer(T, gemms, copies);
   const Times pt = time_it([&] { peer.run(); }, reps);
-  double work = 0, bytes = 0;
-  for (const auto& [K, N] : kn) {
-    work += 2.0 * static_cast<double>(T) * static_cast<double>(K) * static_cast<double>(N);
-    bytes += static_cast<double>(K) * static_cast<double>(N) * (int8 ? 1.0 : 2.0);
+  double work = 0, work_int8 = 0, bytes = 0;
+  for (const PeerGemm& g : gemms) {
+    const double params = static_cast<double>(g.batch) * static_cast<double>(g.K) * static_cast<double>(g.N);
+    work += 2.0 * static_cast<double>(T) * params;
+    if (g.int8) work_int8 += 2.0 * static_cast<double>(T) * params;
+    bytes += params * (g.int8 ? 1.0 : 2.0);
   }
-  r.peers.push_back({name, pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed", work, int8, bytes});
+  r.peers.push_back({name, pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed", work, work_int8, bytes});
 #else
-  (void)T, (void)kn, (void)int8, (void)copies, (void)reps;
+  (void)T, (void)gemms, (void)copies, (void)reps;
   r.peers.push_back({name, 0, 0, "not built (install libdnnl-dev and rebuild)"});
 #endif
 }

@@ -64,7 +64,7 @@ struct PeerTime {
   double best_us = 0, median_us = 0;
   std::string note;  // why it did not run, or what it measures
   double work = 0;   // FLOPs / OPs the peer does (0 = not counted), for its rate
-  bool int8 = false; // its work runs on the int8 units
+  double work_int8 = 0;  // the part of `work` on the int8 units (the rest on bf16)
   double bytes = 0;  // weight bytes it streams (0 = not counted), for its GB/s
 };
 

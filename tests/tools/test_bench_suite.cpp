@@ -165,7 +165,7 @@ bench::Report report() {
   bench::Row c = row("mla_prolog.y.t2", 2, 10, 40e3, 0, 0);  // bound 1 us: 10 %
   c.target_pct = 80;
   c.target_peer_ratio = 1.0;
-  c.peers.push_back({"oneDNN 3 GEMMs", 12, 13, "note", 6e6, false});  // 500 GFLOP/s > the 400 limit
+  c.peers.push_back({"oneDNN 3 GEMMs", 12, 13, "note", 6e6, 0});  // 500 GFLOP/s > the 400 limit
   bench::Row d = row("fia.z.t2", 2, 0, 0, 0, 0);
   d.error = "bad \"thing\"";
   d.target_pct = 50;
@@ -196,7 +196,7 @@ TEST(BenchSuite, TargetSummary) {
 TEST(BenchSuite, DramBoundRaisedToAFasterPeerStream) {
   bench::Report rep = report();
   bench::Row m = row("mla_prolog.z.t2", 2, 10, 40e3, 0, 0);  // memory-bound: 1 us at 40 GB/s
-  m.peers.push_back({"oneDNN 3 GEMMs", 1, 1, "", 0, false, 60e3});  // streams at 60 GB/s
+  m.peers.push_back({"oneDNN 3 GEMMs", 1, 1, "", 0, 0, 60e3});  // streams at 60 GB/s
   bench::RunContext ctx = context();
   bench::apply_bound(m, ctx);
   rep.rows.push_back(m);
