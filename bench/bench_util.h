@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <random>
 #include <utility>
@@ -106,33 +107,56 @@ struct WeightPool {
 
 // Times an operator whose weights rotate through `pool`: `ws_size(&bytes)` (a status), then
 // `reps` timed runs of `bind(copy base)` + `call(workspace, bytes)`. Fills r's best / median,
-// or r.error with the library's message when the size query or a call fails.
+// or r.error with the library's message when the size query or a call fails. Returns one more
+// such call (true on success; it owns the workspace) for timing pairs against a peer, or an empty
+// function after an error.
 template <class WsSize, class Bind, class Call>
-void time_rotated(Row& r, WeightPool& pool, int reps, WsSize&& ws_size, Bind&& bind, Call&& call) {
+std::function<bool()> time_rotated(Row& r, WeightPool& pool, int reps, WsSize&& ws_size, Bind bind, Call call) {
   uint64_t ws_bytes = 0;
   if (ws_size(&ws_bytes) != mlaops::kSuccess) {
     r.error = mlaops::last_error_message();
-    return;
+    return {};
   }
-  std::vector<uint8_t> ws(ws_bytes + 1);
+  auto ws = std::make_shared<std::vector<uint8_t>>(ws_bytes + 1);
+  std::function<bool()> once = [&pool, ws, ws_bytes, bind, call] {
+    bind(pool.take());
+    return call(ws->data(), ws_bytes) == mlaops::kSuccess;
+  };
   bool ok = true;
-  const Times t = time_it(
-      [&] {
-        bind(pool.take());
-        ok = ok && call(ws.data(), ws_bytes) == mlaops::kSuccess;
-      },
-      reps);
+  const Times t = time_it([&] { ok = once() && ok; }, reps);
   if (!ok) {
     r.error = mlaops::last_error_message();
-    return;
+    return {};
   }
   r.best_us = t.best * 1e6;
   r.median_us = t.median * 1e6;
+  return once;
+}
+
+// The median over `pairs` alternated pairs (ours then the peer, the peer then ours, ...) of the
+// ratio peer time / our time: both sides see the same moment of a noisy machine.
+template <class Ours, class Peer>
+double paired_ratio_median(int pairs, Ours&& ours, Peer&& peer) {
+  std::vector<double> ratio;
+  for (int i = 0; i < pairs; ++i) {
+    double t_ours = 0, t_peer = 0;
+    for (int k = 0; k < 2; ++k) {
+      const bool ours_now = (k == 0) == (i % 2 == 0);
+      const auto t0 = clk::now();
+      if (ours_now) ours();
+      else peer();
+      (ours_now ? t_ours : t_peer) = std::chrono::duration<double>(clk::now() - t0).count();
+    }
+    ratio.push_back(t_peer / t_ours);
+  }
+  std::sort(ratio.begin(), ratio.end());
+  return ratio.empty() ? 0 : ratio[ratio.size() / 2];
 }
 
 // A case of a weight-streaming operator (MlaPrologV2, MlaPreprocess) measured by `run`, with the
-// The targets: T = 1 streams at >= 80 % of the memory bound (`t1_target`), T = 1024 at the
-// run's thread count is no slower than oneDNN's GEMMs alone (`peer_target`).
+// The targets: T = 1 streams at >= 80 % of the memory bound and is no slower than oneDNN's GEMMs
+// as the median of alternated pairs (`t1_target`), T = 1024 at the run's thread count is no
+// slower than oneDNN's GEMMs alone (`peer_target`).
 inline Case weight_case(std::string id, std::string op, std::string label, int threads, bool t1_target,
                         bool peer_target, std::function<Row(RunContext&)> run) {
   Case c;
@@ -142,7 +166,7 @@ inline Case weight_case(std::string id, std::string op, std::string label, int t
   c.threads = threads;
   c.run = [run = std::move(run), t1_target, peer_target](RunContext& ctx) {
     Row r = run(ctx);
-    if (t1_target) r.target_pct = 80;
+    if (t1_target) r.target_pct = 80, r.target_pair_ratio = 1.0;
     if (peer_target) r.target_peer_ratio = 1.0;
     return r;
   };
@@ -164,8 +188,10 @@ struct PeerGemm {
 
 // Adds the oneDNN peer to `r` (suite.cpp): the GEMMs of `gemms` at T rows, weights pre-packed
 // and rotated over `copies`, `reps` timed runs; a note instead when built without oneDNN.
+// With `ours` (one call of the operator, as time_rotated returns), also `reps` alternated pairs
+// of ours and the peer: their median ratio goes to the peer's pair_ratio.
 void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T, const std::vector<PeerGemm>& gemms,
-                   int copies, int reps);
+                   int copies, int reps, const std::function<bool()>& ours = {});
 
 #ifdef MLAOPS_HAVE_DNNL
 // The GEMMs of a peer through oneDNN matmul, weights pre-packed (format any, not timed).

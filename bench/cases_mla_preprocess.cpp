@@ -101,7 +101,7 @@ Row run_case(RunContext& ctx, const Dims& d, int64_t N, int64_t T, int threads) 
   Row r;
   r.threads = threads;
   const int reps = T >= 128 ? std::max(3, ctx.reps / 2) : ctx.reps;
-  time_rotated(
+  const std::function<bool()> ours = time_rotated(
       r, *w.pool, reps, [&](uint64_t* bytes) { return mlaops::mla_preprocess_workspace_size(p, bytes); },
       [&](uint8_t* base) {
         p.wdqkv.data = base + w.pool->off[0];
@@ -116,7 +116,7 @@ Row run_case(RunContext& ctx, const Dims& d, int64_t N, int64_t T, int threads) 
   // every GEMM of the operator: the two int8 projections and the absorbed W_UK (N per-head bf16
   // products [T, D] x [D, Hckv], as the operator's)
   add_dnnl_peer(r, ctx, "oneDNN 3 GEMMs", T, {{d.He, d.QKV(), true}, {d.Hcq, N * (d.D + d.Dr), true}, {d.D, d.Hckv, false, N}},
-                w.pool->count(), reps);
+                w.pool->count(), reps, ours);
   return r;
 }
 

@@ -96,7 +96,7 @@ Row run_case(RunContext& ctx, const Dims& d, bool int8, int64_t N, int64_t T, in
   Row r;
   r.threads = threads;
   const int reps = T >= 128 ? std::max(3, ctx.reps / 2) : ctx.reps;
-  time_rotated(
+  const std::function<bool()> ours = time_rotated(
       r, *w.pool, reps, [&](uint64_t* bytes) { return mlaops::mla_prolog_workspace_size(p, bytes); },
       [&](uint8_t* base) {
         p.weight_dq.data = base + w.pool->off[0];
@@ -117,7 +117,7 @@ Row run_case(RunContext& ctx, const Dims& d, bool int8, int64_t N, int64_t T, in
   // absorbed W_UK, N per-head products [T, D] x [D, Hckv] in bf16 (as the operator's)
   add_dnnl_peer(r, ctx, "oneDNN 4 GEMMs", T,
                 {{d.He, d.Hcq, int8}, {d.Hcq, N * (d.D + d.Dr), int8}, {d.He, d.Hckv + d.Dr, int8}, {d.D, d.Hckv, false, N}},
-                w.pool->count(), reps);
+                w.pool->count(), reps, ours);
   return r;
 }
 

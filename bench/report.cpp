@@ -63,7 +63,8 @@ std::vector<std::string> target_summary(const Report& rep) {
   std::vector<std::string> out;
   for (const Row& r : rep.rows) {
     if (!r.error.empty()) {
-      if (r.target_pct > 0 || r.target_peer_ratio > 0) out.push_back(r.id + ": not measured (" + r.error + ")");
+      if (r.target_pct > 0 || r.target_peer_ratio > 0 || r.target_pair_ratio > 0)
+        out.push_back(r.id + ": not measured (" + r.error + ")");
       continue;
     }
     if (r.target_pct > 0) {
@@ -71,15 +72,22 @@ std::vector<std::string> target_summary(const Report& rep) {
       out.push_back(r.id + ": " + fmt("%.1f %% of the ", pct(r)) + (r.mem_bound ? "memory" : "compute") +
                     fmt(" bound (target >= %.0f %%): ", r.target_pct) + (met ? "met" : "MISSED"));
     }
-    if (r.target_peer_ratio > 0) {
+    if (r.target_peer_ratio > 0 || r.target_pair_ratio > 0) {
       const PeerTime* p = r.peers.empty() ? nullptr : &r.peers.front();
       if (p == nullptr || p->best_us <= 0) {
         out.push_back(r.id + ": peer not measured (" + (p ? p->note : std::string("peers off")) + ")");
-      } else {
+        continue;
+      }
+      if (r.target_peer_ratio > 0) {
         const double ratio = p->best_us / r.best_us;
         out.push_back(r.id + ": " + p->name + fmt(" / ours = %.2f", ratio) +
                       fmt(" (target >= %.2f): ", r.target_peer_ratio) + (ratio >= r.target_peer_ratio ? "met" : "MISSED"));
       }
+      if (r.target_pair_ratio > 0)
+        out.push_back(r.id + ": " + p->name + fmt(" / ours = %.2f", p->pair_ratio) +
+                      fmt(" as the median of %.0f alternated pairs", static_cast<double>(p->pairs)) +
+                      fmt(" (target >= %.2f): ", r.target_pair_ratio) +
+                      (p->pair_ratio >= r.target_pair_ratio ? "met" : "MISSED"));
     }
   }
   // 1 -> N thread scaling of the compute-bound cases measured both ways
@@ -192,9 +200,12 @@ bool write_json(const Report& rep, const std::string& path, std::string* error) 
     std::fprintf(o, ", \"peers\": [");
     for (size_t k = 0; k < r.peers.size(); ++k) {
       const PeerTime& p = r.peers[k];
-      std::fprintf(o, "%s{\"name\": \"%s\", \"best_us\": %s, \"median_us\": %s, \"work\": %.0f, \"note\": \"%s\"}",
+      std::fprintf(o,
+                   "%s{\"name\": \"%s\", \"best_us\": %s, \"median_us\": %s, \"work\": %.0f, \"pair_ratio\": %s, "
+                   "\"pairs\": %d, \"note\": \"%s\"}",
                    k ? ", " : "", json_escape(p.name).c_str(), p.best_us > 0 ? num(p.best_us).c_str() : "null",
-                   p.best_us > 0 ? num(p.median_us).c_str() : "null", p.work, json_escape(p.note).c_str());
+                   p.best_us > 0 ? num(p.median_us).c_str() : "null", p.work,
+                   p.pairs > 0 ? num(p.pair_ratio).c_str() : "null", p.pairs, json_escape(p.note).c_str());
     }
     std::fprintf(o, "]}%s\n", i + 1 < rep.rows.size() ? "," : "");
   }

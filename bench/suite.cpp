@@ -21,7 +21,7 @@ void apply_bound(Row& r, const RunContext& ctx) {
 }
 
 void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T, const std::vector<PeerGemm>& gemms,
-                   int copies, int reps) {
+                   int copies, int reps, const std::function<bool()>& ours) {
   if (!ctx.peers) return;
 #ifdef MLAOPS_HAVE_DNNL
   DnnlProjections peer(T, gemms, copies);
@@ -34,8 +34,12 @@ void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T, c
     bytes += params * (g.int8 ? 1.0 : 2.0);
   }
   r.peers.push_back({name, pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed", work, work_int8, bytes});
+  if (ours) {
+    r.peers.back().pair_ratio = paired_ratio_median(reps, ours, [&] { peer.run(); });
+    r.peers.back().pairs = reps;
+  }
 #else
-  (void)T, (void)gemms, (void)copies, (void)reps;
+  (void)T, (void)gemms, (void)copies, (void)reps, (void)ours;
   r.peers.push_back({name, 0, 0, "not built (install libdnnl-dev and rebuild)"});
 #endif
 }

@@ -45,8 +45,8 @@ std::vector<Probe> measure_limits(const ProbeOptions& o, const std::function<voi
 // The roofline rates (bytes/s, FLOP/s, OP/s) for `threads` threads.
 struct Limits {
   double bw = 50e9, bf16 = 740e9, int8 = 1040e9;  // the roofline anchors (docs/performance.md, 2 cores)
-  double fp32 = 0;                                  // the fp32 FMA rate when probed (plot only)
   bool measured = false;                            // false: the anchors above
+  double fp32 = 0;                                  // the fp32 FMA rate when probed (plot only)
 };
 // The best rate of each probe at `threads` threads; anchors for what was not measured.
 Limits limits_for(const std::vector<Probe>& probes, int threads);
@@ -66,6 +66,8 @@ struct PeerTime {
   double work = 0;   // FLOPs / OPs the peer does (0 = not counted), for its rate
   double work_int8 = 0;  // the part of `work` on the int8 units (the rest on bf16)
   double bytes = 0;  // weight bytes it streams (0 = not counted), for its GB/s
+  double pair_ratio = 0;  // median of peer / our time over `pairs` alternated pairs (0 = not paired)
+  int pairs = 0;
 };
 
 // One measured row.
@@ -80,9 +82,11 @@ struct Row {
   double bound_us = 0;
   bool mem_bound = false;
   std::vector<PeerTime> peers;
-  // targets (0 = none): % of the bound, and the ratio peer time / our time
+  // targets (0 = none): % of the bound, the ratio peer time / our time (best against best), and
+  // the median ratio of alternated pairs (the first peer's pair_ratio)
   double target_pct = 0;
   double target_peer_ratio = 0;
+  double target_pair_ratio = 0;
   std::string error;  // non-empty: the operator call failed
 };
 

@@ -170,7 +170,12 @@ bench::Report report() {
   d.error = "bad \"thing\"";
   d.target_pct = 50;
   bench::Row g16 = row("fia.g.bf16.t2", 2, 8, 1e3, 0, 0), g8 = row("fia.g.int8kv.t2", 2, 4, 5e2, 0, 0);
-  for (bench::Row* r : {&a, &b, &c, &d, &g16, &g8}) {
+  bench::Row w = row("mla_prolog.w.T1.t2", 2, 10, 40e3, 0, 0);  // a weight stream paired with its peer
+  w.target_pair_ratio = 1.0;
+  w.peers.push_back({"oneDNN 4 GEMMs", 9, 9.5, "", 0, 0, 0, 0.93, 7});
+  bench::Row m8 = row("mla_prolog.m.int8.t2", 2, 10, 1e3, 1e6, 1e6);  // mixed bf16 + int8 peer
+  m8.peers.push_back({"oneDNN 4 GEMMs", 1, 1, "", 2e6, 1e6});
+  for (bench::Row* r : {&a, &b, &c, &d, &g16, &g8, &w, &m8}) {
     bench::apply_bound(*r, ctx);
     rep.rows.push_back(*r);
   }
@@ -191,6 +196,11 @@ TEST(BenchSuite, TargetSummary) {
   EXPECT_TRUE(has("fia.z.t2: not measured (bad \"thing\")"));
   EXPECT_TRUE(has("fia.g.int8kv.t2: INT8 KV 2.00x faster than BF16 KV (target >= 1.70x): met"));
   EXPECT_TRUE(has("mla_prolog.y.t2: note: oneDNN 3 GEMMs ran at 500 G/s, above the measured bf16 limit 400"));
+  // the pair target: the median of alternated pairs, not best against best
+  EXPECT_TRUE(has("mla_prolog.w.T1.t2: oneDNN 4 GEMMs / ours = 0.93 as the median of 7 alternated pairs (target >= 1.00): MISSED"));
+  EXPECT_FALSE(has("mla_prolog.w.T1.t2: oneDNN 4 GEMMs / ours = 0.90 (target"));  // no best-ratio line without its target
+  // a peer whose work is part bf16, part int8: 1 us for 1e6 of each is faster than the 400 / 1040 G limits allow
+  EXPECT_TRUE(has("mla_prolog.m.int8.t2: note: oneDNN 4 GEMMs ran at 2000 G/s, faster than the measured bf16 400 / int8 800 limits allow"));
 }
 
 TEST(BenchSuite, DramBoundRaisedToAFasterPeerStream) {
