@@ -69,8 +69,13 @@ std::vector<std::string> target_summary(const Report& rep) {
     }
     if (r.target_pct > 0) {
       const bool met = pct(r) >= r.target_pct;
-      out.push_back(r.id + ": " + fmt("%.1f %% of the ", pct(r)) + (r.mem_bound ? "memory" : "compute") +
-                    fmt(" bound (target >= %.0f %%): ", r.target_pct) + (met ? "met" : "MISSED"));
+      const std::string bracket =
+          r.dram_before > 0 ? fmt(" of DRAM %.1f GB/s", std::max(r.dram_before, r.dram_after) / 1e9) +
+                                  fmt(", the faster of the probes right before (%.1f)", r.dram_before / 1e9) +
+                                  fmt(" and after (%.1f) it", r.dram_after / 1e9)
+                            : "";
+      out.push_back(r.id + ": " + fmt("%.1f %% of the ", pct(r)) + (r.mem_bound ? "memory" : "compute") + " bound" +
+                    bracket + fmt(" (target >= %.0f %%): ", r.target_pct) + (met ? "met" : "MISSED"));
     }
     if (r.target_peer_ratio > 0 || r.target_pair_ratio > 0) {
       const PeerTime* p = r.peers.empty() ? nullptr : &r.peers.front();
@@ -197,6 +202,10 @@ bool write_json(const Report& rep, const std::string& path, std::string* error) 
                  num(r.bound_us).c_str(), r.mem_bound ? "memory" : "compute", num(pct(r)).c_str());
     if (r.target_pct > 0) std::fprintf(o, ", \"target_pct\": %s", num(r.target_pct).c_str());
     if (r.target_peer_ratio > 0) std::fprintf(o, ", \"target_peer_ratio\": %s", num(r.target_peer_ratio).c_str());
+    if (r.target_pair_ratio > 0) std::fprintf(o, ", \"target_pair_ratio\": %s", num(r.target_pair_ratio).c_str());
+    if (r.dram_before > 0)
+      std::fprintf(o, ", \"dram_before_GBps\": %s, \"dram_after_GBps\": %s", num(r.dram_before / 1e9).c_str(),
+                   num(r.dram_after / 1e9).c_str());
     std::fprintf(o, ", \"peers\": [");
     for (size_t k = 0; k < r.peers.size(); ++k) {
       const PeerTime& p = r.peers[k];

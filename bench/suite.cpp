@@ -14,7 +14,8 @@ namespace bench {
 
 void apply_bound(Row& r, const RunContext& ctx) {
   const Limits& l = r.threads == 1 ? ctx.lim1 : ctx.lim2;
-  const double t_mem = r.bytes / l.bw;
+  const double bracket = std::max(r.dram_before, r.dram_after);
+  const double t_mem = r.bytes / (bracket > 0 ? bracket : l.bw);
   const double t_cmp = r.flops_bf16 / l.bf16 + r.ops_int8 / l.int8;
   r.bound_us = std::max(t_mem, t_cmp) * 1e6;
   r.mem_bound = t_mem >= t_cmp;
@@ -73,10 +74,33 @@ std::vector<std::string> raise_dram_to_peers(Report& rep) {
   return notes;
 }
 
+namespace {
+
+// The DRAM read rate at `threads` threads from a short probe (3 runs of 256 MiB), bytes/s.
+double dram_now(int threads) {
+  ProbeOptions o;
+  o.reps = 3;
+  o.max_threads = threads;
+  o.dram_bytes = size_t{256} << 20;
+  o.dram_only = true;
+  double best = 0;
+  for (const Probe& p : measure_limits(o, [](const Probe&) {}))
+    if (p.name == "dram_read" && p.threads == threads) best = p.best * 1e9;
+  return best;
+}
+
+}  // namespace
+
 Row run_one(const Case& c, RunContext& ctx) {
+  const bool bracket = c.bracket_dram && ctx.lim2.measured;
+  const double before = bracket ? dram_now(c.threads) : 0;
   mlaops::set_num_threads(c.threads);
   omp_set_num_threads(c.threads);  // the oneDNN peer's pool
   Row r = c.run(ctx);
+  if (bracket) {
+    r.dram_before = before;
+    r.dram_after = dram_now(c.threads);
+  }
   mlaops::set_num_threads(ctx.threads);
   omp_set_num_threads(ctx.threads);
   r.id = c.id;

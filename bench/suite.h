@@ -87,6 +87,8 @@ struct Row {
   double target_pct = 0;
   double target_peer_ratio = 0;
   double target_pair_ratio = 0;
+  // DRAM probes right before / after the case (bytes/s; 0 = not taken): the bound uses the faster
+  double dram_before = 0, dram_after = 0;
   std::string error;  // non-empty: the operator call failed
 };
 
@@ -126,6 +128,9 @@ struct Case {
   std::string id, op, label;
   int threads = 2;
   std::function<Row(RunContext&)> run;
+  // A DRAM-bound case whose bound is the DRAM probe taken right before and right after it (the
+  // faster of the two), not the run's probe: the machine's rate moves within minutes.
+  bool bracket_dram = false;
 };
 
 std::vector<Case> fia_cases(Size size, int threads);

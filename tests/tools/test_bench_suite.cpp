@@ -175,7 +175,11 @@ bench::Report report() {
   w.peers.push_back({"oneDNN 4 GEMMs", 9, 9.5, "", 0, 0, 0, 0.93, 7});
   bench::Row m8 = row("mla_prolog.m.int8.t2", 2, 10, 1e3, 1e6, 1e6);  // mixed bf16 + int8 peer
   m8.peers.push_back({"oneDNN 4 GEMMs", 1, 1, "", 2e6, 1e6});
-  for (bench::Row* r : {&a, &b, &c, &d, &g16, &g8, &w, &m8}) {
+  bench::Row gq = row("fia.gqa_decode.bf16.B8.t2", 2, 10, 40e3, 0, 0);  // 40 KB in 10 us: 4 GB/s
+  gq.target_pct = 75;
+  gq.dram_before = 4e9;  // the bracketing probes: the bound is 40 KB at 5 GB/s = 8 us: 80 %
+  gq.dram_after = 5e9;
+  for (bench::Row* r : {&a, &b, &c, &d, &g16, &g8, &w, &m8, &gq}) {
     bench::apply_bound(*r, ctx);
     rep.rows.push_back(*r);
   }
@@ -196,6 +200,9 @@ TEST(BenchSuite, TargetSummary) {
   EXPECT_TRUE(has("fia.z.t2: not measured (bad \"thing\")"));
   EXPECT_TRUE(has("fia.g.int8kv.t2: INT8 KV 2.00x faster than BF16 KV (target >= 1.70x): met"));
   EXPECT_TRUE(has("mla_prolog.y.t2: note: oneDNN 3 GEMMs ran at 500 G/s, above the measured bf16 limit 400"));
+  // a DRAM-bound case bounded by the probes right before and after it
+  EXPECT_TRUE(has("fia.gqa_decode.bf16.B8.t2: 80.0 % of the memory bound of DRAM 5.0 GB/s, the faster of the probes "
+                  "right before (4.0) and after (5.0) it (target >= 75 %): met"));
   // the pair target: the median of alternated pairs, not best against best
   EXPECT_TRUE(has("mla_prolog.w.T1.t2: oneDNN 4 GEMMs / ours = 0.93 as the median of 7 alternated pairs (target >= 1.00): MISSED"));
   EXPECT_FALSE(has("mla_prolog.w.T1.t2: oneDNN 4 GEMMs / ours = 0.90 (target"));  // no best-ratio line without its target
