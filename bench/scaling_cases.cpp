@@ -1,13 +1,14 @@
 // The cases of `mlaops bench --scaling` (scaling.h): the benchmark suite's cases (cases_*.cpp)
-// at the same shapes, as plans only. Tensors are zero pages from calloc (never written, mostly
-// never touched): phase 1 reads shapes, dtypes, formats and host arrays, not data. Each case's
+// at the same shapes, as plans only. Tensors are anonymous zero pages (never written, never
+// read): phase 1 reads shapes, dtypes, formats and host arrays, not data. Each case's
 // FLOPs / OPs and bytes follow the formulas of its cases_*.cpp row; the phases take from the plan
 // how that work splits (ops/mla_prolog.h MlaPrologPlan, ops/mla_preprocess.h MlaPreprocessPlan,
 // ops/fused_infer_attention_score_v4.h FiaPlan).
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,15 +29,35 @@ using mlaops::DType;
 using mlaops::Format;
 using mlaops::TensorView;
 
-// Zeroed buffers, views and host arrays that live as long as one plan.
+// An anonymous mapping: zero pages the plan never touches (no memory is committed, even for the
+// 300 MB caches of the long-context cases).
+class Mapping {
+ public:
+  explicit Mapping(size_t bytes) : bytes_(bytes) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    p_ = p == MAP_FAILED ? nullptr : p;
+  }
+  ~Mapping() {
+    if (p_ != nullptr) ::munmap(p_, bytes_);
+  }
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  void* data() const { return p_; }
+
+ private:
+  void* p_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+// Distinct zeroed buffers (page-aligned, so every alignment rule holds), views and host arrays
+// that live as long as one plan.
 class Mem {
  public:
   TensorView t(DType dt, std::vector<int64_t> dims, Format f = Format::kND) {
     int64_t n = 1;
     for (int64_t d : dims) n *= d;
-    const size_t bytes = static_cast<size_t>(n * mlaops::dtype_size(dt)) + 64;
-    bufs_.push_back(std::unique_ptr<void, void (*)(void*)>(std::calloc(bytes, 1), std::free));
-    return mlaops::make_view(bufs_.back().get(), dt, dims.data(), static_cast<int>(dims.size()), f);
+    bufs_.push_back(std::make_unique<Mapping>(static_cast<size_t>(n * mlaops::dtype_size(dt)) + 64));
+    return mlaops::make_view(bufs_.back()->data(), dt, dims.data(), static_cast<int>(dims.size()), f);
   }
   TensorView nz(DType dt, int64_t rows, int64_t cols) {
     int64_t s[4];
@@ -53,7 +74,7 @@ class Mem {
   }
 
  private:
-  std::vector<std::unique_ptr<void, void (*)(void*)>> bufs_;
+  std::vector<std::unique_ptr<Mapping>> bufs_;
   std::vector<std::unique_ptr<TensorView>> views_;
   std::vector<std::unique_ptr<std::vector<int64_t>>> vecs_;
 };
@@ -301,7 +322,9 @@ bool fia_phases(const mlaops::FiaParams& p, const FiaWork& work, int threads, Sc
   out->plan = fmt("%lld items of up to %lld query rows x %lld heads, %lld KV split(s), ", (long long)P.items.size(),
                   (long long)P.R, (long long)(P.mq.on ? P.mq.heads : P.G), (long long)P.splits) +
               fmt("%lld tasks (%lld items each)", (long long)tasks, (long long)(P.mq.on ? 1 : per_task)) +
-              (P.splits > 1 ? ", then a merge over the items" : "");
+              (P.prefix.on && P.splits == 2 ? ", each task runs its prefix split, own split and merge"
+               : P.splits > 1              ? ", then a merge over the items"
+                                           : "");
   return true;
 }
 
