@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench/png.h"
+#include "bench/scaling.h"
 #include "bench/suite.h"
 #include "mlaops/runtime.h"
 #include "tools/commands.h"
@@ -30,6 +31,7 @@ const char* kBenchUsage =
     "usage: mlaops bench [--quick | --tiny] [--reps N] [--filter TEXT[,TEXT...]] [--threads N]\n"
     "                    [--json FILE] [--png FILE] [--no-peers] [--python PATH] [--no-limits]\n"
     "                    [--lock FILE] [--no-wait] [--list]\n"
+    "       mlaops bench --scaling [--help | options]   (plans only: thread scaling model, scaling.h)\n"
     "\n"
     "Measures this machine's limits (DRAM read GB/s; bf16 vdpbf16ps GFLOP/s and int8 vpdpbusd GOP/s,\n"
     "1..N threads), then times each case (MlaPrologV2, MlaPreprocess, FusedInferAttentionScoreV4 at\n"
@@ -135,6 +137,13 @@ int take_lock(const std::string& path, bool wait) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i)
+    if (std::strcmp(argv[i], "--scaling") == 0) {  // the thread-scaling model: plans only, no timing
+      std::vector<std::string> rest;
+      for (int j = 0; j < argc; ++j)
+        if (j != i) rest.emplace_back(argv[j]);
+      return bench::scaling_main(rest);
+    }
   bench::Size size = bench::Size::kFull;
   int reps = 7, threads = num_threads();
   std::string filter, json = "mlaops_bench.json", png = "mlaops_bench_roofline.png";
