@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/suite.h"
 #include "mlaops/runtime.h"
 
 namespace bench {
@@ -136,19 +137,6 @@ bool parse_pos(const std::string& s, double* out) {
   return true;
 }
 
-bool wanted(const std::string& id, const std::string& filter) {
-  if (filter.empty()) return true;
-  size_t start = 0;
-  while (start <= filter.size()) {
-    const size_t comma = filter.find(',', start);
-    const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!part.empty() && id.find(part) != std::string::npos) return true;
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return false;
-}
-
 // "132/17" : units and the most one thread runs, per phase.
 std::string phase_cells(const ScalingPoint& p) {
   std::string s;
@@ -210,7 +198,7 @@ int scaling_main(const std::vector<std::string>& args) {
   }
   std::vector<ScalingCase> cases;
   for (ScalingCase& c : scaling_cases())
-    if (wanted(c.id, filter)) cases.push_back(std::move(c));
+    if (bench::filter_matches(c.id, filter)) cases.push_back(std::move(c));
   if (cases.empty()) return bad("--filter '" + filter + "' matches no case");
   std::printf("mlaops bench --scaling: a model from the plans' work counts, not a measurement (isa %s). Assumed: "
               "%.0f GB/s per core, %.0f GB/s per socket, %.0f GFLOP/s bf16 and %.0f GOP/s int8 per core.\n",

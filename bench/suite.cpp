@@ -91,6 +91,19 @@ double dram_now(int threads) {
 
 }  // namespace
 
+bool filter_matches(const std::string& id, const std::string& filter) {
+  if (filter.empty()) return true;
+  size_t start = 0;
+  while (start <= filter.size()) {
+    const size_t comma = filter.find(',', start);
+    const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty() && id.find(part) != std::string::npos) return true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return false;
+}
+
 Row run_one(const Case& c, RunContext& ctx) {
   const bool bracket = c.bracket_dram && ctx.lim2.measured;
   const double before = bracket ? dram_now(c.threads) : 0;

@@ -137,6 +137,10 @@ std::vector<Case> fia_cases(Size size, int threads);
 std::vector<Case> mla_prolog_cases(Size size, int threads);
 std::vector<Case> mla_preprocess_cases(Size size, int threads);
 
+// Whether case id `id` passes `filter`: empty, or a comma-separated list of substrings one of
+// which `id` contains (the --filter of `mlaops bench` and of `mlaops bench --scaling`).
+bool filter_matches(const std::string& id, const std::string& filter);
+
 // Fills bound_us / mem_bound of `r` from its bytes and work and the limits for its thread count.
 void apply_bound(Row& r, const RunContext& ctx);
 // Runs `c` with its thread count (the operators' and OpenMP's), fills the identity fields and

@@ -92,19 +92,6 @@ std::string utc_now() {
   return b;
 }
 
-bool wanted(const std::string& id, const std::string& filter) {
-  if (filter.empty()) return true;
-  size_t start = 0;
-  while (start <= filter.size()) {
-    const size_t comma = filter.find(',', start);
-    const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!part.empty() && id.find(part) != std::string::npos) return true;
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return false;
-}
-
 // Holds an exclusive flock on `path` for the life of the process (released at exit).
 int take_lock(const std::string& path, bool wait) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -190,7 +177,7 @@ int cmd_bench(int argc, char** argv) {
   std::vector<bench::Case> cases;
   for (auto* make : {bench::mla_prolog_cases, bench::mla_preprocess_cases, bench::fia_cases})
     for (bench::Case& c : make(size, threads))
-      if (wanted(c.id, filter)) cases.push_back(std::move(c));
+      if (bench::filter_matches(c.id, filter)) cases.push_back(std::move(c));
   if (list) {
     for (const bench::Case& c : cases) std::printf("%-46s %s (%d thread%s)\n", c.id.c_str(), c.label.c_str(), c.threads, c.threads == 1 ? "" : "s");
     return 0;
