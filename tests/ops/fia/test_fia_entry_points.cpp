@@ -203,12 +203,23 @@ TEST(FiaEntryPointsAntiquant, IfaV3Int8PagedAndContiguous) {
     fia_test::HostTensor q(DType::kFloat16, {B, 1, N * D});
     for (int64_t i = 0; i < q.numel(); ++i) q.set_flat(i, u(g));
     const int64_t blocks_per = (L + bs - 1) / bs, block_num = B * blocks_per + 1;
-    const std::vector<int64_t> kd =
-        paged_kv ? std::vector<int64_t>{block_num, bs, H} : std::vector<int64_t>{B, L, H};
-    fia_test::HostTensor k(DType::kInt8, kd), v(DType::kInt8, kd), bt(DType::kInt32, {B, blocks_per});
-    for (fia_test::HostTensor* t : {&k, &v})
+    // The same logical rows [B, L, H] for both caches; the paged one scatters them into its blocks.
+    fia_test::HostTensor kl(DType::kInt8, {B, L, H}), vl(DType::kInt8, {B, L, H}), bt(DType::kInt32, {B, blocks_per});
+    for (fia_test::HostTensor* t : {&kl, &vl})
       for (int64_t i = 0; i < t->numel(); ++i) t->set_flat(i, std::round(127 * u(g)));
     for (int64_t i = 0; i < bt.numel(); ++i) bt.set_flat(i, static_cast<double>((i * 5 + 1) % block_num));
+    fia_test::HostTensor k = kl, v = vl;
+    if (paged_kv) {
+      k = fia_test::HostTensor(DType::kInt8, {block_num, bs, H});
+      v = fia_test::HostTensor(DType::kInt8, {block_num, bs, H});
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t t = 0; t < L; ++t)
+          for (int64_t h = 0; h < H; ++h) {
+            const int64_t blk = static_cast<int64_t>(bt.get({b, t / bs}));
+            k.set({blk, t % bs, h}, kl.get({b, t, h}));
+            v.set({blk, t % bs, h}, vl.get({b, t, h}));
+          }
+    }
     fia_test::HostTensor scale(DType::kFloat16, {2, KVN, 1, D}), offset(DType::kFloat16, {2, KVN, 1, D});
     for (int64_t i = 0; i < scale.numel(); ++i) {
       scale.set_flat(i, (1.0 + 0.5 * u(g)) / 127.0);
@@ -234,7 +245,7 @@ TEST(FiaEntryPointsAntiquant, IfaV3Int8PagedAndContiguous) {
       a.kvn = KVN;
       a.scale = 1.0 / std::sqrt(static_cast<double>(D));
       a.layout = "BSH";
-      a.inner = 0;  // high precision: the in-place INT8 kernel never rounds the dequantised K / V
+      a.inner = 1;
       a.out = out->view();
       return a;
     };
@@ -260,7 +271,7 @@ TEST(FiaEntryPointsAntiquant, IfaV3Int8PagedAndContiguous) {
     p.num_key_value_heads = KVN;
     p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
     p.input_layout = "BSH";
-    p.inner_precise = 0;
+    p.inner_precise = 1;
     p.attention_out = out_ref.view();
     ASSERT_EQ(fused_infer_attention_score_v4_ref(p), kSuccess) << last_error_message();
     const Tolerance t = fia_out_tolerance(DType::kFloat16);
