@@ -15,8 +15,8 @@
 
 namespace mlaops::testing {
 
-// kGqaPagedTnd: TND, paged BnBsH (blockSize 16: head dim 64, FIA-19), sparse 3; kMla: MLA decode, paged BnNBsD; kBsnd: BSND with a
-// sparse-1 mask; kTndSink: kGqaPagedTnd with a learnableSink (the vendor's sink configuration);
+// kGqaPagedTnd: TND, paged BnBsH (blockSize 16, so head dim 64: FIA-19), sparse 3; kMla: MLA
+// decode, paged BnNBsD; kBsnd: BSND with a sparse-1 mask; kTndSink: kGqaPagedTnd with a learnableSink (the vendor's sink configuration);
 // kDecodePse: BSND decode with a pseShift [B, N, 1, S].
 enum class Base { kGqaPagedTnd, kMla, kBsnd, kTndSink, kDecodePse };
 constexpr int kBaseCount = 5;

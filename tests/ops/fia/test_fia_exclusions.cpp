@@ -104,7 +104,8 @@ std::string apply(std::string s, const Repl& r) {
 std::unique_ptr<vendor_st::StData> make(const std::string& items) {
   vendor_st::StCase c;
   std::string why;
-  EXPECT_TRUE(vendor_st::parse_case_line("#9000 err=None acc=\"default\" | " + items, &c, &why)) << why << ": " << items;
+  EXPECT_TRUE(vendor_st::parse_case_line("#9000 err=None acc=\"default\" | " + items, &c, &why))
+      << why << ": " << items;
   return vendor_st::materialise(c);
 }
 
@@ -277,12 +278,14 @@ std::vector<Case> cases() {
       {{"mask:bool[2, 4, 20]", "mask:bool[4, 20]"}}, "attenMaskOptional", "FIA-24", "an inputLayout other than");
   // ---- FIA-56: layouts (§2.1, §2.9, §2.16, §2.17) ----
   add("s2_16_mla_d512_layouts", kMla,
-      {{"inputLayout=BNSD", "inputLayout=BNSD_BSND"}, {"attentionOut:bf16[2, 8, 1, 512]", "attentionOut:bf16[2, 1, 8, 512]"}},
+      {{"inputLayout=BNSD", "inputLayout=BNSD_BSND"},
+       {"attentionOut:bf16[2, 8, 1, 512]", "attentionOut:bf16[2, 1, 8, 512]"}},
       "inputLayout", "FIA-56", "MLA with D 512 excludes this layout");
   add("s2_16_mla_prefill_head_dims_128", kMlaPrefill,
       {{"128]", "64]"}}, "query", "FIA-56", "head dims other than 128 / 128");
   add("s2_16_mla_prefill_layouts", kMlaPrefill,
-      {{"inputLayout=BSND", "inputLayout=BSND_NBSD"}, {"attentionOut:bf16[2, 4, 4, 128]", "attentionOut:bf16[4, 2, 4, 128]"}},
+      {{"inputLayout=BSND", "inputLayout=BSND_NBSD"},
+       {"attentionOut:bf16[2, 4, 4, 128]", "attentionOut:bf16[4, 2, 4, 128]"}},
       "inputLayout", "FIA-56", "MLA with D 128 (prefill) excludes this layout");
   add("s2_1_bsh_bnsd_head_dims",
       "query:fp16[2, 4, 256] ; key:fp16[2, 20, 128] ; value:fp16[2, 20, 128] ; numHeads=4 ; inputLayout=BSH_BNSD ; "
@@ -292,7 +295,8 @@ std::vector<Case> cases() {
   add("s2_1_bnsd_bsnd_prefill_only",
       "query:fp16[2, 4, 4, 64] ; key:fp16[2, 2, 20, 64] ; value:fp16[2, 2, 20, 64] ; numHeads=4 ; "
       "inputLayout=BNSD_BSND ; numKeyValueHeads=2 ; sparseMode=0 ; attentionOut:fp16[2, 4, 4, 64]",
-      {{"query:fp16[2, 4, 4, 64]", "query:fp16[2, 4, 1, 64]"}, {"attentionOut:fp16[2, 4, 4, 64]", "attentionOut:fp16[2, 1, 4, 64]"}},
+      {{"query:fp16[2, 4, 4, 64]", "query:fp16[2, 4, 1, 64]"},
+       {"attentionOut:fp16[2, 4, 4, 64]", "attentionOut:fp16[2, 1, 4, 64]"}},
       "inputLayout",
       "FIA-56", "excludes a decode");
   add("s2_9_bsnd_query_x_bnnbsd_cache", kPagedBsnd, {{"[6, 16, 128]", "[6, 2, 16, 64]"}}, "key", "FIA-56",
@@ -357,7 +361,8 @@ void expect_cpp_computes(vendor_st::StData& d, const std::string& name) {
   HostTensor ref_lse;
   TensorView lv;
   if (p.softmax_lse_flag && p.softmax_lse != nullptr) {
-    ref_lse = HostTensor(DType::kFloat32, std::vector<int64_t>(p.softmax_lse->dims, p.softmax_lse->dims + p.softmax_lse->rank));
+    const TensorView& l = *p.softmax_lse;
+    ref_lse = HostTensor(DType::kFloat32, std::vector<int64_t>(l.dims, l.dims + l.rank));
     lv = ref_lse.view();
     r.softmax_lse = &lv;
   }
