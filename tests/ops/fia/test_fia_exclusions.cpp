@@ -317,6 +317,14 @@ std::vector<Case> cases() {
   add("s2_3_mla_d512_actual_seq_lengths_only_tnd", kMla, {{"aslKv", "asl=[1, 1] ; aslKv"}},
       "actualSeqLengthsOptional", "FIA-57", "actualSeqLengths only with TND");
   // ---- existing rules: clauses without a negative test before the audit ----
+  add("s3_2_2_bsh_hidden_multiple_of_heads",
+      "query:fp16[2, 4, 256] ; key:fp16[2, 20, 64] ; value:fp16[2, 20, 64] ; numHeads=4 ; inputLayout=BSH ; "
+      "numKeyValueHeads=1 ; sparseMode=0 ; attentionOut:fp16[2, 4, 256]",
+      {{"numHeads=4", "numHeads=3"}}, "query", "FIA-08", "BSH hidden dim", false);
+  add("s3_2_2_bsh_kv_hidden_multiple_of_kv_heads",
+      "query:fp16[2, 4, 192] ; key:fp16[2, 20, 64] ; value:fp16[2, 20, 64] ; numHeads=6 ; inputLayout=BSH ; "
+      "numKeyValueHeads=2 ; sparseMode=0 ; attentionOut:fp16[2, 4, 192]",
+      {{"numKeyValueHeads=2", "numKeyValueHeads=3"}}, "key", "FIA-08", "BSH hidden dim", false);
   add("s3_4_left_padding_x_tree_mask", kTreeBsh,
       {{"numHeads", "kvPad:int64[1] ; aslKv=[20, 20] ; numHeads"}}, "kvPaddingSizeOptional", "FIA-41", "tree mask",
       false);
@@ -377,7 +385,8 @@ class FiaAuditClauses : public ::testing::TestWithParam<Case> {};
 TEST_P(FiaAuditClauses, RejectedByAclnnWithoutWriting) {
   const Case& c = GetParam();
   // The rules the audit's cases reach (the rows of ops/fia_exclusions.h and older rules' clauses).
-  const std::set<std::string> rules = {"FIA-03", "FIA-19", "FIA-21", "FIA-24", "FIA-41", "FIA-48", "FIA-56", "FIA-57"};
+  const std::set<std::string> rules = {"FIA-03", "FIA-08", "FIA-19", "FIA-21", "FIA-24",
+                                       "FIA-41", "FIA-48", "FIA-56", "FIA-57"};
   EXPECT_TRUE(rules.count(c.rule) == 1) << c.rule;
   // The base call is valid.
   {
