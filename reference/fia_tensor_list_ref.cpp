@@ -84,8 +84,10 @@ Status fia_tensor_list_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
       const TensorView& t = (*list)[static_cast<size_t>(b)];
       bool ok = t.dtype == e0.dtype && t.rank == e0.rank && t.dims[0] == 1;
       for (int i = 1; ok && i < t.rank; ++i) ok = i == ax || t.dims[i] == e0.dims[i];
-      MLAOPS_CHECK(ok, kParamInvalid, "%s: tensor list element %lld shape %s does not match element 0's %s", kOp,
-                   static_cast<long long>(b), ref::shape_str(t).c_str(), ref::shape_str(e0).c_str());
+      MLAOPS_CHECK(ok, kParamInvalid,
+                   "%s: tensor list element %lld shape %s: allowed batch 1 and the dtype and dims of element 0 %s "
+                   "but S",
+                   kOp, static_cast<long long>(b), ref::shape_str(t).c_str(), ref::shape_str(e0).c_str());
       MLAOPS_CHECK(t.data != nullptr || t.numel() == 0, kParamNullptr, "%s: tensor list element %lld data is null", kOp,
                    static_cast<long long>(b));
       if (list == &p.key) s[static_cast<size_t>(b)] = t.dims[ax];
