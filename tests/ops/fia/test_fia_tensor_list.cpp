@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "mlaops/plan.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_entry_call.h"
 #include "ops/fia/fia_harness.h"
@@ -341,6 +342,31 @@ TEST(FiaTensorListApi, EveryEntryPointEqualsThePaddedCall) {
   EXPECT_EQ(fia_aclnn_call(list_args(*rp)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
   EXPECT_TRUE(same_bytes(rp->list->out, rp->padded->out));
   EXPECT_TRUE(same_bytes(rp->list->lse, rp->padded->lse));
+}
+
+// The C++ two phases: a plan of a list call runs on other lists of the same shapes (new
+// element pointers, re-checked) and refuses elements of another S_b (FIA-25).
+TEST(FiaTensorListApi, PlanRunsOnNewListsOfThePlannedShapes) {
+  FiaCase c = fia_case("plan_reuse", BF, 3, 4, 2, 1, 0, 64, "BNSD");
+  const ListCase lc = list_case(c, {20, 70, 5});
+  const auto d = list_data(lc);
+  auto a = make_runs(lc, *d), b = make_runs(lc, *d);
+  ASSERT_TRUE(a && b);
+  OpPlan plan;
+  ASSERT_EQ(fused_infer_attention_score_v4_plan(a->list->params, &plan), kSuccess) << last_error_message();
+  std::vector<uint64_t> ws(static_cast<size_t>(plan.workspace_size() / 8 + 1));
+  ASSERT_EQ(run_op(*a->padded), kSuccess);
+  b->list->out.fill(fia_test::kNaN);
+  b->list->lse.fill(fia_test::kNaN);
+  ASSERT_EQ(fused_infer_attention_score_v4_run(plan, b->list->params, ws.data(), plan.workspace_size()), kSuccess)
+      << last_error_message();
+  EXPECT_TRUE(same_bytes(b->list->out, a->padded->out));
+  EXPECT_TRUE(same_bytes(b->list->lse, a->padded->lse));
+  HostTensor other(BF, {1, 2, 21, 64}, 0.0);  // key[0] with S 21 instead of 20
+  FiaParams p = b->list->params;
+  p.key[0] = other.view();
+  EXPECT_EQ(fused_infer_attention_score_v4_run(plan, p, ws.data(), plan.workspace_size()), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("FIA-25"), std::string::npos) << last_error_message();
 }
 
 // ---- rejections: status, message (operator, parameter, rule), no output byte changed ----
