@@ -614,9 +614,11 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
   kernels::FlashItem chunk[16];
   for (int64_t t0 = t_begin; t0 < t_end; t0 += kFiaAqChunk) {
     const int64_t t1 = std::min(t_end, t0 + kFiaAqChunk), len = t1 - t0;
-    dequant_heads(p, P, fia_kv_of(p.key, P.tl, b), P.k, P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, t_end, KD, kbuf,
+    const TensorView& kt = fia_kv_of(p.key, P.tl, b);  // tensor lists: batch b's element
+    const TensorView& vt = fia_kv_of(p.value, P.tl, b);
+    dequant_heads(p, P, kt, P.k, P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, t_end, KD, kbuf,
                   fn);
-    dequant_heads(p, P, fia_kv_of(p.value, P.tl, b), P.v, P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, t_end, VD,
+    dequant_heads(p, P, vt, P.v, P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, t_end, VD,
                   vbuf, fn);
     for (int64_t i = 0; i < n; ++i) {
       kernels::FlashItem& it = chunk[i];

@@ -111,7 +111,8 @@ Status fia_tl_check_kv(const FiaParams& p, const FiaCheckOptions& o, int64_t que
       MLAOPS_TRY(parse_elem(op, name, t, c->in_l, KVN, &e));
       if (i == 0) d[w] = e.d;
       MLAOPS_CHECK(e.d == d[w], kParamInvalid,
-                   "%s: %s: FIA-51 tensor list element head dim must equal element 0's; allowed %lld, got %lld (shape %s)",
+                   "%s: %s: FIA-51 tensor list element head dim must equal element 0's; allowed %lld, got %lld "
+                   "(shape %s)",
                    op, name.c_str(), (long long)d[w], (long long)e.d, shape_str(t).c_str());
       if (w == 0) tl.s[i] = e.s;
       MLAOPS_CHECK(w == 0 || e.s == tl.s[i], kParamInvalid,
