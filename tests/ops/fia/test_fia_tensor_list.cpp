@@ -481,6 +481,27 @@ TEST(FiaTensorListRules, FIA50_PackedLayoutCppApi) {
   EXPECT_TRUE(out.storage == out0);
 }
 
+TEST(FiaTensorListRules, FIA50_Int8FullQuantCppApi) {
+  // INT8 query / key / value with the three full-quantisation scales (FIA-30 satisfied)
+  Fixture& f = base_list();
+  FiaRun& r = *f.lr->list;
+  HostTensor out(F16, r.out.dims, fia_test::kNaN), sc(DType::kFloat32, {1}, 0.5);
+  const std::vector<uint64_t> out0 = out.storage;
+  TensorView scv = sc.view();
+  FiaParams p = r.params;
+  p.query.dtype = DType::kInt8;
+  for (auto* l : {&p.key, &p.value})
+    for (TensorView& t : *l) t.dtype = DType::kInt8;
+  p.attention_out = out.view();
+  p.softmax_lse_flag = false;
+  p.softmax_lse = nullptr;
+  p.deq_scale1 = p.quant_scale1 = p.deq_scale2 = &scv;
+  EXPECT_EQ(run_fia_cpp(p), kParamInvalid);
+  const std::string msg = last_error_message();
+  EXPECT_NE(msg.find("query: FIA-50"), std::string::npos) << msg;
+  EXPECT_TRUE(out.storage == out0);
+}
+
 TEST(FiaTensorListRules, FIA51_ListShapes) {
   Fixture& f = base_list();
   f.extra = HostTensor(BF, {2, 10, 2, 32}, 0.0);   // batch 2
@@ -524,8 +545,7 @@ TEST(FiaTensorListRules, FIA51_AtMost256Batches) {
   const std::string msg = last_error_message();
   EXPECT_NE(msg.find("FIA-51"), std::string::npos) << msg;
   EXPECT_TRUE(out.storage == out0);
-  p.query = HostTensor(BF, {256, 1, 1, 16}, 0.5).view();  // 256: the limit itself passes the rule
-  p.key.resize(256);
+  p.key.resize(256);  // 256: the limit itself passes the rule
   p.value.resize(256);
   HostTensor q256(BF, {256, 1, 1, 16}, 0.5), out256(BF, {256, 1, 1, 16}, fia_test::kNaN);
   p.query = q256.view();
