@@ -1,5 +1,5 @@
 // Shared pieces of the KV antiquant operator tests (test_fia_antiquant: INT8, test_fia_antiquant_int4:
-// INT32-packed INT4, test_fia_antiquant_nz: the INT8 paged NZ cache): the C++ call, the tolerances,
+// INT32-packed INT4, test_fia_antiquant_nz: the INT8 paged NZ cache): the tolerances,
 // which path a plan takes, the comparison of the operator with the two goldens of the float64
 // reference under every ISA level, innerPrecise value and 1 / 2 threads, the C API arguments of a
 // case, and the rejection check (status, message, output and lse untouched).
@@ -25,6 +25,7 @@
 #include "mlaops/runtime.h"
 #include "ops/compare.h"
 #include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_harness.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "tests/support/isa_list.h"
@@ -34,14 +35,6 @@ namespace mlaops::testing {
 using fia_test::HostTensor;
 
 inline double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
-
-inline Status run_op(const FiaParams& p) {
-  uint64_t ws = 0;
-  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
-  if (s != kSuccess) return s;
-  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
-  return fused_infer_attention_score_v4(p, buf.data(), ws);
-}
 
 // lse tolerances, |x - y| <= rel * |y| + abs: the dequantised chunks follow their golden's scores
 // to fp32 accuracy (measured max 4.1e-6 absolute), the in-place INT8 kernel's int16 query / P
@@ -98,7 +91,7 @@ inline void check_against_goldens(const std::string& name, const char* tag, cons
       for (int threads : {1, 2}) {
         set_num_threads(threads);
         std::memset(out_op.data(), 0xEE, out_op.storage.size() * 8);
-        ASSERT_EQ(run_op(op), kSuccess) << isa_name(isa) << ": " << last_error_message();
+        ASSERT_EQ(run_fia_cpp(op), kSuccess) << isa_name(isa) << ": " << last_error_message();
         const Stats s = compare(out_op.view(), out_ref.view(), tol);
         EXPECT_TRUE(within(s, tol, false)) << isa_name(isa) << " innerPrecise " << ip
                                            << (place ? " (in place, exact golden)" : "") << " threads " << threads

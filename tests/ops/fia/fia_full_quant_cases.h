@@ -1,7 +1,7 @@
 // Shared pieces of the INT8 full-quantisation tests (test_fia_full_quant, test_fia_full_quant_padding):
 // one case description, its materialisation (INT8 query / key / value in the case's layout,
 // deqScale1 / quantScale1 / deqScale2, masks, pse, post-quant parameters, left-padding tensors),
-// the C++ and C API calls, and the comparison with the float64 reference
+// the C API arguments (the C++ call is fia_harness.h's), and the comparison with the float64 reference
 // (reference/fia_full_quant_ref.h) under the full-quantisation tolerances:
 //   * FP16 output: within kMaxUlps FP16 ulps of the exact (FP64-output) reference value (+1e-6)
 //     for every element;
@@ -24,6 +24,7 @@
 
 #include "mlaops/fused_infer_attention_score.h"
 #include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_harness.h"
 #include "reference/fia_test_data.h"
 
 namespace mlaops::testing {
@@ -246,14 +247,6 @@ inline FqStats compare_runs(const FqData& op, const FqData& ref) {
     }
   }
   return s;
-}
-
-inline Status run_cpp(const FiaParams& p) {
-  uint64_t ws = 0;
-  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
-  if (s != kSuccess) return s;
-  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
-  return fused_infer_attention_score_v4(p, buf.data(), ws);
 }
 
 inline FiaAclArgs acl_args(const FqData& d) {

@@ -438,7 +438,7 @@ TEST(FiaAntiquant, FIA22_DecodePseRowsInAclnn) {
   EXPECT_NE(msg.find("pseShiftOptional"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIA-22"), std::string::npos) << msg;
   EXPECT_TRUE(cs->d->out_op.storage == out0);
-  EXPECT_EQ(run_op(cs->op), kSuccess) << last_error_message();
+  EXPECT_EQ(run_fia_cpp(cs->op), kSuccess) << last_error_message();
   c.pse_rows = 1;
   const auto one = setup(c);
   EXPECT_EQ(fia_aclnn_call(aq_acl_args(one->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();

@@ -370,7 +370,7 @@ TEST(FiaAntiquantInt4, FIA33_HeadDimInAclnn) {
   EXPECT_NE(msg.find("key"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIA-33"), std::string::npos) << msg;
   EXPECT_TRUE(d->out_op.storage == out0);
-  EXPECT_EQ(run_op(d->op), kSuccess) << last_error_message();
+  EXPECT_EQ(run_fia_cpp(d->op), kSuccess) << last_error_message();
 }
 
 }  // namespace

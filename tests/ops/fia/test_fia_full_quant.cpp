@@ -147,7 +147,7 @@ TEST_P(FiaFullQuant, MatchesReferenceEveryIsaAndThreads) {
       set_num_threads(t);
       auto op = make_data(c);
       op->bind(c.int8_out ? I8 : F16);
-      const Status s = run_cpp(op->params);
+      const Status s = run_fia_cpp(op->params);
       set_num_threads(0);
       ASSERT_EQ(s, kSuccess) << last_error_message();
       const FqStats r = compare_runs(*op, *ref);
@@ -200,7 +200,7 @@ TEST(FiaFullQuantPlan, ScalesAreReadAtRunTime) {
   const std::vector<uint64_t> replanned = d->out.storage;
   EXPECT_FALSE(replanned == first);
   std::fill(d->out.storage.begin(), d->out.storage.end(), 0);
-  ASSERT_EQ(run_cpp(d->params), kSuccess) << last_error_message();
+  ASSERT_EQ(run_fia_cpp(d->params), kSuccess) << last_error_message();
   EXPECT_TRUE(d->out.storage == replanned);
 }
 

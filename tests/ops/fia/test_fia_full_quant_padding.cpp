@@ -294,9 +294,9 @@ TEST_P(FiaFullQuantPadding, MatchesReferenceAndRightPaddingEveryIsaAndThreads) {
       op->bind(c.int8_out ? I8 : F16);
       auto op_r = right_padded(*op);
       op_r->bind(c.int8_out ? I8 : F16);
-      const Status s = run_cpp(op->params);
+      const Status s = run_fia_cpp(op->params);
       const std::string e1 = last_error_message();
-      const Status s_r = run_cpp(op_r->params);
+      const Status s_r = run_fia_cpp(op_r->params);
       set_num_threads(0);
       ASSERT_EQ(s, kSuccess) << e1;
       ASSERT_EQ(s_r, kSuccess) << last_error_message();
@@ -344,7 +344,7 @@ TEST(FiaFullQuantPaddingAclnn, V4CallEqualsTheCppCallAndMatchesReference) {
     ASSERT_EQ(fia_aclnn_call(acl_args(*op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     auto cpp = pad_data(c);
     cpp->bind(int8_out ? I8 : F16);
-    ASSERT_EQ(run_cpp(cpp->params), kSuccess) << last_error_message();
+    ASSERT_EQ(run_fia_cpp(cpp->params), kSuccess) << last_error_message();
     EXPECT_TRUE(op->out.storage == cpp->out.storage);
     EXPECT_TRUE(op->lse.storage == cpp->lse.storage);
     const FqStats r = compare_runs(*op, *ref);
@@ -488,7 +488,7 @@ TEST(FiaFullQuantPaddingRules, FIA40_ValueChangedAfterPlanning) {
   auto fresh = pad_data(c);
   fresh->bind(F16);
   std::copy(out0.begin(), out0.end(), fresh->out.storage.begin());  // the same canaries (the tail is no element)
-  ASSERT_EQ(run_cpp(fresh->params), kSuccess) << last_error_message();
+  ASSERT_EQ(run_fia_cpp(fresh->params), kSuccess) << last_error_message();
   EXPECT_TRUE(d->out.storage == fresh->out.storage);
 }
 
