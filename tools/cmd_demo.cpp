@@ -338,20 +338,7 @@ int cmd_demo(int argc, char** argv) {
       kv_bytes += static_cast<double>(kl) * static_cast<double>(d.Hckv + d.Dr) * 2.0;
     }
     row.attn_bound_us = std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / kBw, flops / kBf16) * 1e6;
-    if (o.check) {
-      FiaParams rf = fp;
-      HostTensor rout = make_tensor(DType::kFloat64, std::vector<int64_t>(out.view.dims, out.view.dims + out.view.rank));
-      HostTensor rlse = make_tensor(DType::kFloat32, std::vector<int64_t>(lse.view.dims, lse.view.dims + lse.view.rank));
-      rf.attention_out = rout.view;
-      rf.softmax_lse = &rlse.view;
-      if (fused_infer_attention_score_v4_ref(rf) != kSuccess) {
-        std::fprintf(stderr, "mlaops demo: the FusedInferAttentionScoreV4 reference failed: %s\n", last_error_message());
-        return false;
-      }
-      // bf16 output: 7.8e-3 |ref| + 1e-2 rms (P rounded to bf16 before P.V, as on the NPU); lse 1e-4
-      merge(&row.attn_check, check_tensor(out.view, rout.view, {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0}));
-      merge(&row.attn_check, check_tensor(lse.view, rlse.view, testing::fp32_tolerance(1e-4)));
-    }
+    if (o.check && !check_fia_call(fp, out, lse, &row.attn_check)) return false;
     all_ok = all_ok && row.prolog_check.ok && row.attn_check.ok;
     rows.push_back(row);
     progress.step(row.phase.c_str());
@@ -362,9 +349,7 @@ int cmd_demo(int argc, char** argv) {
   for (int64_t s = 0; s < o.steps; ++s)
     if (!run_step(false, s)) return 1;
 
-  print_report(rows, o.check, R);
-  if (o.check) std::printf("%s\n", all_ok ? "all checks passed" : "CHECK FAILED");
-  return all_ok ? 0 : 1;
+  return finish_report(rows, o.check, R, all_ok);
 }
 
 }  // namespace mlaops::tools

@@ -232,19 +232,7 @@ int run_int8(const Options& o) {
     }
     row.attn_bound_us =
         std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / kBw, ops8 / kInt8Ops + flops / kBf16) * 1e6;
-    if (o.check) {
-      FiaParams rf = fp;
-      HostTensor rout = make_tensor(DType::kFloat64, {d.N, R, 1, d.Hckv});
-      HostTensor rlse = make_tensor(DType::kFloat32, {R, d.N, 1, 1});
-      rf.attention_out = rout.view;
-      rf.softmax_lse = &rlse.view;
-      if (fused_infer_attention_score_v4_ref(rf) != kSuccess) {
-        std::fprintf(stderr, "mlaops demo: the FusedInferAttentionScoreV4 reference failed: %s\n", last_error_message());
-        return false;
-      }
-      merge(&row.attn_check, check_tensor(out.view, rout.view, {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0}));
-      merge(&row.attn_check, check_tensor(lse.view, rlse.view, testing::fp32_tolerance(1e-4)));
-    }
+    if (o.check && !check_fia_call(fp, out, lse, &row.attn_check)) return false;
     all_ok = all_ok && row.prolog_check.ok && row.attn_check.ok;
     rows.push_back(row);
     progress.step(row.phase.c_str());
@@ -253,9 +241,7 @@ int run_int8(const Options& o) {
   if (!run_step(true, 0)) return 1;
   for (int64_t s = 0; s < o.steps; ++s)
     if (!run_step(false, s)) return 1;
-  print_report(rows, o.check, R);
-  if (o.check) std::printf("%s\n", all_ok ? "all checks passed" : "CHECK FAILED");
-  return all_ok ? 0 : 1;
+  return finish_report(rows, o.check, R, all_ok);
 }
 
 }  // namespace mlaops::tools::demo

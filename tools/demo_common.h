@@ -18,8 +18,11 @@
 #include <vector>
 
 #include "core/host_tensor.h"
+#include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/mla_prolog.h"
 #include "mlaops/numeric.h"
+#include "mlaops/runtime.h"
+#include "reference/fused_infer_attention_score_v4_ref.h"
 #include "tests/ops/compare.h"
 
 namespace mlaops::tools::demo {
@@ -234,6 +237,32 @@ inline void print_report(const std::vector<Row>& rows, bool check, int64_t R) {
               "bound / time (50 GB/s, 740 GFLOP/s bf16, 1040 GOP/s int8)\n");
 }
 
+
+// The FusedInferAttentionScoreV4 call `fp` (its output `out`, lse `lse`) against the float64
+// reference on the same inputs with an fp64 output (no final rounding): bf16 output 7.8e-3 |ref|
+// + 1e-2 rms (P rounded to bf16 before P.V, as on the NPU), lse 1e-4; merged into `into`. False
+// (message printed) when the reference fails.
+inline bool check_fia_call(const FiaParams& fp, const HostTensor& out, const HostTensor& lse, CheckResult* into) {
+  FiaParams rf = fp;
+  HostTensor rout = make_tensor(DType::kFloat64, std::vector<int64_t>(out.view.dims, out.view.dims + out.view.rank));
+  HostTensor rlse = make_tensor(DType::kFloat32, std::vector<int64_t>(lse.view.dims, lse.view.dims + lse.view.rank));
+  rf.attention_out = rout.view;
+  rf.softmax_lse = &rlse.view;
+  if (fused_infer_attention_score_v4_ref(rf) != kSuccess) {
+    std::fprintf(stderr, "mlaops demo: the FusedInferAttentionScoreV4 reference failed: %s\n", last_error_message());
+    return false;
+  }
+  merge(into, check_tensor(out.view, rout.view, {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0}));
+  merge(into, check_tensor(lse.view, rlse.view, testing::fp32_tolerance(1e-4)));
+  return true;
+}
+
+// The report and the verdict; the exit status (1 when a check failed).
+inline int finish_report(const std::vector<Row>& rows, bool check, int64_t R, bool all_ok) {
+  print_report(rows, check, R);
+  if (check) std::printf("%s\n", all_ok ? "all checks passed" : "CHECK FAILED");
+  return all_ok ? 0 : 1;
+}
 
 // The W8A8 configuration of `--int8` (tools/cmd_demo_int8.cpp); returns the exit status.
 int run_int8(const Options& o);

@@ -249,6 +249,18 @@ inline FqStats compare_runs(const FqData& op, const FqData& ref) {
   return s;
 }
 
+// The tolerances above on one comparison (`where` names the run in the messages).
+inline void expect_within_tolerances(const FqStats& r, bool int8_out, const std::string& where) {
+  if (int8_out) {
+    EXPECT_LE(r.max_int8, 1.0) << where;
+    EXPECT_LE(r.int8_pct, kMaxInt8DiffPct) << where;
+  } else {
+    EXPECT_LE(r.max_ulps, kMaxUlps) << where;
+  }
+  EXPECT_TRUE(r.lse_inf_ok) << where;
+  EXPECT_LE(r.lse_rel, 1e-5) << where;
+}
+
 inline FiaAclArgs acl_args(const FqData& d) {
   fia_test::FiaRun tmp;
   tmp.params = d.params;

@@ -152,14 +152,7 @@ TEST_P(FiaFullQuant, MatchesReferenceEveryIsaAndThreads) {
       ASSERT_EQ(s, kSuccess) << last_error_message();
       const FqStats r = compare_runs(*op, *ref);
       const std::string where = c.name + " isa=" + isa_name(isa) + " threads=" + std::to_string(t);
-      if (c.int8_out) {
-        EXPECT_LE(r.max_int8, 1.0) << where;
-        EXPECT_LE(r.int8_pct, kMaxInt8DiffPct) << where;
-      } else {
-        EXPECT_LE(r.max_ulps, kMaxUlps) << where;
-      }
-      EXPECT_TRUE(r.lse_inf_ok) << where;
-      EXPECT_LE(r.lse_rel, 1e-5) << where;
+      expect_within_tolerances(r, c.int8_out, where);
       worst.max_ulps = std::max(worst.max_ulps, r.max_ulps);
       worst.over1_pct = std::max(worst.over1_pct, r.over1_pct);
       worst.int8_pct = std::max(worst.int8_pct, r.int8_pct);
@@ -223,13 +216,7 @@ TEST(FiaFullQuantAclnn, VendorStyleUint64ScalesMatchReference) {
     op->bind(int8_out ? I8 : F16);
     ASSERT_EQ(fia_aclnn_call(acl_args(*op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const FqStats r = compare_runs(*op, *ref);
-    if (int8_out) {
-      EXPECT_LE(r.max_int8, 1.0);
-      EXPECT_LE(r.int8_pct, kMaxInt8DiffPct);
-    } else {
-      EXPECT_LE(r.max_ulps, kMaxUlps);
-    }
-    EXPECT_LE(r.lse_rel, 1e-5);
+    expect_within_tolerances(r, int8_out, "");
   }
 }
 

@@ -303,14 +303,7 @@ TEST_P(FiaFullQuantPadding, MatchesReferenceAndRightPaddingEveryIsaAndThreads) {
       const std::string where = c.name + " isa=" + isa_name(isa) + " threads=" + std::to_string(t);
       EXPECT_EQ(compare_windows(*op, *op_r, *ref, where), 0) << where;
       const FqStats r = compare_runs(*op, *ref);
-      if (c.int8_out) {
-        EXPECT_LE(r.max_int8, 1.0) << where;
-        EXPECT_LE(r.int8_pct, kMaxInt8DiffPct) << where;
-      } else {
-        EXPECT_LE(r.max_ulps, kMaxUlps) << where;
-      }
-      EXPECT_TRUE(r.lse_inf_ok) << where;
-      EXPECT_LE(r.lse_rel, 1e-5) << where;
+      expect_within_tolerances(r, c.int8_out, where);
       worst.max_ulps = std::max(worst.max_ulps, r.max_ulps);
       worst.max_int8 = std::max(worst.max_int8, r.max_int8);
       worst.int8_pct = std::max(worst.int8_pct, r.int8_pct);
@@ -348,14 +341,7 @@ TEST(FiaFullQuantPaddingAclnn, V4CallEqualsTheCppCallAndMatchesReference) {
     EXPECT_TRUE(op->out.storage == cpp->out.storage);
     EXPECT_TRUE(op->lse.storage == cpp->lse.storage);
     const FqStats r = compare_runs(*op, *ref);
-    if (int8_out) {
-      EXPECT_LE(r.max_int8, 1.0);
-      EXPECT_LE(r.int8_pct, kMaxInt8DiffPct);
-    } else {
-      EXPECT_LE(r.max_ulps, kMaxUlps);
-    }
-    EXPECT_TRUE(r.lse_inf_ok);
-    EXPECT_LE(r.lse_rel, 1e-5);
+    expect_within_tolerances(r, int8_out, "");
   }
 }
 
