@@ -249,18 +249,7 @@ int cmd_demo(int argc, char** argv) {
     }
     const LayerView lv{layer.wdq, layer.wuq, layer.wuk, layer.wdkv, layer.gamma_cq, layer.gamma_ckv};
     MlaPrologParams pp = prolog_params(lv, io, cache, &io.q, &io.qr, nullptr, nullptr);
-    uint64_t ws_bytes = 0;
-    if (mla_prolog_workspace_size(pp, &ws_bytes) != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: MlaPrologV2 rejected the call: %s\n", last_error_message());
-      return false;
-    }
-    std::vector<uint8_t> ws(ws_bytes + 1);
-    Status st = kSuccess;
-    row.prolog_us = time_us([&] { st = mla_prolog(pp, ws.data(), ws_bytes); });
-    if (st != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: MlaPrologV2 failed: %s\n", last_error_message());
-      return false;
-    }
+    if (!run_prolog(pp, &row.prolog_us)) return false;
     const double pbytes = weight_bytes + static_cast<double>(io.x.bytes.size() + io.q.bytes.size() + io.qr.bytes.size());
     row.prolog_bound_us = std::max(pbytes / kBw, 2.0 * static_cast<double>(T) * params / kBf16) * 1e6;
     if (o.check) {
@@ -319,16 +308,7 @@ int cmd_demo(int argc, char** argv) {
     fp.query_rope = &qr_view;
     fp.attention_out = out.view;
     fp.softmax_lse = &lse.view;
-    if (fused_infer_attention_score_v4_workspace_size(fp, &ws_bytes) != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: FusedInferAttentionScoreV4 rejected the call: %s\n", last_error_message());
-      return false;
-    }
-    ws.assign(ws_bytes + 1, 0);
-    row.attn_us = time_us([&] { st = fused_infer_attention_score_v4(fp, ws.data(), ws_bytes); });
-    if (st != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: FusedInferAttentionScoreV4 failed: %s\n", last_error_message());
-      return false;
-    }
+    if (!run_fia(fp, &row.attn_us)) return false;
     double flops = 0, kv_bytes = 0;
     for (int64_t r = 0; r < R; ++r) {
       const int64_t ql = q_lens[static_cast<size_t>(r)], kl = kv_lens[static_cast<size_t>(r)];

@@ -145,18 +145,7 @@ int run_int8(const Options& o) {
       ref_dqn = dqn.clone();
     }
     MlaPrologParams pp = params(&io.q, &io.qr, &dqn, nullptr, nullptr);
-    uint64_t ws_bytes = 0;
-    if (mla_prolog_workspace_size(pp, &ws_bytes) != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: MlaPrologV2 rejected the call: %s\n", last_error_message());
-      return false;
-    }
-    std::vector<uint8_t> ws(ws_bytes + 1);
-    Status st = kSuccess;
-    row.prolog_us = time_us([&] { st = mla_prolog(pp, ws.data(), ws_bytes); });
-    if (st != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: MlaPrologV2 failed: %s\n", last_error_message());
-      return false;
-    }
+    if (!run_prolog(pp, &row.prolog_us)) return false;
     const double pbytes = weight_bytes + static_cast<double>(io.x.bytes.size() + io.q.bytes.size() + io.qr.bytes.size());
     row.prolog_bound_us = std::max(pbytes / kBw, 2.0 * static_cast<double>(T) * int8_params / kInt8Ops +
                                                      2.0 * static_cast<double>(T) * bf16_params / kBf16) *
@@ -213,16 +202,7 @@ int run_int8(const Options& o) {
     fp.softmax_lse_flag = true;
     fp.attention_out = out.view;
     fp.softmax_lse = &lse.view;
-    if (fused_infer_attention_score_v4_workspace_size(fp, &ws_bytes) != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: FusedInferAttentionScoreV4 rejected the call: %s\n", last_error_message());
-      return false;
-    }
-    ws.assign(ws_bytes + 1, 0);
-    row.attn_us = time_us([&] { st = fused_infer_attention_score_v4(fp, ws.data(), ws_bytes); });
-    if (st != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: FusedInferAttentionScoreV4 failed: %s\n", last_error_message());
-      return false;
-    }
+    if (!run_fia(fp, &row.attn_us)) return false;
     double ops8 = 0, flops = 0, kv_bytes = 0;
     for (int64_t r = 0; r < R; ++r) {
       const double kl = static_cast<double>(kv_lens[static_cast<size_t>(r)]);

@@ -238,6 +238,38 @@ inline void print_report(const std::vector<Row>& rows, bool check, int64_t R) {
 }
 
 
+// Runs one operator call, timed (time_us): `size(&bytes)` sizes its workspace, `run(ws, bytes)`
+// makes the call; false (message printed, naming `op`) when it is rejected or fails.
+template <class Size, class Run>
+bool run_timed(const char* op, Size&& size, Run&& run, double* us) {
+  uint64_t ws_bytes = 0;
+  if (size(&ws_bytes) != kSuccess) {
+    std::fprintf(stderr, "mlaops demo: %s rejected the call: %s\n", op, last_error_message());
+    return false;
+  }
+  std::vector<uint8_t> ws(ws_bytes + 1);
+  Status st = kSuccess;
+  *us = time_us([&] { st = run(ws.data(), ws_bytes); });
+  if (st != kSuccess) {
+    std::fprintf(stderr, "mlaops demo: %s failed: %s\n", op, last_error_message());
+    return false;
+  }
+  return true;
+}
+
+inline bool run_prolog(const MlaPrologParams& pp, double* us) {
+  return run_timed(
+      "MlaPrologV2", [&](uint64_t* bytes) { return mla_prolog_workspace_size(pp, bytes); },
+      [&](void* ws, uint64_t bytes) { return mla_prolog(pp, ws, bytes); }, us);
+}
+
+inline bool run_fia(const FiaParams& fp, double* us) {
+  return run_timed(
+      "FusedInferAttentionScoreV4",
+      [&](uint64_t* bytes) { return fused_infer_attention_score_v4_workspace_size(fp, bytes); },
+      [&](void* ws, uint64_t bytes) { return fused_infer_attention_score_v4(fp, ws, bytes); }, us);
+}
+
 // The FusedInferAttentionScoreV4 call `fp` (its output `out`, lse `lse`) against the float64
 // reference on the same inputs with an fp64 output (no final rounding): bf16 output 7.8e-3 |ref|
 // + 1e-2 rms (P rounded to bf16 before P.V, as on the NPU), lse 1e-4; merged into `into`. False
