@@ -159,12 +159,14 @@ std::unique_ptr<NzData> setup(const NzCase& c) {
   return d;
 }
 
-// The INT8 antiquant tolerances (tests/ops/fia/test_fia_antiquant.cpp), BF16, and: at most 1e-5 of
-// the elements beyond the bound, each within 0.05 x rms. Measured: 1 of 327680 (Q_S 16, key 0 +
-// value 1, innerPrecise 1) at 0.021 x rms: a causal row with 6 valid positions and large per-token
-// V values whose output nearly cancels (|ref| ~ 1e-3), where the BF16 rounding of P in P x V (every
-// attention row, innerPrecise 0 shows 0.00288 there too) leaves ~0.003.
-const Tolerance kTol = {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 1e-5, 0.05};
+// The INT8 antiquant tolerances (fia_antiquant_cases.h), BF16: the mean relative error and
+// cosine of out_tol; each element within bf16_pv_bound (the rounding of P to BF16 before P x V and
+// of the output), which also holds where the output cancels. The |ref|- and rms-relative bound of
+// out_tol does not hold there: in "BNSD Q_S 16 sparse 3 key 0 + value 1", element 325848 (a causal
+// row with few valid positions and large per-token V) has |Δ| 1.8e-3 at ref -0.040, sum p |v| 0.97,
+// rms 0.14: 1.06 times out_tol's bound, 0.46 of bf16_pv_bound. Measured over every case, ISA and
+// thread count: at most 0.82 of bf16_pv_bound (a tree row with A ~ |ref|: both roundings add up).
+const Tolerance kTol = out_tol(DType::kBFloat16);
 // innerPrecise 1 on the dequantised chunks against the golden rounded to BF16; innerPrecise 0 and
 // the in-place kernel (never rounded) against the exact one (fia_antiquant_cases.h).
 void check_case(const NzCase& c) {
@@ -172,7 +174,11 @@ void check_case(const NzCase& c) {
   const auto d = setup(c);
   AqGoldens g;
   ASSERT_TRUE(aq_goldens(d->ref, d->out_ref, d->lse_ref, &g)) << last_error_message();
-  check_against_goldens(c.name, "fia-aqnz-stats", kTol, {c.inner}, d->op, d->out_op, d->lse_op, g);
+  // sum_j p_j |v_j| per output element: the reference on |V| (the scales are positive, no offsets)
+  const auto da = setup(c);
+  for (int64_t i = 0; i < da->v.numel(); ++i) da->v.set_flat(i, std::fabs(da->v.flat(i)));
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(da->ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
+  check_against_goldens(c.name, "fia-aqnz-stats", kTol, {c.inner}, d->op, d->out_op, d->lse_op, g, &da->out_ref);
 }
 
 std::vector<NzCase> cases() {
