@@ -213,15 +213,10 @@ int run_int8(const Options& o) {
     row.attn_bound_us =
         std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / kBw, ops8 / kInt8Ops + flops / kBf16) * 1e6;
     if (o.check && !check_fia_call(fp, out, lse, &row.attn_check)) return false;
-    all_ok = all_ok && row.prolog_check.ok && row.attn_check.ok;
-    rows.push_back(row);
-    progress.step(row.phase.c_str());
+    record_step(row, &rows, &all_ok, &progress);
     return true;
   };
-  if (!run_step(true, 0)) return 1;
-  for (int64_t s = 0; s < o.steps; ++s)
-    if (!run_step(false, s)) return 1;
-  return finish_report(rows, o.check, R, all_ok);
+  return run_steps(o, run_step, rows, all_ok);
 }
 
 }  // namespace mlaops::tools::demo

@@ -289,10 +289,22 @@ inline bool check_fia_call(const FiaParams& fp, const HostTensor& out, const Hos
   return true;
 }
 
-// The report and the verdict; the exit status (1 when a check failed).
-inline int finish_report(const std::vector<Row>& rows, bool check, int64_t R, bool all_ok) {
-  print_report(rows, check, R);
-  if (check) std::printf("%s\n", all_ok ? "all checks passed" : "CHECK FAILED");
+// A finished step: its checks into `all_ok`, its row into `rows`, one step of the progress bar.
+inline void record_step(const Row& row, std::vector<Row>* rows, bool* all_ok, Progress* progress) {
+  *all_ok = *all_ok && row.prolog_check.ok && row.attn_check.ok;
+  rows->push_back(row);
+  progress->step(row.phase.c_str());
+}
+
+// The prefill step and o.steps decode steps (`step(prefill, s)`: false stops the run, exit status
+// 1), then the report and the verdict: the exit status (1 when a check failed).
+template <class Step>
+int run_steps(const Options& o, Step&& step, const std::vector<Row>& rows, const bool& all_ok) {
+  if (!step(true, 0)) return 1;
+  for (int64_t s = 0; s < o.steps; ++s)
+    if (!step(false, s)) return 1;
+  print_report(rows, o.check, static_cast<int64_t>(o.prompts.size()));
+  if (o.check) std::printf("%s\n", all_ok ? "all checks passed" : "CHECK FAILED");
   return all_ok ? 0 : 1;
 }
 
