@@ -5,8 +5,8 @@
 //   decode:  K steps of MlaPrologV2 (one token per request) + FusedInferAttentionScoreV4
 //            BNSD_NBSD over the paged cache.
 // Every operator call is checked against the float64 reference on the same inputs, timed, and
-// set against its roofline lower bound (the anchors of docs/performance.md: 50 GB/s, 740 GFLOP/s
-// bf16, 1040 GOP/s int8).
+// set against its roofline lower bound from this host's limits at the run's thread count (saved by
+// the last `mlaops bench` on this CPU, or a quick probe: bench/limits_cache.h).
 // `--int8`: the W8A8 configuration instead (tools/cmd_demo_int8.cpp; int8 LoRA weights and token
 // rows, int8 latent cache):
 //   prefill: MlaPrologV2 full quant + KV quant on all prompt tokens writes the PA_NZ caches (the
@@ -29,6 +29,7 @@
 #include "mlaops/mla_prolog.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
+#include "bench/limits_cache.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "reference/mla_prolog_ref.h"
 #include "tests/ops/compare.h"
@@ -190,6 +191,11 @@ int cmd_demo(int argc, char** argv) {
   const int pr = parse(argc, argv, &o);
   if (pr == 1) return 0;
   if (pr == 2) return 2;
+  {
+    std::string source;
+    const bench::Limits l = bench::host_limits(num_threads(), &source);
+    o.bounds = {l.bw, l.bf16, l.int8, source};
+  }
   if (o.int8) return run_int8(o);
   const Dims& d = o.d;
   const int64_t R = static_cast<int64_t>(o.prompts.size());
@@ -251,7 +257,7 @@ int cmd_demo(int argc, char** argv) {
     MlaPrologParams pp = prolog_params(lv, io, cache, &io.q, &io.qr, nullptr, nullptr);
     if (!run_prolog(pp, &row.prolog_us)) return false;
     const double pbytes = weight_bytes + static_cast<double>(io.x.bytes.size() + io.q.bytes.size() + io.qr.bytes.size());
-    row.prolog_bound_us = std::max(pbytes / kBw, 2.0 * static_cast<double>(T) * params / kBf16) * 1e6;
+    row.prolog_bound_us = std::max(pbytes / o.bounds.bw, 2.0 * static_cast<double>(T) * params / o.bounds.bf16) * 1e6;
     if (o.check) {
       MlaPrologParams rp = prolog_params(lv, io, cache, &ref_q, &ref_qr, &ref_kv, &ref_kr);
       if (mla_prolog_ref(rp) != kSuccess) {
@@ -317,7 +323,7 @@ int cmd_demo(int argc, char** argv) {
                  static_cast<double>(d.Hckv + d.Dr + d.Hckv);
       kv_bytes += static_cast<double>(kl) * static_cast<double>(d.Hckv + d.Dr) * 2.0;
     }
-    row.attn_bound_us = std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / kBw, flops / kBf16) * 1e6;
+    row.attn_bound_us = std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / o.bounds.bw, flops / o.bounds.bf16) * 1e6;
     if (o.check && !check_fia_call(fp, out, lse, &row.attn_check)) return false;
     record_step(row, &rows, &all_ok, &progress);
     return true;

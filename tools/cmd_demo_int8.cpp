@@ -31,7 +31,6 @@
 namespace mlaops::tools::demo {
 namespace {
 
-constexpr double kInt8Ops = 1040e9;  // int8 anchor (docs/performance.md)
 
 // An int8 weight [rows, cols] in FRACTAL_NZ (4-D storage view) with its per-column dequant scale
 // [1, cols]: w = w_int8 * scale, uniform in +-sqrt(3 / rows) as the bf16 layer's.
@@ -147,8 +146,8 @@ int run_int8(const Options& o) {
     MlaPrologParams pp = params(&io.q, &io.qr, &dqn, nullptr, nullptr);
     if (!run_prolog(pp, &row.prolog_us)) return false;
     const double pbytes = weight_bytes + static_cast<double>(io.x.bytes.size() + io.q.bytes.size() + io.qr.bytes.size());
-    row.prolog_bound_us = std::max(pbytes / kBw, 2.0 * static_cast<double>(T) * int8_params / kInt8Ops +
-                                                     2.0 * static_cast<double>(T) * bf16_params / kBf16) *
+    row.prolog_bound_us = std::max(pbytes / o.bounds.bw, 2.0 * static_cast<double>(T) * int8_params / o.bounds.int8 +
+                                                     2.0 * static_cast<double>(T) * bf16_params / o.bounds.bf16) *
                           1e6;
     if (o.check) {
       MlaPrologParams rp = params(&ref_q, &ref_qr, &ref_dqn, &ref_kv, &ref_kr);
@@ -211,7 +210,7 @@ int run_int8(const Options& o) {
       kv_bytes += kl * static_cast<double>(d.Hckv + 2 * d.Dr);
     }
     row.attn_bound_us =
-        std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / kBw, ops8 / kInt8Ops + flops / kBf16) * 1e6;
+        std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / o.bounds.bw, ops8 / o.bounds.int8 + flops / o.bounds.bf16) * 1e6;
     if (o.check && !check_fia_call(fp, out, lse, &row.attn_check)) return false;
     record_step(row, &rows, &all_ok, &progress);
     return true;

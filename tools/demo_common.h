@@ -27,7 +27,12 @@
 
 namespace mlaops::tools::demo {
 
-inline constexpr double kBw = 50e9, kBf16 = 740e9;  // roofline anchors (docs/performance.md)
+// The roofline rates the report's %bound uses: this host's, at the run's thread count
+// (bench/limits_cache.h: saved by the last `mlaops bench` on this CPU, or probed quickly).
+struct Bounds {
+  double bw = 0, bf16 = 0, int8 = 0;  // bytes/s, FLOP/s, OP/s
+  std::string source;
+};
 
 struct Dims {
   int64_t He = 7168, Hcq = 1536, Hckv = 512, D = 128, Dr = 64, N = 32, block = 128;
@@ -40,6 +45,7 @@ struct Options {
   uint64_t seed = 1;
   bool check = true;
   bool int8 = false;
+  Bounds bounds;  // filled before the run
 };
 
 inline HostTensor random_bf16(const std::vector<int64_t>& dims, std::mt19937_64& rng, double scale) {
@@ -210,7 +216,7 @@ struct Row {
   CheckResult prolog_check, attn_check;
 };
 
-inline void print_report(const std::vector<Row>& rows, bool check, int64_t R) {
+inline void print_report(const std::vector<Row>& rows, bool check, int64_t R, const Bounds& bounds) {
   std::printf("\n%-10s %6s | %11s %7s | %11s %7s | %10s | %-26s | %-26s\n", "phase", "tokens", "MlaProlog", "%bound",
               "FIA", "%bound", "tokens/s", "MlaProlog vs float64", "FIA vs float64");
   for (const Row& r : rows) {
@@ -234,7 +240,9 @@ inline void print_report(const std::vector<Row>& rows, bool check, int64_t R) {
                 (long long)R, static_cast<double>(R) * static_cast<double>(rows.size() - 1) / (us * 1e-6));
   }
   std::printf("err = max |fast - float64| / rms(float64) over every output, cache and LSE; %%bound = roofline lower "
-              "bound / time (50 GB/s, 740 GFLOP/s bf16, 1040 GOP/s int8)\n");
+              "bound / time with this host's limits at %d threads: DRAM %.1f GB/s, bf16 %.0f GFLOP/s, int8 %.0f GOP/s "
+              "(%s)\n",
+              num_threads(), bounds.bw / 1e9, bounds.bf16 / 1e9, bounds.int8 / 1e9, bounds.source.c_str());
 }
 
 
@@ -303,7 +311,7 @@ int run_steps(const Options& o, Step&& step, const std::vector<Row>& rows, const
   if (!step(true, 0)) return 1;
   for (int64_t s = 0; s < o.steps; ++s)
     if (!step(false, s)) return 1;
-  print_report(rows, o.check, static_cast<int64_t>(o.prompts.size()));
+  print_report(rows, o.check, static_cast<int64_t>(o.prompts.size()), o.bounds);
   if (o.check) std::printf("%s\n", all_ok ? "all checks passed" : "CHECK FAILED");
   return all_ok ? 0 : 1;
 }
