@@ -8,6 +8,7 @@
 //   4. KV splits (flash-decoding): the combine step merges the partials (kernels/cpu/attn_combine.h)
 // Nothing is decided here: the plan (fused_infer_attention_score_v4_plan.cpp) holds every choice.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -174,14 +175,29 @@ void merge_item(void* ctx, int64_t item, int /*thread*/) {
                              per, per);
 }
 
+void merge_pgroup(void* ctx, int64_t item, int thread);
+
+// The prefix work range: one of the (unit chunk, task split) that read KV head h is done; the
+// last one merges the head's items (its partials and the others' are visible: acq_rel).
+void pgroup_done(const RunCtx& c, int64_t h, int thread) {
+  const FiaPlan& P = *c.plan;
+  std::atomic_ref<int64_t> left(c.ws->at<int64_t>(P.off_pcount)[h]);
+  if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (int64_t k = P.hat[static_cast<size_t>(h)]; k < P.hat[static_cast<size_t>(h + 1)]; ++k)
+    merge_pgroup(const_cast<RunCtx*>(&c), P.hitems[static_cast<size_t>(k)], thread);
+}
+
 // The prefix work range (ops/fia_prefix.h): index < units x psplits runs a unit's prefix chunk,
-// the rest the tasks' KV splits (own rows only); every one writes partial states.
+// the rest the tasks' KV splits (own rows only); every one writes partial states, and the last
+// of a KV head merges its items (pgroup_done): one parallel region, no barrier in between.
 void run_pgroup(void* ctx, int64_t index, int thread) {
   const RunCtx& c = *static_cast<const RunCtx*>(ctx);
   const FiaPlan& P = *c.plan;
   const int64_t nu = static_cast<int64_t>(P.punits.size()) * P.psplits;
   if (index >= nu) {
     run_task(ctx, index - nu, thread);
+    const FiaPlan::Task& t = P.tasks[static_cast<size_t>((index - nu) / P.splits)];
+    for (int64_t i = t.first; i < t.first + t.n; ++i) pgroup_done(c, P.items[static_cast<size_t>(i)].h, thread);
     return;
   }
   const FiaPlan::PUnit& u = P.punits[static_cast<size_t>(index / P.psplits)];
@@ -191,9 +207,10 @@ void run_pgroup(void* ctx, int64_t index, int thread) {
   if (P.aq.on) {  // channel parameters only: the batch index is not read
     const FiaAqRun k{&row, u.dequant, scratch, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes), true};
     fia_aq_run_task(*c.p, P, c.aq_ch, 0, u.h, &it, 1, k);
-    return;
+  } else {
+    kernels::attn_run(row, P.panel, P.shape, &it, 1, scratch);
   }
-  kernels::attn_run(row, P.panel, P.shape, &it, 1, scratch);
+  pgroup_done(c, u.h, thread);
 }
 
 // The prefix work range: item `item`'s own splits and the units' rows of it, merged and finished.
@@ -383,9 +400,9 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
     c.sink = ws.at<float>(P.off_sink);
   }
   if (P.pgroup) {
+    std::copy(P.pcount.begin(), P.pcount.end(), ws.at<int64_t>(P.off_pcount));
     const int64_t n = static_cast<int64_t>(P.punits.size()) * P.psplits + static_cast<int64_t>(P.tasks.size()) * P.splits;
     parallel_items(n, P.threads, run_pgroup, &c);
-    parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_pgroup, &c);
     return kSuccess;
   }
   if (P.prefix.on && P.splits == 2) {

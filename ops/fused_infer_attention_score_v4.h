@@ -134,6 +134,11 @@ struct FiaPlan : FiaCall {
   int64_t prow_q = 0, prow_mask = 0, prow_bias = 0;  // element strides of one flattened row
   int64_t off_ppartial = 0, pp_per = 0;             // unit partials: [unit, psplit] x pp_per floats
   int64_t pp_o_floats = 0;                          // G * prow_rows * V_D (then m, l: G * prow_rows each)
+  // One region, no barrier: per KV head a count of the units' chunks and the tasks' KV splits
+  // that read it (pcount); whoever finishes the last one merges the head's items (hitems[hat[h]
+  // .. hat[h + 1]), item indices), counters at off_pcount ([KV_N] int64).
+  std::vector<int64_t> pcount, hitems, hat;
+  int64_t off_pcount = 0;
   kernels::FlashShape shape;        // the items' scratch geometry
   kernels::FlashKernels panel;      // the panel path's GEMM / softmax / convert / transpose rows
   kernels::DequantRowFn dequant = nullptr;  // INT8 rows -> query dtype

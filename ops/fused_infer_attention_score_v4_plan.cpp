@@ -314,6 +314,19 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
                  "%s: FIA-17 workspace overflows int64", op);
     MLAOPS_TRY(l.add(bytes, &P.off_partial, op));
   }
+  if (P.pgroup) {  // the per-head counts and item lists of the merge (fia_run)
+    P.pcount.assign(static_cast<size_t>(KVN), 0);
+    P.hat.assign(static_cast<size_t>(KVN + 1), 0);
+    for (const FiaPlan::PUnit& u : P.punits) P.pcount[static_cast<size_t>(u.h)] += P.psplits;
+    for (const FiaPlan::Task& t : P.tasks)
+      for (int64_t i = t.first; i < t.first + t.n; ++i) P.pcount[static_cast<size_t>(P.items[static_cast<size_t>(i)].h)] += P.splits;
+    for (const FiaPlan::Item& w : P.items) ++P.hat[static_cast<size_t>(w.h + 1)];
+    for (int64_t h = 0; h < KVN; ++h) P.hat[static_cast<size_t>(h + 1)] += P.hat[static_cast<size_t>(h)];
+    P.hitems.assign(P.items.size(), 0);
+    std::vector<int64_t> fill(P.hat.begin(), P.hat.end() - 1);
+    for (int64_t i = 0; i < n_items; ++i) P.hitems[static_cast<size_t>(fill[static_cast<size_t>(P.items[static_cast<size_t>(i)].h)]++)] = i;
+    MLAOPS_TRY(l.add(KVN * 8, &P.off_pcount, op));
+  }
   if (P.pgroup) {  // the units' partials: [unit, psplit] x (o [G * rows, V_D], m, l)
     P.pp_o_floats = P.G * P.prow_rows * P.VD;
     P.pp_per = P.pp_o_floats + 2 * P.G * P.prow_rows;
