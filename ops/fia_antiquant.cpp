@@ -437,7 +437,7 @@ struct Src {
   int64_t col0 = 0;
 };
 
-Src src_of(const FiaParams& p, const FiaPlan& P, int which, bool prefix) {
+Src src_of(const FiaParams& p, const FiaPlan& P, int which, bool prefix, int64_t b) {
   Src s;
   s.prefix = prefix;
   if (prefix) {
@@ -446,7 +446,7 @@ Src src_of(const FiaParams& p, const FiaPlan& P, int which, bool prefix) {
     s.st.slot = which == 0 ? P.prefix.k_slot : P.prefix.v_slot;
     s.st.c0 = which == 0 ? P.QD : P.VD;
   } else {
-    s.t = which == 0 ? &p.key[0] : &p.value[0];
+    s.t = &fia_kv_of(which == 0 ? p.key : p.value, P.tl, b);  // tensor lists: batch b's element
     s.st = which == 0 ? P.k : P.v;
     s.col0 = P.prefix.len;
   }
@@ -575,7 +575,7 @@ int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD, in
 void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& ch, int64_t b, int64_t h0,
                      kernels::FlashItem* items, int64_t n, const FiaAqRun& k) {
   const int64_t KD = P.QD, VD = P.VD, M = items[0].G * items[0].R;
-  const Src srcs[2] = {src_of(p, P, 0, k.prefix), src_of(p, P, 1, k.prefix)};
+  const Src srcs[2] = {src_of(p, P, 0, k.prefix, b), src_of(p, P, 1, k.prefix, b)};
   if (!k.dequant) {  // the INT8 decode kernel, in place
     kernels::FlashDecodeI8 kv;
     for (int w = 0; w < 2; ++w) {
