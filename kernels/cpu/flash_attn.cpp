@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "kernels/cpu/attn_combine.h"
+#include "kernels/cpu/attn_fp16_softmax.h"
 #include "kernels/cpu/flash_attn_lanes.h"
 #include "mlaops/numeric.h"
 
@@ -336,7 +337,9 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
   const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = geo.kq, kseg = geo.kseg;
   const int64_t dvp = geo.dvp, QD = it.QD, VD = it.VD;
   const float ninf = -std::numeric_limits<float>::infinity();
-  const float scale = kBias ? 1.0f : it.scale;  // with a bias, add_bias scales
+  const bool h16 = it.fp16_softmax;  // FP16 softmax emulation (attn_fp16_softmax.h): S rounded below
+  const float scale = kBias || h16 ? 1.0f : it.scale;  // with a bias, add_bias scales
+  const float scale_h = round_fp16(it.scale);
 
   // Query tile A: row m = g * R + r: [q | qrope | 0 pad] (fp16: [hi | hi | lo]).
   std::memset(A, 0, static_cast<size_t>(M * kq * 2));
@@ -378,6 +381,8 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
     g1.n_end = nbc;
     gk.bf16(g1);
     if constexpr (kBias) add_bias<E>(it, j0, nb, S, tile);
+    for (int64_t m = 0; h16 && m < M; ++m)
+      for (int64_t c = 0; c < nb; ++c) S[m * tile + c] = fp16_softmax_score(S[m * tile + c], scale_h);
     // 4. online softmax (SIMD scale/max and exp; the exp values overwrite the scores)
     const int64_t pld = sp * tile;
     for (int64_t m = 0; m < M; ++m) {
@@ -394,6 +399,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
       Alpha[m] = Mx[m] == ninf ? 0.0f : std::exp(Mx[m] - mnew);
       // the fp32 sum keeps the lse fp32-accurate; P*V uses P rounded to bf16 as the NPU does
       const float sum = kern.softmax->exp_sum(s, mt, nb, mnew, s);
+      for (int64_t c = 0; h16 && c < nb; ++c) s[c] = round_fp16(s[c]);  // P = fp16(e), l sums e
       store_p<E>(s, mt, nb, tile, *kern.convert, pr);
       L[m] = L[m] * Alpha[m] + sum;
       Mx[m] = mnew;
@@ -437,7 +443,9 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
       float* o = O + m * dvp;
       const float* pv = PV + m * dvp;
       const float a = Alpha[m];
-      if (a == 1.0f) {
+      if (h16) {
+        for (int64_t d = 0; d < VD; ++d) o[d] = fp16_softmax_update(o[d], round_fp16(a), pv[d]);
+      } else if (a == 1.0f) {
         for (int64_t d = 0; d < VD; ++d) o[d] += pv[d];
       } else {
         for (int64_t d = 0; d < VD; ++d) o[d] = o[d] * a + pv[d];
