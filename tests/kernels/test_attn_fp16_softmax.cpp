@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <random>
 #include <vector>
@@ -115,6 +116,8 @@ TEST(AttnFp16Softmax, PanelFollowsTheEmulationEveryIsa) {
       worst = std::max(worst, std::fabs(x - want[e]) / rms);
     }
     for (int64_t m = 0; m < M; ++m) worst_lse = std::max(worst_lse, std::fabs(lse[m] - want_lse[m]) / std::fabs(want_lse[m]));
+    std::printf("[fp16-softmax] %s: %.4f equal, max %.3g x rms, lse %.2g\n", isa_name(isa),
+                static_cast<double>(equal) / static_cast<double>(M * D), worst, worst_lse);
     EXPECT_GE(static_cast<double>(equal) / static_cast<double>(M * D), 0.995) << isa_name(isa);
     EXPECT_LE(worst, 4e-3) << isa_name(isa);
     EXPECT_LE(worst_lse, 1e-5) << isa_name(isa);
