@@ -8,8 +8,6 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/workspace.h"
-#include "kernels/cpu/attn_combine.h"
-#include "kernels/cpu/attn_family.h"
 #include "ops/check_util.h"
 #include "ops/fused_infer_attention_score_v4.h"
 
@@ -56,9 +54,11 @@ Status fia_inner_precise_check(const FiaParams& p, const FiaCheckOptions& o, Fia
   }
   // Legacy rows: the explicit mask of sparse 0 / 1 (or the decode mask), no correction asked for
   // (bit 1), not a case the vendor corrects by itself (sparse 0 with a mask and left padding),
-  // not the quantised paths with their own rows, not with a sink (a vendor exclusion with a mask).
+  // not with a sink (a vendor exclusion with a mask); FP16 / BF16 key / value without a shared
+  // prefix (INT8 / INT4 key / value, full quantisation and a prefix keep 0 / +inf: not emulated).
   c->ip.legacy_rows = p.legacy_uniform_invalid_rows && (p.inner_precise & 2) == 0 && c->explicit_mask && !c->tree &&
-                      !(c->mode == 0 && c->lp.on) && !c->full_quant && !c->mq.on && !c->sink;
+                      !(c->mode == 0 && c->lp.on) && !c->full_quant && !c->mq.on && !c->sink && !c->aq.on &&
+                      !c->prefix.on;
   return kSuccess;
 }
 
@@ -84,11 +84,9 @@ struct LegacyCtx {
   const FiaParams* p;
   const FiaPlan* P;
   char* ws;
-  const FiaAqChannels* aq;
   const float* pq;
   const std::vector<LegacyRow>* rows;
   float fill;
-  int panel_row;
 };
 
 // Row r of batch b is a legacy row: its rule range [r + lo, r + hi] meets [0, S2) and the explicit
@@ -119,35 +117,14 @@ void run_legacy(void* ctx, int64_t index, int thread) {
   it.sink = nullptr;
   it.scale = 0.0f;
   it.fp16_softmax = false;
-  char* scratch = c.ws + P.off_thread + thread * P.thread_bytes;
-  const kernels::AttnRow& panel = kernels::attn_family().value(c.panel_row);
-  if (P.aq.on) {
-    const FiaAqRun k{&panel, true, scratch, c.ws + P.off_aq_thread + thread * P.aq_thread_bytes};
-    fia_aq_run_task(p, P, *c.aq, w.b, w.h, &it, 1, k);
-  } else if (P.prefix.on) {  // the prefix and own ranges as two splits, merged
-    const int64_t M = it.G, VD = it.VD, per = M * VD + 2 * M;
-    std::vector<float> part(static_cast<size_t>(2 * per));
-    for (int64_t s = 0; s < 2; ++s) {
-      kernels::FlashItem x = it;
-      fia_prefix_range(p, P, w.h, s, 2, P.tile, &x);
-      x.mask = nullptr;
-      x.partial_o = part.data() + s * per;
-      x.partial_m = x.partial_o + M * VD;
-      x.partial_l = x.partial_m + M;
-      kernels::flash_attn_panel(x, P.shape, P.panel, scratch);
-    }
-    kernels::attn_merge_splits(it, 2, part.data(), part.data() + M * VD, part.data() + M * VD + M, per, per);
-  } else {
-    kernels::flash_attn_panel(it, P.shape, P.panel, scratch);
-  }
+  kernels::flash_attn_panel(it, P.shape, P.panel, c.ws + P.off_thread + thread * P.thread_bytes);
   if (it.lse != nullptr)
     for (int64_t g = 0; g < it.G; ++g) it.lse[g * it.lse_n_stride] += c.fill;  // fill + log(count)
 }
 
 }  // namespace
 
-void fia_legacy_rows_run(const FiaParams& p, const FiaPlan& P, void* workspace, const FiaAqChannels& aq,
-                         const float* pq) {
+void fia_legacy_rows_run(const FiaParams& p, const FiaPlan& P, void* workspace, const float* pq) {
   if (!P.ip.legacy_rows) return;
   std::vector<LegacyRow> rows;
   for (int64_t b = 0; b < P.B; ++b)
@@ -155,9 +132,8 @@ void fia_legacy_rows_run(const FiaParams& p, const FiaPlan& P, void* workspace, 
       if (legacy_row(p, P, b, r))
         for (int64_t h = 0; h < P.KVN; ++h) rows.push_back({b, r, h});
   if (rows.empty()) return;
-  LegacyCtx c{&p, &P, static_cast<char*>(workspace), &aq, pq, &rows,
-              P.ip.fp16_softmax ? kFiaFp16MaskFill : kFiaFp32MaskFill,
-              kernels::attn_family().find("attn_scalar_panel")};
+  LegacyCtx c{&p, &P, static_cast<char*>(workspace), pq, &rows,
+              P.ip.fp16_softmax ? kFiaFp16MaskFill : kFiaFp32MaskFill};
   parallel_items(static_cast<int64_t>(rows.size()), P.threads, run_legacy, &c);
 }
 

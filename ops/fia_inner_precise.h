@@ -11,7 +11,8 @@
 //          +inf. mlaops applies it to every row (the vendor golden's policy); with
 //          FiaParams::legacy_uniform_invalid_rows and bit 1 == 0, rows the explicit mask (sparse
 //          0 / 1 or the decode mask) empties inside a non-empty rule range give the NPU's
-//          uncorrected result instead: the mean of V over the rule range, lse = fill + log(count).
+//          uncorrected result instead: the mean of V over the rule range, lse = fill + log(count)
+//          (FP16 / BF16 key / value without a shared prefix, no learnableSink, not the tree mask).
 //
 // Rules (aclnn layer, FIA-19): TND / NTD without rope over FP16 / BF16 key / value: GQA / MQA only
 // innerPrecise 0, MHA FP16 0 / 1, MHA BF16 0. The others of the vendor's list are FIA-19 (decode
@@ -30,7 +31,6 @@ namespace mlaops {
 struct FiaCall;
 struct FiaPlan;
 struct FiaCheckOptions;
-struct FiaAqChannels;
 
 struct FiaInnerPrecise {
   bool fp16_softmax = false;    // bit 0 = 1 takes effect: the FP16 high-performance emulation
@@ -51,10 +51,9 @@ std::string fia_inner_precise_explain(const FiaCall& c, int64_t inner_precise);
 
 // Phase 2, after every task: the legacy rows (FiaInnerPrecise::legacy_rows). For each batch row
 // whose rule range is non-empty and fully masked by the explicit mask, every head's row is
-// recomputed as uniform attention over the rule range (the item's scores all 0: mean of V; the
-// kernels' own dequantisation, paging and prefix handling) and its lse moved by the fill value.
-// `sink` / `pq` as in the run (sink floats, post-quant floats), `aq` the antiquant channels.
-void fia_legacy_rows_run(const FiaParams& p, const FiaPlan& plan, void* workspace, const FiaAqChannels& aq,
-                         const float* pq);
+// recomputed on the panel path as uniform attention over the rule range (the item's scores all
+// 0: the mean of V, paged / NZ caches and layouts as every item) and its lse moved by the fill
+// value. `pq` the run's post-quant floats (null without post-quant).
+void fia_legacy_rows_run(const FiaParams& p, const FiaPlan& plan, void* workspace, const float* pq);
 
 }  // namespace mlaops

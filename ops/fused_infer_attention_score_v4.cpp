@@ -349,7 +349,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
     parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
     if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
   }
-  fia_legacy_rows_run(p, P, workspace, c.aq_ch, pq);  // innerPrecise bit 1 == 0 (ops/fia_inner_precise.h)
+  fia_legacy_rows_run(p, P, workspace, pq);  // innerPrecise bit 1 == 0 (ops/fia_inner_precise.h)
   return kSuccess;
 }
 

@@ -19,8 +19,10 @@ bool fia_ref_fp16_softmax(const FiaParams& p, bool decode_rule) {
 }
 
 bool fia_ref_legacy_rows(const FiaParams& p, bool explicit_mask, bool left_padding) {
+  const bool half_kv = !p.key.empty() && (p.key[0].dtype == DType::kFloat16 || p.key[0].dtype == DType::kBFloat16);
   return p.legacy_uniform_invalid_rows && (p.inner_precise & 2) == 0 && explicit_mask && p.sparse_mode != 9 &&
-         !(p.sparse_mode == 0 && left_padding) && p.learnable_sink == nullptr;
+         !(p.sparse_mode == 0 && left_padding) && p.learnable_sink == nullptr && half_kv &&
+         p.key_shared_prefix == nullptr;
 }
 
 double fia_ref_fp16_softmax_row(const double* dots, const char* valid, int64_t s2, const double* v, int64_t vd,

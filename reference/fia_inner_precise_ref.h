@@ -7,7 +7,8 @@
 //     128 KV positions (block k = positions [128 k, 128 k + 128) of the batch's range);
 //   * legacy_uniform_invalid_rows with bit 1 == 0: a row whose rule range is non-empty but fully
 //     masked by the explicit mask (sparse 0 / 1, the decode mask; not with sparse 0 + left padding,
-//     which the vendor corrects, nor with learnableSink) gives the mean of V over the rule range,
+//     which the vendor corrects, nor with learnableSink, INT8 / INT4 key / value or a shared
+//     prefix) gives the mean of V over the rule range,
 //     lse = fill + log(count), fill -65504 (FP16 emulation) or -FLT_MAX.
 // Independent of the library (ref_util.h only).
 #pragma once

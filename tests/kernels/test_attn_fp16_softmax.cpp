@@ -2,8 +2,9 @@
 // kernels/cpu/attn_fp16_softmax.h) at every ISA level: one item (G heads x R rows, FP16 operands,
 // a band mask, KV range longer than two 128-position blocks) against the emulation written out
 // here in float64 (each FP16 step rounded once from its exact value). The scores and P x V of the
-// path are fp32-accurate (the FP16 gemm rows), so the FP16 roundings agree but for rare flips:
-// measured >= 99.5 % of the outputs equal, the rest within 0.004 x rms; lse within 1e-5.
+// path are fp32-accurate (the FP16 gemm rows), so the FP16 roundings agree but for rare flips
+// (measured on AMD Zen 5, scalar / AVX2 / AVX-512: every output equal to the emulation rounded to
+// FP16, lse within 5.3e-8; bounds: >= 99.5 % equal, the rest within 0.004 x rms, lse 1e-6).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -120,7 +121,7 @@ TEST(AttnFp16Softmax, PanelFollowsTheEmulationEveryIsa) {
                 static_cast<double>(equal) / static_cast<double>(M * D), worst, worst_lse);
     EXPECT_GE(static_cast<double>(equal) / static_cast<double>(M * D), 0.995) << isa_name(isa);
     EXPECT_LE(worst, 4e-3) << isa_name(isa);
-    EXPECT_LE(worst_lse, 1e-5) << isa_name(isa);
+    EXPECT_LE(worst_lse, 1e-6) << isa_name(isa);
   }
 }
 
