@@ -37,8 +37,79 @@ struct RunCtx {
   WorkspaceArena* ws;
 };
 
-// The item's rows, KV sources, mask, bias, sink and output pointers (fia_item).
-kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) { return fia_item(*c.p, *c.plan, w, c.sink, c.pq); }
+// The item's rows, KV sources, mask, bias, sink and output pointers.
+kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
+  const FiaParams& p = *c.p;
+  const FiaPlan& P = *c.plan;
+  const size_t b = static_cast<size_t>(w.b);
+  const int64_t s0 = P.q_start[b] + w.r0;  // first query token of the item (absolute for packed)
+  const int64_t n0 = w.h * P.G;            // first query head
+  kernels::FlashItem it;
+  if (!P.full_quant) it.q = p.query.ptr<const uint16_t>() + w.b * P.q.b + n0 * P.q.n + s0 * P.q.s;
+  it.q_n_stride = P.q.n;
+  it.q_s_stride = P.q.s;
+  if (P.rope) {
+    it.qr = p.query_rope->ptr<const uint16_t>() + w.b * P.qr.b + n0 * P.qr.n + s0 * P.qr.s;
+    it.qr_n_stride = P.qr.n;
+    it.qr_s_stride = P.qr.s;
+  }
+  it.G = P.G;
+  it.R = w.rows;
+  it.QD = P.QD;
+  it.DR = P.DR;
+  it.VD = P.VD;
+  it.fp16 = P.fp16;
+  it.fp16_softmax = P.ip.fp16_softmax;  // innerPrecise bit 0 (ops/fia_inner_precise.h)
+  auto kv = [&](const TensorView& t, const FiaKvStrides& st) {
+    int64_t off;
+    kernels::FlashKv k = fia_kv_rows(p, P, st, w.b, w.h, &off);
+    k.base = t.ptr<const uint16_t>() + off;
+    return k;
+  };
+  if (!P.full_quant) {  // full quantisation reads its INT8 rows itself
+    it.k = kv(p.key[0], P.k);
+    it.v = kv(p.value[0], P.v);
+  }
+  if (P.rope) it.kr = kv(*p.key_rope, P.kr);
+  it.kv_begin = 0;
+  it.kv_end = P.act_kv[b];
+  it.scale = static_cast<float>(p.scale_value);
+  it.row0 = w.r0;
+  fia_row_deltas(P, w.b, &it.lo_delta, &it.hi_delta);
+  if (P.explicit_mask) {
+    it.mask = p.atten_mask->ptr<const uint8_t>() + w.b * P.mask_b;
+    if (P.lp.on) it.mask += P.q_start[b] * P.mask_i + P.kv_start[b] * P.mask_j;  // padded coordinates
+    it.mask_i_stride = P.mask_i;
+    it.mask_j_stride = P.mask_j;
+    if (P.tree) {
+      int64_t off;
+      fia_tree_rows(P, w.b, &off, &it.mask_i_stride, &it.mask_j0);
+      it.mask = p.atten_mask->ptr<const uint8_t>() + off;
+    }
+  }
+  if (P.pse) {
+    it.bias = p.pse_shift->ptr<const uint16_t>() + w.b * P.pse_b + n0 * P.pse_n;
+    if (P.lp.on) it.bias += P.q_start[b] * P.pse_i + P.kv_start[b];  // padded coordinates
+    it.bias_n_stride = P.pse_n;
+    it.bias_i_stride = P.pse_i;
+  }
+  if (P.sink) it.sink = c.sink + n0;
+  if (P.post_quant) {
+    it.out8 = p.attention_out.ptr<int8_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
+    it.pq_scale = c.pq + n0 * P.VD;
+    it.pq_offset = c.pq + (P.N + n0) * P.VD;
+  } else {
+    it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
+  }
+  it.out_n_stride = P.out.n;
+  it.out_s_stride = P.out.s;
+  if (P.lse) {
+    it.lse = p.softmax_lse->ptr<float>() + w.b * P.lse_st.b + n0 * P.lse_st.n + s0 * P.lse_st.s;
+    it.lse_n_stride = P.lse_st.n;
+    it.lse_s_stride = P.lse_st.s;
+  }
+  return it;
+}
 
 // The item of work index `index` (item * splits + split) with its KV split range and partials.
 kernels::FlashItem item_at(const RunCtx& c, int64_t index) {
@@ -174,74 +245,13 @@ constexpr const char* kCppOp = "fused_infer_attention_score_v4";
 
 kernels::FlashItem fia_item(const FiaParams& p, const FiaPlan& P, const FiaPlan::Item& w, const float* sink,
                             const float* pq) {
-  const size_t b = static_cast<size_t>(w.b);
-  const int64_t s0 = P.q_start[b] + w.r0;  // first query token of the item (absolute for packed)
-  const int64_t n0 = w.h * P.G;            // first query head
-  kernels::FlashItem it;
-  if (!P.full_quant) it.q = p.query.ptr<const uint16_t>() + w.b * P.q.b + n0 * P.q.n + s0 * P.q.s;
-  it.q_n_stride = P.q.n;
-  it.q_s_stride = P.q.s;
-  if (P.rope) {
-    it.qr = p.query_rope->ptr<const uint16_t>() + w.b * P.qr.b + n0 * P.qr.n + s0 * P.qr.s;
-    it.qr_n_stride = P.qr.n;
-    it.qr_s_stride = P.qr.s;
-  }
-  it.G = P.G;
-  it.R = w.rows;
-  it.QD = P.QD;
-  it.DR = P.DR;
-  it.VD = P.VD;
-  it.fp16 = P.fp16;
-  it.fp16_softmax = P.ip.fp16_softmax;  // innerPrecise bit 0 (ops/fia_inner_precise.h)
-  auto kv = [&](const TensorView& t, const FiaKvStrides& st) {
-    int64_t off;
-    kernels::FlashKv k = fia_kv_rows(p, P, st, w.b, w.h, &off);
-    k.base = t.ptr<const uint16_t>() + off;
-    return k;
-  };
-  if (!P.full_quant) {  // full quantisation reads its INT8 rows itself
-    it.k = kv(p.key[0], P.k);
-    it.v = kv(p.value[0], P.v);
-  }
-  if (P.rope) it.kr = kv(*p.key_rope, P.kr);
-  it.kv_begin = 0;
-  it.kv_end = P.act_kv[b];
-  it.scale = static_cast<float>(p.scale_value);
-  it.row0 = w.r0;
-  fia_row_deltas(P, w.b, &it.lo_delta, &it.hi_delta);
-  if (P.explicit_mask) {
-    it.mask = p.atten_mask->ptr<const uint8_t>() + w.b * P.mask_b;
-    if (P.lp.on) it.mask += P.q_start[b] * P.mask_i + P.kv_start[b] * P.mask_j;  // padded coordinates
-    it.mask_i_stride = P.mask_i;
-    it.mask_j_stride = P.mask_j;
-    if (P.tree) {
-      int64_t off;
-      fia_tree_rows(P, w.b, &off, &it.mask_i_stride, &it.mask_j0);
-      it.mask = p.atten_mask->ptr<const uint8_t>() + off;
-    }
-  }
-  if (P.pse) {
-    it.bias = p.pse_shift->ptr<const uint16_t>() + w.b * P.pse_b + n0 * P.pse_n;
-    if (P.lp.on) it.bias += P.q_start[b] * P.pse_i + P.kv_start[b];  // padded coordinates
-    it.bias_n_stride = P.pse_n;
-    it.bias_i_stride = P.pse_i;
-  }
-  if (P.sink) it.sink = sink + n0;
-  if (P.post_quant) {
-    it.out8 = p.attention_out.ptr<int8_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
-    it.pq_scale = pq + n0 * P.VD;
-    it.pq_offset = pq + (P.N + n0) * P.VD;
-  } else {
-    it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
-  }
-  it.out_n_stride = P.out.n;
-  it.out_s_stride = P.out.s;
-  if (P.lse) {
-    it.lse = p.softmax_lse->ptr<float>() + w.b * P.lse_st.b + n0 * P.lse_st.n + s0 * P.lse_st.s;
-    it.lse_n_stride = P.lse_st.n;
-    it.lse_s_stride = P.lse_st.s;
-  }
-  return it;
+  RunCtx c;
+  c.p = &p;
+  c.plan = &P;
+  c.sink = sink;
+  c.pq = pq;
+  c.ws = nullptr;
+  return make_item(c, w);
 }
 
 kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvStrides& st, int64_t b, int64_t h,
@@ -345,10 +355,10 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   }
   if (P.prefix.on && P.splits == 2) {
     parallel_items(static_cast<int64_t>(P.tasks.size()), P.threads, run_task_prefix, &c);
-  } else {
-    parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
-    if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
+    return kSuccess;
   }
+  parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
+  if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
   fia_legacy_rows_run(p, P, workspace, pq);  // innerPrecise bit 1 == 0 (ops/fia_inner_precise.h)
   return kSuccess;
 }
