@@ -477,6 +477,7 @@ std::vector<Case> fia_cases(Size size, int threads) {
         r.target_pct = tiny || int8 ? 0 : 75;
         return r;
       });
+      out.back().bracket_dram = true;  // the 75 % target is against the DRAM rate of that moment
     }
   }
   // GQA decode with a shared prefix, and the same attention with the prefix copied per batch

@@ -201,6 +201,7 @@ Limits limits_for(const std::vector<Probe>& probes, int threads) {
     if (p.name == "dram_read") l.bw = p.best * 1e9;
     else if (p.name == "bf16_dot") l.bf16 = p.best * 1e9;
     else if (p.name == "int8_vnni") l.int8 = p.best * 1e9;
+    else if (p.name == "fp32_fma") l.fp32 = p.best * 1e9;
     else continue;
     l.measured = true;
   }

@@ -541,7 +541,7 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
     kernels::FlashDecodeI8 kv;
     for (int w = 0; w < 2; ++w) {
       kernels::FlashKv& a = w == 0 ? kv.k : kv.v;
-      a = rows_of(p, P, w == 0 ? p.key[0] : p.value[0], w == 0 ? P.k : P.v, b, h0).addr;
+      a = rows_of(p, P, fia_kv_of(w == 0 ? p.key : p.value, P.tl, b), w == 0 ? P.k : P.v, b, h0).addr;
       if (P.aq.int4) {  // nibble strides (even) -> bytes
         a.slot_stride /= 2;
         a.blk_stride /= 2;
@@ -571,8 +571,8 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
       }
     }
     for (int64_t i = 0; i < n; ++i) {
-      kv.kb[i] = rows_of(p, P, p.key[0], P.k, b, h0 + i).base;
-      kv.vb[i] = rows_of(p, P, p.value[0], P.v, b, h0 + i).base;
+      kv.kb[i] = rows_of(p, P, fia_kv_of(p.key, P.tl, b), P.k, b, h0 + i).base;
+      kv.vb[i] = rows_of(p, P, fia_kv_of(p.value, P.tl, b), P.v, b, h0 + i).base;
       kv.k_scale[i] = ch.k_scale + (h0 + i) * KD;
       kv.k_offset[i] = ch.k_offset + (h0 + i) * KD;
       kv.v_scale[i] = ch.v_scale + (h0 + i) * VD;
@@ -614,9 +614,11 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
   kernels::FlashItem chunk[16];
   for (int64_t t0 = t_begin; t0 < t_end; t0 += kFiaAqChunk) {
     const int64_t t1 = std::min(t_end, t0 + kFiaAqChunk), len = t1 - t0;
-    dequant_heads(p, P, p.key[0], P.k, P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, t_end, KD, kbuf,
+    const TensorView& kt = fia_kv_of(p.key, P.tl, b);  // tensor lists: batch b's element
+    const TensorView& vt = fia_kv_of(p.value, P.tl, b);
+    dequant_heads(p, P, kt, P.k, P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, t_end, KD, kbuf,
                   fn);
-    dequant_heads(p, P, p.value[0], P.v, P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, t_end, VD,
+    dequant_heads(p, P, vt, P.v, P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, t_end, VD,
                   vbuf, fn);
     for (int64_t i = 0; i < n; ++i) {
       kernels::FlashItem& it = chunk[i];

@@ -67,8 +67,8 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
     return k;
   };
   if (!P.full_quant) {  // full quantisation reads its INT8 rows itself
-    it.k = kv(p.key[0], P.k);
-    it.v = kv(p.value[0], P.v);
+    it.k = kv(fia_kv_of(p.key, P.tl, w.b), P.k);  // tensor lists: batch b's element
+    it.v = kv(fia_kv_of(p.value, P.tl, w.b), P.v);
   }
   if (P.rope) it.kr = kv(*p.key_rope, P.kr);
   it.kv_begin = 0;
@@ -266,7 +266,8 @@ kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvSt
     k.block_size = c.block_size;
     k.blk_stride = st.blk;
   } else {
-    *base_offset = b * st.b + h * st.h + c.kv_start[static_cast<size_t>(b)] * st.slot;
+    const int64_t hs = fia_tl_head_stride(c.tl, st.h, st.slot, b);  // tensor lists (BNSD): S_b x slot
+    *base_offset = b * st.b + h * hs + c.kv_start[static_cast<size_t>(b)] * st.slot;
   }
   return k;
 }

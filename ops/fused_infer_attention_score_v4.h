@@ -22,6 +22,7 @@
 #include "ops/fia_left_padding.h"
 #include "ops/fia_mla_quant.h"
 #include "ops/fia_prefix.h"
+#include "ops/fia_tensor_list.h"
 #include "ops/fia_tree_mask.h"
 
 namespace mlaops {
@@ -88,6 +89,7 @@ struct FiaCall {
   FiaMlaQuant mq;     // MLA full quant: INT8 query and latent cache (FIA-27..29, ops/fia_mla_quant.h)
   FiaLeftPad lp;      // left padding (FIA-40..42, ops/fia_left_padding.h): moves q_start / kv_start
   bool full_quant = false;  // INT8 query / key / value (FIA-30..32, ops/fia_full_quant.h)
+  FiaTensorList tl;  // tensor-list key / value (FIA-50, 51, ops/fia_tensor_list.h): per-batch sources
   FiaInnerPrecise ip;       // what innerPrecise does in this call (ops/fia_inner_precise.h)
 };
 
