@@ -358,8 +358,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   // ---------- 0. scope, presence, empty tensors ----------
   if (p.dequant_scale_query != nullptr) return fia_mla_quant_ref(p);  // MLA full quant (its own file)
   MLAOPS_TRY(check_scope(p));
-  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr || p.actual_shared_prefix_len != nullptr)
-    return fia_prefix_ref(p, antiquant);  // shared prefix (its own file)
+  // shared prefix (its own file); actualSharedPrefixLen without the prefix tensors is ignored
+  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr) return fia_prefix_ref(p, antiquant);
   MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
   const TensorView& q = p.query;
   const TensorView& key = p.key[0];

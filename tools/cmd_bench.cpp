@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/limits_cache.h"
 #include "bench/png.h"
 #include "bench/scaling.h"
 #include "bench/suite.h"
@@ -70,17 +71,6 @@ bool parse_int(const char* s, int lo, int hi, int* out) {
   if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi) return false;
   *out = static_cast<int>(v);
   return true;
-}
-
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      const size_t c = line.find(':');
-      return c == std::string::npos ? line : line.substr(c + 2);
-    }
-  return "unknown";
 }
 
 std::string utc_now() {
@@ -190,7 +180,7 @@ int cmd_bench(int argc, char** argv) {
   bench::Report rep;
   rep.version = version();
   rep.isa = isa_name(active_isa());
-  rep.cpu = cpu_model();
+  rep.cpu = bench::cpu_model();
   rep.date = utc_now();
   rep.threads = threads;
   rep.reps = reps;
@@ -252,6 +242,10 @@ int cmd_bench(int argc, char** argv) {
       bench::Limits& l = p.threads == 1 ? rep.lim1 : rep.lim2;
       if (p.threads == 1 || p.threads == threads) l.bw = std::max(l.bw, p.best * 1e9);
     }
+  }
+  if (limits && ctx.lim2.measured && size != bench::Size::kTiny) {
+    if (bench::save_limits_cache(rep.probes, rep.cpu, rep.date))
+      std::printf("limits saved to %s (mlaops demo bounds its calls by them)\n", bench::limits_cache_path().c_str());
   }
   const std::vector<std::string> raised = bench::raise_dram_to_peers(rep);
   for (const std::string& n : raised) std::printf("%s\n", n.c_str());

@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench/limits_cache.h"
 #include "bench/png.h"
 #include "bench/suite.h"
 
@@ -274,6 +276,31 @@ TEST(BenchSuite, RooflinePng) {
   EXPECT_FALSE(bench::write_roofline_png(report(), path, &err));
   EXPECT_FALSE(err.empty());
 #endif
+}
+
+TEST(BenchSuite, LimitsCacheRoundTripForThisCpuOnly) {
+  const std::string dir = ::testing::TempDir() + "/mlaops_cache_test/sub";
+  ASSERT_EQ(setenv("MLAOPS_CACHE_DIR", dir.c_str(), 1), 0);
+  const std::vector<bench::Probe> saved = {{"dram_read", "GB/s", 2, 30, 28},
+                                           {"bf16_dot", "GFLOP/s", 2, 900, 880},
+                                           {"int8_vnni", "GOP/s", 2, 1800, 1700},
+                                           {"dram_read", "GB/s", 2, 35, 33}};  // the re-probe after the cases
+  ASSERT_TRUE(bench::save_limits_cache(saved, bench::cpu_model(), "2026-12-02 06:00 UTC"));
+  EXPECT_EQ(bench::limits_cache_path(), dir + "/limits.txt");
+  std::vector<bench::Probe> got;
+  std::string date;
+  ASSERT_TRUE(bench::load_limits_cache(bench::cpu_model(), &got, &date));
+  EXPECT_EQ(date, "2026-12-02 06:00 UTC");
+  ASSERT_EQ(got.size(), saved.size());
+  EXPECT_EQ(got[2].name, "int8_vnni");
+  EXPECT_FALSE(bench::load_limits_cache("another CPU", &got, &date));
+  std::string source;
+  const bench::Limits l = bench::host_limits(2, &source);  // from the file: no probe runs
+  EXPECT_NEAR(l.bw, 35e9, 1);                               // a repeated probe counts by its best
+  EXPECT_NEAR(l.bf16, 900e9, 1);
+  EXPECT_NEAR(l.int8, 1800e9, 1);
+  EXPECT_NE(source.find("saved by mlaops bench on 2026-12-02 06:00 UTC"), std::string::npos) << source;
+  unsetenv("MLAOPS_CACHE_DIR");
 }
 
 TEST(BenchSuite, ProbeShape) {
