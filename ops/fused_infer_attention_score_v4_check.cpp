@@ -837,6 +837,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
     MLAOPS_TRY(fia_check_vendor_rules(p, op, c));  // the audit's rows (ops/fia_exclusions.h)
   }
   MLAOPS_TRY(fia_lp_check(p, o, &c));  // left padding (ops/fia_left_padding.h): moves q_start / kv_start
+  MLAOPS_TRY(fia_inner_precise_check(p, o, &c));  // innerPrecise (ops/fia_inner_precise.h)
   return kSuccess;
 }
 
