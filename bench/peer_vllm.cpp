@@ -28,7 +28,8 @@ namespace bench {
 namespace {
 
 const char* kScript = R"PY(
-import json, os, sys, time
+import json, os, sys, time, warnings
+warnings.filterwarnings("ignore")  # torch warns when numpy is absent; the peer needs no numpy
 try:
     import importlib.metadata, importlib.util
     import torch

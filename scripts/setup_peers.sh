@@ -52,8 +52,8 @@ fi
 # The check the bench peer (bench/peer_vllm.cpp) relies on: the kernel library loads beside this
 # torch and registers the op. The library is loaded directly (torch.ops.load_library), not via
 # `import vllm`, whose package import pulls in the serving stack (transformers, fastapi, ...).
-"$py" - <<'PY'
-import glob, os, sys, sysconfig
+"$py" -W ignore - <<'PY'
+import os, sysconfig
 import torch
 site = sysconfig.get_paths()["purelib"]
 lib = os.path.join(site, "vllm", "_C.abi3.so")
