@@ -2,7 +2,8 @@
 // machine-limits probe (limits.cpp), the operator cases (cases_fia.cpp, cases_mla_prolog.cpp,
 // cases_mla_preprocess.cpp), the peers run beside them (oneDNN GEMMs with pre-packed weights when
 // built with libdnnl-dev; PyTorch's scaled_dot_product_attention when a Python with torch is
-// found, peer_torch.cpp) and the reports (report.cpp: table, JSON, PNG roofline plot).
+// found, peer_torch.cpp; vLLM's CPU MLA decode kernel when scripts/setup_peers.sh made its venv,
+// peer_vllm.cpp) and the reports (report.cpp: table, JSON, PNG roofline plot).
 //
 // Every case reports best and median of N timed calls, the bytes that must move and the FLOPs
 // (bf16) / OPs (int8) it does, and its roofline lower bound computed from the limits measured in
