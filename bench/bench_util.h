@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <random>
 #include <utility>
@@ -106,33 +107,56 @@ struct WeightPool {
 
 // Times an operator whose weights rotate through `pool`: `ws_size(&bytes)` (a status), then
 // `reps` timed runs of `bind(copy base)` + `call(workspace, bytes)`. Fills r's best / median,
-// or r.error with the library's message when the size query or a call fails.
+// or r.error with the library's message when the size query or a call fails. Returns one more
+// such call (true on success; it owns the workspace) for timing pairs against a peer, or an empty
+// function after an error.
 template <class WsSize, class Bind, class Call>
-void time_rotated(Row& r, WeightPool& pool, int reps, WsSize&& ws_size, Bind&& bind, Call&& call) {
+std::function<bool()> time_rotated(Row& r, WeightPool& pool, int reps, WsSize&& ws_size, Bind bind, Call call) {
   uint64_t ws_bytes = 0;
   if (ws_size(&ws_bytes) != mlaops::kSuccess) {
     r.error = mlaops::last_error_message();
-    return;
+    return {};
   }
-  std::vector<uint8_t> ws(ws_bytes + 1);
+  auto ws = std::make_shared<std::vector<uint8_t>>(ws_bytes + 1);
+  std::function<bool()> once = [&pool, ws, ws_bytes, bind, call] {
+    bind(pool.take());
+    return call(ws->data(), ws_bytes) == mlaops::kSuccess;
+  };
   bool ok = true;
-  const Times t = time_it(
-      [&] {
-        bind(pool.take());
-        ok = ok && call(ws.data(), ws_bytes) == mlaops::kSuccess;
-      },
-      reps);
+  const Times t = time_it([&] { ok = once() && ok; }, reps);
   if (!ok) {
     r.error = mlaops::last_error_message();
-    return;
+    return {};
   }
   r.best_us = t.best * 1e6;
   r.median_us = t.median * 1e6;
+  return once;
+}
+
+// The median over `pairs` alternated pairs (ours then the peer, the peer then ours, ...) of the
+// ratio peer time / our time: both sides see the same moment of a noisy machine.
+template <class Ours, class Peer>
+double paired_ratio_median(int pairs, Ours&& ours, Peer&& peer) {
+  std::vector<double> ratio;
+  for (int i = 0; i < pairs; ++i) {
+    double t_ours = 0, t_peer = 0;
+    for (int k = 0; k < 2; ++k) {
+      const bool ours_now = (k == 0) == (i % 2 == 0);
+      const auto t0 = clk::now();
+      if (ours_now) ours();
+      else peer();
+      (ours_now ? t_ours : t_peer) = std::chrono::duration<double>(clk::now() - t0).count();
+    }
+    ratio.push_back(t_peer / t_ours);
+  }
+  std::sort(ratio.begin(), ratio.end());
+  return ratio.empty() ? 0 : ratio[ratio.size() / 2];
 }
 
 // A case of a weight-streaming operator (MlaPrologV2, MlaPreprocess) measured by `run`, with the
-// The targets: T = 1 streams at >= 80 % of the memory bound (`t1_target`), T = 1024 at the
-// run's thread count is no slower than oneDNN's GEMMs alone (`peer_target`).
+// The targets: T = 1 streams at >= 80 % of the memory bound and is no slower than oneDNN's GEMMs
+// as the median of alternated pairs (`t1_target`), T = 1024 at the run's thread count is no
+// slower than oneDNN's GEMMs alone (`peer_target`).
 inline Case weight_case(std::string id, std::string op, std::string label, int threads, bool t1_target,
                         bool peer_target, std::function<Row(RunContext&)> run) {
   Case c;
@@ -142,7 +166,7 @@ inline Case weight_case(std::string id, std::string op, std::string label, int t
   c.threads = threads;
   c.run = [run = std::move(run), t1_target, peer_target](RunContext& ctx) {
     Row r = run(ctx);
-    if (t1_target) r.target_pct = 80;
+    if (t1_target) r.target_pct = 80, r.target_pair_ratio = 1.0;
     if (peer_target) r.target_peer_ratio = 1.0;
     return r;
   };
@@ -154,13 +178,23 @@ inline std::vector<int> weight_case_threads(bool largest_t, int threads) {
   return largest_t && threads > 1 ? std::vector<int>{threads, 1} : std::vector<int>{threads};
 }
 
-// Adds the oneDNN peer to `r` (suite.cpp): the GEMMs [T, K] x [K, N] of `kn`, weights pre-packed
+// One GEMM of a peer: `batch` independent products [T, K] x [K, N] (batch > 1: a per-head
+// batched product such as the absorbed W_UK), int8 (s8 x s8 -> f32 with per-column scales) or bf16.
+struct PeerGemm {
+  int64_t K = 0, N = 0;
+  bool int8 = false;
+  int64_t batch = 1;
+};
+
+// Adds the oneDNN peer to `r` (suite.cpp): the GEMMs of `gemms` at T rows, weights pre-packed
 // and rotated over `copies`, `reps` timed runs; a note instead when built without oneDNN.
-void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T,
-                   const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies, int reps);
+// With `ours` (one call of the operator, as time_rotated returns), also `reps` alternated pairs
+// of ours and the peer: their median ratio goes to the peer's pair_ratio.
+void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T, const std::vector<PeerGemm>& gemms,
+                   int copies, int reps, const std::function<bool()>& ours = {});
 
 #ifdef MLAOPS_HAVE_DNNL
-// GEMMs [T, K] x [K, N] through oneDNN matmul, weights pre-packed (format any, not timed).
+// The GEMMs of a peer through oneDNN matmul, weights pre-packed (format any, not timed).
 struct DnnlProjections {
   dnnl::engine eng{dnnl::engine::kind::cpu, 0};
   dnnl::stream s{eng};
@@ -171,16 +205,22 @@ struct DnnlProjections {
   };
   std::vector<One> gemms;
   size_t next = 0;
-  DnnlProjections(int64_t T, const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies) {
+  DnnlProjections(int64_t T, const std::vector<PeerGemm>& list, int copies) {
     using dt = dnnl::memory::data_type;
     using tag = dnnl::memory::format_tag;
-    for (auto [K, N] : kn) {
-      dnnl::memory::desc a_md({T, K}, int8 ? dt::s8 : dt::bf16, tag::ab);
-      dnnl::memory::desc w_any({K, N}, int8 ? dt::s8 : dt::bf16, tag::any);
-      dnnl::memory::desc w_plain({K, N}, int8 ? dt::s8 : dt::bf16, tag::ab);
-      dnnl::memory::desc c_md({T, N}, int8 ? dt::f32 : dt::bf16, tag::ab);
+    for (const PeerGemm& g : list) {
+      const dt in = g.int8 ? dt::s8 : dt::bf16, out = g.int8 ? dt::f32 : dt::bf16;
+      const bool b = g.batch > 1;
+      auto dims = [&](int64_t r, int64_t c) {
+        return b ? dnnl::memory::dims{g.batch, r, c} : dnnl::memory::dims{r, c};
+      };
+      const tag plain = b ? tag::abc : tag::ab;
+      dnnl::memory::desc a_md(dims(T, g.K), in, plain);
+      dnnl::memory::desc w_any(dims(g.K, g.N), in, tag::any);
+      dnnl::memory::desc w_plain(dims(g.K, g.N), in, plain);
+      dnnl::memory::desc c_md(dims(T, g.N), out, plain);
       dnnl::primitive_attr attr;
-      if (int8) attr.set_output_scales(2, std::vector<float>(static_cast<size_t>(N), 0.01f));
+      if (g.int8) attr.set_output_scales(b ? 4 : 2, std::vector<float>(static_cast<size_t>(g.N), 0.01f));
       dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_md, w_any, c_md), attr, eng);
       One o{dnnl::matmul(pd), dnnl::memory(a_md, eng), dnnl::memory(c_md, eng), {}};
       dnnl::memory wp(w_plain, eng);

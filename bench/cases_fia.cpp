@@ -67,29 +67,52 @@ void time_call(const mlaops::FiaParams& p, int reps, Row* r) {
   r->median_us = t.median * 1e6;
 }
 
+// What every case sets: query / key / value / output, the heads, scaleValue = 1 / sqrt(scale_d)
+// and inputLayout.
+mlaops::FiaParams base_params(const Buf& q, const Buf& k, const Buf& v, const Buf& out, int64_t N, int64_t KVN,
+                              int64_t scale_d, const char* layout) {
+  mlaops::FiaParams p;
+  p.query = q.v;
+  p.key = {k.v};
+  p.value = {v.v};
+  p.num_heads = N;
+  p.num_key_value_heads = KVN;
+  p.scale_value = 1.0 / std::sqrt(static_cast<double>(scale_d));
+  p.input_layout = layout;
+  p.attention_out = out.v;
+  return p;
+}
+
+// An INT32 block table of B rows of `per` blocks: ids 0, 1, 2, ... or scattered ((i * 7919) % count).
+Buf block_table(int64_t B, int64_t per, bool scattered) {
+  Buf bt = zeros(DType::kInt32, {B, per});
+  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
+  const int64_t nb = B * per;
+  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>(scattered ? (i * 7919) % nb : i);
+  return bt;
+}
+
+// The vendor's causal mask of sparse 2 / 3: the strict upper triangle of 2048 x 2048 (1 = masked).
+Buf causal_template() {
+  Buf mask = zeros(DType::kBool, {2048, 2048});
+  for (int64_t i = 0; i < 2048; ++i)
+    for (int64_t j = i + 1; j < 2048; ++j) mask.b[static_cast<size_t>(i * 2048 + j)] = 1;
+  return mask;
+}
+
 Row mla_decode(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t D, int64_t Dr) {
   const int64_t bs = 128, blocks_per = (L + bs - 1) / bs, nb = B * blocks_per;
   Buf q = make(DType::kBFloat16, {B, N, 1, D}, 1, -1, 1), qr = make(DType::kBFloat16, {B, N, 1, Dr}, 2, -1, 1);
   Buf k = make(DType::kBFloat16, {nb, 1, bs, D}, 3, -1, 1), kr = make(DType::kBFloat16, {nb, 1, bs, Dr}, 4, -1, 1);
-  Buf bt = zeros(DType::kInt32, {B, blocks_per});
-  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
-  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>((i * 7919) % nb);  // scattered blocks
+  Buf bt = block_table(B, blocks_per, true);
   Buf out = zeros(DType::kBFloat16, {N, B, 1, D}), lse = zeros(DType::kFloat32, {B, N, 1, 1});
   std::vector<int64_t> akv(static_cast<size_t>(B), L);
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {k.v};
+  mlaops::FiaParams p = base_params(q, k, k, out, N, 1, D + Dr, "BNSD_NBSD");
   p.query_rope = &qr.v;
   p.key_rope = &kr.v;
   p.block_table = &bt.v;
   p.block_size = bs;
   p.actual_seq_lengths_kv = &akv;
-  p.num_heads = N;
-  p.num_key_value_heads = 1;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D + Dr));
-  p.input_layout = "BNSD_NBSD";
-  p.attention_out = out.v;
   p.softmax_lse = &lse.v;
   p.softmax_lse_flag = true;
   Row r;
@@ -105,12 +128,10 @@ Row mla_mtp(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_
   const int64_t bs = 128, blocks_per = (L + bs - 1) / bs, nb = B * blocks_per, T = B * QS;
   Buf q = make(DType::kBFloat16, {T, N, D}, 1, -1, 1), qr = make(DType::kBFloat16, {T, N, Dr}, 2, -1, 1);
   Buf k = make(DType::kBFloat16, {nb, 1, bs, D}, 3, -1, 1), kr = make(DType::kBFloat16, {nb, 1, bs, Dr}, 4, -1, 1);
-  Buf bt = zeros(DType::kInt32, {B, blocks_per});
-  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
-  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>((i * 7919) % nb);  // scattered blocks
+  Buf bt = block_table(B, blocks_per, true);
   Buf out = zeros(DType::kBFloat16, {T, N, D}), lse = zeros(DType::kFloat32, {T, N, 1});
   // the masks: the 2048 template, or per batch the QS x QS tree (1 = masked) of a binary tree
-  Buf mask = tree ? zeros(DType::kBool, {B * QS * QS}) : zeros(DType::kBool, {2048, 2048});
+  Buf mask = tree ? zeros(DType::kBool, {B * QS * QS}) : causal_template();
   double seen = 0;  // positions the rows see
   if (tree) {
     for (int64_t b = 0; b < B; ++b)
@@ -124,16 +145,11 @@ Row mla_mtp(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_
         seen += static_cast<double>(L - QS);
       }
   } else {
-    for (int64_t i = 0; i < 2048; ++i)
-      for (int64_t j = i + 1; j < 2048; ++j) mask.b[static_cast<size_t>(i * 2048 + j)] = 1;
     seen = static_cast<double>(B) * (static_cast<double>(QS) * static_cast<double>(L - QS) + QS * (QS + 1) / 2.0);
   }
   std::vector<int64_t> aq, akv(static_cast<size_t>(B), L);
   for (int64_t b = 1; b <= B; ++b) aq.push_back(b * QS);
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {k.v};
+  mlaops::FiaParams p = base_params(q, k, k, out, N, 1, D + Dr, "TND");
   p.query_rope = &qr.v;
   p.key_rope = &kr.v;
   p.block_table = &bt.v;
@@ -142,11 +158,6 @@ Row mla_mtp(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_
   p.actual_seq_lengths_kv = &akv;
   p.atten_mask = &mask.v;
   p.sparse_mode = tree ? 9 : 3;
-  p.num_heads = N;
-  p.num_key_value_heads = 1;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D + Dr));
-  p.input_layout = "TND";
-  p.attention_out = out.v;
   p.softmax_lse = &lse.v;
   p.softmax_lse_flag = true;
   Row r;
@@ -164,15 +175,10 @@ Row mla_decode_fq(RunContext& ctx, int64_t N, int64_t L, int64_t B) {
   Buf k = make(DType::kInt8, {nb, 1, D / 32, bs, 32}, 3, -127, 127, mlaops::Format::kFractalNZ);
   Buf kr = make(DType::kBFloat16, {nb, 1, Dr / 16, bs, 16}, 4, -1, 1, mlaops::Format::kFractalNZ);
   Buf ks = make(DType::kFloat32, {1}, 6, 0.04f, 0.04f);
-  Buf bt = zeros(DType::kInt32, {B, blocks_per});
-  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
-  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>((i * 7919) % nb);  // scattered blocks
+  Buf bt = block_table(B, blocks_per, true);
   Buf out = zeros(DType::kBFloat16, {N, B, 1, D}), lse = zeros(DType::kFloat32, {B, N, 1, 1});
   std::vector<int64_t> akv(static_cast<size_t>(B), L);
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {k.v};
+  mlaops::FiaParams p = base_params(q, k, k, out, N, 1, D + Dr, "BSND_NBSD");
   p.query_rope = &qr.v;
   p.key_rope = &kr.v;
   p.dequant_scale_query = &dq.v;
@@ -182,11 +188,6 @@ Row mla_decode_fq(RunContext& ctx, int64_t N, int64_t L, int64_t B) {
   p.block_table = &bt.v;
   p.block_size = bs;
   p.actual_seq_lengths_kv = &akv;
-  p.num_heads = N;
-  p.num_key_value_heads = 1;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D + Dr));
-  p.input_layout = "BSND_NBSD";
-  p.attention_out = out.v;
   p.softmax_lse = &lse.v;
   p.softmax_lse_flag = true;
   Row r;
@@ -208,16 +209,11 @@ Row gqa_decode(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, in
   Buf v = make(kvt, {nb, bs, KVN * D}, 4, int8 ? -127 : -1, int8 ? 127 : 1);
   Buf ks = make(DType::kBFloat16, {1, KVN, D}, 5, 0.004f, 0.012f), vs = make(DType::kBFloat16, {1, KVN, D}, 6, 0.004f, 0.012f);
   Buf ko = make(DType::kBFloat16, {1, KVN, D}, 7, -2, 2), vo = make(DType::kBFloat16, {1, KVN, D}, 8, -2, 2);
-  Buf bt = zeros(DType::kInt32, {B, per});
-  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
-  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>(i);
+  Buf bt = block_table(B, per, false);
   Buf out = zeros(post_quant ? DType::kInt8 : DType::kBFloat16, {B, N, 1, D});
   Buf qs2 = make(DType::kFloat32, {N, D}, 9, 50, 200), qo2 = make(DType::kFloat32, {N, D}, 10, -10, 10);
   std::vector<int64_t> akv(static_cast<size_t>(B), L);
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {v.v};
+  mlaops::FiaParams p = base_params(q, k, v, out, N, KVN, D, "BNSD");
   if (post_quant) {
     p.quant_scale2 = &qs2.v;
     p.quant_offset2 = &qo2.v;
@@ -225,11 +221,6 @@ Row gqa_decode(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, in
   p.block_table = &bt.v;
   p.block_size = bs;
   p.actual_seq_lengths_kv = &akv;
-  p.num_heads = N;
-  p.num_key_value_heads = KVN;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
-  p.input_layout = "BNSD";
-  p.attention_out = out.v;
   if (int8) {
     p.key_antiquant_scale = &ks.v;
     p.value_antiquant_scale = &vs.v;
@@ -262,16 +253,8 @@ Row gqa_decode_quant(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t
   Buf vs = mode == 0 ? make(DType::kBFloat16, {1, KVN, D}, 6, lo, hi) : make(DType::kFloat32, {1, B, L}, 6, lo, hi);
   Buf out = zeros(DType::kBFloat16, {B, 1, N * D});
   std::vector<int64_t> akv(static_cast<size_t>(B), L);
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {v.v};
+  mlaops::FiaParams p = base_params(q, k, v, out, N, KVN, D, "BSH");
   p.actual_seq_lengths_kv = &akv;
-  p.num_heads = N;
-  p.num_key_value_heads = KVN;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
-  p.input_layout = "BSH";
-  p.attention_out = out.v;
   p.inner_precise = ip;
   p.key_antiquant_scale = &ks.v;
   p.value_antiquant_scale = &vs.v;
@@ -291,23 +274,13 @@ Row gqa_decode_nz(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D,
   Buf k = make(DType::kInt8, {nb, KVN, D / 32, bs, 32}, 3, -127, 127, mlaops::Format::kFractalNZ);
   Buf v = make(DType::kInt8, {nb, KVN, D / 32, bs, 32}, 4, -127, 127, mlaops::Format::kFractalNZ);
   Buf ks = make(DType::kBFloat16, {KVN, D}, 5, 0.004f, 0.012f), vs = make(DType::kBFloat16, {KVN, D}, 6, 0.004f, 0.012f);
-  Buf bt = zeros(DType::kInt32, {B, per});
-  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
-  for (int64_t i = 0; i < nb; ++i) ids[i] = static_cast<int32_t>(i);
+  Buf bt = block_table(B, per, false);
   Buf out = zeros(DType::kBFloat16, {B, N, 1, D});
   std::vector<int64_t> akv(static_cast<size_t>(B), L);
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {v.v};
+  mlaops::FiaParams p = base_params(q, k, v, out, N, KVN, D, "BNSD");
   p.block_table = &bt.v;
   p.block_size = bs;
   p.actual_seq_lengths_kv = &akv;
-  p.num_heads = N;
-  p.num_key_value_heads = KVN;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
-  p.input_layout = "BNSD";
-  p.attention_out = out.v;
   p.inner_precise = 1;
   p.key_antiquant_scale = &ks.v;
   p.value_antiquant_scale = &vs.v;
@@ -323,18 +296,11 @@ Row mla_prefill(RunContext& ctx, int64_t T, int64_t L, int64_t N, int64_t D, int
   Buf q = make(DType::kBFloat16, {T, N, D}, 1, -1, 1), qr = make(DType::kBFloat16, {T, N, Dr}, 2, -1, 1);
   Buf k = make(DType::kBFloat16, {per, bs, N * D}, 3, -1, 1), v = make(DType::kBFloat16, {per, bs, N * D}, 4, -1, 1);
   Buf kr = make(DType::kBFloat16, {per, bs, N * Dr}, 5, -1, 1);
-  Buf bt = zeros(DType::kInt32, {1, per});
-  auto* ids = reinterpret_cast<int32_t*>(bt.b.data());
-  for (int64_t i = 0; i < per; ++i) ids[i] = static_cast<int32_t>(i);
-  Buf mask = zeros(DType::kBool, {2048, 2048});
-  for (int64_t i = 0; i < 2048; ++i)
-    for (int64_t j = i + 1; j < 2048; ++j) mask.b[static_cast<size_t>(i * 2048 + j)] = 1;  // the vendor's causal mask
+  Buf bt = block_table(1, per, false);
+  Buf mask = causal_template();
   Buf out = zeros(DType::kBFloat16, {T, N, D});
   std::vector<int64_t> aq = {T}, akv = {L};
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {v.v};
+  mlaops::FiaParams p = base_params(q, k, v, out, N, N, D + Dr, "TND");
   p.query_rope = &qr.v;
   p.key_rope = &kr.v;
   p.block_table = &bt.v;
@@ -343,11 +309,6 @@ Row mla_prefill(RunContext& ctx, int64_t T, int64_t L, int64_t N, int64_t D, int
   p.actual_seq_lengths_kv = &akv;
   p.atten_mask = &mask.v;
   p.sparse_mode = 3;
-  p.num_heads = N;
-  p.num_key_value_heads = N;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D + Dr));
-  p.input_layout = "TND";
-  p.attention_out = out.v;
   Row r;
   time_call(p, std::max(2, ctx.reps / 2), &r);
   // causal right-down: query row i sees L - T + i + 1 positions
@@ -365,15 +326,7 @@ Row gqa_prefill(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, i
   Buf out = zeros(int8 ? DType::kFloat16 : DType::kBFloat16, {B, S, N, D});
   Buf deq1 = make(DType::kFloat32, {1}, 4, 1e-4f, 1e-4f), qs1 = make(DType::kFloat32, {1}, 5, 127.f, 127.f);
   Buf deq2 = make(DType::kFloat32, {1}, 6, 1e-4f, 1e-4f);
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {v.v};
-  p.num_heads = N;
-  p.num_key_value_heads = KVN;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
-  p.input_layout = "BSND";
-  p.attention_out = out.v;
+  mlaops::FiaParams p = base_params(q, k, v, out, N, KVN, D, "BSND");
   if (int8) {
     p.deq_scale1 = &deq1.v;
     p.quant_scale1 = &qs1.v;
@@ -404,24 +357,28 @@ Row gqa_decode_prefix(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_
   Buf kp = make(DType::kBFloat16, {1, KVN, copied ? 1 : Lp, D}, 5, -1, 1);
   Buf vp = make(DType::kBFloat16, {1, KVN, copied ? 1 : Lp, D}, 6, -1, 1);
   Buf out = zeros(DType::kBFloat16, {B, N, 1, D});
-  mlaops::FiaParams p;
-  p.query = q.v;
-  p.key = {k.v};
-  p.value = {v.v};
+  mlaops::FiaParams p = base_params(q, k, v, out, N, KVN, D, "BNSD");
   if (!copied) {
     p.key_shared_prefix = &kp.v;
     p.value_shared_prefix = &vp.v;
   }
-  p.num_heads = N;
-  p.num_key_value_heads = KVN;
-  p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
-  p.input_layout = "BNSD";
-  p.attention_out = out.v;
   Row r;
   time_call(p, ctx.reps, &r);
   r.flops_bf16 = 2.0 * B * N * (Lp + L) * 2 * D;
   r.bytes = 2.0 * (copied ? B * (Lp + L) : Lp + B * L) * KVN * D * 2;
   return r;
+}
+
+// The GQA shape of the tables: 32 query / 8 KV heads, D 128, L 4096, batch 8 (tiny: 8 / 2, 64, 300, 2).
+struct GqaShape {
+  int64_t B, N, KVN, D, L;
+};
+GqaShape gqa_shape(bool tiny) { return tiny ? GqaShape{2, 8, 2, 64, 300} : GqaShape{8, 32, 8, 128, 4096}; }
+
+// "FIA GQA decode 32q/8kv D=128 L=4096 B=8" and `suffix`.
+void gqa_decode_label(char* label, size_t n, const GqaShape& s, const std::string& suffix) {
+  std::snprintf(label, n, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld%s", (long long)s.N, (long long)s.KVN,
+                (long long)s.D, (long long)s.L, (long long)s.B, suffix.c_str());
 }
 
 void add(std::vector<Case>& out, const char* id, const char* label, int threads, std::function<Row(RunContext&)> f) {
@@ -465,33 +422,31 @@ std::vector<Case> fia_cases(Size size, int threads) {
           });
         }
       }
-  {
-    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, L = tiny ? 300 : 4096;
-    for (int kind : {0, 1, 2}) {  // BF16 KV, INT8 KV, BF16 KV with post-quant INT8 output
-      const bool int8 = kind == 1, pq = kind == 2;
-      std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", int8 ? "int8kv" : pq ? "postquant" : "bf16",
-                    (long long)B, threads);
-      std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld%s", (long long)N,
-                    (long long)KVN, (long long)GD, (long long)L, (long long)B,
-                    int8 ? " int8 KV" : pq ? " int8 out" : "");
-      add(out, id, label, threads, [=](RunContext& ctx) {
-        Row r = gqa_decode(ctx, B, N, KVN, GD, L, threads, int8, pq);
-        r.target_pct = tiny || int8 ? 0 : 75;
-        return r;
-      });
-    }
+  // GQA decode over a paged BnBsH cache (gqa_shape: the GQA rows below share it)
+  const GqaShape g = gqa_shape(tiny);
+  for (int kind : {0, 1, 2}) {  // BF16 KV, INT8 KV, BF16 KV with post-quant INT8 output
+    const bool int8 = kind == 1, pq = kind == 2;
+    std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", int8 ? "int8kv" : pq ? "postquant" : "bf16",
+                  (long long)g.B, threads);
+    gqa_decode_label(label, sizeof label, g, int8 ? " int8 KV" : pq ? " int8 out" : "");
+    add(out, id, label, threads, [=](RunContext& ctx) {
+      Row r = gqa_decode(ctx, g.B, g.N, g.KVN, g.D, g.L, threads, int8, pq);
+      r.target_pct = tiny || int8 ? 0 : 75;
+      return r;
+    });
+    out.back().bracket_dram = true;  // the 75 % target is against the DRAM rate of that moment
   }
   // GQA decode with a shared prefix, and the same attention with the prefix copied per batch
   {
-    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128;
     const int64_t Lp = tiny ? 200 : 4096, L = tiny ? 50 : 512;
     for (bool copied : {false, true}) {
-      std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", copied ? "prefix_copied" : "prefix", (long long)B,
+      std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", copied ? "prefix_copied" : "prefix", (long long)g.B,
                     threads);
       std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld prefix %lld%s + own %lld B=%lld",
-                    (long long)N, (long long)KVN, (long long)GD, (long long)Lp, copied ? " copied" : "", (long long)L,
-                    (long long)B);
-      add(out, id, label, threads, [=](RunContext& ctx) { return gqa_decode_prefix(ctx, B, N, KVN, GD, Lp, L, copied); });
+                    (long long)g.N, (long long)g.KVN, (long long)g.D, (long long)Lp, copied ? " copied" : "",
+                    (long long)L, (long long)g.B);
+      add(out, id, label, threads,
+          [=](RunContext& ctx) { return gqa_decode_prefix(ctx, g.B, g.N, g.KVN, g.D, Lp, L, copied); });
     }
   }
   // MLA MTP decode: causal draft tokens (sparse 3) beside the tree mask (sparse 9)
@@ -511,30 +466,26 @@ std::vector<Case> fia_cases(Size size, int threads) {
     std::snprintf(label, sizeof label, "FIA MLA decode full quant N=%lld L=%lld B=1", (long long)N, (long long)L);
     add(out, id, label, threads, [=](RunContext& ctx) { return mla_decode_fq(ctx, N, L, 1); });
   }
-  {  // the same GQA shape over contiguous INT8 / INT4 caches
-    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, L = tiny ? 300 : 4096;
-    for (bool int4 : {false, true})
-      for (int64_t mode : {0, 1})
-        for (int64_t ip : {1, 0}) {
-          std::snprintf(id, sizeof id, "fia.gqa_decode.%s.m%lld.ip%lld.B%lld.t%d", int4 ? "int4kv" : "int8kv_bsh",
-                        (long long)mode, (long long)ip, (long long)B, threads);
-          std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld %s BSH mode %lld ip %lld",
-                        (long long)N, (long long)KVN, (long long)GD, (long long)L, (long long)B,
-                        int4 ? "int4 KV" : "int8 KV", (long long)mode, (long long)ip);
-          add(out, id, label, threads, [=](RunContext& ctx) {
-            Row r = gqa_decode_quant(ctx, B, N, KVN, GD, L, int4, mode, ip);
-            r.target_pct = 0;
-            return r;
-          });
-        }
-  }
+  // the same GQA shape over contiguous INT8 / INT4 caches
+  for (bool int4 : {false, true})
+    for (int64_t mode : {0, 1})
+      for (int64_t ip : {1, 0}) {
+        std::snprintf(id, sizeof id, "fia.gqa_decode.%s.m%lld.ip%lld.B%lld.t%d", int4 ? "int4kv" : "int8kv_bsh",
+                      (long long)mode, (long long)ip, (long long)g.B, threads);
+        gqa_decode_label(label, sizeof label, g,
+                         std::string(int4 ? " int4 KV" : " int8 KV") + " BSH mode " + std::to_string(mode) + " ip " +
+                             std::to_string(ip));
+        add(out, id, label, threads, [=](RunContext& ctx) {
+          Row r = gqa_decode_quant(ctx, g.B, g.N, g.KVN, g.D, g.L, int4, mode, ip);
+          r.target_pct = 0;
+          return r;
+        });
+      }
   {  // the same GQA shape over a paged INT8 NZ cache
-    const int64_t B = tiny ? 2 : 8, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, L = tiny ? 300 : 4096;
-    std::snprintf(id, sizeof id, "fia.gqa_decode.int8kv_nz.B%lld.t%d", (long long)B, threads);
-    std::snprintf(label, sizeof label, "FIA GQA decode %lldq/%lldkv D=%lld L=%lld B=%lld int8 KV NZ", (long long)N,
-                  (long long)KVN, (long long)GD, (long long)L, (long long)B);
+    std::snprintf(id, sizeof id, "fia.gqa_decode.int8kv_nz.B%lld.t%d", (long long)g.B, threads);
+    gqa_decode_label(label, sizeof label, g, " int8 KV NZ");
     add(out, id, label, threads, [=](RunContext& ctx) {
-      Row r = gqa_decode_nz(ctx, B, N, KVN, GD, L);
+      Row r = gqa_decode_nz(ctx, g.B, g.N, g.KVN, g.D, g.L);
       r.target_pct = 0;
       return r;
     });
@@ -554,15 +505,14 @@ std::vector<Case> fia_cases(Size size, int threads) {
       });
     }
   }
-  {
-    const int64_t B = 1, N = tiny ? 8 : 32, KVN = tiny ? 2 : 8, GD = tiny ? 64 : 128, S = tiny ? 64 : 512,
-                  L = tiny ? 300 : 2048;
+  {  // the GQA heads and head dim, batch 1
+    const int64_t S = tiny ? 64 : 512, L = tiny ? 300 : 2048;
     for (bool int8 : {false, true}) {
       std::snprintf(id, sizeof id, "fia.gqa_prefill.%s.S%lld.L%lld.t%d", int8 ? "int8fq" : "bf16", (long long)S,
                     (long long)L, threads);
-      std::snprintf(label, sizeof label, "FIA GQA prefill %lldq/%lldkv D=%lld S=%lld L=%lld%s", (long long)N,
-                    (long long)KVN, (long long)GD, (long long)S, (long long)L, int8 ? " INT8 full quant" : "");
-      add(out, id, label, threads, [=](RunContext& ctx) { return gqa_prefill(ctx, B, N, KVN, GD, S, L, int8); });
+      std::snprintf(label, sizeof label, "FIA GQA prefill %lldq/%lldkv D=%lld S=%lld L=%lld%s", (long long)g.N,
+                    (long long)g.KVN, (long long)g.D, (long long)S, (long long)L, int8 ? " INT8 full quant" : "");
+      add(out, id, label, threads, [=](RunContext& ctx) { return gqa_prefill(ctx, 1, g.N, g.KVN, g.D, S, L, int8); });
     }
   }
   return out;

@@ -196,11 +196,18 @@ std::vector<Probe> measure_limits(const ProbeOptions&, const std::function<void(
 
 Limits limits_for(const std::vector<Probe>& probes, int threads) {
   Limits l;
+  bool bw = false, bf16 = false, int8 = false;  // measured: a repeated probe counts by its best
+  auto take = [](double& into, bool& seen, double v) {
+    into = seen ? std::max(into, v) : v;
+    seen = true;
+  };
+  bool fp32 = false;
   for (const Probe& p : probes) {
     if (p.threads != threads) continue;
-    if (p.name == "dram_read") l.bw = p.best * 1e9;
-    else if (p.name == "bf16_dot") l.bf16 = p.best * 1e9;
-    else if (p.name == "int8_vnni") l.int8 = p.best * 1e9;
+    if (p.name == "dram_read") take(l.bw, bw, p.best * 1e9);
+    else if (p.name == "bf16_dot") take(l.bf16, bf16, p.best * 1e9);
+    else if (p.name == "int8_vnni") take(l.int8, int8, p.best * 1e9);
+    else if (p.name == "fp32_fma") take(l.fp32, fp32, p.best * 1e9);
     else continue;
     l.measured = true;
   }

@@ -1,9 +1,14 @@
-// Canvas drawing and the PNG writer (png.h).
+// Canvas drawing and the PNG file (png.h); the encoding is libpng's.
 #include "bench/png.h"
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
+
+#if MLAOPS_HAVE_PNG
+#include <png.h>
+#endif
 
 namespace bench {
 namespace {
@@ -75,94 +80,6 @@ constexpr uint8_t kFont[64][7] = {
     {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00},  // '^'
     {0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x1f},  // '_'
 };
-
-uint32_t crc32(const uint8_t* p, size_t n, uint32_t crc = 0) {
-  static uint32_t table[256];
-  static bool init = false;
-  if (!init) {
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-      table[i] = c;
-    }
-    init = true;
-  }
-  crc = ~crc;
-  for (size_t i = 0; i < n; ++i) crc = table[(crc ^ p[i]) & 0xFF] ^ (crc >> 8);
-  return ~crc;
-}
-
-void put32(std::vector<uint8_t>& v, uint32_t x) {
-  for (int s = 24; s >= 0; s -= 8) v.push_back(static_cast<uint8_t>(x >> s));
-}
-
-void chunk(std::vector<uint8_t>& out, const char* type, const std::vector<uint8_t>& data) {
-  put32(out, static_cast<uint32_t>(data.size()));
-  const size_t start = out.size();
-  out.insert(out.end(), type, type + 4);
-  out.insert(out.end(), data.begin(), data.end());
-  put32(out, crc32(out.data() + start, out.size() - start));
-}
-
-// LSB-first bit writer of a deflate stream; Huffman codes go in most significant bit first.
-struct BitWriter {
-  std::vector<uint8_t>& out;
-  uint32_t acc = 0;
-  int n = 0;
-  void bits(uint32_t v, int count) {
-    acc |= v << n;
-    n += count;
-    for (; n >= 8; n -= 8, acc >>= 8) out.push_back(static_cast<uint8_t>(acc));
-  }
-  void code(uint32_t c, int len) {
-    uint32_t r = 0;
-    for (int i = 0; i < len; ++i) r |= ((c >> i) & 1u) << (len - 1 - i);
-    bits(r, len);
-  }
-  void flush() {
-    if (n > 0) out.push_back(static_cast<uint8_t>(acc));
-    acc = 0;
-    n = 0;
-  }
-};
-
-// A literal / length symbol in the fixed Huffman code of RFC 1951 §3.2.6.
-void fixed_symbol(BitWriter& w, int sym) {
-  if (sym < 144) w.code(0x30 + sym, 8);
-  else if (sym < 256) w.code(0x190 + sym - 144, 9);
-  else if (sym < 280) w.code(sym - 256, 7);
-  else w.code(0xC0 + sym - 280, 8);
-}
-
-// One deflate block with the fixed code: literals, and runs of the previous byte as matches at
-// distance 1 (lengths 3..258) — enough for a plot of flat colours.
-void deflate_fixed(const std::vector<uint8_t>& in, std::vector<uint8_t>& out) {
-  static constexpr int kBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                    31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
-  static constexpr int kExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-  BitWriter w{out};
-  w.bits(1, 1);  // BFINAL
-  w.bits(1, 2);  // BTYPE 01: fixed Huffman
-  size_t i = 0;
-  while (i < in.size()) {
-    size_t run = 0;
-    if (i > 0)
-      while (i + run < in.size() && run < 258 && in[i + run] == in[i - 1]) ++run;
-    if (run >= 3) {
-      int k = 28;
-      while (kBase[k] > static_cast<int>(run)) --k;
-      fixed_symbol(w, 257 + k);
-      w.bits(static_cast<uint32_t>(static_cast<int>(run) - kBase[k]), kExtra[k]);
-      w.code(0, 5);  // distance code 0: distance 1
-      i += run;
-    } else {
-      fixed_symbol(w, in[i]);
-      ++i;
-    }
-  }
-  fixed_symbol(w, 256);  // end of block
-  w.flush();
-}
 
 }  // namespace
 
@@ -250,33 +167,26 @@ void Canvas::text_up(int x, int y, const std::string& s, Rgb c, int scale) {
   });
 }
 
+bool Canvas::png_available() { return MLAOPS_HAVE_PNG != 0; }
+
 std::vector<uint8_t> Canvas::png() const {
-  std::vector<uint8_t> out = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
-  std::vector<uint8_t> ihdr;
-  put32(ihdr, static_cast<uint32_t>(w_));
-  put32(ihdr, static_cast<uint32_t>(h_));
-  ihdr.insert(ihdr.end(), {8, 2, 0, 0, 0});  // 8-bit RGB, deflate, adaptive filter, no interlace
-  chunk(out, "IHDR", ihdr);
-  // scanlines with the Sub filter (byte minus the byte one pixel left): a run of equal pixels
-  // becomes a run of zeros
-  std::vector<uint8_t> raw;
-  raw.reserve(static_cast<size_t>(h_) * (w_ * 3 + 1));
-  for (int y = 0; y < h_; ++y) {
-    raw.push_back(1);
-    const uint8_t* row = px_.data() + static_cast<size_t>(y) * w_ * 3;
-    for (int x = 0; x < w_ * 3; ++x) raw.push_back(static_cast<uint8_t>(row[x] - (x >= 3 ? row[x - 3] : 0)));
-  }
-  std::vector<uint8_t> z = {0x78, 0x01};
-  deflate_fixed(raw, z);
-  uint32_t a = 1, b = 0;
-  for (uint8_t v : raw) {
-    a = (a + v) % 65521;
-    b = (b + a) % 65521;
-  }
-  put32(z, (b << 16) | a);
-  chunk(out, "IDAT", z);
-  chunk(out, "IEND", {});
+#if MLAOPS_HAVE_PNG
+  png_image img;
+  std::memset(&img, 0, sizeof img);
+  img.version = PNG_IMAGE_VERSION;
+  img.width = static_cast<png_uint_32>(w_);
+  img.height = static_cast<png_uint_32>(h_);
+  img.format = PNG_FORMAT_RGB;
+  png_alloc_size_t size = 0;
+  // the first call sizes the file, the second writes it (libpng's simplified API)
+  if (!png_image_write_to_memory(&img, nullptr, &size, 0, px_.data(), 0, nullptr)) return {};
+  std::vector<uint8_t> out(size);
+  if (!png_image_write_to_memory(&img, out.data(), &size, 0, px_.data(), 0, nullptr)) return {};
+  out.resize(size);
   return out;
+#else
+  return {};
+#endif
 }
 
 }  // namespace bench

@@ -1,7 +1,7 @@
-// A small RGB canvas with lines, dots and a 5x7 bitmap font, written as a PNG file (Sub-filtered
-// scanlines, one deflate block with the fixed Huffman code and distance-1 runs, CRC-32, Adler-32:
-// no compression library needed; a plot of flat colours shrinks about 100x). Used by the roofline
-// plot of `mlaops bench` (report.cpp).
+// A small RGB canvas with lines, dots and a 5x7 bitmap font, encoded as a PNG file by libpng
+// (Debian libpng-dev, found by CMake; a build without it, such as the aarch64 cross build, has
+// no plot: png() returns nothing and png_available() is false). Used by the roofline plot of
+// `mlaops bench` (report.cpp).
 #pragma once
 
 #include <cstdint>
@@ -30,8 +30,9 @@ class Canvas {
   // Text rotated 90 degrees counter-clockwise (reads bottom to top), bottom-left at (x, y).
   void text_up(int x, int y, const std::string& s, Rgb c, int scale = 1);
   static int text_width(const std::string& s, int scale = 1) { return static_cast<int>(s.size()) * 6 * scale; }
-  // The PNG file bytes (8-bit RGB, no interlace).
+  // The PNG file bytes (8-bit RGB), empty when this build has no libpng or it failed.
   std::vector<uint8_t> png() const;
+  static bool png_available();
 
  private:
   int w_, h_;

@@ -14,26 +14,33 @@ namespace bench {
 
 void apply_bound(Row& r, const RunContext& ctx) {
   const Limits& l = r.threads == 1 ? ctx.lim1 : ctx.lim2;
-  const double t_mem = r.bytes / l.bw;
+  const double bracket = std::max(r.dram_before, r.dram_after);
+  const double t_mem = r.bytes / (bracket > 0 ? bracket : l.bw);
   const double t_cmp = r.flops_bf16 / l.bf16 + r.ops_int8 / l.int8;
   r.bound_us = std::max(t_mem, t_cmp) * 1e6;
   r.mem_bound = t_mem >= t_cmp;
 }
 
-void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T,
-                   const std::vector<std::pair<int64_t, int64_t>>& kn, bool int8, int copies, int reps) {
+void add_dnnl_peer(Row& r, const RunContext& ctx, const char* name, int64_t T, const std::vector<PeerGemm>& gemms,
+                   int copies, int reps, const std::function<bool()>& ours) {
   if (!ctx.peers) return;
 #ifdef MLAOPS_HAVE_DNNL
-  DnnlProjections peer(T, kn, int8, copies);
+  DnnlProjections peer(T, gemms, copies);
   const Times pt = time_it([&] { peer.run(); }, reps);
-  double work = 0, bytes = 0;
-  for (const auto& [K, N] : kn) {
-    work += 2.0 * static_cast<double>(T) * static_cast<double>(K) * static_cast<double>(N);
-    bytes += static_cast<double>(K) * static_cast<double>(N) * (int8 ? 1.0 : 2.0);
+  double work = 0, work_int8 = 0, bytes = 0;
+  for (const PeerGemm& g : gemms) {
+    const double params = static_cast<double>(g.batch) * static_cast<double>(g.K) * static_cast<double>(g.N);
+    work += 2.0 * static_cast<double>(T) * params;
+    if (g.int8) work_int8 += 2.0 * static_cast<double>(T) * params;
+    bytes += params * (g.int8 ? 1.0 : 2.0);
   }
-  r.peers.push_back({name, pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed", work, int8, bytes});
+  r.peers.push_back({name, pt.best * 1e6, pt.median * 1e6, "pre-packed weights, DRAM-streamed", work, work_int8, bytes});
+  if (ours) {
+    r.peers.back().pair_ratio = paired_ratio_median(reps, ours, [&] { peer.run(); });
+    r.peers.back().pairs = reps;
+  }
 #else
-  (void)T, (void)kn, (void)int8, (void)copies, (void)reps;
+  (void)T, (void)gemms, (void)copies, (void)reps, (void)ours;
   r.peers.push_back({name, 0, 0, "not built (install libdnnl-dev and rebuild)"});
 #endif
 }
@@ -67,10 +74,46 @@ std::vector<std::string> raise_dram_to_peers(Report& rep) {
   return notes;
 }
 
+namespace {
+
+// The DRAM read rate at `threads` threads from a short probe (3 runs of 256 MiB), bytes/s.
+double dram_now(int threads) {
+  ProbeOptions o;
+  o.reps = 3;
+  o.max_threads = threads;
+  o.dram_bytes = size_t{256} << 20;
+  o.dram_only = true;
+  double best = 0;
+  for (const Probe& p : measure_limits(o, [](const Probe&) {}))
+    if (p.name == "dram_read" && p.threads == threads) best = p.best * 1e9;
+  return best;
+}
+
+}  // namespace
+
+bool filter_matches(const std::string& id, const std::string& filter) {
+  if (filter.empty()) return true;
+  size_t start = 0;
+  while (start <= filter.size()) {
+    const size_t comma = filter.find(',', start);
+    const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty() && id.find(part) != std::string::npos) return true;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return false;
+}
+
 Row run_one(const Case& c, RunContext& ctx) {
+  const bool bracket = c.bracket_dram && ctx.lim2.measured;
+  const double before = bracket ? dram_now(c.threads) : 0;
   mlaops::set_num_threads(c.threads);
   omp_set_num_threads(c.threads);  // the oneDNN peer's pool
   Row r = c.run(ctx);
+  if (bracket) {
+    r.dram_before = before;
+    r.dram_after = dram_now(c.threads);
+  }
   mlaops::set_num_threads(ctx.threads);
   omp_set_num_threads(ctx.threads);
   r.id = c.id;

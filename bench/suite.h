@@ -47,6 +47,7 @@ std::vector<Probe> measure_limits(const ProbeOptions& o, const std::function<voi
 struct Limits {
   double bw = 50e9, bf16 = 740e9, int8 = 1040e9;  // the roofline anchors (docs/performance.md, 2 cores)
   bool measured = false;                            // false: the anchors above
+  double fp32 = 0;                                  // the fp32 FMA rate when probed (plot only)
 };
 // The best rate of each probe at `threads` threads; anchors for what was not measured.
 Limits limits_for(const std::vector<Probe>& probes, int threads);
@@ -64,8 +65,10 @@ struct PeerTime {
   double best_us = 0, median_us = 0;
   std::string note;  // why it did not run, or what it measures
   double work = 0;   // FLOPs / OPs the peer does (0 = not counted), for its rate
-  bool int8 = false; // its work runs on the int8 units
+  double work_int8 = 0;  // the part of `work` on the int8 units (the rest on bf16)
   double bytes = 0;  // weight bytes it streams (0 = not counted), for its GB/s
+  double pair_ratio = 0;  // median of peer / our time over `pairs` alternated pairs (0 = not paired)
+  int pairs = 0;
 };
 
 // One measured row.
@@ -80,9 +83,13 @@ struct Row {
   double bound_us = 0;
   bool mem_bound = false;
   std::vector<PeerTime> peers;
-  // targets (0 = none): % of the bound, and the ratio peer time / our time
+  // targets (0 = none): % of the bound, the ratio peer time / our time (best against best), and
+  // the median ratio of alternated pairs (the first peer's pair_ratio)
   double target_pct = 0;
   double target_peer_ratio = 0;
+  double target_pair_ratio = 0;
+  // DRAM probes right before / after the case (bytes/s; 0 = not taken): the bound uses the faster
+  double dram_before = 0, dram_after = 0;
   std::string error;  // non-empty: the operator call failed
 };
 
@@ -123,11 +130,18 @@ struct Case {
   std::string id, op, label;
   int threads = 2;
   std::function<Row(RunContext&)> run;
+  // A DRAM-bound case whose bound is the DRAM probe taken right before and right after it (the
+  // faster of the two), not the run's probe: the machine's rate moves within minutes.
+  bool bracket_dram = false;
 };
 
 std::vector<Case> fia_cases(Size size, int threads);
 std::vector<Case> mla_prolog_cases(Size size, int threads);
 std::vector<Case> mla_preprocess_cases(Size size, int threads);
+
+// Whether case id `id` passes `filter`: empty, or a comma-separated list of substrings one of
+// which `id` contains (the --filter of `mlaops bench` and of `mlaops bench --scaling`).
+bool filter_matches(const std::string& id, const std::string& filter);
 
 // Fills bound_us / mem_bound of `r` from its bytes and work and the limits for its thread count.
 void apply_bound(Row& r, const RunContext& ctx);

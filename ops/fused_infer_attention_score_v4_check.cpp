@@ -33,8 +33,11 @@ using check::rank_in;
 using check::shape_str;
 
 bool given(const TensorView& t) { return t.dtype != DType::kUndefined; }
-const TensorView* key_of(const FiaParams& p) { return p.key.empty() ? nullptr : &p.key[0]; }
-const TensorView* value_of(const FiaParams& p) { return p.value.empty() ? nullptr : &p.value[0]; }
+// Tensor lists: every element is checked by ops/fia_tensor_list.cpp (an element may be empty).
+const TensorView* key_of(const FiaParams& p) { return p.key.empty() || fia_tl_requested(p) ? nullptr : &p.key[0]; }
+const TensorView* value_of(const FiaParams& p) {
+  return p.value.empty() || fia_tl_requested(p) ? nullptr : &p.value[0];
+}
 const TensorView* lse_of(const FiaParams& p) { return p.softmax_lse_flag ? p.softmax_lse : nullptr; }
 constexpr DType F16 = DType::kFloat16;
 constexpr DType I32 = DType::kInt32;
@@ -218,11 +221,7 @@ Status check_existence(const FiaParams& p, const char* op) {
   for (const auto& s : scope)
     MLAOPS_CHECK(s.t == nullptr, kParamInvalid,
                  "%s: %s: FIA-02 %s is not supported yet; allowed null, got a value", op, s.name, s.feature);
-  MLAOPS_TRY(fia_prefix_check_scope(p, op));  // INT8 / INT4 shared prefix (ops/fia_prefix.h)
-  MLAOPS_CHECK(p.key.size() == 1 && p.value.size() == 1, kParamInvalid,
-               "%s: key/value: FIA-02 tensor lists with more than one tensor (per-batch KV) are not supported yet; "
-               "allowed 1 tensor, got %zu / %zu",
-               op, p.key.size(), p.value.size());
+  MLAOPS_TRY(fia_tl_check_existence(p, op));  // tensor-list key / value (ops/fia_tensor_list.h)
   // An INT8 query is MLA full quant (dequantScaleQuery or queryRope: FIA-27..29, ops/fia_mla_quant.h)
   // or GQA / MHA full quantisation (FIA-30..32, ops/fia_full_quant.h).
   for (const auto& [t, name] : {std::pair{&p.key[0], "key"}, std::pair{&p.value[0], "value"}})
@@ -347,6 +346,7 @@ Status check_kv(const FiaParams& p, const FiaCheckOptions& o, const Seq& qs, Fia
   const TensorView& key = p.key[0];
   const TensorView& value = p.value[0];
   const int64_t B = c->B, KVN = c->KVN;
+  if (fia_tl_requested(p)) return fia_tl_check_kv(p, o, qs.b, c, kd);  // ops/fia_tensor_list.h
   c->kv_start.assign(static_cast<size_t>(B), 0);
   if (c->paged) {
     Pool kp, vp, rp;
@@ -730,6 +730,7 @@ Status check_antiquant(const FiaParams& p, const FiaCheckOptions& o, int64_t kd,
   as.max_q = c->packed ? (c->act_q.empty() ? 0 : *std::max_element(c->act_q.begin(), c->act_q.end())) : c->QS;
   as.block_num = c->block_num;
   as.block_size = c->block_size;
+  as.prefix_len = c->prefix.len;
   return fia_check_antiquant(p, as, &c->aq);
 }
 
@@ -793,7 +794,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
     c.noop = true;
     return kSuccess;
   }
-  if (p.key[0].empty() || p.value[0].empty()) {
+  if (!fia_tl_requested(p) && (p.key[0].empty() || p.value[0].empty())) {  // lists: zero-length batches
     MLAOPS_TRY(dense(op, "attentionOut", "FIA-17", p.attention_out));
     if (lse_of(p) != nullptr) MLAOPS_TRY(dense(op, "softmaxLse", "FIA-17", *p.softmax_lse));
     MLAOPS_TRY(fia_prefix_check_empty(p, op));
@@ -811,13 +812,13 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_CHECK(kd == c.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
                op, (long long)c.QD, (long long)kd);
   MLAOPS_CHECK(c.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
+  MLAOPS_TRY(fia_prefix_check(p, op, &c));  // shared prefix (ops/fia_prefix.h): Lp before the per-token extents
   if (fia_mlaq_requested(p))
     MLAOPS_TRY(fia_mlaq_check(p, o, &c));
   else if (c.full_quant)
     MLAOPS_TRY(fia_fq_check_call(p, op, c));  // FIA-32
   else
     MLAOPS_TRY(check_antiquant(p, o, kd, &c));
-  MLAOPS_TRY(fia_prefix_check(p, op, &c));  // shared prefix (ops/fia_prefix.h)
   if (o.vendor_ranges) {
     MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", c.QD, 1, 512));
     MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", c.VD, 1, 512));
@@ -848,6 +849,7 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
     MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
   }
   if (c.mq.on) MLAOPS_TRY(fia_mlaq_check_pointers(p, op));
+  MLAOPS_TRY(fia_tl_check_pointers(p, c, op));  // every tensor-list element
   // FIA-18 outputs overlap neither each other nor any input
   const TensorView* lse = lse_of(p);
   return check::no_overlap(op, "FIA-18", {{"attentionOut", &p.attention_out}, {"softmaxLse", lse}},

@@ -425,11 +425,11 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
   for (c.t0 = 0; c.t0 < d.T; c.t0 += pl->chunk) {
     c.tc = std::min(pl->chunk, d.T - c.t0);
     auto t = clock::now();
-    if (pl->quant) parallel_for(c.tc, 4, pl->threads, [&](int64_t b, int64_t e) { stage1_rows(c, b, e); });
+    if (pl->quant) parallel_for(c.tc, kMlaPreprocessRowsMinChunk, pl->threads, [&](int64_t b, int64_t e) { stage1_rows(c, b, e); });
     lap(0, t);
     project_input(c);
     lap(1, t);
-    parallel_for(c.tc, 4, pl->threads, [&](int64_t b, int64_t e) { stage2_rows(c, b, e); });
+    parallel_for(c.tc, kMlaPreprocessRowsMinChunk, pl->threads, [&](int64_t b, int64_t e) { stage2_rows(c, b, e); });
     lap(2, t);
     struct HeadCtx {
       const RunCtx* c;

@@ -21,6 +21,8 @@ namespace mlaops {
 
 // PlanState::op of every MlaPreprocess plan.
 inline constexpr const char* kMlaPreprocessOp = "mla_preprocess";
+// The fewest tokens of a chunk one thread takes in the token-row steps (RmsNormQuant, dequant, RoPE rows).
+inline constexpr int64_t kMlaPreprocessRowsMinChunk = 4;
 
 // One cache as the scatter sees it (the input cache's geometry, applied to the output's memory):
 // element (slot, j) at

@@ -414,7 +414,7 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
     auto t = clock::now();
     project_x(c);
     lap(0, t);
-    parallel_for(c.tc, 8, pl->threads, [&](int64_t b, int64_t e) { token_rows(c, b, e); });
+    parallel_for(c.tc, kMlaPrologRowsMinChunk, pl->threads, [&](int64_t b, int64_t e) { token_rows(c, b, e); });
     lap(1, t);
     struct HeadCtx {
       const RunCtx* c;

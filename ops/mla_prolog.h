@@ -19,6 +19,8 @@ namespace mlaops {
 
 // PlanState::op of every MlaProlog plan.
 inline constexpr const char* kMlaPrologOp = "mla_prolog";
+// The fewest tokens of a chunk one thread takes in the token-row step (RmsNorm, RoPE, quant rows).
+inline constexpr int64_t kMlaPrologRowsMinChunk = 8;
 
 // A weight as the panel GEMM sees it (kernels/cpu/gemm.h GemmArgs): logical [rows = K, cols = N]
 // in panels of panel_width columns. The data pointer is bound at run time.

@@ -1,5 +1,6 @@
 // Float64 reference of FusedInferAttentionScoreV4's INT8 full quantisation; definition and
-// rounding steps in fia_full_quant_ref.h. Uses only its own helpers (ref_util.h).
+// rounding steps in fia_full_quant_ref.h. Uses only the references' own helpers (ref_util.h,
+// fia_left_padding_ref.h).
 #include "reference/fia_full_quant_ref.h"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <limits>
 #include <vector>
 
+#include "reference/fia_left_padding_ref.h"
 #include "reference/ref_util.h"
 
 namespace mlaops {
@@ -108,10 +110,9 @@ Status fia_full_quant_ref(const FiaParams& p) {
                  "%s: deqScale1 / deqScale2: one UINT64 or FLOAT element", kOp);
   MLAOPS_CHECK(p.quant_scale1->dtype == DType::kFloat32 && p.quant_scale1->numel() == 1 && p.quant_scale1->data,
                kParamInvalid, "%s: quantScale1: one FLOAT element", kOp);
-  MLAOPS_CHECK(p.block_table == nullptr && p.learnable_sink == nullptr && p.query_padding_size == nullptr &&
-                   p.kv_padding_size == nullptr && p.key_shared_prefix == nullptr && p.antiquant_scale == nullptr &&
-                   p.key_antiquant_scale == nullptr && p.value_antiquant_scale == nullptr,
-               kParamInvalid, "%s: paged KV, learnableSink, padding, prefix and antiquant are outside full quant", kOp);
+  MLAOPS_CHECK(p.block_table == nullptr && p.learnable_sink == nullptr && p.key_shared_prefix == nullptr &&
+                   p.antiquant_scale == nullptr && p.key_antiquant_scale == nullptr && p.value_antiquant_scale == nullptr,
+               kParamInvalid, "%s: paged KV, learnableSink, prefix and antiquant are outside full quant", kOp);
   const bool post_quant = p.quant_scale2 != nullptr;
   MLAOPS_CHECK(post_quant ? out.dtype == DType::kInt8
                           : (out.dtype == DType::kFloat16 || out.dtype == DType::kFloat32 || out.dtype == DType::kFloat64),
@@ -135,8 +136,12 @@ Status fia_full_quant_ref(const FiaParams& p) {
                  kParamInvalid, "%s: softmaxLse: FLOAT (B, N, Q_S, 1)", kOp);
   bool ok = true;
   const std::vector<int64_t> act_q = lengths(p.actual_seq_lengths, B, QS, &ok);
-  const std::vector<int64_t> act_kv = lengths(p.actual_seq_lengths_kv, B, KS, &ok);
+  std::vector<int64_t> act_kv = lengths(p.actual_seq_lengths_kv, B, KS, &ok);
   MLAOPS_CHECK(ok, kParamInvalid, "%s: actualSeqLengths / actualSeqLengthsKv", kOp);
+  // Left padding: batch b's valid rows / positions start at lp.q(b) / lp.kv(b); the explicit
+  // mask and pseShift are read at these padded coordinates (fia_left_padding_ref.h).
+  FiaRefLeftPad lp;
+  MLAOPS_TRY(fia_ref_left_padding(p, B, QS, KS, false, false, false, act_q, &act_kv, &lp));
   int64_t max_q = 0, max_kv = 0;
   for (int64_t b = 0; b < B; ++b) {
     max_q = std::max(max_q, act_q[static_cast<size_t>(b)]);
@@ -176,17 +181,19 @@ Status fia_full_quant_ref(const FiaParams& p) {
     auto explicit_mask = [&]() {
       int64_t idx[4] = {0, 0, 0, 0};
       const int64_t bb = mask->rank == 2 || mask->dims[0] == 1 ? 0 : b;
+      const int64_t mi = i + lp.q(b), mj = j + lp.kv(b);  // padded coordinates
       if (mask->rank == 2) {
-        idx[0] = i, idx[1] = j;
+        idx[0] = mi, idx[1] = mj;
       } else if (mask->rank == 3) {
-        idx[0] = bb, idx[1] = i, idx[2] = j;
+        idx[0] = bb, idx[1] = mi, idx[2] = mj;
       } else {
-        idx[0] = bb, idx[2] = i, idx[3] = j;
+        idx[0] = bb, idx[2] = mi, idx[3] = mj;
       }
       return ref::load(*mask, ref::offset(*mask, idx)) != 0.0;
     };
     switch (mode) {
-      case 0: return mask != nullptr && (explicit_mask() || wj > wi + next || wj < wi - pre);
+      case 0:  // left padding: pre / next ignored
+        return mask != nullptr && (explicit_mask() || (!lp.on && (wj > wi + next || wj < wi - pre)));
       case 1: return explicit_mask();
       case 2: return wj > wi;
       case 3: return wj > wi + diag;
@@ -215,6 +222,7 @@ Status fia_full_quant_ref(const FiaParams& p) {
   std::vector<int64_t> qi(static_cast<size_t>(QD));
   for (int64_t b = 0; b < B; ++b) {
     const int64_t s1 = act_q[static_cast<size_t>(b)], s2 = act_kv[static_cast<size_t>(b)];
+    const int64_t q0 = lp.q(b), kv0 = lp.kv(b);  // the windows' first row / position
     s.assign(static_cast<size_t>(s2), 0.0);
     valid.assign(static_cast<size_t>(s2), 0);
     for (int64_t n = 0; n < N; ++n) {
@@ -223,19 +231,20 @@ Status fia_full_quant_ref(const FiaParams& p) {
         std::fill(o.begin(), o.end(), 0.0);
         double lse_v = inf;
         bool any = false;
-        if (i < s1) {
+        const int64_t r = i - q0;  // row in the batch's query window
+        if (r >= 0 && r < s1) {
           for (int64_t d = 0; d < QD; ++d) qi[static_cast<size_t>(d)] = ref::load_int(q, qa.offset(b, n, i, d));
           for (int64_t j = 0; j < s2; ++j) {
-            valid[static_cast<size_t>(j)] = !masked(b, i, j);
+            valid[static_cast<size_t>(j)] = !masked(b, r, j);
             if (!valid[static_cast<size_t>(j)]) continue;
             any = true;
             int64_t dot = 0;
-            for (int64_t d = 0; d < QD; ++d) dot += qi[static_cast<size_t>(d)] * ref::load_int(key, ka.offset(b, h, j, d));
+            for (int64_t d = 0; d < QD; ++d) dot += qi[static_cast<size_t>(d)] * ref::load_int(key, ka.offset(b, h, kv0 + j, d));
             double x = static_cast<float>(static_cast<double>(dot) * deq1);  // fp32 product
             x = std::min(65504.0, std::max(-65504.0, x));
             double sj = ref::to_fp16(ref::to_fp16(x) * sc_h);  // fp16 product of two FP16 values
             if (pse != nullptr) {
-              const int64_t idx[4] = {pse->dims[0] == 1 ? 0 : b, n, i, j};
+              const int64_t idx[4] = {pse->dims[0] == 1 ? 0 : b, n, i, kv0 + j};
               sj = static_cast<float>(sj + ref::load(*pse, ref::offset(*pse, idx)));  // fp32 sum
             }
             s[static_cast<size_t>(j)] = sj;
@@ -260,7 +269,7 @@ Status fia_full_quant_ref(const FiaParams& p) {
               const double e = std::exp(s[static_cast<size_t>(j)] - m);
               const int64_t pj = ref::int8_rint(ref::to_fp16(ref::to_fp16(e) * qs_h));
               if (pj == 0) continue;
-              for (int64_t d = 0; d < VD; ++d) acc[static_cast<size_t>(d)] += pj * ref::load_int(value, va.offset(b, h, j, d));
+              for (int64_t d = 0; d < VD; ++d) acc[static_cast<size_t>(d)] += pj * ref::load_int(value, va.offset(b, h, kv0 + j, d));
             }
             for (int64_t d = 0; d < VD; ++d) oc[static_cast<size_t>(d)] = static_cast<double>(acc[static_cast<size_t>(d)]) * deq2;
             mc.push_back(m);

@@ -24,6 +24,7 @@
 #include "reference/fia_left_padding_ref.h"
 #include "reference/fia_mla_quant_ref.h"
 #include "reference/fia_prefix_ref.h"
+#include "reference/fia_tensor_list_ref.h"
 #include "reference/ref_util.h"
 
 namespace mlaops {
@@ -324,9 +325,6 @@ Status check_scope(const FiaParams& p) {
   };
   for (const Opt& o : opts)
     MLAOPS_CHECK(o.ptr == nullptr, kParamInvalid, "%s: %s is not supported yet", kOp, o.name);
-  MLAOPS_CHECK(p.key.size() <= 1 && p.value.size() <= 1, kParamInvalid,
-               "%s: key/value tensor lists with more than one tensor are not supported yet (got %zu / %zu)", kOp,
-               p.key.size(), p.value.size());
   if (p.query.dtype == DType::kInt8)
     return fail(kParamInvalid, "%s: INT8 query (full quant) is not supported yet", kOp);
   for (const auto* list : {&p.key, &p.value}) {
@@ -354,12 +352,13 @@ using Wide = __int128;
 }  // namespace
 
 Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
+  if (p.key.size() > 1 || p.value.size() > 1) return fia_tensor_list_ref(p, antiquant);  // its own file
   if (fia_ref_is_full_quant(p)) return fia_full_quant_ref(p);  // INT8 query (fia_full_quant_ref.h)
   // ---------- 0. scope, presence, empty tensors ----------
   if (p.dequant_scale_query != nullptr) return fia_mla_quant_ref(p);  // MLA full quant (its own file)
   MLAOPS_TRY(check_scope(p));
-  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr || p.actual_shared_prefix_len != nullptr)
-    return fia_prefix_ref(p, antiquant);  // shared prefix (its own file)
+  // shared prefix (its own file); actualSharedPrefixLen without the prefix tensors is ignored
+  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr) return fia_prefix_ref(p, antiquant);
   MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
   const TensorView& q = p.query;
   const TensorView& key = p.key[0];

@@ -36,7 +36,7 @@ namespace mlaops {
 // Computes attention_out (and softmax_lse when softmax_lse_flag) for p.
 //
 // Returns kParamInvalid with a "... not supported yet" message for inputs outside the scope
-// (shared prefix, keyRopeAntiquantScale, tensor lists with more than one tensor).
+// (keyRopeAntiquantScale). Tensor lists of more than one tensor: fia_tensor_list_ref.h.
 // With dequantScaleQuery (or an INT8 query with queryRope) the call is MLA full quant, computed by
 // fia_mla_quant_ref (reference/fia_mla_quant_ref.h); an INT8 query without them is GQA full
 // quantisation, computed by fia_full_quant_ref (reference/fia_full_quant_ref.h). The reference assumes

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install_packages.sh cmake ninja-build g++ gcc make pkg-config libgtest-dev libgmock-dev libbenchmark-dev \
-  libdnnl-dev
+  libdnnl-dev libpng-dev
 
 cmake --preset release >/dev/null
 cmake --build --preset release

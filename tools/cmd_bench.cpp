@@ -18,6 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/limits_cache.h"
+#include "bench/png.h"
+#include "bench/scaling.h"
 #include "bench/suite.h"
 #include "mlaops/runtime.h"
 #include "tools/commands.h"
@@ -29,6 +32,7 @@ const char* kBenchUsage =
     "usage: mlaops bench [--quick | --tiny] [--reps N] [--filter TEXT[,TEXT...]] [--threads N]\n"
     "                    [--json FILE] [--png FILE] [--no-peers] [--python PATH] [--vllm-python PATH]\n"
     "                    [--no-limits] [--lock FILE] [--no-wait] [--list]\n"
+    "       mlaops bench --scaling [--help | options]   (plans only: thread scaling model, scaling.h)\n"
     "\n"
     "Measures this machine's limits (DRAM read GB/s; bf16 vdpbf16ps GFLOP/s and int8 vpdpbusd GOP/s,\n"
     "1..N threads), then times each case (MlaPrologV2, MlaPreprocess, FusedInferAttentionScoreV4 at\n"
@@ -72,17 +76,6 @@ bool parse_int(const char* s, int lo, int hi, int* out) {
   return true;
 }
 
-std::string cpu_model() {
-  std::ifstream f("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind("model name", 0) == 0) {
-      const size_t c = line.find(':');
-      return c == std::string::npos ? line : line.substr(c + 2);
-    }
-  return "unknown";
-}
-
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
   std::tm tm{};
@@ -90,19 +83,6 @@ std::string utc_now() {
   char b[32];
   std::strftime(b, sizeof b, "%Y-%m-%d %H:%M UTC", &tm);
   return b;
-}
-
-bool wanted(const std::string& id, const std::string& filter) {
-  if (filter.empty()) return true;
-  size_t start = 0;
-  while (start <= filter.size()) {
-    const size_t comma = filter.find(',', start);
-    const std::string part = filter.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!part.empty() && id.find(part) != std::string::npos) return true;
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return false;
 }
 
 // Holds an exclusive flock on `path` for the life of the process (released at exit).
@@ -137,6 +117,13 @@ int take_lock(const std::string& path, bool wait) {
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
+  for (int i = 0; i < argc; ++i)
+    if (std::strcmp(argv[i], "--scaling") == 0) {  // the thread-scaling model: plans only, no timing
+      std::vector<std::string> rest;
+      for (int j = 0; j < argc; ++j)
+        if (j != i) rest.emplace_back(argv[j]);
+      return bench::scaling_main(rest);
+    }
   bench::Size size = bench::Size::kFull;
   int reps = 7, threads = num_threads();
   std::string filter, json = "mlaops_bench.json", png = "mlaops_bench_roofline.png";
@@ -187,7 +174,7 @@ int cmd_bench(int argc, char** argv) {
   std::vector<bench::Case> cases;
   for (auto* make : {bench::mla_prolog_cases, bench::mla_preprocess_cases, bench::fia_cases})
     for (bench::Case& c : make(size, threads))
-      if (wanted(c.id, filter)) cases.push_back(std::move(c));
+      if (bench::filter_matches(c.id, filter)) cases.push_back(std::move(c));
   if (list) {
     for (const bench::Case& c : cases) std::printf("%-46s %s (%d thread%s)\n", c.id.c_str(), c.label.c_str(), c.threads, c.threads == 1 ? "" : "s");
     return 0;
@@ -200,7 +187,7 @@ int cmd_bench(int argc, char** argv) {
   bench::Report rep;
   rep.version = version();
   rep.isa = isa_name(active_isa());
-  rep.cpu = cpu_model();
+  rep.cpu = bench::cpu_model();
   rep.date = utc_now();
   rep.threads = threads;
   rep.reps = reps;
@@ -264,6 +251,10 @@ int cmd_bench(int argc, char** argv) {
       if (p.threads == 1 || p.threads == threads) l.bw = std::max(l.bw, p.best * 1e9);
     }
   }
+  if (limits && ctx.lim2.measured && size != bench::Size::kTiny) {
+    if (bench::save_limits_cache(rep.probes, rep.cpu, rep.date))
+      std::printf("limits saved to %s (mlaops demo bounds its calls by them)\n", bench::limits_cache_path().c_str());
+  }
   const std::vector<std::string> raised = bench::raise_dram_to_peers(rep);
   for (const std::string& n : raised) std::printf("%s\n", n.c_str());
   std::printf("\nbounds used (%d threads): DRAM %.1f GB/s, bf16 %.0f GFLOP/s, int8 %.0f GOP/s; %% of bound per case:\n",
@@ -277,7 +268,9 @@ int cmd_bench(int argc, char** argv) {
     if (!bench::write_json(rep, json, &err)) return bad(err);
     std::printf("wrote %s\n", json.c_str());
   }
-  if (png != "-") {
+  if (png != "-" && !bench::Canvas::png_available()) {
+    std::printf("no roofline plot: this build has no libpng (Debian libpng-dev)\n");
+  } else if (png != "-") {
     if (!bench::write_roofline_png(rep, png, &err)) return bad(err);
     std::printf("wrote %s\n", png.c_str());
   }

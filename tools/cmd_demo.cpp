@@ -5,24 +5,20 @@
 //   decode:  K steps of MlaPrologV2 (one token per request) + FusedInferAttentionScoreV4
 //            BNSD_NBSD over the paged cache.
 // Every operator call is checked against the float64 reference on the same inputs, timed, and
-// set against its roofline lower bound (the anchors of docs/performance.md: 50 GB/s, 740 GFLOP/s
-// bf16, 1040 GOP/s int8).
-// `--int8`: the W8A8 configuration instead (int8 LoRA weights and token rows, int8 latent cache):
+// set against its roofline lower bound from this host's limits at the run's thread count (saved by
+// the last `mlaops bench` on this CPU, or a quick probe: bench/limits_cache.h).
+// `--int8`: the W8A8 configuration instead (tools/cmd_demo_int8.cpp; int8 LoRA weights and token
+// rows, int8 latent cache):
 //   prefill: MlaPrologV2 full quant + KV quant on all prompt tokens writes the PA_NZ caches (the
 //            prefill attention of a W8A8 deployment is the unabsorbed bf16 path, not run here:
 //            FIA MLA full quant takes at most 16 query tokens per request);
 //   decode:  K steps of MlaPrologV2 full quant + KV quant (INT8 query, dequantScaleQNope) +
 //            FusedInferAttentionScoreV4 MLA full quant (BSND_NBSD, INT8 NZ latent cache).
 // The exit status is 1 if any check fails.
-#include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,12 +29,17 @@
 #include "mlaops/mla_prolog.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
+#include "bench/limits_cache.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "reference/mla_prolog_ref.h"
 #include "tests/ops/compare.h"
 #include "tools/commands.h"
+#include "tools/demo_common.h"
 
 namespace mlaops::tools {
+
+using namespace demo;  // NOLINT: the demo's shared pieces (tools/demo_common.h)
+
 namespace {
 
 const char* kDemoUsage =
@@ -64,21 +65,6 @@ const char* kDemoUsage =
     "                     Hckv 512 and Dr 64, which FIA MLA full quant requires)\n"
     "  --help             this text\n"
     "Environment: MLAOPS_NUM_THREADS / OMP_NUM_THREADS, MLAOPS_ISA.\n";
-
-constexpr double kBw = 50e9, kBf16 = 740e9;  // roofline anchors (docs/performance.md)
-
-struct Dims {
-  int64_t He = 7168, Hcq = 1536, Hckv = 512, D = 128, Dr = 64, N = 32, block = 128;
-};
-
-struct Options {
-  Dims d;
-  std::vector<int64_t> prompts = {37, 64, 100};
-  int64_t steps = 4;
-  uint64_t seed = 1;
-  bool check = true;
-  bool int8 = false;
-};
 
 bool parse_int(const char* s, int64_t lo, int64_t hi, int64_t* out) {
   char* end = nullptr;
@@ -167,15 +153,8 @@ int parse(int argc, char** argv, Options* o) {
   return 0;
 }
 
-// ---- the layer ----
 
-HostTensor random_bf16(const std::vector<int64_t>& dims, std::mt19937_64& rng, double scale) {
-  HostTensor h = make_tensor(DType::kBFloat16, dims);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  auto* p = h.view.ptr<uint16_t>();
-  for (int64_t i = 0; i < h.numel(); ++i) p[i] = float_to_bf16(static_cast<float>(scale) * u(rng));
-  return h;
-}
+// ---- the bf16 layer ----
 
 // A bf16 weight [rows, cols] in FRACTAL_NZ, the 4-D storage view as the aclnn examples pass it.
 HostTensor nz_weight(int64_t rows, int64_t cols, std::mt19937_64& rng) {
@@ -205,424 +184,6 @@ Layer make_layer(const Dims& d, uint64_t seed) {
   return l;
 }
 
-// The paged latent cache and its block table.
-struct Cache {
-  HostTensor kv, kr;           // [blocks, block, 1, Hckv], [blocks, block, 1, Dr] bf16 (PA_BSND)
-  HostTensor table;            // [R, max_blocks] int32
-  int64_t blocks = 0, max_blocks = 0, block = 0;
-  int64_t slot(int64_t r, int64_t pos) const {
-    return static_cast<int64_t>(table.view.ptr<int32_t>()[r * max_blocks + pos / block]) * block + pos % block;
-  }
-};
-
-Cache make_cache(const Dims& d, const std::vector<int64_t>& final_lens, uint64_t seed) {
-  Cache c;
-  c.block = d.block;
-  for (int64_t len : final_lens) {
-    c.blocks += (len + d.block - 1) / d.block;
-    c.max_blocks = std::max(c.max_blocks, (len + d.block - 1) / d.block);
-  }
-  c.blocks += 1;  // one block nobody uses
-  c.kv = make_tensor(DType::kBFloat16, {c.blocks, d.block, 1, d.Hckv});
-  c.kr = make_tensor(DType::kBFloat16, {c.blocks, d.block, 1, d.Dr});
-  const int64_t R = static_cast<int64_t>(final_lens.size());
-  c.table = make_tensor(DType::kInt32, {R, c.max_blocks});
-  std::vector<int32_t> ids(static_cast<size_t>(c.blocks));
-  std::iota(ids.begin(), ids.end(), 0);
-  std::mt19937_64 rng(seed * 7 + 3);
-  std::shuffle(ids.begin(), ids.end(), rng);  // requests own scattered blocks
-  size_t next = 0;
-  auto* t = c.table.view.ptr<int32_t>();
-  for (int64_t r = 0; r < R; ++r)
-    for (int64_t j = 0; j < c.max_blocks; ++j)
-      t[r * c.max_blocks + j] = j < (final_lens[static_cast<size_t>(r)] + d.block - 1) / d.block ? ids[next++] : -1;
-  return c;
-}
-
-// One MlaPrologV2 call's tensors for tokens at (request, position) pairs, TND.
-struct PrologIo {
-  HostTensor x, sin, cos, index, q, qr;
-};
-
-PrologIo make_prolog_io(const Dims& d, const Cache& c, const std::vector<std::pair<int64_t, int64_t>>& tokens,
-                        std::mt19937_64& rng) {
-  const int64_t T = static_cast<int64_t>(tokens.size());
-  PrologIo io;
-  io.x = random_bf16({T, d.He}, rng, 1.0);
-  io.sin = make_tensor(DType::kBFloat16, {T, d.Dr});
-  io.cos = make_tensor(DType::kBFloat16, {T, d.Dr});
-  io.index = make_tensor(DType::kInt64, {T});
-  const int64_t h = d.Dr / 2;
-  for (int64_t t = 0; t < T; ++t) {
-    const double pos = static_cast<double>(tokens[static_cast<size_t>(t)].second);
-    for (int64_t i = 0; i < h; ++i) {
-      const double theta = pos * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(d.Dr));
-      for (int64_t half = 0; half < 2; ++half) {  // the "doubled halves" layout callers pass
-        io.sin.set(t * d.Dr + half * h + i, std::sin(theta));
-        io.cos.set(t * d.Dr + half * h + i, std::cos(theta));
-      }
-    }
-    io.index.view.ptr<int64_t>()[t] = c.slot(tokens[static_cast<size_t>(t)].first, tokens[static_cast<size_t>(t)].second);
-  }
-  io.q = make_tensor(DType::kBFloat16, {T, d.N, d.Hckv});
-  io.qr = make_tensor(DType::kBFloat16, {T, d.N, d.Dr});
-  return io;
-}
-
-// The weights a MlaProlog call reads (the bf16 layer's, or the int8 one's).
-struct LayerView {
-  const HostTensor &wdq, &wuq, &wuk, &wdkv, &gamma_cq, &gamma_ckv;
-};
-
-MlaPrologParams prolog_params(const LayerView& l, const PrologIo& io, const Cache& c, HostTensor* q, HostTensor* qr,
-                              HostTensor* kv, HostTensor* kr) {
-  MlaPrologParams p;
-  p.token_x = io.x.view;
-  p.weight_dq = l.wdq.view;
-  p.weight_uq_qr = l.wuq.view;
-  p.weight_uk = l.wuk.view;
-  p.weight_dkv_kr = l.wdkv.view;
-  p.rmsnorm_gamma_cq = l.gamma_cq.view;
-  p.rmsnorm_gamma_ckv = l.gamma_ckv.view;
-  p.rope_sin = io.sin.view;
-  p.rope_cos = io.cos.view;
-  p.cache_index = io.index.view;
-  p.kv_cache = (kv ? kv : &c.kv)->view;
-  p.kr_cache = (kr ? kr : &c.kr)->view;
-  p.query_out = q->view;
-  p.query_rope_out = qr->view;
-  return p;
-}
-
-// A view of `base` with other dims (same memory, contiguous).
-TensorView reshaped(const TensorView& base, std::initializer_list<int64_t> dims) {
-  TensorView v = make_view(base.data, base.dtype, dims, base.format);
-  return v;
-}
-
-// Best of two runs: the first call of a process also pays for starting the thread pool and
-// faulting in the workspace. Both operators are idempotent on their inputs (the same rows are
-// written to the same cache slots), so running them twice changes nothing.
-template <class F>
-double time_us(F&& f) {
-  double best = 0;
-  for (int i = 0; i < 2; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    best = i == 0 ? us : std::min(best, us);
-  }
-  return best;
-}
-
-// ---- progress and reporting ----
-
-struct Progress {
-  int total = 1, done = 0;
-  bool tty = isatty(2) != 0;
-  void step(const char* what) {
-    ++done;
-    if (!tty) return;
-    const int width = 30, filled = done * width / std::max(1, total);
-    std::fprintf(stderr, "\r[%.*s%*s] %d/%d %-40s", filled, "##############################", width - filled, "", done,
-                 total, what);
-    if (done == total) std::fputc('\n', stderr);
-    std::fflush(stderr);
-  }
-};
-
-struct CheckResult {
-  bool ok = true;
-  bool skipped = false;  // the call was not made
-  double max_abs = 0, max_rel_rms = 0, cosine = 1;
-};
-
-CheckResult check_tensor(const TensorView& a, const TensorView& r, const testing::Tolerance& tol,
-                         bool integer = false) {
-  const testing::Stats s = testing::compare(a, r, tol);
-  CheckResult c;
-  c.ok = testing::within(s, tol, integer);
-  if (!c.ok && std::getenv("MLAOPS_DEMO_DEBUG")) std::fprintf(stderr, "check failed: %s\n", s.str().c_str());
-  c.max_abs = s.max_abs;
-  c.max_rel_rms = s.rms_ref > 0 ? s.max_abs / s.rms_ref : 0;
-  c.cosine = s.cosine;
-  return c;
-}
-
-void merge(CheckResult* into, const CheckResult& c) {
-  into->ok = into->ok && c.ok;
-  into->max_abs = std::max(into->max_abs, c.max_abs);
-  into->max_rel_rms = std::max(into->max_rel_rms, c.max_rel_rms);
-  into->cosine = std::min(into->cosine, c.cosine);
-}
-
-// One row of the report: a step's two calls (attention not run: attn_us 0, its check skipped).
-struct Row {
-  std::string phase;
-  int64_t tokens;
-  double prolog_us, prolog_bound_us, attn_us, attn_bound_us;
-  CheckResult prolog_check, attn_check;
-};
-
-void print_report(const std::vector<Row>& rows, bool check, int64_t R) {
-  std::printf("\n%-10s %6s | %11s %7s | %11s %7s | %10s | %-26s | %-26s\n", "phase", "tokens", "MlaProlog", "%bound",
-              "FIA", "%bound", "tokens/s", "MlaProlog vs float64", "FIA vs float64");
-  for (const Row& r : rows) {
-    const double attn_pct = r.attn_us > 0 ? 100.0 * r.attn_bound_us / r.attn_us : 0.0;
-    auto chk = [&](const CheckResult& c) {
-      char b[64];
-      if (!check || c.skipped) return std::string("-");
-      std::snprintf(b, sizeof b, "%s err %.1e cos %.6f", c.ok ? "ok  " : "FAIL", c.max_rel_rms, c.cosine);
-      return std::string(b);
-    };
-    const double total = r.prolog_us + r.attn_us;
-    std::printf("%-10s %6lld | %8.0f us %6.1f%% | %8.0f us %6.1f%% | %10.1f | %-26s | %-26s\n", r.phase.c_str(),
-                (long long)r.tokens, r.prolog_us, 100.0 * r.prolog_bound_us / r.prolog_us, r.attn_us,
-                attn_pct, static_cast<double>(r.tokens) / (total * 1e-6),
-                chk(r.prolog_check).c_str(), chk(r.attn_check).c_str());
-  }
-  if (rows.size() > 1) {
-    double us = 0;
-    for (size_t i = 1; i < rows.size(); ++i) us += rows[i].prolog_us + rows[i].attn_us;
-    std::printf("decode: %.1f ms per step for %lld requests = %.1f tokens/s\n", us / 1e3 / (rows.size() - 1),
-                (long long)R, static_cast<double>(R) * static_cast<double>(rows.size() - 1) / (us * 1e-6));
-  }
-  std::printf("err = max |fast - float64| / rms(float64) over every output, cache and LSE; %%bound = roofline lower "
-              "bound / time (50 GB/s, 740 GFLOP/s bf16, 1040 GOP/s int8)\n");
-}
-
-// The FIA reference with an fp64 output (no final rounding), on the same inputs.
-struct FiaRefOut {
-  HostTensor out, lse;
-};
-
-// ---- the int8 (W8A8) configuration ----
-
-constexpr double kInt8Ops = 1040e9;  // int8 anchor (docs/performance.md)
-
-// An int8 weight [rows, cols] in FRACTAL_NZ (4-D storage view) with its per-column dequant scale
-// [1, cols]: w = w_int8 * scale, uniform in +-sqrt(3 / rows) as the bf16 layer's.
-void int8_weight(int64_t rows, int64_t cols, std::mt19937_64& rng, HostTensor* w, HostTensor* scale) {
-  HostTensor nd = make_tensor(DType::kInt8, {rows, cols});
-  std::uniform_int_distribution<int> u(-127, 127);
-  for (int64_t i = 0; i < nd.numel(); ++i) nd.view.ptr<int8_t>()[i] = static_cast<int8_t>(u(rng));
-  int64_t s[4];
-  nz_storage_shape(rows, cols, 1, s);
-  *w = make_tensor(DType::kInt8, {s[0], s[1], s[2], s[3]}, Format::kFractalNZ);
-  nd_to_nz(nd.bytes.data(), w->bytes.data(), rows, cols, 1);
-  *scale = make_tensor(DType::kFloat32, {1, cols});
-  for (int64_t j = 0; j < cols; ++j) scale->set(j, std::sqrt(3.0 / static_cast<double>(rows)) / 127.0);
-}
-
-struct LayerI8 {
-  HostTensor wdq, wuq, wuk, wdkv, gamma_cq, gamma_ckv;
-  HostTensor s_dq, s_uq, s_dkv, qs_ckv;  // dequantScaleW* [1, n]; quantScaleCkv [1, Hckv] (element 0 used)
-};
-
-// The W8A8 configuration: prefill writes the int8 cache (MlaPrologV2 full quant + KV quant);
-// decode runs MlaPrologV2 full quant + FIA MLA full quant. Checked and timed as the bf16 one.
-int run_int8(const Options& o) {
-  const Dims& d = o.d;
-  const int64_t R = static_cast<int64_t>(o.prompts.size());
-  if (d.Hckv != 512 || d.Dr != 64) {
-    std::fprintf(stderr, "mlaops demo --int8: FIA MLA full quant needs Hckv 512 and Dr 64\n");
-    return 2;
-  }
-  std::vector<int64_t> final_lens(o.prompts);
-  for (auto& len : final_lens) len += o.steps;
-  std::printf("mlaops demo --int8: DeepSeek MLA layer, W8A8: He %lld, Hcq %lld, Hckv %lld, D %lld + rope %lld, "
-              "%lld heads, int8 weights (FRACTAL_NZ) and tokens, int8 latent cache (PA_NZ)\n",
-              (long long)d.He, (long long)d.Hcq, (long long)d.Hckv, (long long)d.D, (long long)d.Dr, (long long)d.N);
-  std::printf("  %lld requests, prompts", (long long)R);
-  for (int64_t p : o.prompts) std::printf(" %lld", (long long)p);
-  std::printf(", %lld decode steps; block %lld; isa %s, %d threads%s\n", (long long)o.steps, (long long)d.block,
-              isa_name(active_isa()), num_threads(), o.check ? "" : "; checks off");
-  std::printf("  prefill: MlaPrologV2 full quant writes the cache (its attention, the unabsorbed bf16 path of a W8A8 "
-              "deployment, is not run); decode: MlaPrologV2 full quant + FIA MLA full quant\n");
-
-  std::mt19937_64 wrng(o.seed);
-  LayerI8 l;
-  int8_weight(d.He, d.Hcq, wrng, &l.wdq, &l.s_dq);
-  int8_weight(d.Hcq, d.N * (d.D + d.Dr), wrng, &l.wuq, &l.s_uq);
-  l.wuk = random_bf16({d.N, d.D, d.Hckv}, wrng, std::sqrt(3.0 / static_cast<double>(d.D)));
-  int8_weight(d.He, d.Hckv + d.Dr, wrng, &l.wdkv, &l.s_dkv);
-  l.gamma_cq = random_bf16({d.Hcq}, wrng, 0.1);
-  l.gamma_ckv = random_bf16({d.Hckv}, wrng, 0.1);
-  for (HostTensor* g : {&l.gamma_cq, &l.gamma_ckv})
-    for (int64_t i = 0; i < g->numel(); ++i) g->set(i, 1.0 + g->get(i));
-  // per tensor: RmsNorm(c_KV) * gamma stays within ~+-5 here; 127 / 6 leaves headroom
-  l.qs_ckv = make_tensor(DType::kFloat32, {1, d.Hckv});
-  for (int64_t j = 0; j < d.Hckv; ++j) l.qs_ckv.set(j, 127.0 / 6.0);
-  Cache cache = make_cache(d, final_lens, o.seed);
-  cache.kv = make_tensor(DType::kInt8, {cache.blocks, d.block, 1, d.Hckv});  // PA_NZ: [Hckv / 32][block][32] per block
-  const double weight_bytes = static_cast<double>(l.wdq.bytes.size() + l.wuq.bytes.size() + l.wuk.bytes.size() +
-                                                  l.wdkv.bytes.size());
-  const double int8_params = static_cast<double>(d.He * d.Hcq + d.Hcq * d.N * (d.D + d.Dr) + d.He * (d.Hckv + d.Dr));
-  const double bf16_params = static_cast<double>(d.N * d.D * d.Hckv);
-  std::mt19937_64 rng(o.seed * 1000003 + 17);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(d.D + d.Dr));
-  const float k_scale = 1.0f / static_cast<float>(l.qs_ckv.get(0));  // keyAntiquantScale = 1 / quantScaleCkv[0]
-  HostTensor ks = make_tensor(DType::kFloat32, {1});
-  ks.set(0, k_scale);
-
-  Progress progress;
-  progress.total = static_cast<int>(1 + o.steps);
-  bool all_ok = true;
-  std::vector<Row> rows;
-  auto run_step = [&](bool prefill, int64_t step) -> bool {
-    std::vector<std::pair<int64_t, int64_t>> tokens;
-    std::vector<int64_t> kv_lens(static_cast<size_t>(R));
-    for (int64_t r = 0; r < R; ++r) {
-      const int64_t p = o.prompts[static_cast<size_t>(r)];
-      const int64_t first = prefill ? 0 : p + step, last = prefill ? p : p + step + 1;
-      for (int64_t pos = first; pos < last; ++pos) tokens.emplace_back(r, pos);
-      kv_lens[static_cast<size_t>(r)] = last;
-    }
-    const int64_t T = static_cast<int64_t>(tokens.size());
-    PrologIo io = make_prolog_io(d, cache, tokens, rng);
-    io.x = make_tensor(DType::kInt8, {T, d.He});
-    std::uniform_int_distribution<int> u(-127, 127);
-    for (int64_t i = 0; i < io.x.numel(); ++i) io.x.view.ptr<int8_t>()[i] = static_cast<int8_t>(u(rng));
-    HostTensor sx = make_tensor(DType::kFloat32, {T, 1});
-    for (int64_t t = 0; t < T; ++t) sx.set(t, 1.0 / 127.0);
-    io.q = make_tensor(DType::kInt8, {T, d.N, d.Hckv});
-    HostTensor dqn = make_tensor(DType::kFloat32, {T, d.N, 1});
-    Row row{prefill ? "prefill" : "decode " + std::to_string(step + 1), T, 0, 0, 0, 0, {}, {}};
-    auto params = [&](HostTensor* q, HostTensor* qr, HostTensor* dq, HostTensor* kv, HostTensor* kr) {
-      MlaPrologParams p = prolog_params(LayerView{l.wdq, l.wuq, l.wuk, l.wdkv, l.gamma_cq, l.gamma_ckv}, io, cache, q, qr,
-                                        kv, kr);
-      p.cache_mode = MlaPrologCacheMode::kPaNz;
-      p.dequant_scale_x = &sx.view;
-      p.dequant_scale_w_dq = &l.s_dq.view;
-      p.dequant_scale_w_uq_qr = &l.s_uq.view;
-      p.dequant_scale_w_dkv_kr = &l.s_dkv.view;
-      p.quant_scale_ckv = &l.qs_ckv.view;
-      p.dequant_scale_q_nope_out = &dq->view;
-      return p;
-    };
-    // ---- MlaPrologV2 full quant + KV quant ----
-    HostTensor ref_kv, ref_kr, ref_q, ref_qr, ref_dqn;
-    if (o.check) {
-      ref_kv = cache.kv.clone();
-      ref_kr = cache.kr.clone();
-      ref_q = io.q.clone();
-      ref_qr = io.qr.clone();
-      ref_dqn = dqn.clone();
-    }
-    MlaPrologParams pp = params(&io.q, &io.qr, &dqn, nullptr, nullptr);
-    uint64_t ws_bytes = 0;
-    if (mla_prolog_workspace_size(pp, &ws_bytes) != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: MlaPrologV2 rejected the call: %s\n", last_error_message());
-      return false;
-    }
-    std::vector<uint8_t> ws(ws_bytes + 1);
-    Status st = kSuccess;
-    row.prolog_us = time_us([&] { st = mla_prolog(pp, ws.data(), ws_bytes); });
-    if (st != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: MlaPrologV2 failed: %s\n", last_error_message());
-      return false;
-    }
-    const double pbytes = weight_bytes + static_cast<double>(io.x.bytes.size() + io.q.bytes.size() + io.qr.bytes.size());
-    row.prolog_bound_us = std::max(pbytes / kBw, 2.0 * static_cast<double>(T) * int8_params / kInt8Ops +
-                                                     2.0 * static_cast<double>(T) * bf16_params / kBf16) *
-                          1e6;
-    if (o.check) {
-      MlaPrologParams rp = params(&ref_q, &ref_qr, &ref_dqn, &ref_kv, &ref_kr);
-      if (mla_prolog_ref(rp) != kSuccess) {
-        std::fprintf(stderr, "mlaops demo: the MlaPrologV2 reference failed: %s\n", last_error_message());
-        return false;
-      }
-      // the operator tests' rules (tests/ops/mla_prolog/mla_prolog_harness.h): int8 outputs +-1
-      // on at most 2 % of the elements, the query rope with the rounding-cascade allowance
-      const testing::Tolerance i8 = testing::int8_tolerance(0.02);
-      merge(&row.prolog_check, check_tensor(io.q.view, ref_q.view, i8, true));
-      merge(&row.prolog_check, check_tensor(dqn.view, ref_dqn.view, testing::fp32_tolerance(0.02)));
-      merge(&row.prolog_check, check_tensor(io.qr.view, ref_qr.view, testing::mla_prolog_query_tolerance(true)));
-      merge(&row.prolog_check, check_tensor(cache.kv.view, ref_kv.view, i8, true));
-      merge(&row.prolog_check, check_tensor(cache.kr.view, ref_kr.view, testing::bf16_tolerance(2)));
-    }
-    if (prefill) {
-      row.attn_check.skipped = true;
-      rows.push_back(row);
-      all_ok = all_ok && row.prolog_check.ok;
-      progress.step(row.phase.c_str());
-      return true;
-    }
-    // ---- FusedInferAttentionScoreV4 MLA full quant (one token per request: BSND in, NBSD out) ----
-    const TensorView kv5 = make_view(cache.kv.view.data, DType::kInt8, {cache.blocks, 1, d.Hckv / 32, d.block, 32},
-                                     Format::kFractalNZ);
-    const TensorView kr5 = make_view(cache.kr.view.data, DType::kBFloat16, {cache.blocks, 1, d.Dr / 16, d.block, 16},
-                                     Format::kFractalNZ);
-    const TensorView q4 = reshaped(io.q.view, {R, 1, d.N, d.Hckv});
-    const TensorView qr4 = reshaped(io.qr.view, {R, 1, d.N, d.Dr});
-    const TensorView dq3 = reshaped(dqn.view, {R, 1, d.N});
-    HostTensor out = make_tensor(DType::kBFloat16, {d.N, R, 1, d.Hckv});
-    HostTensor lse = make_tensor(DType::kFloat32, {R, d.N, 1, 1});
-    FiaParams fp;
-    fp.query = q4;
-    fp.key = {kv5};
-    fp.value = {kv5};
-    fp.query_rope = &qr4;
-    fp.key_rope = &kr5;
-    fp.dequant_scale_query = &dq3;
-    fp.query_quant_mode = 3;
-    fp.key_antiquant_scale = &ks.view;
-    fp.value_antiquant_scale = &ks.view;
-    fp.block_table = &cache.table.view;
-    fp.block_size = d.block;
-    fp.actual_seq_lengths_kv = &kv_lens;
-    fp.num_heads = d.N;
-    fp.num_key_value_heads = 1;
-    fp.scale_value = scale;
-    fp.input_layout = "BSND_NBSD";
-    fp.softmax_lse_flag = true;
-    fp.attention_out = out.view;
-    fp.softmax_lse = &lse.view;
-    if (fused_infer_attention_score_v4_workspace_size(fp, &ws_bytes) != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: FusedInferAttentionScoreV4 rejected the call: %s\n", last_error_message());
-      return false;
-    }
-    ws.assign(ws_bytes + 1, 0);
-    row.attn_us = time_us([&] { st = fused_infer_attention_score_v4(fp, ws.data(), ws_bytes); });
-    if (st != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: FusedInferAttentionScoreV4 failed: %s\n", last_error_message());
-      return false;
-    }
-    double ops8 = 0, flops = 0, kv_bytes = 0;
-    for (int64_t r = 0; r < R; ++r) {
-      const double kl = static_cast<double>(kv_lens[static_cast<size_t>(r)]);
-      ops8 += 2.0 * static_cast<double>(d.N) * kl * static_cast<double>(d.Hckv);             // q . k, int8
-      flops += 2.0 * static_cast<double>(d.N) * kl * static_cast<double>(d.Dr + d.Hckv);     // rope, P . V
-      kv_bytes += kl * static_cast<double>(d.Hckv + 2 * d.Dr);
-    }
-    row.attn_bound_us =
-        std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / kBw, ops8 / kInt8Ops + flops / kBf16) * 1e6;
-    if (o.check) {
-      FiaParams rf = fp;
-      HostTensor rout = make_tensor(DType::kFloat64, {d.N, R, 1, d.Hckv});
-      HostTensor rlse = make_tensor(DType::kFloat32, {R, d.N, 1, 1});
-      rf.attention_out = rout.view;
-      rf.softmax_lse = &rlse.view;
-      if (fused_infer_attention_score_v4_ref(rf) != kSuccess) {
-        std::fprintf(stderr, "mlaops demo: the FusedInferAttentionScoreV4 reference failed: %s\n", last_error_message());
-        return false;
-      }
-      merge(&row.attn_check, check_tensor(out.view, rout.view, {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0}));
-      merge(&row.attn_check, check_tensor(lse.view, rlse.view, testing::fp32_tolerance(1e-4)));
-    }
-    all_ok = all_ok && row.prolog_check.ok && row.attn_check.ok;
-    rows.push_back(row);
-    progress.step(row.phase.c_str());
-    return true;
-  };
-  if (!run_step(true, 0)) return 1;
-  for (int64_t s = 0; s < o.steps; ++s)
-    if (!run_step(false, s)) return 1;
-  print_report(rows, o.check, R);
-  if (o.check) std::printf("%s\n", all_ok ? "all checks passed" : "CHECK FAILED");
-  return all_ok ? 0 : 1;
-}
-
 }  // namespace
 
 int cmd_demo(int argc, char** argv) {
@@ -630,6 +191,11 @@ int cmd_demo(int argc, char** argv) {
   const int pr = parse(argc, argv, &o);
   if (pr == 1) return 0;
   if (pr == 2) return 2;
+  {
+    std::string source;
+    const bench::Limits l = bench::host_limits(num_threads(), &source);
+    o.bounds = {l.bw, l.bf16, l.int8, source};
+  }
   if (o.int8) return run_int8(o);
   const Dims& d = o.d;
   const int64_t R = static_cast<int64_t>(o.prompts.size());
@@ -689,20 +255,9 @@ int cmd_demo(int argc, char** argv) {
     }
     const LayerView lv{layer.wdq, layer.wuq, layer.wuk, layer.wdkv, layer.gamma_cq, layer.gamma_ckv};
     MlaPrologParams pp = prolog_params(lv, io, cache, &io.q, &io.qr, nullptr, nullptr);
-    uint64_t ws_bytes = 0;
-    if (mla_prolog_workspace_size(pp, &ws_bytes) != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: MlaPrologV2 rejected the call: %s\n", last_error_message());
-      return false;
-    }
-    std::vector<uint8_t> ws(ws_bytes + 1);
-    Status st = kSuccess;
-    row.prolog_us = time_us([&] { st = mla_prolog(pp, ws.data(), ws_bytes); });
-    if (st != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: MlaPrologV2 failed: %s\n", last_error_message());
-      return false;
-    }
+    if (!run_prolog(pp, &row.prolog_us)) return false;
     const double pbytes = weight_bytes + static_cast<double>(io.x.bytes.size() + io.q.bytes.size() + io.qr.bytes.size());
-    row.prolog_bound_us = std::max(pbytes / kBw, 2.0 * static_cast<double>(T) * params / kBf16) * 1e6;
+    row.prolog_bound_us = std::max(pbytes / o.bounds.bw, 2.0 * static_cast<double>(T) * params / o.bounds.bf16) * 1e6;
     if (o.check) {
       MlaPrologParams rp = prolog_params(lv, io, cache, &ref_q, &ref_qr, &ref_kv, &ref_kr);
       if (mla_prolog_ref(rp) != kSuccess) {
@@ -759,16 +314,7 @@ int cmd_demo(int argc, char** argv) {
     fp.query_rope = &qr_view;
     fp.attention_out = out.view;
     fp.softmax_lse = &lse.view;
-    if (fused_infer_attention_score_v4_workspace_size(fp, &ws_bytes) != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: FusedInferAttentionScoreV4 rejected the call: %s\n", last_error_message());
-      return false;
-    }
-    ws.assign(ws_bytes + 1, 0);
-    row.attn_us = time_us([&] { st = fused_infer_attention_score_v4(fp, ws.data(), ws_bytes); });
-    if (st != kSuccess) {
-      std::fprintf(stderr, "mlaops demo: FusedInferAttentionScoreV4 failed: %s\n", last_error_message());
-      return false;
-    }
+    if (!run_fia(fp, &row.attn_us)) return false;
     double flops = 0, kv_bytes = 0;
     for (int64_t r = 0; r < R; ++r) {
       const int64_t ql = q_lens[static_cast<size_t>(r)], kl = kv_lens[static_cast<size_t>(r)];
@@ -777,34 +323,13 @@ int cmd_demo(int argc, char** argv) {
                  static_cast<double>(d.Hckv + d.Dr + d.Hckv);
       kv_bytes += static_cast<double>(kl) * static_cast<double>(d.Hckv + d.Dr) * 2.0;
     }
-    row.attn_bound_us = std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / kBw, flops / kBf16) * 1e6;
-    if (o.check) {
-      FiaParams rf = fp;
-      HostTensor rout = make_tensor(DType::kFloat64, std::vector<int64_t>(out.view.dims, out.view.dims + out.view.rank));
-      HostTensor rlse = make_tensor(DType::kFloat32, std::vector<int64_t>(lse.view.dims, lse.view.dims + lse.view.rank));
-      rf.attention_out = rout.view;
-      rf.softmax_lse = &rlse.view;
-      if (fused_infer_attention_score_v4_ref(rf) != kSuccess) {
-        std::fprintf(stderr, "mlaops demo: the FusedInferAttentionScoreV4 reference failed: %s\n", last_error_message());
-        return false;
-      }
-      // bf16 output: 7.8e-3 |ref| + 1e-2 rms (P rounded to bf16 before P.V, as on the NPU); lse 1e-4
-      merge(&row.attn_check, check_tensor(out.view, rout.view, {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0}));
-      merge(&row.attn_check, check_tensor(lse.view, rlse.view, testing::fp32_tolerance(1e-4)));
-    }
-    all_ok = all_ok && row.prolog_check.ok && row.attn_check.ok;
-    rows.push_back(row);
-    progress.step(row.phase.c_str());
+    row.attn_bound_us = std::max((kv_bytes + static_cast<double>(2 * out.bytes.size())) / o.bounds.bw, flops / o.bounds.bf16) * 1e6;
+    if (o.check && !check_fia_call(fp, out, lse, &row.attn_check)) return false;
+    record_step(row, &rows, &all_ok, &progress);
     return true;
   };
 
-  if (!run_step(true, 0)) return 1;
-  for (int64_t s = 0; s < o.steps; ++s)
-    if (!run_step(false, s)) return 1;
-
-  print_report(rows, o.check, R);
-  if (o.check) std::printf("%s\n", all_ok ? "all checks passed" : "CHECK FAILED");
-  return all_ok ? 0 : 1;
+  return run_steps(o, run_step, rows, all_ok);
 }
 
 }  // namespace mlaops::tools

@@ -127,9 +127,9 @@ struct FiaParams {
 // FP16 / BF16 query, key, value (and MLA queryRope / keyRope) with attention_out of the query
 // dtype, or INT8 key / value with KV antiquant, every layout, contiguous or paged (BnBsH,
 // BnNBsD, NZ) KV, sparse modes 0..4 and 9 (the tree mask), pseShift (the ALiBi full bias too),
-// learnableSink, softmaxLse. Inputs of other features (full / post quantisation, prefix, left
-// padding, tensor lists of more than one tensor) are rejected with kParamInvalid ("... is not
-// supported yet").
+// learnableSink, softmaxLse, tensor-list key / value (one tensor of batch 1 per batch). Inputs
+// of features outside the build (docs/ops/fused_infer_attention_score.md, "Not yet") are
+// rejected with kParamInvalid ("... is not supported yet").
 //
 // Unlike the aclnn layer, the C++ API accepts any consistent shape: any head dims (odd ones
 // too), any numHeads / numKeyValueHeads ratio, any block size, any rope dim, and the feature

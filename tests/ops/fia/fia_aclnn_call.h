@@ -20,6 +20,7 @@ struct FiaAclArgs {
   TensorView in[kIn];
   bool passed[kIn] = {};
   int key_list_len = 1, value_list_len = 1;  // > 1: the same tensor repeated
+  std::vector<TensorView> key_views, value_views;  // non-empty: the lists' tensors (tensor-list KV)
   bool key_list_null = false, value_list_null = false;
   bool has_asl_q = false, has_asl_kv = false, has_prefix = false;
   std::vector<int64_t> asl_q, asl_kv, prefix;
@@ -98,16 +99,18 @@ class AclIntArrayHandle {
   aclIntArray* a_ = nullptr;
 };
 
-// A tensor list of `count` handles of the same view. aclDestroyTensorList destroys the member
-// tensors too, so the list owns them once created.
+// A tensor list of `count` handles of the same view, or of `views` when given (tensor-list KV).
+// aclDestroyTensorList destroys the member tensors too, so the list owns them once created.
 class AclTensorListHandle {
  public:
-  AclTensorListHandle(const TensorView& v, int count, bool null_list) {
+  AclTensorListHandle(const TensorView& one, int count, bool null_list, const std::vector<TensorView>& views = {}) {
     if (null_list) return;
-    std::vector<int64_t> storage(v.dims, v.dims + v.rank);
-    for (int i = 0; i < count; ++i)
+    for (int i = 0; i < (views.empty() ? count : static_cast<int>(views.size())); ++i) {
+      const TensorView& v = views.empty() ? one : views[static_cast<size_t>(i)];
+      std::vector<int64_t> storage(v.dims, v.dims + v.rank);
       t_.push_back(aclCreateTensor(v.dims, static_cast<uint64_t>(v.rank), static_cast<aclDataType>(v.dtype), v.strides,
                                    0, static_cast<aclFormat>(v.format), storage.data(), storage.size(), v.data));
+    }
     std::vector<const aclTensor*> ptrs(t_.begin(), t_.end());
     l_ = aclCreateTensorList(ptrs.data(), ptrs.size());
   }
@@ -133,8 +136,8 @@ inline aclnnStatus fia_phase1(const FiaAclArgs& a, uint64_t* ws_size, aclOpExecu
   std::vector<AclTensor> t;
   t.reserve(FiaAclArgs::kIn);
   for (int i = 0; i < FiaAclArgs::kIn; ++i) t.emplace_back(a.in[i], a.passed[i] && i != 1 && i != 2);
-  AclTensorListHandle key(a.in[1], a.key_list_len, a.key_list_null);
-  AclTensorListHandle value(a.in[2], a.value_list_len, a.value_list_null);
+  AclTensorListHandle key(a.in[1], a.key_list_len, a.key_list_null, a.key_views);
+  AclTensorListHandle value(a.in[2], a.value_list_len, a.value_list_null, a.value_views);
   AclIntArrayHandle aq(a.has_asl_q, a.asl_q), akv(a.has_asl_kv, a.asl_kv), apre(a.has_prefix, a.prefix);
   AclTensor out(a.out, a.out_passed), lse(a.lse, a.lse_passed);
   std::string layout = a.layout;

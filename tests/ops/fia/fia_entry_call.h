@@ -126,8 +126,8 @@ inline aclnnStatus entry_phase1(Entry e, const FiaAclArgs& a, uint64_t* ws_size,
   std::vector<AclTensor> t;
   t.reserve(FiaAclArgs::kIn);
   for (int i = 0; i < FiaAclArgs::kIn; ++i) t.emplace_back(a.in[i], a.passed[i] && i != 1 && i != 2);
-  AclTensorListHandle key(a.in[1], a.key_list_len, a.key_list_null);
-  AclTensorListHandle value(a.in[2], a.value_list_len, a.value_list_null);
+  AclTensorListHandle key(a.in[1], a.key_list_len, a.key_list_null, a.key_views);
+  AclTensorListHandle value(a.in[2], a.value_list_len, a.value_list_null, a.value_views);
   AclTensor key1(a.in[1], !a.key_list_null), value1(a.in[2], !a.value_list_null);  // PFA
   AclIntArrayHandle aq(a.has_asl_q, a.asl_q), akv(a.has_asl_kv, a.asl_kv), apre(a.has_prefix, a.prefix);
   AclTensor out(a.out, a.out_passed), lse(a.lse, a.lse_passed);

@@ -21,13 +21,12 @@
 #include "tests/support/isa_list.h"
 #include "ops/compare.h"
 #include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_antiquant_cases.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 
 namespace mlaops::testing {
 namespace {
-
-using fia_test::HostTensor;
 
 struct AqCase {
   std::string name;
@@ -46,8 +45,6 @@ struct AqCase {
   bool signed_scales = false;  // every third scale negative (per-token: the in-place kernel's block max of |s|)
   uint32_t seed = 1;
 };
-
-double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
 
 struct AqData {
   HostTensor q, k, v, bt, out_op, out_ref, lse_op, lse_ref;
@@ -222,90 +219,19 @@ std::unique_ptr<AqSetup> setup(const AqCase& c) {
   return st;
 }
 
-Status run_op(const FiaParams& p) {
-  uint64_t ws = 0;
-  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
-  if (s != kSuccess) return s;
-  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
-  return fused_infer_attention_score_v4(p, buf.data(), ws);
-}
-
-// lse tolerances, |x - y| <= rel * |y| + abs: the dequantised chunks (measured max 4.1e-6
-// absolute), the in-place INT8 kernel (measured max 1.1e-5); the two goldens differ by up to
-// about 1e-3 (printed per case as "golden gap").
-constexpr double kLseRel = 1e-6, kLseAbs = 4e-6;
-constexpr double kLseRelInPlace = 2e-6, kLseAbsInPlace = 2e-5;
-
-Tolerance out_tol(DType dt) {
-  if (dt == DType::kFloat16) return {5e-3, 5e-3, 2e-3, 0.9999, 0, 0, 0, 0};
-  return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
-}
-
-// True when the plan of `op` at the active level runs the INT8 rows in place (the INT8 decode row
-// of the attention family), which follows the exact (FP32 high-precision) golden; the other paths
-// round the dequantised values first.
-bool in_place(const FiaParams& op) {
-  OpPlan plan;
-  if (fused_infer_attention_score_v4_plan(op, &plan) != kSuccess) return false;
-  return plan.explain().find("row(s): attn_avx512_decode_i8") != std::string::npos;
-}
-
-// innerPrecise 0 (high precision) against the exact golden (dequantised values unrounded: the
-// in-place kernel, or the dequantised chunks with their residual rows); innerPrecise 1 (high
-// performance) against the golden that rounds them to the query dtype, except on the in-place
-// kernel, which never rounds (exact golden).
+// innerPrecise 0 and 1 against the goldens (fia_antiquant_cases.h); the gap between the two
+// goldens is printed per case.
 void check_case(const AqCase& c) {
   SCOPED_TRACE(c.name);
   const auto cs = setup(c);
-  FiaParams &op = cs->op, &ref = cs->ref;
   const auto& d = cs->d;
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
-  const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
-  const HostTensor out_exact = d->out_ref, lse_exact = d->lse_ref;
+  AqGoldens g;
+  ASSERT_TRUE(aq_goldens(cs->ref, d->out_ref, d->lse_ref, &g)) << last_error_message();
   double gap = 0;
-  for (int64_t i = 0; i < lse_exact.numel(); ++i)
-    if (!std::isinf(lse_exact.flat(i))) gap = std::max(gap, std::fabs(lse_exact.flat(i) - lse_round.flat(i)));
+  for (int64_t i = 0; i < g.lse_exact.numel(); ++i)
+    if (!std::isinf(g.lse_exact.flat(i))) gap = std::max(gap, std::fabs(g.lse_exact.flat(i) - g.lse_round.flat(i)));
   std::printf("[fia-aq-stats] %s golden gap (lse, rounded vs exact K / V) %.3g\n", c.name.c_str(), gap);
-  for (int64_t ip : {0, 1}) {
-    op.inner_precise = ip;
-    for (Isa isa : test_isas()) {
-      if (!set_isa(isa)) continue;
-      const bool place = in_place(op);
-      const bool exact = place || ip == 0;
-      const HostTensor& out_ref = exact ? out_exact : out_round;
-      const HostTensor& lse_ref = exact ? lse_exact : lse_round;
-      // lse (absolute): the dequantised chunks follow their golden's scores to fp32 accuracy; the
-      // in-place kernel's int16 query / P quantisation leaves more (measured, see the docs)
-      const double lse_rel = place ? kLseRelInPlace : kLseRel, lse_abs = place ? kLseAbsInPlace : kLseAbs;
-      for (int threads : {1, 2}) {
-        set_num_threads(threads);
-        std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
-        ASSERT_EQ(run_op(op), kSuccess) << isa_name(isa) << ": " << last_error_message();
-        const Stats s = compare(d->out_op.view(), out_ref.view(), out_tol(c.dt));
-        EXPECT_TRUE(within(s, out_tol(c.dt), false)) << isa_name(isa) << " innerPrecise " << ip
-                                                     << (place ? " (in place, exact golden)" : "") << " threads "
-                                                     << threads << ": " << s.str();
-        double lse_err = 0;
-        for (int64_t i = 0; i < lse_ref.numel(); ++i) {
-          const double x = d->lse_op.flat(i), y = lse_ref.flat(i);
-          if (std::isinf(y)) {
-            EXPECT_EQ(x, y) << i;
-          } else {
-            EXPECT_NEAR(x, y, lse_rel * std::fabs(y) + lse_abs)
-                << isa_name(isa) << " innerPrecise " << ip << (place ? " (in place)" : "") << " lse " << i;
-            lse_err = std::max(lse_err, std::fabs(x - y));
-          }
-        }
-        if (threads == 2)
-          std::printf("[fia-aq-stats] %s %s innerPrecise %lld%s out max_abs %.3g lse max_abs %.3g\n", c.name.c_str(),
-                      isa_name(isa), (long long)ip, place ? " in-place" : "", s.max_abs, lse_err);
-      }
-    }
-  }
-  op.inner_precise = 0;
-  reset_isa();
-  set_num_threads(0);
+  check_against_goldens(c.name, "fia-aq-stats", out_tol(c.dt), {0, 1}, cs->op, d->out_op, d->lse_op, g);
 }
 
 std::vector<AqCase> cases() {
@@ -461,43 +387,6 @@ std::vector<AqCase> cases() {
   return v;
 }
 
-// The C API arguments of a case's operator parameters.
-FiaAclArgs acl_args(const AqCase& c, const FiaParams& op, const std::vector<int64_t>& akv) {
-  FiaAclArgs a;
-  auto put = [&](int i, const TensorView* t) {
-    if (t == nullptr) return;
-    a.in[i] = *t;
-    a.passed[i] = true;
-  };
-  put(0, &op.query);
-  put(1, &op.key[0]);
-  put(2, &op.value[0]);
-  put(12, op.antiquant_scale);
-  put(13, op.antiquant_offset);
-  put(14, op.block_table);
-  put(17, op.key_antiquant_scale);
-  put(18, op.key_antiquant_offset);
-  put(19, op.value_antiquant_scale);
-  put(20, op.value_antiquant_offset);
-  put(3, op.pse_shift);
-  put(28, op.learnable_sink);
-  a.has_asl_kv = true;
-  a.asl_kv = akv;
-  a.num_heads = c.N;
-  a.kvn = c.KVN;
-  a.scale = op.scale_value;
-  a.layout = c.layout;
-  a.block_size = op.block_size;
-  a.antiquant_mode = op.antiquant_mode;
-  a.key_aq_mode = op.key_antiquant_mode;
-  a.value_aq_mode = op.value_antiquant_mode;
-  a.lse_flag = true;
-  a.out = op.attention_out;
-  a.lse = *op.softmax_lse;
-  a.lse_passed = true;
-  return a;
-}
-
 TEST(FiaAntiquant, AllModesMatchTheReference) {
   for (const AqCase& c : cases()) check_case(c);
 }
@@ -518,7 +407,7 @@ TEST(FiaAntiquant, ThroughTheCApi) {
     FiaParams &op = cs->op, &ref = cs->ref;
     const auto& d = cs->d;
     ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
-    const FiaAclArgs a = acl_args(c, op, d->akv);
+    const FiaAclArgs a = aq_acl_args(op);
     ASSERT_EQ(fia_aclnn_call(a), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const Stats st = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
     EXPECT_TRUE(within(st, out_tol(c.dt), false)) << st.str();
@@ -526,25 +415,14 @@ TEST(FiaAntiquant, ThroughTheCApi) {
 }
 
 // A valid case, mutated; the operator must reject it with kParamInvalid, a message naming the
-// parameter and the rule, and leave the output untouched.
+// parameter and the rule, and leave the output and lse untouched.
 template <class F>
 void expect_rejected(AqCase c, const char* param, const char* rule, F&& mutate) {
+  SCOPED_TRACE(c.name);
   const auto cs = setup(c);
-  FiaParams& op = cs->op;
-  const auto& d = cs->d;
   HostTensor extra;  // storage a mutation may point at
-  mutate(op, *d, extra);
-  std::memset(d->out_op.data(), 0x5A, d->out_op.storage.size() * 8);
-  const std::vector<uint64_t> before = d->out_op.storage;
-  uint64_t ws = 0;
-  const Status s1 = fused_infer_attention_score_v4_workspace_size(op, &ws);
-  EXPECT_EQ(s1, kParamInvalid) << c.name << " / " << param;
-  const std::string msg = last_error_message();
-  EXPECT_NE(msg.find(param), std::string::npos) << msg;
-  EXPECT_NE(msg.find(rule), std::string::npos) << msg;
-  std::vector<uint64_t> buf(1 << 16);
-  EXPECT_EQ(fused_infer_attention_score_v4(op, buf.data(), buf.size() * 8), kParamInvalid);
-  EXPECT_EQ(d->out_op.storage, before) << "output changed on error: " << msg;
+  mutate(cs->op, *cs->d, extra);
+  expect_rejected_call(cs->op, cs->d->out_op, cs->d->lse_op, false, param, rule);
 }
 
 // FIA-22 with KV antiquant and Q_S = 1: the vendor accepts only a pse with one row (aclnn); the
@@ -555,15 +433,15 @@ TEST(FiaAntiquant, FIA22_DecodePseRowsInAclnn) {
   c.pse_rows = 2;
   const auto cs = setup(c);
   const std::vector<uint64_t> out0 = cs->d->out_op.storage;
-  EXPECT_EQ(fia_aclnn_call(acl_args(c, cs->op, cs->d->akv)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(fia_aclnn_call(aq_acl_args(cs->op)), ACLNN_ERR_PARAM_INVALID);
   const std::string msg = aclGetRecentErrMsg();
   EXPECT_NE(msg.find("pseShiftOptional"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIA-22"), std::string::npos) << msg;
   EXPECT_TRUE(cs->d->out_op.storage == out0);
-  EXPECT_EQ(run_op(cs->op), kSuccess) << last_error_message();
+  EXPECT_EQ(run_fia_cpp(cs->op), kSuccess) << last_error_message();
   c.pse_rows = 1;
   const auto one = setup(c);
-  EXPECT_EQ(fia_aclnn_call(acl_args(c, one->op, one->d->akv)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  EXPECT_EQ(fia_aclnn_call(aq_acl_args(one->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
 }
 
 // FIA-24: a learnableSink with INT8 key / value is the vendor's exclusion (aclnn); the C++ API
@@ -573,7 +451,7 @@ TEST(FiaAntiquant, FIA24_SinkWithInt8KvInAclnn) {
   c.sink = true;
   const auto cs = setup(c);
   const std::vector<uint64_t> out0 = cs->d->out_op.storage;
-  EXPECT_EQ(fia_aclnn_call(acl_args(c, cs->op, cs->d->akv)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(fia_aclnn_call(aq_acl_args(cs->op)), ACLNN_ERR_PARAM_INVALID);
   const std::string msg = aclGetRecentErrMsg();
   EXPECT_NE(msg.find("learnableSinkOptional"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIA-24"), std::string::npos) << msg;

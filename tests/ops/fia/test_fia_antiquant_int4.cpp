@@ -21,14 +21,13 @@
 #include "mlaops/runtime.h"
 #include "ops/compare.h"
 #include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_antiquant_cases.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {
 namespace {
-
-using fia_test::HostTensor;
 
 struct I4Case {
   std::string name;
@@ -43,8 +42,6 @@ struct I4Case {
   int64_t bs = 16;
   uint32_t seed = 1;
 };
-
-double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
 
 struct I4Data {
   HostTensor q, k, v, bt, out_op, out_ref, lse_op, lse_ref, ks, ko, vs, vo;
@@ -157,81 +154,15 @@ std::unique_ptr<I4Data> setup(const I4Case& c) {
   return d;
 }
 
-Status run_op(const FiaParams& p) {
-  uint64_t ws = 0;
-  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
-  if (s != kSuccess) return s;
-  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
-  return fused_infer_attention_score_v4(p, buf.data(), ws);
-}
-
-// The INT8 antiquant tolerances (tests/ops/fia/test_fia_antiquant.cpp): the operator rounds the
-// dequantised values to the query dtype exactly as the golden does, the rest is fp32 attention.
-// lse, |x - y| <= rel * |y| + abs: the dequantised chunks follow their golden's scores to fp32
-// accuracy (measured max 1.6e-6 absolute; against the other golden the error is about 1e-3), the
-// in-place kernel's int16 query / P quantisation leaves more (measured in the docs).
-constexpr double kLseRel = 1e-6, kLseAbs = 4e-6;
-constexpr double kLseRelInPlace = 2e-6, kLseAbsInPlace = 2e-5;
-
-Tolerance out_tol(DType dt) {
-  if (dt == DType::kFloat16) return {5e-3, 5e-3, 2e-3, 0.9999, 0, 0, 0, 0};
-  return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
-}
-
-// True when the plan of `op` at the active level reads the INT4 rows in place (the INT8 / INT4
-// decode row of the attention family, per-channel parameters), which never rounds them.
-bool in_place(const FiaParams& op) {
-  OpPlan plan;
-  if (fused_infer_attention_score_v4_plan(op, &plan) != kSuccess) return false;
-  return plan.explain().find("row(s): attn_avx512_decode_i8") != std::string::npos;
-}
-
-// innerPrecise 0 (high precision) against the exact golden (dequantised values unrounded),
-// innerPrecise 1 (high performance) against the golden that rounds them to the query dtype,
-// except in place (exact golden, never rounded).
+// The INT8 antiquant tolerances and goldens (fia_antiquant_cases.h): the operator rounds the
+// dequantised values to the query dtype exactly as the rounded golden does, the rest is fp32
+// attention; in place (INT4 rows read by the INT8 / INT4 decode row) nothing is rounded.
 void check_case(const I4Case& c) {
   SCOPED_TRACE(c.name);
   const auto d = setup(c);
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kRoundToQueryDtype), kSuccess)
-      << last_error_message();
-  const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
-  const HostTensor out_exact = d->out_ref, lse_exact = d->lse_ref;
-  for (int64_t ip : {0, 1}) {
-    d->op.inner_precise = ip;
-    for (Isa isa : test_isas()) {
-      if (!set_isa(isa)) continue;
-      const bool place = in_place(d->op), exact = place || ip == 0;
-      const HostTensor& out_ref = exact ? out_exact : out_round;
-      const HostTensor& lse_ref = exact ? lse_exact : lse_round;
-      const double lse_rel = place ? kLseRelInPlace : kLseRel, lse_abs = place ? kLseAbsInPlace : kLseAbs;
-      for (int threads : {1, 2}) {
-        set_num_threads(threads);
-        std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
-        ASSERT_EQ(run_op(d->op), kSuccess) << isa_name(isa) << ": " << last_error_message();
-        const Stats s = compare(d->out_op.view(), out_ref.view(), out_tol(c.dt));
-        EXPECT_TRUE(within(s, out_tol(c.dt), false)) << isa_name(isa) << " innerPrecise " << ip
-                                                     << (place ? " in place" : "") << " threads " << threads << ": "
-                                                     << s.str();
-        double lse_err = 0;
-        for (int64_t i = 0; i < lse_ref.numel(); ++i) {
-          const double x = d->lse_op.flat(i), y = lse_ref.flat(i);
-          if (std::isinf(y)) {
-            EXPECT_EQ(x, y) << i;
-          } else {
-            EXPECT_NEAR(x, y, lse_rel * std::fabs(y) + lse_abs) << isa_name(isa) << " innerPrecise " << ip << " lse " << i;
-            lse_err = std::max(lse_err, std::fabs(x - y));
-          }
-        }
-        if (threads == 2)
-          std::printf("[fia-aq4-stats] %s %s innerPrecise %lld%s out max_abs %.3g lse max_abs %.3g\n", c.name.c_str(),
-                      isa_name(isa), (long long)ip, place ? " in-place" : "", s.max_abs, lse_err);
-      }
-    }
-  }
-  d->op.inner_precise = 0;
-  reset_isa();
-  set_num_threads(0);
+  AqGoldens g;
+  ASSERT_TRUE(aq_goldens(d->ref, d->out_ref, d->lse_ref, &g)) << last_error_message();
+  check_against_goldens(c.name, "fia-aq4-stats", out_tol(c.dt), {0, 1}, d->op, d->out_op, d->lse_op, g);
 }
 
 std::vector<I4Case> cases() {
@@ -316,41 +247,6 @@ TEST(FiaAntiquantInt4, AllModesMatchTheReference) {
   for (const I4Case& c : cases()) check_case(c);
 }
 
-// The C API arguments of a case.
-FiaAclArgs acl_args(const I4Case& c, const FiaParams& op, const std::vector<int64_t>& akv) {
-  FiaAclArgs a;
-  auto put = [&](int i, const TensorView* t) {
-    if (t == nullptr) return;
-    a.in[i] = *t;
-    a.passed[i] = true;
-  };
-  put(0, &op.query);
-  put(1, &op.key[0]);
-  put(2, &op.value[0]);
-  put(12, op.antiquant_scale);
-  put(13, op.antiquant_offset);
-  put(14, op.block_table);
-  put(17, op.key_antiquant_scale);
-  put(18, op.key_antiquant_offset);
-  put(19, op.value_antiquant_scale);
-  put(20, op.value_antiquant_offset);
-  a.has_asl_kv = true;
-  a.asl_kv = akv;
-  a.num_heads = c.N;
-  a.kvn = c.KVN;
-  a.scale = op.scale_value;
-  a.layout = c.layout;
-  a.block_size = op.block_size;
-  a.antiquant_mode = op.antiquant_mode;
-  a.key_aq_mode = op.key_antiquant_mode;
-  a.value_aq_mode = op.value_antiquant_mode;
-  a.lse_flag = true;
-  a.out = op.attention_out;
-  a.lse = *op.softmax_lse;
-  a.lse_passed = true;
-  return a;
-}
-
 // Through aclnnFusedInferAttentionScoreV4 (INT32 key / value read as packed INT4): separate
 // per-token and combined per-channel parameters.
 TEST(FiaAntiquantInt4, ThroughTheCApi) {
@@ -363,7 +259,7 @@ TEST(FiaAntiquantInt4, ThroughTheCApi) {
     SCOPED_TRACE(c.name);
     const auto d = setup(c);
     ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref), kSuccess) << last_error_message();
-    ASSERT_EQ(fia_aclnn_call(acl_args(c, d->op, d->akv)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(fia_aclnn_call(aq_acl_args(d->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const Stats st = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
     EXPECT_TRUE(within(st, out_tol(c.dt), false)) << st.str();
   }
@@ -375,21 +271,9 @@ template <class F>
 void expect_rejected(const I4Case& c, const char* param, const char* rule, F&& mutate) {
   SCOPED_TRACE(std::string(param) + " " + rule);
   const auto d = setup(c);
-  FiaParams& op = d->op;
   HostTensor extra;
-  mutate(op, *d, extra);
-  std::memset(d->out_op.data(), 0x5A, d->out_op.storage.size() * 8);
-  std::memset(d->lse_op.data(), 0x5A, d->lse_op.storage.size() * 8);
-  const std::vector<uint64_t> before = d->out_op.storage, lse_before = d->lse_op.storage;
-  uint64_t ws = 0;
-  EXPECT_EQ(fused_infer_attention_score_v4_workspace_size(op, &ws), kParamInvalid);
-  const std::string msg = last_error_message();
-  EXPECT_NE(msg.find(param), std::string::npos) << msg;
-  EXPECT_NE(msg.find(rule), std::string::npos) << msg;
-  std::vector<uint64_t> buf(1 << 16);
-  EXPECT_EQ(fused_infer_attention_score_v4(op, buf.data(), buf.size() * 8), kParamInvalid);
-  EXPECT_EQ(d->out_op.storage, before) << "output changed on error: " << msg;
-  EXPECT_EQ(d->lse_op.storage, lse_before) << "lse changed on error: " << msg;
+  mutate(d->op, *d, extra);
+  expect_rejected_call(d->op, d->out_op, d->lse_op, false, param, rule);
 }
 
 TEST(FiaAntiquantInt4, FIA33_Errors) {
@@ -481,12 +365,12 @@ TEST(FiaAntiquantInt4, FIA33_HeadDimInAclnn) {
   c.layout = "BSH";
   const auto d = setup(c);
   const std::vector<uint64_t> out0 = d->out_op.storage;
-  EXPECT_EQ(fia_aclnn_call(acl_args(c, d->op, d->akv)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(fia_aclnn_call(aq_acl_args(d->op)), ACLNN_ERR_PARAM_INVALID);
   const std::string msg = aclGetRecentErrMsg();
   EXPECT_NE(msg.find("key"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIA-33"), std::string::npos) << msg;
   EXPECT_TRUE(d->out_op.storage == out0);
-  EXPECT_EQ(run_op(d->op), kSuccess) << last_error_message();
+  EXPECT_EQ(run_fia_cpp(d->op), kSuccess) << last_error_message();
 }
 
 }  // namespace

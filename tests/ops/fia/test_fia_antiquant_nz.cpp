@@ -20,14 +20,13 @@
 #include "mlaops/runtime.h"
 #include "ops/compare.h"
 #include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_antiquant_cases.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {
 namespace {
-
-using fia_test::HostTensor;
 
 struct NzCase {
   std::string name;
@@ -40,8 +39,6 @@ struct NzCase {
   bool tree = false;  // sparse 9: per batch the tree of a binary tree (node t's parent (t - 1) / 2)
   uint32_t seed = 1;
 };
-
-double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
 
 struct NzData {
   HostTensor q, k, v, bt, mask, out_op, out_ref, lse_op, lse_ref, ks, vs;
@@ -162,72 +159,26 @@ std::unique_ptr<NzData> setup(const NzCase& c) {
   return d;
 }
 
-Status run_op(const FiaParams& p) {
-  uint64_t ws = 0;
-  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
-  if (s != kSuccess) return s;
-  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
-  return fused_infer_attention_score_v4(p, buf.data(), ws);
-}
-
-// The INT8 antiquant tolerances (tests/ops/fia/test_fia_antiquant.cpp), BF16, and: at most 1e-5 of
-// the elements beyond the bound, each within 0.05 x rms. Measured: 1 of 327680 (Q_S 16, key 0 +
-// value 1, innerPrecise 1) at 0.021 x rms: a causal row with 6 valid positions and large per-token
-// V values whose output nearly cancels (|ref| ~ 1e-3), where the BF16 rounding of P in P x V (every
-// attention row, innerPrecise 0 shows 0.00288 there too) leaves ~0.003.
-const Tolerance kTol = {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 1e-5, 0.05};
-// lse, |x - y| <= rel * |y| + abs: the dequantised chunks, the in-place kernel (measured max in
-// the docs)
-constexpr double kLseRel = 1e-6, kLseAbs = 4e-6;
-constexpr double kLseRelInPlace = 2e-6, kLseAbsInPlace = 2e-5;
-
-// True when the plan of `op` at the active level reads the NZ rows in place (the INT8 decode row).
-bool in_place(const FiaParams& op) {
-  OpPlan plan;
-  if (fused_infer_attention_score_v4_plan(op, &plan) != kSuccess) return false;
-  return plan.explain().find("row(s): attn_avx512_decode_i8") != std::string::npos;
-}
-
+// The INT8 antiquant tolerances (fia_antiquant_cases.h), BF16: the mean relative error and
+// cosine of out_tol; each element within bf16_pv_bound (the rounding of P to BF16 before P x V and
+// of the output), which also holds where the output cancels. The |ref|- and rms-relative bound of
+// out_tol does not hold there: in "BNSD Q_S 16 sparse 3 key 0 + value 1", element 325848 (a causal
+// row with few valid positions and large per-token V) has |Δ| 1.8e-3 at ref -0.040, sum p |v| 0.97,
+// rms 0.14: 1.06 times out_tol's bound, 0.46 of bf16_pv_bound. Measured over every case, ISA and
+// thread count: at most 0.82 of bf16_pv_bound (a tree row with A ~ |ref|: both roundings add up).
+const Tolerance kTol = out_tol(DType::kBFloat16);
 // innerPrecise 1 on the dequantised chunks against the golden rounded to BF16; innerPrecise 0 and
-// the in-place kernel (never rounded) against the exact one.
+// the in-place kernel (never rounded) against the exact one (fia_antiquant_cases.h).
 void check_case(const NzCase& c) {
   SCOPED_TRACE(c.name);
   const auto d = setup(c);
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kRoundToQueryDtype), kSuccess)
-      << last_error_message();
-  const HostTensor out_round = d->out_ref, lse_round = d->lse_ref;
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
-  const HostTensor out_exact = d->out_ref, lse_exact = d->lse_ref;
-  for (Isa isa : test_isas()) {
-    if (!set_isa(isa)) continue;
-    const bool place = in_place(d->op), exact = place || c.inner == 0;
-    const HostTensor& out_ref = exact ? out_exact : out_round;
-    const HostTensor& lse_ref = exact ? lse_exact : lse_round;
-    const double lse_rel = place ? kLseRelInPlace : kLseRel, lse_abs = place ? kLseAbsInPlace : kLseAbs;
-    for (int threads : {1, 2}) {
-      set_num_threads(threads);
-      std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
-      ASSERT_EQ(run_op(d->op), kSuccess) << isa_name(isa) << ": " << last_error_message();
-      const Stats s = compare(d->out_op.view(), out_ref.view(), kTol);
-      EXPECT_TRUE(within(s, kTol, false)) << isa_name(isa) << (place ? " in place" : "") << " threads " << threads
-                                          << ": " << s.str();
-      double lse_err = 0;
-      for (int64_t i = 0; i < lse_ref.numel(); ++i) {
-        const double x = d->lse_op.flat(i), y = lse_ref.flat(i);
-        if (std::isinf(y)) {
-          EXPECT_EQ(x, y) << i;
-        } else {
-          EXPECT_NEAR(x, y, lse_rel * std::fabs(y) + lse_abs) << isa_name(isa) << " lse " << i;
-          lse_err = std::max(lse_err, std::fabs(x - y));
-        }
-      }
-      if (threads == 2)
-        std::printf("[fia-aqnz-stats] %s %s%s out max_abs %.3g lse max_abs %.3g\n", c.name.c_str(), isa_name(isa),
-                    place ? " in-place" : "", s.max_abs, lse_err);
-    }
-  }
-  reset_isa();
-  set_num_threads(0);
+  AqGoldens g;
+  ASSERT_TRUE(aq_goldens(d->ref, d->out_ref, d->lse_ref, &g)) << last_error_message();
+  // sum_j p_j |v_j| per output element: the reference on |V| (the scales are positive, no offsets)
+  const auto da = setup(c);
+  for (int64_t i = 0; i < da->v.numel(); ++i) da->v.set_flat(i, std::fabs(da->v.flat(i)));
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(da->ref, FiaRefAntiquant::kExact), kSuccess) << last_error_message();
+  check_against_goldens(c.name, "fia-aqnz-stats", kTol, {c.inner}, d->op, d->out_op, d->lse_op, g, &da->out_ref);
 }
 
 std::vector<NzCase> cases() {
@@ -320,43 +271,6 @@ TEST(FiaAntiquantNz, AllFormsMatchTheReference) {
   for (const NzCase& c : cases()) check_case(c);
 }
 
-FiaAclArgs acl_args(const NzData& d) {
-  const FiaParams& p = d.op;
-  FiaAclArgs a;
-  auto put = [&](int i, const TensorView* t) {
-    if (t == nullptr) return;
-    a.in[i] = *t;
-    a.passed[i] = true;
-  };
-  put(0, &p.query);
-  put(1, &p.key[0]);
-  put(2, &p.value[0]);
-  put(4, p.atten_mask);
-  put(14, p.block_table);
-  put(17, p.key_antiquant_scale);
-  put(19, p.value_antiquant_scale);
-  if (p.actual_seq_lengths) {
-    a.has_asl_q = true;
-    a.asl_q = *p.actual_seq_lengths;
-  }
-  a.has_asl_kv = true;
-  a.asl_kv = *p.actual_seq_lengths_kv;
-  a.num_heads = p.num_heads;
-  a.kvn = p.num_key_value_heads;
-  a.scale = p.scale_value;
-  a.layout = p.input_layout;
-  a.sparse = p.sparse_mode;
-  a.inner = p.inner_precise;
-  a.block_size = p.block_size;
-  a.key_aq_mode = p.key_antiquant_mode;
-  a.value_aq_mode = p.value_antiquant_mode;
-  a.lse_flag = true;
-  a.out = p.attention_out;
-  a.lse = *p.softmax_lse;
-  a.lse_passed = true;
-  return a;
-}
-
 // The vendor's shapes through aclnnFusedInferAttentionScoreV4.
 TEST(FiaAntiquantNz, ThroughTheCApi) {
   for (int variant = 0; variant < 2; ++variant) {
@@ -370,7 +284,7 @@ TEST(FiaAntiquantNz, ThroughTheCApi) {
     SCOPED_TRACE(c.name);
     const auto d = setup(c);
     ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref), kSuccess) << last_error_message();
-    ASSERT_EQ(fia_aclnn_call(acl_args(*d)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(fia_aclnn_call(aq_acl_args(d->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const Stats st = compare(d->out_op.view(), d->out_ref.view(), kTol);
     EXPECT_TRUE(within(st, kTol, false)) << st.str();
   }
@@ -384,24 +298,7 @@ void expect_rejected(const NzCase& c, bool aclnn, const char* param, const char*
   const auto d = setup(c);
   HostTensor extra;
   mutate(d->op, *d, extra);
-  std::memset(d->out_op.data(), 0x5A, d->out_op.storage.size() * 8);
-  std::memset(d->lse_op.data(), 0x5A, d->lse_op.storage.size() * 8);
-  const std::vector<uint64_t> before = d->out_op.storage, lse_before = d->lse_op.storage;
-  std::string msg;
-  if (aclnn) {
-    EXPECT_EQ(fia_aclnn_call(acl_args(*d)), ACLNN_ERR_PARAM_INVALID);
-    msg = aclGetRecentErrMsg();
-  } else {
-    uint64_t ws = 0;
-    EXPECT_EQ(fused_infer_attention_score_v4_workspace_size(d->op, &ws), kParamInvalid);
-    msg = last_error_message();
-    std::vector<uint64_t> buf(1 << 16);
-    EXPECT_EQ(fused_infer_attention_score_v4(d->op, buf.data(), buf.size() * 8), kParamInvalid);
-  }
-  EXPECT_NE(msg.find(param), std::string::npos) << msg;
-  EXPECT_NE(msg.find(rule), std::string::npos) << msg;
-  EXPECT_EQ(d->out_op.storage, before) << "output changed on error: " << msg;
-  EXPECT_EQ(d->lse_op.storage, lse_before) << "lse changed on error: " << msg;
+  expect_rejected_call(d->op, d->out_op, d->lse_op, aclnn, param, rule);
 }
 
 TEST(FiaAntiquantNz, FIA34_Errors) {

@@ -3,7 +3,7 @@
 // every ISA level and 1 / 2 threads. Every query / key / value row outside a batch's padded
 // window holds NaN, so a read outside the window shows up. The reference itself is cross-checked
 // against the right-padded problem with the windows moved to the start of the tensors.
-// Tensor-list KV is not in this build (FIA-02; test_fia_errors).
+// Tensor-list KV: tests/ops/fia/test_fia_tensor_list.cpp (with left padding: FIA-50).
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,0 +1,196 @@
+// Shared pieces of the KV antiquant operator tests (test_fia_antiquant: INT8, test_fia_antiquant_int4:
+// INT32-packed INT4, test_fia_antiquant_nz: the INT8 paged NZ cache): the tolerances,
+// which path a plan takes, the comparison of the operator with the two goldens of the float64
+// reference under every ISA level, innerPrecise value and 1 / 2 threads, the C API arguments of a
+// case, and the rejection check (status, message, output and lse untouched).
+//
+// Goldens: the reference with the dequantised K / V rounded to the query dtype
+// (FiaRefAntiquant::kRoundToQueryDtype) and unrounded (kExact). innerPrecise 0 (high precision)
+// and the in-place INT8 / INT4 decode kernel (which never rounds) are compared with the exact one,
+// innerPrecise 1 on the dequantising path with the rounded one.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/plan.h"
+#include "mlaops/runtime.h"
+#include "ops/compare.h"
+#include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_harness.h"
+#include "reference/fia_test_data.h"
+#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "tests/support/isa_list.h"
+
+namespace mlaops::testing {
+
+using fia_test::HostTensor;
+
+inline double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
+
+// lse tolerances, |x - y| <= rel * |y| + abs: the dequantised chunks follow their golden's scores
+// to fp32 accuracy (measured max 4.1e-6 absolute), the in-place INT8 kernel's int16 query / P
+// quantisation leaves more (measured max 1.1e-5); the two goldens differ by up to about 1e-3.
+inline constexpr double kLseRel = 1e-6, kLseAbs = 4e-6;
+inline constexpr double kLseRelInPlace = 2e-6, kLseAbsInPlace = 2e-5;
+
+// The output tolerance of the antiquant tests (the operator rounds the dequantised values to the
+// query dtype exactly as the rounded golden does; the rest is fp32 attention).
+inline Tolerance out_tol(DType dt) {
+  if (dt == DType::kFloat16) return {5e-3, 5e-3, 2e-3, 0.9999, 0, 0, 0, 0};
+  return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
+}
+
+// True when the plan of `op` at the active level runs the INT8 / INT4 rows in place (the INT8
+// decode row of the attention family), which follows the exact golden; the other paths round the
+// dequantised values first (innerPrecise 1).
+inline bool in_place(const FiaParams& op) {
+  OpPlan plan;
+  if (fused_infer_attention_score_v4_plan(op, &plan) != kSuccess) return false;
+  return plan.explain().find("row(s): attn_avx512_decode_i8") != std::string::npos;
+}
+
+// The goldens of a case: `ref` writes `out_ref` / `lse_ref`, run once per golden.
+struct AqGoldens {
+  HostTensor out_round, lse_round, out_exact, lse_exact;
+};
+inline bool aq_goldens(const FiaParams& ref, const HostTensor& out_ref, const HostTensor& lse_ref, AqGoldens* g) {
+  if (fused_infer_attention_score_v4_ref(ref, FiaRefAntiquant::kRoundToQueryDtype) != kSuccess) return false;
+  g->out_round = out_ref;
+  g->lse_round = lse_ref;
+  if (fused_infer_attention_score_v4_ref(ref, FiaRefAntiquant::kExact) != kSuccess) return false;
+  g->out_exact = out_ref;
+  g->lse_exact = lse_ref;
+  return true;
+}
+
+// The per-element bound of a BF16 output from its rounding steps (`abs_out`: check_against_goldens):
+// P is rounded to BF16 before P x V (relative error <= 2^-8 for each weight, so <= 2^-8 * A on the
+// output, A = sum_j p_j |v_j|, the attention of |V|) and the output to BF16 (<= 2^-8 |out|); 1 %
+// on top for the second-order and fp32 terms (exp, accumulation: ~1e-6 relative).
+inline double bf16_pv_bound(double abs_attention, double ref) {
+  return 1.01 * std::ldexp(abs_attention + std::fabs(ref), -8) + 1e-7;
+}
+
+// `op` (writing `out_op` / `lse_op`) under every ISA level, each innerPrecise of `inner` and 1 / 2
+// threads against the goldens: output within `tol`, lse within the bounds above (+inf exactly).
+// With `abs_out` (the reference's output with every value element replaced by its magnitude, same
+// layout), each output element is held to bf16_pv_bound instead of tol's elementwise bound (tol's
+// mean relative error and cosine still apply): a bound that covers outputs that cancel (|ref| much
+// below sum_j p_j |v_j|), which tol's |ref|- and rms-relative bound does not.
+// Prints "[tag] name isa innerPrecise ip out max_abs .. lse max_abs .." per level (2 threads).
+// Leaves innerPrecise at inner.front(), the ISA and thread count at their defaults.
+inline void check_against_goldens(const std::string& name, const char* tag, const Tolerance& tol,
+                                  const std::vector<int64_t>& inner, FiaParams& op, HostTensor& out_op,
+                                  const HostTensor& lse_op, const AqGoldens& g, const HostTensor* abs_out = nullptr) {
+  for (int64_t ip : inner) {
+    op.inner_precise = ip;
+    for (Isa isa : test_isas()) {
+      if (!set_isa(isa)) continue;
+      const bool place = in_place(op);
+      const bool exact = place || ip == 0;
+      const HostTensor& out_ref = exact ? g.out_exact : g.out_round;
+      const HostTensor& lse_ref = exact ? g.lse_exact : g.lse_round;
+      const double lse_rel = place ? kLseRelInPlace : kLseRel, lse_abs = place ? kLseAbsInPlace : kLseAbs;
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        std::memset(out_op.data(), 0xEE, out_op.storage.size() * 8);
+        ASSERT_EQ(run_fia_cpp(op), kSuccess) << isa_name(isa) << ": " << last_error_message();
+        const Stats s = compare(out_op.view(), out_ref.view(), tol);
+        double pv_ratio = 0;  // max |op - ref| / bf16_pv_bound
+        int64_t beyond = 0;
+        if (abs_out != nullptr) {
+          for (int64_t i = 0; i < out_ref.numel(); ++i) {
+            const double r = out_ref.flat(i), e = std::fabs(out_op.flat(i) - r);
+            const double bound = bf16_pv_bound(abs_out->flat(i), r);
+            pv_ratio = std::max(pv_ratio, std::isnan(e) ? 1e9 : e / bound);
+            if (!(e <= bound) && beyond++ < 3)
+              ADD_FAILURE() << isa_name(isa) << " innerPrecise " << ip << " element " << i << ": |op - ref| " << e
+                            << " > " << bound << " (ref " << r << ", sum p |v| " << abs_out->flat(i) << ")";
+          }
+        }
+        EXPECT_EQ(beyond, 0) << "elements beyond the P x V rounding bound";
+        const bool ok = abs_out != nullptr ? s.mean_rel <= tol.max_mean_rel && s.cosine >= tol.min_cosine
+                                           : within(s, tol, false);
+        EXPECT_TRUE(ok) << isa_name(isa) << " innerPrecise " << ip << (place ? " (in place, exact golden)" : "")
+                        << " threads " << threads << ": " << s.str();
+        double lse_err = 0;
+        for (int64_t i = 0; i < lse_ref.numel(); ++i) {
+          const double x = lse_op.flat(i), y = lse_ref.flat(i);
+          if (std::isinf(y)) {
+            EXPECT_EQ(x, y) << i;
+          } else {
+            EXPECT_NEAR(x, y, lse_rel * std::fabs(y) + lse_abs)
+                << isa_name(isa) << " innerPrecise " << ip << (place ? " (in place)" : "") << " lse " << i;
+            lse_err = std::max(lse_err, std::fabs(x - y));
+          }
+        }
+        if (threads == 2)
+          std::printf("[%s] %s %s innerPrecise %lld%s out max_abs %.3g%s lse max_abs %.3g\n", tag, name.c_str(),
+                      isa_name(isa), (long long)ip, place ? " in-place" : "", s.max_abs,
+                      abs_out != nullptr ? (" (" + std::to_string(pv_ratio) + " of the P x V bound)").c_str() : "",
+                      lse_err);
+      }
+    }
+  }
+  op.inner_precise = inner.front();
+  reset_isa();
+  set_num_threads(0);
+}
+
+// The C API arguments of an antiquant call's parameters (acl_args_of plus the antiquant inputs
+// and mode attributes).
+inline FiaAclArgs aq_acl_args(const FiaParams& p) {
+  fia_test::FiaRun run;
+  run.params = p;
+  FiaAclArgs a = acl_args_of(run);
+  const struct {
+    int i;
+    const TensorView* t;
+  } aq[] = {{12, p.antiquant_scale},     {13, p.antiquant_offset},     {17, p.key_antiquant_scale},
+            {18, p.key_antiquant_offset}, {19, p.value_antiquant_scale}, {20, p.value_antiquant_offset}};
+  for (const auto& x : aq)
+    if (x.t != nullptr) {
+      a.in[x.i] = *x.t;
+      a.passed[x.i] = true;
+    }
+  a.antiquant_mode = p.antiquant_mode;
+  a.key_aq_mode = p.key_antiquant_mode;
+  a.value_aq_mode = p.value_antiquant_mode;
+  return a;
+}
+
+// `op` (already mutated) must be rejected with kParamInvalid and a message naming `param` and
+// `rule`, through the C++ API (workspace size, then the call) or the C API (`aclnn`), leaving
+// `out` and `lse` untouched.
+inline void expect_rejected_call(const FiaParams& op, HostTensor& out, HostTensor& lse, bool aclnn, const char* param,
+                                 const char* rule) {
+  std::memset(out.data(), 0x5A, out.storage.size() * 8);
+  std::memset(lse.data(), 0x5A, lse.storage.size() * 8);
+  const std::vector<uint64_t> before = out.storage, lse_before = lse.storage;
+  std::string msg;
+  if (aclnn) {
+    EXPECT_EQ(fia_aclnn_call(aq_acl_args(op)), ACLNN_ERR_PARAM_INVALID);
+    msg = aclGetRecentErrMsg();
+  } else {
+    uint64_t ws = 0;
+    EXPECT_EQ(fused_infer_attention_score_v4_workspace_size(op, &ws), kParamInvalid) << param;
+    msg = last_error_message();
+    std::vector<uint64_t> buf(1 << 16);
+    EXPECT_EQ(fused_infer_attention_score_v4(op, buf.data(), buf.size() * 8), kParamInvalid);
+  }
+  EXPECT_NE(msg.find(param), std::string::npos) << msg;
+  EXPECT_NE(msg.find(rule), std::string::npos) << msg;
+  EXPECT_EQ(out.storage, before) << "output changed on error: " << msg;
+  EXPECT_EQ(lse.storage, lse_before) << "lse changed on error: " << msg;
+}
+
+}  // namespace mlaops::testing
