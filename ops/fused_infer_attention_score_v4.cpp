@@ -60,6 +60,7 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   it.DR = P.DR;
   it.VD = P.VD;
   it.fp16 = P.fp16;
+  it.fp16_softmax = P.ip.fp16_softmax;  // innerPrecise bit 0 (ops/fia_inner_precise.h)
   auto kv = [&](const TensorView& t, const FiaKvStrides& st) {
     int64_t off;
     kernels::FlashKv k = fia_kv_rows(p, P, st, w.b, w.h, &off);
@@ -300,6 +301,17 @@ constexpr const char* kCppOp = "fused_infer_attention_score_v4";
 
 }  // namespace
 
+kernels::FlashItem fia_item(const FiaParams& p, const FiaPlan& P, const FiaPlan::Item& w, const float* sink,
+                            const float* pq) {
+  RunCtx c;
+  c.p = &p;
+  c.plan = &P;
+  c.sink = sink;
+  c.pq = pq;
+  c.ws = nullptr;
+  return make_item(c, w);
+}
+
 kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvStrides& st, int64_t b, int64_t h,
                              int64_t* base_offset) {
   kernels::FlashKv k;
@@ -412,6 +424,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   }
   parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
   if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
+  fia_legacy_rows_run(p, P, workspace, pq);  // innerPrecise bit 1 == 0 (ops/fia_inner_precise.h)
   return kSuccess;
 }
 

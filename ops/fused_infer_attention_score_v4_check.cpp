@@ -836,6 +836,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
     MLAOPS_TRY(check_exclusions(p, op));
   }
   MLAOPS_TRY(fia_lp_check(p, o, &c));  // left padding (ops/fia_left_padding.h): moves q_start / kv_start
+  MLAOPS_TRY(fia_inner_precise_check(p, o, &c));  // innerPrecise (ops/fia_inner_precise.h)
   return kSuccess;
 }
 

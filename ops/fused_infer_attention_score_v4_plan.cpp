@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/workspace.h"
 #include "kernels/cpu/attn_family.h"
+#include "kernels/cpu/attn_fp16_softmax.h"
 #include "kernels/cpu/flash_quant.h"
 #include "mlaops/runtime.h"
 #include "ops/fia_full_quant.h"
@@ -63,6 +64,7 @@ AttnShape item_shape(const FiaPlan& P, int64_t b, int64_t r0, int64_t rows) {
   s.k_c0 = P.k.c0;
   s.v_c0 = P.v.c0;
   s.explicit_mask = P.explicit_mask;
+  s.fp16_softmax = P.ip.fp16_softmax;
   int64_t lo, hi;
   fia_row_deltas(P, b, &lo, &hi);
   const int64_t kv = P.act_kv[static_cast<size_t>(b)] + P.prefix.len;  // effective positions
@@ -133,7 +135,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   const int64_t max_q = std::max<int64_t>(1, *std::max_element(P.act_q.begin(), P.act_q.end()));
   const int64_t max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end()) + P.prefix.len;
   P.R = std::max<int64_t>(1, std::min<int64_t>(max_q, 128 / std::min<int64_t>(P.G, 128)));
-  P.tile = 64;
+  P.tile = P.ip.fp16_softmax ? kernels::kFp16SoftmaxBlock : 64;  // FP16 emulation: its 128-position blocks
   // Shared prefix: its own work range when the call qualifies (ops/fia_prefix.h): units of up to
   // 128 / G flattened query rows of every batch read the prefix once per KV head.
   if (P.prefix.on) fia_prefix_plan_units(&P, std::max<int64_t>(1, 128 / std::min<int64_t>(P.G, 128)));
@@ -176,7 +178,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   const int64_t n_items = static_cast<int64_t>(P.items.size());
   P.splits = 1;
   const int64_t split_kv = P.pgroup ? own_max_kv : max_kv;  // the prefix work range splits the prefix itself
-  if (n_items > 0 && n_items < P.threads)
+  if (n_items > 0 && n_items < P.threads && !P.ip.fp16_softmax)  // the FP16 emulation runs items whole
     P.splits = std::max<int64_t>(1, std::min<int64_t>((P.threads + n_items - 1) / n_items, split_kv / (2 * P.tile)));
   if (P.prefix.on && !P.pgroup) P.splits *= 2;  // shared prefix: prefix splits, then own splits (ops/fia_prefix.h)
   P.psplits = 1;
@@ -354,6 +356,7 @@ std::string fia_explain(const FiaPlan& P) {
        fmt(", sparseMode %lld", (long long)P.mode) + (P.explicit_mask ? " with a mask" : "") +
        (P.pse ? ", pseShift" : "") + (P.sink ? ", learnableSink" : "") +
        (P.post_quant ? (P.pq_channel ? ", post-quant INT8 per channel" : ", post-quant INT8 per tensor") : "") + (P.lse ? ", softmaxLse" : "") + "\n";
+  s += fia_inner_precise_explain(P, 0);
   s += std::string("level ") + isa_name(P.isa) + fmt(", %lld threads; ", (long long)P.threads) +
        fmt("%lld work items of up to %lld query rows x %lld heads, %lld tasks, ", (long long)P.items.size(),
            (long long)P.R, (long long)P.G, (long long)P.tasks.size()) +
@@ -442,6 +445,7 @@ CallSignature fia_signature(const FiaParams& p) {
   s.add("numKeyValueHeads", p.num_key_value_heads);
   s.add("sparseMode", p.sparse_mode);
   s.add("innerPrecise", p.inner_precise);
+  s.add("legacy_uniform_invalid_rows", static_cast<int64_t>(p.legacy_uniform_invalid_rows));
   s.add("blockSize", p.block_size);
   s.add("antiquantMode", p.antiquant_mode);
   s.add("softmaxLseFlag", static_cast<int64_t>(p.softmax_lse_flag));
