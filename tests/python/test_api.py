@@ -158,3 +158,12 @@ def test_runtime_helpers():
     assert mlaops.num_threads() == 1
     mlaops.set_num_threads(0)
     assert mlaops.num_threads() == n
+
+
+def test_drop_in_module():
+    import mlaops.torch_npu as torch_npu
+    for name in ("npu_mla_prolog", "npu_mla_prolog_v2", "npu_fused_infer_attention_score",
+                 "npu_fused_infer_attention_score_v2", "npu_format_cast"):
+        assert getattr(torch_npu, name) is getattr(mlaops, name)
+    with pytest.raises(AttributeError):
+        torch_npu.npu_rotary_mul  # not provided
