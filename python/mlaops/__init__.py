@@ -23,3 +23,10 @@ __all__ = [
     "set_num_threads",
     "active_isa",
 ]
+
+try:  # torch.ops.mlaops.* (torch.library custom operators) when torch is there
+    import torch as _torch  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+else:
+    from . import _torch_ops  # noqa: F401
