@@ -6,6 +6,7 @@
 #include "api/fia_entry.h"
 
 #include <cctype>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -118,6 +119,16 @@ std::vector<TensorView> list_of(const ExecutorState& st, const Host& h, int slot
   return {s.view};
 }
 
+// MLAOPS_FIA_LEGACY_INVALID_ROWS=1 turns FiaParams::legacy_uniform_invalid_rows on for every aclnn
+// call of the process (read once; docs/c-api.md): the vendor C signature has no place for it.
+bool legacy_invalid_rows_env() {
+  static const bool on = [] {
+    const char* v = std::getenv("MLAOPS_FIA_LEGACY_INVALID_ROWS");
+    return v != nullptr && std::string(v) == "1";
+  }();
+  return on;
+}
+
 FiaParams params_from(const ExecutorState& st, const Host& h) {
   FiaParams p;
   p.query = st.inputs[static_cast<size_t>(h.index[kFiaQuery])].view;
@@ -157,6 +168,7 @@ FiaParams params_from(const ExecutorState& st, const Host& h) {
   p.num_key_value_heads = h.num_kv_heads;
   p.sparse_mode = h.sparse;
   p.inner_precise = h.inner;
+  p.legacy_uniform_invalid_rows = legacy_invalid_rows_env();
   p.block_size = h.block_size;
   p.antiquant_mode = h.antiquant_mode;
   p.softmax_lse_flag = h.lse_flag;

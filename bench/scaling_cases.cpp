@@ -262,7 +262,11 @@ double item_work(const mlaops::FiaPlan& P, size_t i, int64_t s, int64_t splits) 
   const int64_t kv = P.act_kv[static_cast<size_t>(w.b)];
   const int64_t tile = P.mq.on ? mlaops::kernels::kFlashMlaqBlock : P.tile;
   int64_t begin = 0, end = kv + P.prefix.len;
-  if (P.prefix.on && splits > 1) {  // first half of the splits over the prefix, then the own rows
+  if (P.pgroup) {  // the prefix work range: the item covers its own rows [Lp, Lp + kv) only
+    const int64_t chunk = mlaops::round_up(mlaops::ceil_div(std::max<int64_t>(kv, 1), splits), tile);
+    begin = P.prefix.len + std::min(kv, s * chunk);
+    end = P.prefix.len + std::min(kv, s * chunk + chunk);
+  } else if (P.prefix.on && splits > 1) {  // first half of the splits over the prefix, then the own rows
     const int64_t half = splits / 2, len = s < half ? P.prefix.len : kv, off = s < half ? 0 : P.prefix.len;
     const int64_t chunk = mlaops::round_up(mlaops::ceil_div(std::max<int64_t>(len, 1), half), tile);
     begin = off + std::min(len, (s % half) * chunk);
@@ -298,6 +302,20 @@ bool fia_phases(const mlaops::FiaParams& p, const FiaWork& work, int threads, Sc
     tasks = static_cast<int64_t>(P.items.size());
     for (size_t i = 0; i < P.items.size(); ++i)
       for (int64_t s = 0; s < P.splits; ++s) w.push_back(item_work(P, i, s, P.splits));
+  } else if (P.pgroup) {  // prefix units (every row sees every prefix column), then the tasks' splits
+    const int64_t chunk = mlaops::round_up(mlaops::ceil_div(std::max<int64_t>(P.prefix.len, 1), P.psplits), P.tile);
+    for (const mlaops::FiaPlan::PUnit& u : P.punits)
+      for (int64_t s = 0; s < P.psplits; ++s) {
+        const int64_t b0 = std::min(P.prefix.len, s * chunk), e0 = std::min(P.prefix.len, b0 + chunk);
+        w.push_back(static_cast<double>(P.G * u.rows) * static_cast<double>(e0 - b0));
+      }
+    for (const mlaops::FiaPlan::Task& t : P.tasks)
+      for (int64_t s = 0; s < P.splits; ++s) {
+        double x = 0;
+        for (int64_t i = t.first; i < t.first + t.n; ++i) x += item_work(P, static_cast<size_t>(i), s, P.splits);
+        w.push_back(x);
+      }
+    tasks = static_cast<int64_t>(w.size());
   } else if (P.prefix.on && P.splits == 2) {  // one unit per task: its prefix split, own split, merge
     for (const mlaops::FiaPlan::Task& t : P.tasks) {
       double x = 0;
@@ -322,7 +340,9 @@ bool fia_phases(const mlaops::FiaParams& p, const FiaWork& work, int threads, Sc
   out->plan = fmt("%lld items of up to %lld query rows x %lld heads, %lld KV split(s), ", (long long)P.items.size(),
                   (long long)P.R, (long long)(P.mq.on ? P.mq.heads : P.G), (long long)P.splits) +
               fmt("%lld tasks (%lld items each)", (long long)tasks, (long long)(P.mq.on ? 1 : per_task)) +
-              (P.prefix.on && P.splits == 2 ? ", each task runs its prefix split, own split and merge"
+              (P.pgroup ? fmt(", shared prefix work range: %lld units x %lld chunk(s), merged per KV head",
+                              (long long)P.punits.size(), (long long)P.psplits)
+               : P.prefix.on && P.splits == 2 ? ", each task runs its prefix split, own split and merge"
                : P.splits > 1              ? ", then a merge over the items"
                                            : "");
   return true;

@@ -103,14 +103,18 @@ Status resolve(const Resolve& r, const TensorView& sc, int64_t mode, int64_t D, 
       if (!r.combined && mode == 1 && dd.size() == 3 && dd[0] == 1) dd.erase(dd.begin());  // (1, B, S) or (B, S)
       const size_t want_rank = mode == 1 ? 2 : 3;
       const std::string shape = mode == 1 ? (r.combined ? "(2, B, S)" : "[1,] (B, S)") : "(B, KV_N, S)";
-      const std::string srule = s.paged ? "S >= blockTable width * blockSize = " : "S = the key's sequence extent ";
+      // with a shared prefix: the prefix's Lp positions first (ops/fia_prefix.h)
+      const std::string srule = s.paged             ? "S >= blockTable width * blockSize = "
+                                : s.prefix_len > 0 ? "S = the key's sequence extent + actualSharedPrefixLen = "
+                                                   : "S = the key's sequence extent ";
+      const int64_t want_s = s.kv_s + (s.paged ? 0 : s.prefix_len);
       if (dd.size() != want_rank || dd[0] != s.B || (mode == 3 && dd[1] != s.KVN))
         return fail21(r, sc, mode == 1 ? "mode 1 (per-token) shape" : "mode 3 (per-token x per-head) shape",
                       shape + " with B " + std::to_string(s.B) + (mode == 3 ? ", KV_N " + std::to_string(s.KVN) : "") +
-                          ", " + srule + std::to_string(s.kv_s));
+                          ", " + srule + std::to_string(want_s));
       const int64_t S = dd.back();
-      if (s.paged ? S < s.kv_s : S != s.kv_s)
-        return fail21(r, sc, "per-token scale length", srule + std::to_string(s.kv_s));
+      if (s.paged ? S < s.kv_s : S != want_s)
+        return fail21(r, sc, "per-token scale length", srule + std::to_string(want_s));
       out->kind = Kind::kRow;
       out->st = 1;
       out->sb = mode == 1 ? S : s.KVN * S;
@@ -422,12 +426,45 @@ struct Rows {
   const int8_t* at(int64_t t) const { return base + (addr.row(t) >> shift); }
 };
 
-Rows rows_of(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st, int64_t b, int64_t h) {
+// The key (which 0) or value (1) rows a task reads: the batch's own (key / value with the call's
+// strides, the batch's window) or the shared prefix's (batch 0 of the prefix tensor, its strides;
+// ops/fia_prefix.h). Per-token parameters of position t are at column col0 + t: the prefix's
+// rows first, then the batch's own (col0 = Lp).
+struct Src {
+  const TensorView* t = nullptr;
+  FiaKvStrides st;
+  bool prefix = false;
+  int64_t col0 = 0;
+};
+
+Src src_of(const FiaParams& p, const FiaPlan& P, int which, bool prefix, int64_t b) {
+  Src s;
+  s.prefix = prefix;
+  if (prefix) {
+    s.t = which == 0 ? p.key_shared_prefix : p.value_shared_prefix;
+    s.st.h = which == 0 ? P.prefix.k_h : P.prefix.v_h;
+    s.st.slot = which == 0 ? P.prefix.k_slot : P.prefix.v_slot;
+    s.st.c0 = which == 0 ? P.QD : P.VD;
+  } else {
+    s.t = &fia_kv_of(which == 0 ? p.key : p.value, P.tl, b);  // tensor lists: batch b's element
+    s.st = which == 0 ? P.k : P.v;
+    s.col0 = P.prefix.len;
+  }
+  return s;
+}
+
+Rows rows_of(const FiaParams& p, const FiaPlan& P, const Src& s, int64_t b, int64_t h) {
   Rows r;
   int64_t off;
-  r.addr = fia_kv_rows(p, P, st, b, h, &off);
+  if (s.prefix) {
+    r.addr.slot_stride = s.st.slot;
+    r.addr.c0 = s.st.c0;
+    off = h * s.st.h;
+  } else {
+    r.addr = fia_kv_rows(p, P, s.st, b, h, &off);
+  }
   r.shift = P.aq.int4 ? 1 : 0;
-  r.base = t.ptr<const int8_t>() + (off >> r.shift);
+  r.base = s.t->ptr<const int8_t>() + (off >> r.shift);
   return r;
 }
 
@@ -451,9 +488,10 @@ struct DequantRow {
 // (BnBsH / BSH / BSND: head stride D) the rows are read in address order, the n heads of a row in
 // one call where the parameters and layout allow; otherwise head by head (BNSD / BnNBsD: each
 // head's rows are contiguous), prefetching kAhead rows ahead.
-void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, const FiaKvStrides& st,
-                   const FiaAqParam& a, const float* csc, const float* coff, int64_t b, int64_t h0, int64_t n,
-                   int64_t t0, int64_t t1, int64_t t_end, int64_t D, uint16_t* dst, const DequantRow& fn) {
+void dequant_heads(const FiaParams& p, const FiaPlan& P, const Src& src, const FiaAqParam& a, const float* csc,
+                   const float* coff, int64_t b, int64_t h0, int64_t n, int64_t t0, int64_t t1, int64_t t_end,
+                   int64_t D, uint16_t* dst, const DequantRow& fn) {
+  const FiaKvStrides& st = src.st;
   const bool chan = a.kind == Kind::kChannel;
   const int64_t split = P.aq.split, sD = split * D;
   auto row_params = [&](const Rows& r, int64_t h, int64_t pos, float* rs, float* ro) {
@@ -462,7 +500,7 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
     if (chan) return;
     const kernels::FlashKv& ad = r.addr;
     const int64_t blk = ad.block_ids ? ad.block_ids[pos / ad.block_size] : 0, slot = ad.block_ids ? pos % ad.block_size : pos;
-    const int64_t i = a.kind == Kind::kRow ? a.base + b * a.sb + h * a.sh + pos * a.st
+    const int64_t i = a.kind == Kind::kRow ? a.base + b * a.sb + h * a.sh + (src.col0 + pos) * a.st
                                            : a.base + blk * a.sblk + h * a.sh + slot * a.sslot;
     *rs = fia_aq_value(*a.scale, i);
     *ro = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
@@ -472,7 +510,7 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
     fn(x, len, chan ? csc + i * D + c : nullptr, chan ? coff + i * D + c : nullptr, rs, ro, P.fp16, out + c,
        split > 1 ? out + D + c : nullptr);
   };
-  const Rows r0 = rows_of(p, P, t, st, b, h0);
+  const Rows r0 = rows_of(p, P, src, b, h0);
   const int sh = r0.shift;  // channel c of a row at byte c >> sh
   float rs, ro;
   constexpr int64_t kAhead = 16;  // rows prefetched ahead (into L2), up to the item's end t_end
@@ -506,7 +544,7 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const TensorView& t, co
       for (int64_t e = 0; e < c0 >> sh; e += 64) __builtin_prefetch(r.at(pos) + (c / c0) * st.c0_stride + e);
   };
   for (int64_t i = 0; i < n; ++i) {
-    const Rows r = rows_of(p, P, t, st, b, h0 + i);
+    const Rows r = rows_of(p, P, src, b, h0 + i);
     for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos) prefetch_row(r, pos);
     for (int64_t pos = t0; pos < t1; ++pos) {
       if (pos + kAhead < t1) prefetch_row(r, pos + kAhead);
@@ -537,11 +575,12 @@ int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD, in
 void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& ch, int64_t b, int64_t h0,
                      kernels::FlashItem* items, int64_t n, const FiaAqRun& k) {
   const int64_t KD = P.QD, VD = P.VD, M = items[0].G * items[0].R;
+  const Src srcs[2] = {src_of(p, P, 0, k.prefix, b), src_of(p, P, 1, k.prefix, b)};
   if (!k.dequant) {  // the INT8 decode kernel, in place
     kernels::FlashDecodeI8 kv;
     for (int w = 0; w < 2; ++w) {
       kernels::FlashKv& a = w == 0 ? kv.k : kv.v;
-      a = rows_of(p, P, fia_kv_of(w == 0 ? p.key : p.value, P.tl, b), w == 0 ? P.k : P.v, b, h0).addr;
+      a = rows_of(p, P, srcs[w], b, h0).addr;
       if (P.aq.int4) {  // nibble strides (even) -> bytes
         a.slot_stride /= 2;
         a.blk_stride /= 2;
@@ -556,7 +595,7 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
       kernels::FlashKv& t = w == 0 ? kv.tk : kv.tv;
       t = kernels::FlashKv();
       if (a.kind == Kind::kPagedRow) {
-        const kernels::FlashKv cache = rows_of(p, P, p.key[0], P.k, b, h0).addr;
+        const kernels::FlashKv cache = rows_of(p, P, srcs[0], b, h0).addr;
         t.block_ids = cache.block_ids;
         t.block_size = cache.block_size;
         t.blk_stride = a.sblk;
@@ -565,14 +604,14 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
         t.slot_stride = a.st;
       }
       for (int64_t i = 0; i < n; ++i) {
-        const int64_t at = a.base + (a.kind == Kind::kRow ? b * a.sb : 0) + (h0 + i) * a.sh;
+        const int64_t at = a.base + (a.kind == Kind::kRow ? b * a.sb + srcs[w].col0 * a.st : 0) + (h0 + i) * a.sh;
         (w == 0 ? kv.k_tok_scale : kv.v_tok_scale)[i] = a.scale->ptr<const float>() + at;
         (w == 0 ? kv.k_tok_offset : kv.v_tok_offset)[i] = a.offset ? a.offset->ptr<const float>() + at : nullptr;
       }
     }
     for (int64_t i = 0; i < n; ++i) {
-      kv.kb[i] = rows_of(p, P, fia_kv_of(p.key, P.tl, b), P.k, b, h0 + i).base;
-      kv.vb[i] = rows_of(p, P, fia_kv_of(p.value, P.tl, b), P.v, b, h0 + i).base;
+      kv.kb[i] = rows_of(p, P, srcs[0], b, h0 + i).base;
+      kv.vb[i] = rows_of(p, P, srcs[1], b, h0 + i).base;
       kv.k_scale[i] = ch.k_scale + (h0 + i) * KD;
       kv.k_offset[i] = ch.k_offset + (h0 + i) * KD;
       kv.v_scale[i] = ch.v_scale + (h0 + i) * VD;
@@ -614,12 +653,10 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
   kernels::FlashItem chunk[16];
   for (int64_t t0 = t_begin; t0 < t_end; t0 += kFiaAqChunk) {
     const int64_t t1 = std::min(t_end, t0 + kFiaAqChunk), len = t1 - t0;
-    const TensorView& kt = fia_kv_of(p.key, P.tl, b);  // tensor lists: batch b's element
-    const TensorView& vt = fia_kv_of(p.value, P.tl, b);
-    dequant_heads(p, P, kt, P.k, P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, t_end, KD, kbuf,
+    dequant_heads(p, P, srcs[0], P.aq.k, ch.k_scale + h0 * KD, ch.k_offset + h0 * KD, b, h0, n, t0, t1, t_end, KD, kbuf,
                   fn);
-    dequant_heads(p, P, vt, P.v, P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, t_end, VD,
-                  vbuf, fn);
+    dequant_heads(p, P, srcs[1], P.aq.v, ch.v_scale + h0 * VD, ch.v_offset + h0 * VD, b, h0, n, t0, t1, t_end, VD, vbuf,
+                  fn);
     for (int64_t i = 0; i < n; ++i) {
       kernels::FlashItem& it = chunk[i];
       it = items[i];

@@ -59,6 +59,7 @@ struct FiaAqShape {
   int64_t N = 0;
   int64_t max_q = 0;  // the longest query of a batch (Q_S; TND / NTD: the largest actual length)
   int64_t block_num = 0, block_size = 0;
+  int64_t prefix_len = 0;  // shared prefix Lp (ops/fia_prefix.h): per-token arrays have Lp + KV_S positions
 };
 
 // Validates the antiquant parameters against INT8 / INT4 key / value (or their absence against
@@ -98,6 +99,7 @@ struct FiaAqRun {
   bool dequant = false;
   void* scratch = nullptr;  // the thread's attention scratch (FiaPlan::thread_bytes)
   void* buf = nullptr;      // the thread's INT8 / INT4 buffers (FiaPlan::aq_thread_bytes)
+  bool prefix = false;      // the items' KV range is the shared prefix's rows (ops/fia_prefix.h)
 };
 
 // Runs `n` items (heads h0 .. h0 + n - 1 of batch b, same KV range and query rows) over INT8 /
@@ -108,7 +110,8 @@ struct FiaAqRun {
 // shared by the heads, the decode kernel's order; split 2: rounded + residual parts, against the
 // duplicated query rows), the row's kernel runs over the chunk into chunk states,
 // which merge online (the combine step); finally each item's output (or its KV-split partial)
-// is written.
+// is written. With a shared prefix the rows are the prefix's (k.prefix) or the batch's own, and
+// per-token parameters are read at column j (prefix row j) or Lp + t (own row t).
 void fia_aq_run_task(const FiaParams& p, const FiaPlan& plan, const FiaAqChannels& ch, int64_t b, int64_t h0,
                      kernels::FlashItem* items, int64_t n, const FiaAqRun& k);
 

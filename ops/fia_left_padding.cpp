@@ -36,12 +36,8 @@ Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
   const char* who = p.kv_padding_size != nullptr ? kn : qn;
   if (p.query_padding_size != nullptr) MLAOPS_TRY(read_pad(p.query_padding_size, op, qn, &lp.q_pad));
   if (p.kv_padding_size != nullptr) MLAOPS_TRY(read_pad(p.kv_padding_size, op, kn, &lp.kv_pad));
-  // A shared prefix with left padding: the vendor's system test 274 runs kvPaddingSize with
-  // actualSharedPrefixLen; not in this build.
-  MLAOPS_CHECK(p.key_shared_prefix == nullptr && p.actual_shared_prefix_len == nullptr, kParamInvalid,
-               "%s: %s: FIA-02 left padding with a shared prefix is not supported yet; allowed no padding tensor, got "
-               "one",
-               op, who);
+  // A shared prefix (ops/fia_prefix.h) comes before the window: the mask / pse columns of the
+  // window move by Lp (the C++ API; the aclnn layer rejects the pair as the vendor does, FIA-24).
   // FIA-41: the features left padding excludes (the vendor's exclusion list).
   auto excl = [&](bool bad, const char* what) -> Status {
     MLAOPS_CHECK(!bad, kParamInvalid, "%s: %s: FIA-41 left padding excludes %s; allowed no padding tensor, got one",
@@ -93,6 +89,7 @@ Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
     kv_end = std::max(kv_end, c->kv_start[i] + c->act_kv[i]);
   }
   if (!lp.on) return kSuccess;
+  kv_end += c->prefix.len;  // the prefix's columns come first
   // The mask and pseShift are read at the padded coordinates: their extents must reach the windows.
   if (c->explicit_mask) {
     const TensorView& m = *p.atten_mask;

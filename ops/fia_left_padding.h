@@ -24,7 +24,8 @@ struct FiaLeftPad {
 
 // Phase 1: rules FIA-40 (tensor form), FIA-41 (exclusions), FIA-42 (windows inside the tensors),
 // reads the padding values and moves c->q_start / c->kv_start (Q_S = 1 with a KV window starting
-// before 0: that batch has no valid position, output 0 / lse +inf). Call after every other rule.
+// before 0: that batch has no own position, output 0 / lse +inf, or the shared prefix alone when
+// there is one; ops/fia_prefix.h). Call after every other rule.
 Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c);
 // Phase 2: the padding values must still be the ones the plan was made for (FIA-40); read only.
 Status fia_lp_recheck(const FiaParams& p, const FiaCall& c, const char* op);

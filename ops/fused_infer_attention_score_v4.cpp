@@ -8,6 +8,7 @@
 //   4. KV splits (flash-decoding): the combine step merges the partials (kernels/cpu/attn_combine.h)
 // Nothing is decided here: the plan (fused_infer_attention_score_v4_plan.cpp) holds every choice.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -59,6 +60,7 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   it.DR = P.DR;
   it.VD = P.VD;
   it.fp16 = P.fp16;
+  it.fp16_softmax = P.ip.fp16_softmax;  // innerPrecise bit 0 (ops/fia_inner_precise.h)
   auto kv = [&](const TensorView& t, const FiaKvStrides& st) {
     int64_t off;
     kernels::FlashKv k = fia_kv_rows(p, P, st, w.b, w.h, &off);
@@ -110,14 +112,21 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   return it;
 }
 
-// The item of work index `index` (item * splits + split) with its KV split range and partials.
-kernels::FlashItem item_at(const RunCtx& c, int64_t index) {
+// The item of work index `index` (item * splits + split) with its KV split range and partials;
+// *prefix (nullable): whether the split reads the shared prefix (ops/fia_prefix.h).
+kernels::FlashItem item_at(const RunCtx& c, int64_t index, bool* prefix = nullptr) {
   const FiaPlan& P = *c.plan;
   const int64_t item = index / P.splits, split = index % P.splits;
-  kernels::FlashItem it = make_item(c, P.items[static_cast<size_t>(item)]);
-  if (P.prefix.on) fia_prefix_range(*c.p, P, P.items[static_cast<size_t>(item)].h, split, P.splits, P.tile, &it);
-  if (P.splits > 1) {
-    if (!P.prefix.on) {
+  const FiaPlan::Item& w = P.items[static_cast<size_t>(item)];
+  kernels::FlashItem it = make_item(c, w);
+  bool pre = false;
+  if (P.pgroup)  // the prefix work range: the item covers the batch's own rows only
+    fia_prefix_own_shift(P, &it);
+  else if (P.prefix.on)
+    pre = fia_prefix_range(*c.p, P, w.b, w.h, split, P.splits, P.tile, &it);
+  if (prefix != nullptr) *prefix = pre;
+  if (P.splits > 1 || P.pgroup) {
+    if (!P.prefix.on || P.pgroup) {
       const int64_t s2 = it.kv_end;
       const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), P.tile);
       it.kv_begin = std::min(s2, split * chunk);
@@ -144,12 +153,13 @@ void run_task(void* ctx, int64_t index, int thread) {
   const FiaPlan::Task& t = P.tasks[static_cast<size_t>(index / P.splits)];
   const int64_t split = index % P.splits;
   kernels::FlashItem items[16];
-  for (int64_t i = 0; i < t.n; ++i) items[i] = item_at(c, (t.first + i) * P.splits + split);
+  bool prefix = false;  // the items of a task share the split's source
+  for (int64_t i = 0; i < t.n; ++i) items[i] = item_at(c, (t.first + i) * P.splits + split, &prefix);
   void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
   const kernels::AttnRow& row = kernels::attn_family().value(t.row);
   if (P.aq.on) {  // INT8 key / value (ops/fia_antiquant.h)
     const FiaPlan::Item& w = P.items[static_cast<size_t>(t.first)];
-    const FiaAqRun k{&row, t.dequant, scratch, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes)};
+    const FiaAqRun k{&row, t.dequant, scratch, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes), prefix};
     fia_aq_run_task(*c.p, P, c.aq_ch, w.b, w.h, items, t.n, k);
     return;
   }
@@ -164,6 +174,55 @@ void merge_item(void* ctx, int64_t item, int /*thread*/) {
   float* base = c.ws->at<float>(P.off_partial) + item * P.splits * per;
   kernels::attn_merge_splits(it, P.splits, base, base + P.partial_o_floats, base + P.partial_o_floats + P.partial_ml_floats,
                              per, per);
+}
+
+void merge_pgroup(void* ctx, int64_t item, int thread);
+
+// The prefix work range: one of the (unit chunk, task split) that read KV head h is done; the
+// last one merges the head's items (its partials and the others' are visible: acq_rel).
+void pgroup_done(const RunCtx& c, int64_t h, int thread) {
+  const FiaPlan& P = *c.plan;
+  std::atomic_ref<int64_t> left(c.ws->at<int64_t>(P.off_pcount)[h]);
+  if (left.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  for (int64_t k = P.hat[static_cast<size_t>(h)]; k < P.hat[static_cast<size_t>(h + 1)]; ++k)
+    merge_pgroup(const_cast<RunCtx*>(&c), P.hitems[static_cast<size_t>(k)], thread);
+}
+
+// The prefix work range (ops/fia_prefix.h): index < units x psplits runs a unit's prefix chunk,
+// the rest the tasks' KV splits (own rows only); every one writes partial states, and the last
+// of a KV head merges its items (pgroup_done): one parallel region, no barrier in between.
+void run_pgroup(void* ctx, int64_t index, int thread) {
+  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+  const FiaPlan& P = *c.plan;
+  const int64_t nu = static_cast<int64_t>(P.punits.size()) * P.psplits;
+  if (index >= nu) {
+    run_task(ctx, index - nu, thread);
+    const FiaPlan::Task& t = P.tasks[static_cast<size_t>((index - nu) / P.splits)];
+    for (int64_t i = t.first; i < t.first + t.n; ++i) pgroup_done(c, P.items[static_cast<size_t>(i)].h, thread);
+    return;
+  }
+  const FiaPlan::PUnit& u = P.punits[static_cast<size_t>(index / P.psplits)];
+  kernels::FlashItem it = fia_prefix_unit_item(*c.p, P, index, c.ws->at<float>(P.off_ppartial) + index * P.pp_per);
+  void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
+  const kernels::AttnRow& row = kernels::attn_family().value(u.row);
+  if (P.aq.on) {  // channel parameters only: the batch index is not read
+    const FiaAqRun k{&row, u.dequant, scratch, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes), true};
+    fia_aq_run_task(*c.p, P, c.aq_ch, 0, u.h, &it, 1, k);
+  } else {
+    kernels::attn_run(row, P.panel, P.shape, &it, 1, scratch);
+  }
+  pgroup_done(c, u.h, thread);
+}
+
+// The prefix work range: item `item`'s own splits and the units' rows of it, merged and finished.
+void merge_pgroup(void* ctx, int64_t item, int thread) {
+  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+  const FiaPlan& P = *c.plan;
+  const FiaPlan::Item& w = P.items[static_cast<size_t>(item)];
+  const kernels::FlashItem it = make_item(c, w);
+  const int64_t per = P.partial_o_floats + 2 * P.partial_ml_floats;
+  fia_prefix_merge(P, it, w.b, w.h, w.r0, w.rows, c.ws->at<float>(P.off_partial) + item * P.splits * per, per,
+                   c.ws->at<float>(P.off_ppartial), c.ws->at<float>(P.off_thread + thread * P.thread_bytes));
 }
 
 // Shared prefix with one split per source (ops/fia_prefix.h): task t runs its prefix split, its
@@ -241,6 +300,17 @@ struct FiaPlanState : detail::PlanState {
 constexpr const char* kCppOp = "fused_infer_attention_score_v4";
 
 }  // namespace
+
+kernels::FlashItem fia_item(const FiaParams& p, const FiaPlan& P, const FiaPlan::Item& w, const float* sink,
+                            const float* pq) {
+  RunCtx c;
+  c.p = &p;
+  c.plan = &P;
+  c.sink = sink;
+  c.pq = pq;
+  c.ws = nullptr;
+  return make_item(c, w);
+}
 
 kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvStrides& st, int64_t b, int64_t h,
                              int64_t* base_offset) {
@@ -342,12 +412,19 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
     sink_floats(*p.learnable_sink, P.N, ws.at<float>(P.off_sink));
     c.sink = ws.at<float>(P.off_sink);
   }
+  if (P.pgroup) {
+    std::copy(P.pcount.begin(), P.pcount.end(), ws.at<int64_t>(P.off_pcount));
+    const int64_t n = static_cast<int64_t>(P.punits.size()) * P.psplits + static_cast<int64_t>(P.tasks.size()) * P.splits;
+    parallel_items(n, P.threads, run_pgroup, &c);
+    return kSuccess;
+  }
   if (P.prefix.on && P.splits == 2) {
     parallel_items(static_cast<int64_t>(P.tasks.size()), P.threads, run_task_prefix, &c);
     return kSuccess;
   }
   parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
   if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
+  fia_legacy_rows_run(p, P, workspace, pq);  // innerPrecise bit 1 == 0 (ops/fia_inner_precise.h)
   return kSuccess;
 }
 

@@ -3,6 +3,7 @@
 //   fused_infer_attention_score_v4_plan.cpp   FiaCall -> FiaPlan: work items, tasks, kernels, workspace
 //   fused_infer_attention_score_v4.cpp        run (phase 2): bind tensors, pre-pass, run the plan
 //   fia_antiquant.*                           the INT8 key / value feature (rules and its run)
+//   fia_inner_precise.*                       innerPrecise: its rules, the FP16 emulation switch, legacy rows
 // Public parameters: include/mlaops/fused_infer_attention_score.h.
 #pragma once
 
@@ -17,6 +18,7 @@
 #include "mlaops/runtime.h"
 #include "mlaops/status.h"
 #include "ops/fia_antiquant.h"
+#include "ops/fia_inner_precise.h"
 #include "ops/fia_left_padding.h"
 #include "ops/fia_mla_quant.h"
 #include "ops/fia_prefix.h"
@@ -88,6 +90,7 @@ struct FiaCall {
   FiaLeftPad lp;      // left padding (FIA-40..42, ops/fia_left_padding.h): moves q_start / kv_start
   bool full_quant = false;  // INT8 query / key / value (FIA-30..32, ops/fia_full_quant.h)
   FiaTensorList tl;  // tensor-list key / value (FIA-50, 51, ops/fia_tensor_list.h): per-batch sources
+  FiaInnerPrecise ip;       // what innerPrecise does in this call (ops/fia_inner_precise.h)
 };
 
 struct FiaPlan : FiaCall {
@@ -119,6 +122,28 @@ struct FiaPlan : FiaCall {
     bool dequant = false;
   };
   std::vector<Kind> kinds;
+  // Shared prefix as its own work range (ops/fia_prefix.h, pgroup): the query rows of every batch
+  // of one KV head ("flattened": f = b for Q_S 1, f = b * Q_S + s otherwise) form the units'
+  // rows, each unit (KV head, block of flattened rows) reads the prefix once per psplits chunk
+  // into partial states; the items then cover the batches' own rows only and always write
+  // partials, and a merge per item combines both (attn_combine.h).
+  bool pgroup = false;
+  struct PUnit {
+    int64_t h = 0, f0 = 0, rows = 0;
+    int row = 0;
+    bool dequant = false;
+  };
+  std::vector<PUnit> punits;
+  int64_t psplits = 1;
+  int64_t prow_rows = 1;                            // flattened rows per unit (the last: fewer)
+  int64_t prow_q = 0, prow_mask = 0, prow_bias = 0;  // element strides of one flattened row
+  int64_t off_ppartial = 0, pp_per = 0;             // unit partials: [unit, psplit] x pp_per floats
+  int64_t pp_o_floats = 0;                          // G * prow_rows * V_D (then m, l: G * prow_rows each)
+  // One region, no barrier: per KV head a count of the units' chunks and the tasks' KV splits
+  // that read it (pcount); whoever finishes the last one merges the head's items (hitems[hat[h]
+  // .. hat[h + 1]), item indices), counters at off_pcount ([KV_N] int64).
+  std::vector<int64_t> pcount, hitems, hat;
+  int64_t off_pcount = 0;
   kernels::FlashShape shape;        // the items' scratch geometry
   kernels::FlashKernels panel;      // the panel path's GEMM / softmax / convert / transpose rows
   kernels::DequantRowFn dequant = nullptr;  // INT8 rows -> query dtype
@@ -156,6 +181,11 @@ void fia_row_deltas(const FiaCall& call, int64_t b, int64_t* lo, int64_t* hi);
 // rows (contiguous: of position 0; paged: in block 0) from the tensor's data.
 kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvStrides& st, int64_t b, int64_t h,
                              int64_t* base_offset);
+
+// The kernel work item of `w` (query rows, KV sources, mask, bias, sink and output pointers);
+// `sink` the [N] sink floats, `pq` the [2, N, V_D] post-quant floats (either null when unused).
+kernels::FlashItem fia_item(const FiaParams& p, const FiaPlan& plan, const FiaPlan::Item& w, const float* sink,
+                            const float* pq);
 
 // Phase 2: the read-only pre-pass over the block table (ids of every block a batch uses within
 // [0, blockNum)), the workspace check, then the plan's tasks.

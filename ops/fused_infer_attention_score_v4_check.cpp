@@ -221,7 +221,6 @@ Status check_existence(const FiaParams& p, const char* op) {
   for (const auto& s : scope)
     MLAOPS_CHECK(s.t == nullptr, kParamInvalid,
                  "%s: %s: FIA-02 %s is not supported yet; allowed null, got a value", op, s.name, s.feature);
-  MLAOPS_TRY(fia_prefix_check_scope(p, op));  // INT8 / INT4 shared prefix (ops/fia_prefix.h)
   MLAOPS_TRY(fia_tl_check_existence(p, op));  // tensor-list key / value (ops/fia_tensor_list.h)
   // An INT8 query is MLA full quant (dequantScaleQuery or queryRope: FIA-27..29, ops/fia_mla_quant.h)
   // or GQA / MHA full quantisation (FIA-30..32, ops/fia_full_quant.h).
@@ -731,6 +730,7 @@ Status check_antiquant(const FiaParams& p, const FiaCheckOptions& o, int64_t kd,
   as.max_q = c->packed ? (c->act_q.empty() ? 0 : *std::max_element(c->act_q.begin(), c->act_q.end())) : c->QS;
   as.block_num = c->block_num;
   as.block_size = c->block_size;
+  as.prefix_len = c->prefix.len;
   return fia_check_antiquant(p, as, &c->aq);
 }
 
@@ -812,13 +812,13 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_CHECK(kd == c.QD, kParamInvalid, "%s: key: FIA-08 head dim must equal the query head dim; allowed %lld, got %lld",
                op, (long long)c.QD, (long long)kd);
   MLAOPS_CHECK(c.VD > 0, kParamInvalid, "%s: value: FIA-08 head dim; allowed >= 1, got 0", op);
+  MLAOPS_TRY(fia_prefix_check(p, op, &c));  // shared prefix (ops/fia_prefix.h): Lp before the per-token extents
   if (fia_mlaq_requested(p))
     MLAOPS_TRY(fia_mlaq_check(p, o, &c));
   else if (c.full_quant)
     MLAOPS_TRY(fia_fq_check_call(p, op, c));  // FIA-32
   else
     MLAOPS_TRY(check_antiquant(p, o, kd, &c));
-  MLAOPS_TRY(fia_prefix_check(p, op, &c));  // shared prefix (ops/fia_prefix.h)
   if (o.vendor_ranges) {
     MLAOPS_TRY(check::value_range(op, "query", "FIA-19 head dim D", c.QD, 1, 512));
     MLAOPS_TRY(check::value_range(op, "value", "FIA-19 head dim V_D", c.VD, 1, 512));
@@ -836,6 +836,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
     MLAOPS_TRY(check_exclusions(p, op));
   }
   MLAOPS_TRY(fia_lp_check(p, o, &c));  // left padding (ops/fia_left_padding.h): moves q_start / kv_start
+  MLAOPS_TRY(fia_inner_precise_check(p, o, &c));  // innerPrecise (ops/fia_inner_precise.h)
   return kSuccess;
 }
 

@@ -66,6 +66,9 @@ enum class FiaFeature {
   kTreeMask,            // sparseMode 9 (ops/fia_tree_mask.h)
   kPostQuant,           // INT8 attentionOut (quantScale2)
   kKvInt8NotNz,         // INT8 / INT4 key / value outside a paged 5-D FRACTAL_NZ cache
+  kSharedPrefix,        // keySharedPrefix / valueSharedPrefix given (ops/fia_prefix.h)
+  kLeftPadding,         // a left padding that applies (ops/fia_left_padding.h): kvPaddingSize with
+                        // actualSeqLengthsKv, or queryPaddingSize with actualSeqLengths and Q_S > 1
 };
 const char* fia_feature_name(FiaFeature f);
 bool fia_has_feature(const FiaParams& p, FiaFeature f);

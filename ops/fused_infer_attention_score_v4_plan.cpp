@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/workspace.h"
 #include "kernels/cpu/attn_family.h"
+#include "kernels/cpu/attn_fp16_softmax.h"
 #include "kernels/cpu/flash_quant.h"
 #include "mlaops/runtime.h"
 #include "ops/fia_full_quant.h"
@@ -63,6 +64,7 @@ AttnShape item_shape(const FiaPlan& P, int64_t b, int64_t r0, int64_t rows) {
   s.k_c0 = P.k.c0;
   s.v_c0 = P.v.c0;
   s.explicit_mask = P.explicit_mask;
+  s.fp16_softmax = P.ip.fp16_softmax;
   int64_t lo, hi;
   fia_row_deltas(P, b, &lo, &hi);
   const int64_t kv = P.act_kv[static_cast<size_t>(b)] + P.prefix.len;  // effective positions
@@ -133,7 +135,21 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   const int64_t max_q = std::max<int64_t>(1, *std::max_element(P.act_q.begin(), P.act_q.end()));
   const int64_t max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end()) + P.prefix.len;
   P.R = std::max<int64_t>(1, std::min<int64_t>(max_q, 128 / std::min<int64_t>(P.G, 128)));
-  P.tile = 64;
+  P.tile = P.ip.fp16_softmax ? kernels::kFp16SoftmaxBlock : 64;  // FP16 emulation: its 128-position blocks
+  // Shared prefix: its own work range when the call qualifies (ops/fia_prefix.h): units of up to
+  // 128 / G flattened query rows of every batch read the prefix once per KV head.
+  if (P.prefix.on) fia_prefix_plan_units(&P, std::max<int64_t>(1, 128 / std::min<int64_t>(P.G, 128)));
+  // INT8 / INT4 with innerPrecise 1 (dequantised values rounded) whose own rows run in place (the
+  // INT8 decode row, never rounded): the units (dequantised) would mix the two numerics in one
+  // row, so the prefix keeps the per-batch form (its splits run in place too).
+  for (int64_t b = 0; P.pgroup && P.aq.on && P.aq.split == 1 && b < B; ++b)
+    if (P.act_q[static_cast<size_t>(b)] > 0 &&
+        kernels::attn_family().value(choose_item(P, item_shape(P, b, 0, std::min(P.R, P.act_q[static_cast<size_t>(b)])), nullptr).row).kind ==
+            AttnKind::kDecodeI8) {
+      P.pgroup = false;
+      P.punits.clear();
+    }
+  const int64_t own_max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end());
   // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
   // apart (many heads per slot) with contiguous channels: KV is read through a dense copy of 512
   // positions per chunk (kernels/cpu/flash_attn.h), which costs 512 x (QD + DR + VD) x 2 bytes of
@@ -143,13 +159,13 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   const bool lanes_row = lanes >= 0 && kernels::attn_family().allowed(lanes, P.isa);
   const bool copy = lanes_row && !P.fp16 && !P.aq.on && P.G * P.R >= 16 && P.k.slot > 2 * P.QD && P.k.c0 >= P.QD &&
                     P.v.c0 >= P.VD && max_kv > 128;  // more than one lane tile
-  if (P.prefix.on && !copy) {  // shared prefix: (h, b, r0), the batches of one KV head read its prefix in turn
+  if (P.prefix.on && !P.pgroup && !copy) {  // shared prefix: (h, b, r0), the batches of one KV head read its prefix in turn
     for (int64_t h = 0; h < KVN; ++h)
       for (int64_t b = 0; b < B; ++b)
         for (int64_t r0 = 0; r0 < P.act_q[static_cast<size_t>(b)]; r0 += P.R)
           P.items.push_back({b, h, r0, std::min(P.R, P.act_q[static_cast<size_t>(b)] - r0)});
   }
-  for (int64_t b = 0; b < B && !(P.prefix.on && !copy); ++b) {
+  for (int64_t b = 0; b < B && !(P.prefix.on && !P.pgroup && !copy); ++b) {
     const int64_t aq_b = P.act_q[static_cast<size_t>(b)];
     if (copy) {
       for (int64_t r0 = 0; r0 < aq_b; r0 += P.R)
@@ -161,12 +177,17 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   }
   const int64_t n_items = static_cast<int64_t>(P.items.size());
   P.splits = 1;
-  if (n_items > 0 && n_items < P.threads)
-    P.splits = std::max<int64_t>(1, std::min<int64_t>((P.threads + n_items - 1) / n_items, max_kv / (2 * P.tile)));
-  if (P.prefix.on) P.splits *= 2;  // shared prefix: prefix splits, then own splits (ops/fia_prefix.h)
+  const int64_t split_kv = P.pgroup ? own_max_kv : max_kv;  // the prefix work range splits the prefix itself
+  if (n_items > 0 && n_items < P.threads && !P.ip.fp16_softmax)  // the FP16 emulation runs items whole
+    P.splits = std::max<int64_t>(1, std::min<int64_t>((P.threads + n_items - 1) / n_items, split_kv / (2 * P.tile)));
+  if (P.prefix.on && !P.pgroup) P.splits *= 2;  // shared prefix: prefix splits, then own splits (ops/fia_prefix.h)
+  P.psplits = 1;
+  const int64_t n_units = static_cast<int64_t>(P.punits.size());
+  if (P.pgroup && n_units < P.threads)
+    P.psplits = std::max<int64_t>(1, std::min<int64_t>(ceil_div(P.threads, n_units), P.prefix.len / (2 * P.tile)));
   kernels::FlashShape& fs = P.shape;
-  fs.M = P.G * P.R;
-  fs.R = P.R;
+  fs.R = P.pgroup ? std::max(P.R, P.prow_rows) : P.R;  // the units' rows too
+  fs.M = P.G * fs.R;
   fs.QD = P.QD * P.aq.split;  // KV antiquant chunks of innerPrecise 0 carry 2 x the channels
   fs.DR = P.DR;
   fs.VD = P.VD * P.aq.split;
@@ -203,6 +224,26 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
       if (a == x) return true;
     return false;
   };
+  // The prefix units' rows (their KV range is the prefix: every position of it, contiguous rows).
+  for (FiaPlan::PUnit& u : P.punits) {
+    AttnShape s;
+    s.G = P.G;
+    s.R = u.rows;
+    s.QD = P.QD;
+    s.VD = P.VD;
+    s.fp16 = P.fp16;
+    s.kv_int8 = P.aq.on;
+    s.channel_params = P.aq.on;  // per-token parameters keep the per-batch form
+    s.k_c0 = P.QD;
+    s.v_c0 = P.VD;
+    s.explicit_mask = P.explicit_mask;
+    s.full_range = true;
+    const bool same = &u != &P.punits[0] && u.rows == (&u - 1)->rows;
+    const Choice c = same ? Choice{(&u - 1)->row, (&u - 1)->dequant} : choose_item(P, s, nullptr);
+    u.row = c.row;
+    u.dequant = c.dequant;
+    if (!same) kernels::attn_family().note_use(c.row);
+  }
   // Tasks: groups of g consecutive items that share a row and a batch (and query block).
   bool all_decode = n_items > 0, any_lanes = false;
   for (size_t k = 0; k < kinds.size(); ++k) {
@@ -210,7 +251,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     any_lanes = any_lanes || kind_is(k, {AttnKind::kLanes});
   }
   int64_t group = 1;
-  if (copy && any_lanes && P.splits == 1) {  // groups of one query block's heads (items (b, r0, h))
+  if (copy && any_lanes && P.splits == 1 && !P.pgroup) {  // groups of one query block's heads (items (b, r0, h))
     while (2 * group <= kernels::flash_group_max_items(fs) && KVN % (2 * group) == 0) group *= 2;
     while (group > 1 && n_items / group < P.threads) group /= 2;
   } else if (all_decode) {
@@ -230,6 +271,12 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   // Workspace: per-thread scratch (the largest kind), INT8 buffers, sink floats, KV-split partials.
   int64_t scratch = kernels::flash_group_scratch_bytes(fs, copy ? group : 1);
   if (all_decode) scratch = std::max(scratch, kernels::flash_decode_scratch_bytes(group, P.G, fs.QD, fs.VD, P.fp16));
+  if (P.pgroup) {  // the merge's two states per item (fia_prefix_merge)
+    scratch = std::max(scratch, 2 * P.G * P.R * (P.VD + 2) * 4);
+    for (const FiaPlan::PUnit& u : P.punits)
+      if (fam.value(u.row).kind == AttnKind::kDecode)
+        scratch = std::max(scratch, kernels::flash_decode_scratch_bytes(1, P.G, fs.QD, fs.VD, P.fp16));
+  }
   P.thread_bytes = round_up(scratch, kWorkspaceAlign);
   WorkspaceLayout l;
   int64_t threads_total;
@@ -249,6 +296,9 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     for (const FiaPlan::Task& t : P.tasks)
       if (fam.value(t.row).kind == AttnKind::kDecodeI8)
         per_thread = std::max(per_thread, kernels::flash_decode_i8_scratch_bytes(t.n, P.G, P.QD, P.VD));
+    for (const FiaPlan::PUnit& u : P.punits)
+      if (fam.value(u.row).kind == AttnKind::kDecodeI8)
+        per_thread = std::max(per_thread, kernels::flash_decode_i8_scratch_bytes(1, P.G, P.QD, P.VD));
     MLAOPS_CHECK(mul_ok(round_up(per_thread, kWorkspaceAlign), P.threads, &all_threads) &&
                      product_ok({KVN, P.QD + P.VD, 2, 4}, &ch),
                  kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
@@ -258,13 +308,34 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   }
   if (P.sink) MLAOPS_TRY(l.add(P.N * 4, &P.off_sink, op));
   if (P.post_quant) MLAOPS_TRY(l.add(2 * P.N * P.VD * 4, &P.off_pq, op));
-  if (P.splits > 1) {
-    P.partial_o_floats = fs.M * P.VD;
-    P.partial_ml_floats = fs.M;
+  if (P.splits > 1 || P.pgroup) {  // the prefix work range: every item writes partials
+    P.partial_o_floats = P.G * P.R * P.VD;
+    P.partial_ml_floats = P.G * P.R;
     int64_t bytes;
     MLAOPS_CHECK(product_ok({n_items, P.splits, P.partial_o_floats + 2 * P.partial_ml_floats, 4}, &bytes), kParamInvalid,
                  "%s: FIA-17 workspace overflows int64", op);
     MLAOPS_TRY(l.add(bytes, &P.off_partial, op));
+  }
+  if (P.pgroup) {  // the per-head counts and item lists of the merge (fia_run)
+    P.pcount.assign(static_cast<size_t>(KVN), 0);
+    P.hat.assign(static_cast<size_t>(KVN + 1), 0);
+    for (const FiaPlan::PUnit& u : P.punits) P.pcount[static_cast<size_t>(u.h)] += P.psplits;
+    for (const FiaPlan::Task& t : P.tasks)
+      for (int64_t i = t.first; i < t.first + t.n; ++i) P.pcount[static_cast<size_t>(P.items[static_cast<size_t>(i)].h)] += P.splits;
+    for (const FiaPlan::Item& w : P.items) ++P.hat[static_cast<size_t>(w.h + 1)];
+    for (int64_t h = 0; h < KVN; ++h) P.hat[static_cast<size_t>(h + 1)] += P.hat[static_cast<size_t>(h)];
+    P.hitems.assign(P.items.size(), 0);
+    std::vector<int64_t> fill(P.hat.begin(), P.hat.end() - 1);
+    for (int64_t i = 0; i < n_items; ++i) P.hitems[static_cast<size_t>(fill[static_cast<size_t>(P.items[static_cast<size_t>(i)].h)]++)] = i;
+    MLAOPS_TRY(l.add(KVN * 8, &P.off_pcount, op));
+  }
+  if (P.pgroup) {  // the units' partials: [unit, psplit] x (o [G * rows, V_D], m, l)
+    P.pp_o_floats = P.G * P.prow_rows * P.VD;
+    P.pp_per = P.pp_o_floats + 2 * P.G * P.prow_rows;
+    int64_t bytes;
+    MLAOPS_CHECK(product_ok({n_units, P.psplits, P.pp_per, 4}, &bytes), kParamInvalid,
+                 "%s: FIA-17 workspace overflows int64", op);
+    MLAOPS_TRY(l.add(bytes, &P.off_ppartial, op));
   }
   P.workspace_bytes = n_items == 0 ? 0 : l.total();
   return kSuccess;
@@ -285,10 +356,15 @@ std::string fia_explain(const FiaPlan& P) {
        fmt(", sparseMode %lld", (long long)P.mode) + (P.explicit_mask ? " with a mask" : "") +
        (P.pse ? ", pseShift" : "") + (P.sink ? ", learnableSink" : "") +
        (P.post_quant ? (P.pq_channel ? ", post-quant INT8 per channel" : ", post-quant INT8 per tensor") : "") + (P.lse ? ", softmaxLse" : "") + "\n";
+  s += fia_inner_precise_explain(P, 0);
   s += std::string("level ") + isa_name(P.isa) + fmt(", %lld threads; ", (long long)P.threads) +
        fmt("%lld work items of up to %lld query rows x %lld heads, %lld tasks, ", (long long)P.items.size(),
            (long long)P.R, (long long)P.G, (long long)P.tasks.size()) +
        fmt("%lld KV split(s)", (long long)P.splits) +
+       (P.pgroup ? fmt(", shared prefix work range: %lld units (KV head x up to %lld query rows of all batches) x "
+                       "%lld prefix chunk(s), merged per item",
+                       (long long)P.punits.size(), (long long)P.prow_rows, (long long)P.psplits)
+                 : "") +
        (P.copy_rows > 0 ? fmt(", K / V rows copied %lld positions at a time", (long long)P.copy_rows) : "") + "\n";
   if (P.full_quant)
     s += std::string("kernel: ") + kernels::flash_quant_family().info(P.fq_row).name +
@@ -302,9 +378,16 @@ std::string fia_explain(const FiaPlan& P) {
          fam.info(k.row).name + (k.dequant ? " over dequantised 128-position chunks" : "") +
          (k.full ? "" : ", masked inside the KV range") + (skipped.empty() ? "" : " (skipped " + skipped + ")") + "\n";
   }
+  for (size_t i = 0; i < P.punits.size(); ++i) {
+    const FiaPlan::PUnit& u = P.punits[i];
+    if (i > 0 && u.rows == P.punits[i - 1].rows) continue;
+    s += fmt("kernel: prefix units of %lld query row(s): ", (long long)u.rows) + fam.info(u.row).name +
+         (u.dequant ? " over dequantised 128-position chunks" : "") + "\n";
+  }
   bool panel = false;
   for (const FiaPlan::Task& t : P.tasks)
     panel = panel || fam.value(t.row).kind == AttnKind::kPanel;
+  for (const FiaPlan::PUnit& u : P.punits) panel = panel || fam.value(u.row).kind == AttnKind::kPanel;
   if (panel)
     s += std::string("panel path: ") + row_name(kernels::gemm_family(), P.isa) + ", " +
          row_name(kernels::softmax_family(), P.isa) + ", " + row_name(kernels::convert_family(), P.isa) + ", " +
@@ -362,6 +445,7 @@ CallSignature fia_signature(const FiaParams& p) {
   s.add("numKeyValueHeads", p.num_key_value_heads);
   s.add("sparseMode", p.sparse_mode);
   s.add("innerPrecise", p.inner_precise);
+  s.add("legacy_uniform_invalid_rows", static_cast<int64_t>(p.legacy_uniform_invalid_rows));
   s.add("blockSize", p.block_size);
   s.add("antiquantMode", p.antiquant_mode);
   s.add("softmaxLseFlag", static_cast<int64_t>(p.softmax_lse_flag));

@@ -138,6 +138,8 @@ const char* fia_feature_name(FiaFeature f) {
     case FiaFeature::kTreeMask: return "the tree mask (sparseMode 9)";
     case FiaFeature::kPostQuant: return "INT8 output (post-quant)";
     case FiaFeature::kKvInt8NotNz: return "INT8 / INT4 key / value outside the paged FRACTAL_NZ cache";
+    case FiaFeature::kSharedPrefix: return "a shared prefix (keySharedPrefix / valueSharedPrefix)";
+    case FiaFeature::kLeftPadding: return "left padding (queryPaddingSize / kvPaddingSize)";
   }
   return "?";
 }
@@ -160,6 +162,15 @@ bool fia_has_feature(const FiaParams& p, FiaFeature f) {
     case FiaFeature::kKvInt8NotNz:
       return !p.key.empty() && (p.key[0].dtype == I8 || p.key[0].dtype == I32) &&
              !(p.block_table != nullptr && p.key[0].rank == 5);
+    case FiaFeature::kSharedPrefix: return p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr;
+    case FiaFeature::kLeftPadding: {
+      if (p.kv_padding_size != nullptr && p.actual_seq_lengths_kv != nullptr) return true;
+      if (p.query_padding_size == nullptr || p.actual_seq_lengths == nullptr) return false;
+      FiaLayout in;  // query padding applies with Q_S > 1 (BSH / BSND: dim 1, BNSD: dim 2)
+      if (!parse_fia_layout(p.input_layout, &in, nullptr) || fia_layout_is_packed(in)) return false;
+      const int s_dim = in == FiaLayout::kBNSD ? 2 : 1;
+      return p.query.rank > s_dim && p.query.dims[s_dim] > 1;
+    }
   }
   return false;
 }
@@ -178,6 +189,8 @@ const std::vector<FiaExclusion>& fia_exclusions() {
       {FiaFeature::kTreeMask, FiaFeature::kSink, "learnableSinkOptional"},
       {FiaFeature::kTreeMask, FiaFeature::kPostQuant, "quantScale2Optional"},
       {FiaFeature::kTreeMask, FiaFeature::kKvInt8NotNz, "key"},
+      // the vendor's decode tiling: "shared prefix with kv padding is not supported"
+      {FiaFeature::kSharedPrefix, FiaFeature::kLeftPadding, "keySharedPrefixOptional"},
   };
   return rows;
 }

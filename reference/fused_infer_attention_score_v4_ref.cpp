@@ -21,6 +21,7 @@
 
 #include "core/error.h"
 #include "reference/fia_full_quant_ref.h"
+#include "reference/fia_inner_precise_ref.h"
 #include "reference/fia_left_padding_ref.h"
 #include "reference/fia_mla_quant_ref.h"
 #include "reference/fia_prefix_ref.h"
@@ -357,8 +358,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   // ---------- 0. scope, presence, empty tensors ----------
   if (p.dequant_scale_query != nullptr) return fia_mla_quant_ref(p);  // MLA full quant (its own file)
   MLAOPS_TRY(check_scope(p));
-  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr || p.actual_shared_prefix_len != nullptr)
-    return fia_prefix_ref(p, antiquant);  // shared prefix (its own file)
+  // shared prefix (its own file); actualSharedPrefixLen without the prefix tensors is ignored
+  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr) return fia_prefix_ref(p, antiquant);
   MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
   const TensorView& q = p.query;
   const TensorView& key = p.key[0];
@@ -751,19 +752,20 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   }
 
   const Wide pre = p.pre_tokens, next = p.next_tokens;
+  bool rule_only = false;  // legacy rows (fia_inner_precise_ref.h): the rule without the explicit mask
   // Row i / position j of batch b's windows; the explicit mask is read at the padded coordinates.
   auto is_masked = [&](int64_t b, int64_t i, int64_t j) -> bool {
     if (mode == 9) return tree.masked(b, i, j, act_q[static_cast<size_t>(b)], act_kv[static_cast<size_t>(b)]);
     const int64_t mi = i + lp.q(b), mj = j + lp.kv(b);
-    if (decode_rule) return use_explicit_mask && ma.masked(b, mi, mj);
+    if (decode_rule) return use_explicit_mask && !rule_only && ma.masked(b, mi, mj);
     const Wide diag = static_cast<Wide>(act_kv[static_cast<size_t>(b)]) - act_q[static_cast<size_t>(b)];  // S2 - S1
     const Wide wi = i, wj = j;
     switch (mode) {
       case 0:
         if (!use_explicit_mask) return false;
-        if (lp.on) return ma.masked(b, mi, mj);  // left padding: pre / next ignored
-        return ma.masked(b, mi, mj) || wj > wi + next || wj < wi - pre;
-      case 1: return ma.masked(b, mi, mj);
+        if (lp.on) return !rule_only && ma.masked(b, mi, mj);  // left padding: pre / next ignored
+        return (!rule_only && ma.masked(b, mi, mj)) || wj > wi + next || wj < wi - pre;
+      case 1: return !rule_only && ma.masked(b, mi, mj);
       case 2: return wj > wi;
       case 3: return wj > wi + diag;
       default: return wj > wi + diag + next || wj < wi + diag - pre;
@@ -814,6 +816,10 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   const bool fp16 = q.dtype == DType::kFloat16;
   std::vector<double> kc, vc, qv(static_cast<size_t>(KF)), sc, acc(static_cast<size_t>(VD));
   std::vector<char> valid;
+  // innerPrecise (fia_inner_precise_ref.h): the FP16 emulation, legacy rows
+  const bool emul16 = fia_ref_fp16_softmax(p, decode_rule);
+  const bool legacy = fia_ref_legacy_rows(p, use_explicit_mask, lp.on);
+  std::vector<double> dots;
   for (int64_t b = 0; b < B; ++b) {
     const int64_t s1 = act_q[static_cast<size_t>(b)];
     const int64_t s2 = act_kv[static_cast<size_t>(b)];
@@ -857,6 +863,7 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
     const int64_t rows = packed ? s1 : QS;
     sc.assign(static_cast<size_t>(s2), 0.0);
     valid.assign(static_cast<size_t>(s2), 0);
+    dots.assign(static_cast<size_t>(s2), 0.0);
     for (int64_t n = 0; n < N; ++n) {
       const int64_t h = n / G;
       for (int64_t i = 0; i < rows; ++i) {
@@ -876,13 +883,17 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
             double dot = 0.0;
             for (int64_t d = 0; d < KF; ++d) dot += qv[static_cast<size_t>(d)] * kr[d];
             double s = p.scale_value * dot;
+            dots[static_cast<size_t>(j)] = dot;
             if (pse.t != nullptr) s += pse.at(b, n, r + lp.q(b), j + lp.kv(b));  // after scaling, before the softmax
             sc[static_cast<size_t>(j)] = s;
             if (!any || s > m) m = s;
             any = true;
           }
           // A row without any valid position stays 0 / +inf: the sink does not revive it.
-          if (any) {
+          const double* vh = vc.data() + h * s2 * VD;
+          if (any && emul16) {
+            lse_v = fia_ref_fp16_softmax_row(dots.data(), valid.data(), s2, vh, VD, p.scale_value, acc.data());
+          } else if (any) {
             // learnableSink: one more logit, sink[n] (not scaled, not masked, no value row), in
             // the denominator; the shift becomes max(m, sink[n]).
             const double sk = sink.empty() ? 0.0 : sink[static_cast<size_t>(n)];
@@ -898,6 +909,12 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
             if (!sink.empty()) den += std::exp(sk - m);
             for (int64_t d = 0; d < VD; ++d) acc[static_cast<size_t>(d)] /= den;
             lse_v = m + std::log(den);
+          } else if (legacy) {  // the rule's positions, when the explicit mask empties them
+            rule_only = true;
+            int64_t kept = 0;
+            for (int64_t j = 0; j < s2; ++j) kept += (valid[static_cast<size_t>(j)] = !is_masked(b, r, j)) ? 1 : 0;
+            rule_only = false;
+            if (kept > 0) lse_v = fia_ref_legacy_row(valid.data(), s2, vh, VD, emul16, acc.data());
           }
         }
         if (post_quant) {

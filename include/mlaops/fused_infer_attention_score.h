@@ -110,6 +110,17 @@ struct FiaParams {
   int64_t value_antiquant_mode = 0;
   int64_t query_quant_mode = 0;
 
+  // ---- mlaops extension (not an aclnn parameter) ----
+  // Rows that the explicit mask (sparseMode 0 / 1 attenMask, the decode mask) masks at every
+  // position the sparse rule keeps give output 0 and lse +inf (the vendor golden's policy, the
+  // default). true: with innerPrecise bit 1 == 0 such rows give what the NPU computes without its
+  // row-invalid correction instead: the mean of V over the positions the rule keeps, with lse =
+  // fill + log(count) (fill -65504 under the FP16 high-performance softmax, else -FLT_MAX); FP16 /
+  // BF16 key / value without a shared prefix, learnableSink or the tree mask (else 0 / +inf).
+  // docs/ops/fused_infer_attention_score.md "innerPrecise"; the aclnn entry points take it from
+  // the environment variable MLAOPS_FIA_LEGACY_INVALID_ROWS=1 (docs/c-api.md).
+  bool legacy_uniform_invalid_rows = false;
+
   // ---- outputs ----
   // Query shape with D -> V_D, re-laid-out per the output layout: BSH [B, Q_S, N*V_D] |
   // BSND [B, Q_S, N, V_D] | BNSD [B, N, Q_S, V_D] | NBSD [N, B, Q_S, V_D] | TND [T_q, N, V_D] |

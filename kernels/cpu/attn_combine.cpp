@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/attn_fp16_softmax.h"
 #include "mlaops/numeric.h"
 
 namespace mlaops::kernels {
@@ -31,6 +32,18 @@ void finish_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float
     else
       std::memset(it.out + g * it.out_n_stride + r * it.out_s_stride, 0, static_cast<size_t>(it.VD) * 2);
     if (lse != nullptr) *lse = std::numeric_limits<float>::infinity();
+    return;
+  }
+  if (it.fp16_softmax) {  // out = fp16(o / fp16(l)) (attn_fp16_softmax.h; no sink on this path)
+    if (lse != nullptr) *lse = m + std::log(l);
+    if (it.pq_scale != nullptr) {
+      int8_t* q8 = it.out8 + g * it.out_n_stride + r * it.out_s_stride;
+      for (int64_t d = 0; d < it.VD; ++d)
+        q8[d] = attn_post_quant(fp16_softmax_final(o[d], l), it.pq_scale[g * it.VD + d], it.pq_offset[g * it.VD + d]);
+    } else {
+      uint16_t* dst = it.out + g * it.out_n_stride + r * it.out_s_stride;
+      for (int64_t d = 0; d < it.VD; ++d) dst[d] = float_to_fp16(fp16_softmax_final(o[d], l));
+    }
     return;
   }
   float scale = 1.0f;  // applied to o

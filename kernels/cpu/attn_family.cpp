@@ -16,6 +16,7 @@ const char* decode_shape(const AttnShape& s) {
   if (s.DR != 0) return "a rope part (queryRope / keyRope)";
   if (!pow2_group(s.G)) return "a group size G outside {1, 2, 4, 8, 16}";
   if (!s.full_range) return "positions masked inside the KV range";
+  if (s.fp16_softmax) return "the FP16 high-performance softmax (innerPrecise bit 0)";
   return nullptr;
 }
 
@@ -45,6 +46,7 @@ const char* why_not_decode(const AttnShape& s) {
 const char* why_not_lanes(const AttnShape& s) {
   if (s.kv_int8) return "INT8 rows (dequantised first)";
   if (s.G * s.R < lanes::kMinRows) return "fewer than 16 query rows per item";
+  if (s.fp16_softmax) return "the FP16 high-performance softmax (innerPrecise bit 0) runs on the panel kind";
   return nullptr;
 }
 

@@ -35,6 +35,7 @@ struct AttnShape {
   int64_t k_c0 = 0, v_c0 = 0;   // channels per contiguous chunk of the key / value rows (FlashKv::c0)
   bool explicit_mask = false;
   bool full_range = false;      // the mask rule keeps every position of the KV range for every row
+  bool fp16_softmax = false;    // FlashItem::fp16_softmax (the panel and lane kinds run it)
 };
 
 struct AttnRow {

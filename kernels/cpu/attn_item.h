@@ -56,6 +56,10 @@ struct FlashItem {
   int64_t qr_n_stride = 0, qr_s_stride = 0;
   int64_t G = 1, R = 1, QD = 0, DR = 0, VD = 0;
   bool fp16 = false;  // operands (and output) FP16, else BF16
+  // FP16 operands: the FP16 high-performance softmax (innerPrecise bit 0; kernels/cpu/attn_fp16_softmax.h):
+  // scores, P, the running output and the final division rounded to FP16 per 128-position block.
+  // Runs on the panel and lane kinds with the item whole (no KV split); false: FP32 intermediates.
+  bool fp16_softmax = false;
   FlashKv k, kr, v;   // kr used when DR > 0
   int64_t kv_begin = 0, kv_end = 0;  // positions [kv_begin, kv_end) of this item
   float scale = 1.0f;

@@ -16,6 +16,7 @@
 #include <limits>
 
 #include "kernels/cpu/attn_combine.h"
+#include "kernels/cpu/attn_fp16_softmax.h"
 #include "kernels/cpu/flash_attn_lanes.h"
 #include "mlaops/numeric.h"
 
@@ -77,6 +78,7 @@ inline const uint16_t* kv_row(const FlashKv& kv, int64_t p) { return kv.base + k
 //   gather  channels [0, D) of one row into dst[d * stride] (FP16: hi parts, lo parts into lo)
 struct Bf16Elem {
   static constexpr int64_t kSplit = 1;
+  static constexpr bool kF16Gemm = false;  // true: the FP16 gemm row (Fp16RawElem)
   static float value(uint16_t b) { return bf16_to_float(b); }
   static void gather(const FlashKv& kv, const uint16_t* row, int64_t D, uint16_t* dst, uint16_t* /*lo*/,
                      int64_t stride) {
@@ -89,6 +91,7 @@ struct Bf16Elem {
 };
 struct Fp16Elem {
   static constexpr int64_t kSplit = 3;
+  static constexpr bool kF16Gemm = false;
   static float value(uint16_t b) { return fp16_to_float(b); }
   static void gather(const FlashKv& kv, const uint16_t* row, int64_t D, uint16_t* dst, uint16_t* lo, int64_t stride) {
     for (int64_t d0 = 0; d0 < D; d0 += kv.c0) {
@@ -97,6 +100,14 @@ struct Fp16Elem {
       for (int64_t d = 0; d < n; ++d) split_bf16(fp16_to_float(src[d]), &dst[(d0 + d) * stride], &lo[(d0 + d) * stride]);
     }
   }
+};
+
+// FP16 operands as they are, for the FP16 gemm rows (exact products, fp32 sums): the FP16
+// high-performance softmax (attn_fp16_softmax.h), whose FP16 roundings need the scores and P x V
+// to fp32 accuracy (the split's missing lo * lo term would move ~3 % of them by an FP16 ulp).
+struct Fp16RawElem : Bf16Elem {
+  static constexpr bool kF16Gemm = true;
+  static float value(uint16_t b) { return fp16_to_float(b); }
 };
 
 // Mask policies: the rule's band [i + lo, i + hi] alone, or with the explicit mask on top.
@@ -158,7 +169,7 @@ void query_row(const FlashItem& it, int64_t g, int64_t r, int64_t kseg, uint16_t
   const uint16_t* qr = DR > 0 ? it.qr + g * it.qr_n_stride + r * it.qr_s_stride : nullptr;
   for (int64_t d = 0; d < QD + DR; ++d) {
     const uint16_t bits = d < QD ? q[d] : qr[d - QD];
-    if (!it.fp16) {
+    if (!it.fp16 || it.fp16_softmax) {  // BF16, or FP16 bits for the FP16 gemm (Fp16RawElem)
       a[d] = bits;
     } else {
       uint16_t hi, lo;
@@ -301,7 +312,10 @@ void add_bias(const FlashItem& it, int64_t j0, int64_t nb, float* S, int64_t lds
 template <class E>
 void store_p(const float* e, const uint8_t* mt, int64_t nb, int64_t tile, const ConvertKernels& cv, uint16_t* pr) {
   const int64_t pld = E::kSplit * tile;
-  if constexpr (E::kSplit == 1) {
+  if constexpr (E::kF16Gemm) {  // P = fp16(e) (attn_fp16_softmax.h)
+    for (int64_t c = 0; c < nb; ++c) pr[c] = mt[c] ? float_to_fp16(e[c]) : uint16_t{0};
+    std::memset(pr + nb, 0, static_cast<size_t>((pld - nb) * 2));
+  } else if constexpr (E::kSplit == 1) {
     cv.f32_to_bf16(e, pr, nb);
     std::memset(pr + nb, 0, static_cast<size_t>((pld - nb) * 2));
   } else {
@@ -333,10 +347,12 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
   float* Alpha = reinterpret_cast<float*>(base + geo.off_alpha); // [M]
   uint8_t* MT = reinterpret_cast<uint8_t*>(base + geo.off_mask); // [R, tile] 1 = valid
   constexpr int64_t sp = E::kSplit;
-  const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = geo.kq, kseg = geo.kseg;
+  const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = E::kSplit * geo.kseg, kseg = geo.kseg;
   const int64_t dvp = geo.dvp, QD = it.QD, VD = it.VD;
   const float ninf = -std::numeric_limits<float>::infinity();
-  const float scale = kBias ? 1.0f : it.scale;  // with a bias, add_bias scales
+  const bool h16 = it.fp16_softmax;  // FP16 softmax emulation (attn_fp16_softmax.h): S rounded below
+  const float scale = kBias || h16 ? 1.0f : it.scale;  // with a bias, add_bias scales
+  const float scale_h = round_fp16(it.scale);
 
   // Query tile A: row m = g * R + r: [q | qrope | 0 pad] (fp16: [hi | hi | lo]).
   std::memset(A, 0, static_cast<size_t>(M * kq * 2));
@@ -376,8 +392,10 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
     g1.ldc = tile;
     g1.n_begin = 0;
     g1.n_end = nbc;
-    gk.bf16(g1);
+    (E::kF16Gemm ? gk.f16 : gk.bf16)(g1);
     if constexpr (kBias) add_bias<E>(it, j0, nb, S, tile);
+    for (int64_t m = 0; h16 && m < M; ++m)
+      for (int64_t c = 0; c < nb; ++c) S[m * tile + c] = fp16_softmax_score(S[m * tile + c], scale_h);
     // 4. online softmax (SIMD scale/max and exp; the exp values overwrite the scores)
     const int64_t pld = sp * tile;
     for (int64_t m = 0; m < M; ++m) {
@@ -401,7 +419,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
     // 5. PV[M, VD] = P x V. bf16 rows with a constant stride inside this block (contiguous KV, or
     //    a tile inside one cache block, channels contiguous): read V in place as ND panels.
     //    Otherwise pack V rows [sp * tile, dvp] (fp16: [hi; hi; lo]; pad rows / columns zero).
-    const bool v_in_place = sp == 1 && it.v.c0 >= VD &&
+    const bool v_in_place = sp == 1 && !E::kF16Gemm && it.v.c0 >= VD &&  // ND B: the bf16 gemm only
                             (it.v.block_ids == nullptr || (j0 % it.v.block_size) + nb <= it.v.block_size);
     GemmArgs g2;
     g2.M = M;
@@ -432,12 +450,14 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
       g2.panel_stride = 16;
       g2.n_end = dvp;
     }
-    gk.bf16(g2);
+    (E::kF16Gemm ? gk.f16 : gk.bf16)(g2);
     for (int64_t m = 0; m < M; ++m) {
       float* o = O + m * dvp;
       const float* pv = PV + m * dvp;
       const float a = Alpha[m];
-      if (a == 1.0f) {
+      if (h16) {
+        for (int64_t d = 0; d < VD; ++d) o[d] = fp16_softmax_update(o[d], round_fp16(a), pv[d]);
+      } else if (a == 1.0f) {
         for (int64_t d = 0; d < VD; ++d) o[d] += pv[d];
       } else {
         for (int64_t d = 0; d < VD; ++d) o[d] = o[d] * a + pv[d];
@@ -463,7 +483,8 @@ void panel_for_element(const FlashItem& it, const FlashShape& shape, const Flash
 }  // namespace
 
 void flash_attn_panel(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
-  if (it.fp16) panel_for_element<Fp16Elem>(it, shape, kern, scratch);
+  if (it.fp16 && it.fp16_softmax) panel_for_element<Fp16RawElem>(it, shape, kern, scratch);
+  else if (it.fp16) panel_for_element<Fp16Elem>(it, shape, kern, scratch);
   else panel_for_element<Bf16Elem>(it, shape, kern, scratch);
 }
 
