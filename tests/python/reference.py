@@ -46,15 +46,19 @@ def nz_to_nd(storage, rows, cols):
 
 
 def mla_prolog(x, wdq, wuqqr, wuk, wdkvkr, gcq, gckv, sin, cos, eps_cq=1e-5, eps_ckv=1e-5,
-               dsw_uqqr=None, smooth=None, qs_ckv=None, qs_ckr=None):
+               dsw_uqqr=None, smooth=None, qs_ckv=None, qs_ckr=None, full=None):
     """MlaPrologV2 for token rows x [T, He] (float64 values of the bf16 inputs), logical ND
     weights. No quant when dsw_uqqr is None; else partial quant (int8 W_UQ_QR with per-channel
     dequant scales); qs_ckv / qs_ckr given: partial quant with int8 caches (per-channel).
-    Returns query [T, N, Hckv], query_rope [T, N, Dr], kv rows [T, Hckv], kr rows [T, Dr]."""
+    full = (dequant_scale_x [T, 1], dequant_scale_w_dq [1, Hcq], dequant_scale_w_dkv_kr
+    [1, Hckv+Dr]): full quant (int8 x and weights); with qs_ckv, full quant + KV quant (per-tensor
+    kv cache quant, int8 query per (token, head) with its dequant scale, rescaled query_rope).
+    Returns query [T, N, Hckv], query_rope [T, N, Dr], kv rows [T, Hckv], kr rows [T, Dr]
+    (and the dequant_scale_q_nope [T, N] in full quant + KV quant)."""
     t = x.shape[0]
     n, d, hckv = wuk.shape
     dr = sin.shape[-1]
-    cq = bf16(x @ wdq)
+    cq = (x @ wdq) * full[0] * full[1] if full else bf16(x @ wdq)
     cn = rms_norm(cq, gcq, eps_cq)
     if dsw_uqqr is None:
         qcqr = bf16(bf16(cn) @ wuqqr)
@@ -68,9 +72,14 @@ def mla_prolog(x, wdq, wuqqr, wuk, wdkvkr, gcq, gckv, sin, cos, eps_cq=1e-5, eps
     qn = bf16(qcqr[:, :, :d])
     query = bf16(np.einsum("tnd,ndk->tnk", qn, wuk))
     query_rope = bf16(rope(qcqr[:, :, d:], cos[:, None, :], sin[:, None, :]))
-    ck = bf16(x @ wdkvkr)
+    ck = (x @ wdkvkr) * full[0] * full[2] if full else bf16(x @ wdkvkr)
     kvn = rms_norm(ck[:, :hckv], gckv, eps_ckv)
     kr = rope(ck[:, hckv:], cos, sin)
+    if full and qs_ckv is not None:  # FULL + KV quant: per-tensor kv, int8 query per (token, head)
+        dqs = np.max(np.abs(query), axis=-1) / 127.0
+        q_i8 = clamp_rint(query / dqs[..., None])
+        qr = bf16(query_rope * qs_ckv[0, 0] / dqs[..., None])
+        return q_i8, qr, clamp_rint(kvn * qs_ckv[0, 0]), bf16(kr), dqs
     if qs_ckv is None:
         kv_rows, kr_rows = bf16(kvn), bf16(kr)
     else:

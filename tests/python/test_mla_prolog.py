@@ -18,11 +18,14 @@ def _bf(rng, *shape, scale=1.0):
 
 
 def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False):
-    """torch inputs of one call. quant: None, 'partial', 'partial_kv'."""
+    """torch inputs of one call. quant: None, 'partial', 'partial_kv', 'full_kv'."""
     rng = np.random.default_rng(seed)
-    x = _bf(rng, t, HE)
-    wdq = _bf(rng, HE, HCQ, scale=HE ** -0.5)
-    wdkv = _bf(rng, HE, HCKV + DR, scale=HE ** -0.5)
+    full = quant == "full_kv"
+    i8 = lambda *s: torch.from_numpy(rng.integers(-127, 128, s).astype(np.int8))  # noqa: E731
+    f32 = lambda lo, hi, *s: torch.from_numpy(rng.uniform(lo, hi, s).astype(np.float32))  # noqa: E731
+    x = i8(t, HE) if full else _bf(rng, t, HE)
+    wdq = i8(HE, HCQ) if full else _bf(rng, HE, HCQ, scale=HE ** -0.5)
+    wdkv = i8(HE, HCKV + DR) if full else _bf(rng, HE, HCKV + DR, scale=HE ** -0.5)
     wuk = _bf(rng, N, D, HCKV, scale=D ** -0.5)
     if quant:
         wuq = torch.from_numpy(rng.integers(-127, 128, (HCQ, N * (D + DR))).astype(np.int8))
@@ -37,9 +40,9 @@ def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False):
     sin = torch.from_numpy(np.sin(np.concatenate([ang, ang], -1)).astype(np.float32)).to(torch.bfloat16)
     slots = rng.permutation(BLOCK_NUM * BLOCK_SIZE)[:t].astype(np.int64)
     slots[t // 2] = -1  # a skipped token
-    kv_dtype = torch.int8 if quant == "partial_kv" else torch.bfloat16
+    kv_dtype = torch.int8 if quant in ("partial_kv", "full_kv") else torch.bfloat16
     kv_cache = torch.zeros(BLOCK_NUM, BLOCK_SIZE, 1, HCKV, dtype=kv_dtype)
-    kr_cache = torch.zeros(BLOCK_NUM, BLOCK_SIZE, 1, DR, dtype=kv_dtype)
+    kr_cache = torch.zeros(BLOCK_NUM, BLOCK_SIZE, 1, DR, dtype=torch.bfloat16 if full else kv_dtype)
     kv_cache.fill_(3)
     kr_cache.fill_(3)
     kw = {}
@@ -48,6 +51,11 @@ def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False):
     if quant == "partial_kv":
         kw["quant_scale_ckv"] = torch.from_numpy(rng.uniform(20, 40, (1, HCKV)).astype(np.float32))
         kw["quant_scale_ckr"] = torch.from_numpy(rng.uniform(20, 40, (1, DR)).astype(np.float32))
+    if full:
+        kw["dequant_scale_x"] = f32(0.5 / 127, 1.5 / 127, t, 1)
+        kw["dequant_scale_w_dq"] = f32(0.5 / 127, 1.5 / 127, 1, HCQ) / HE ** 0.5
+        kw["dequant_scale_w_dkv_kr"] = f32(0.5 / 127, 1.5 / 127, 1, HCKV + DR) / HE ** 0.5
+        kw["quant_scale_ckv"] = f32(30, 30, 1, HCKV)  # per tensor: element 0
     w = dict(weight_dq=wdq, weight_uq_qr=wuq, weight_dkv_kr=wdkv)
     if nz:
         w = {k: mlaops.npu_format_cast(v, 29) for k, v in w.items()}
@@ -63,6 +71,9 @@ def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False):
     if quant == "partial_kv":
         ref_in["qs_ckv"] = f64(kw["quant_scale_ckv"])
         ref_in["qs_ckr"] = f64(kw["quant_scale_ckr"])
+    if full:
+        ref_in["qs_ckv"] = f64(kw["quant_scale_ckv"])
+        ref_in["full"] = (f64(kw["dequant_scale_x"]), f64(kw["dequant_scale_w_dq"]), f64(kw["dequant_scale_w_dkv_kr"]))
     return args, kw, ref_in, slots
 
 
@@ -96,6 +107,26 @@ def test_prolog_v2_against_reference(quant, cache_nz, seed):
     written[slots[slots >= 0]] = True
     if not cache_nz:
         assert np.all(f64(kv_out).reshape(-1, HCKV)[~written] == 3)
+
+
+@pytest.mark.parametrize("cache_nz", [False, True])
+def test_prolog_v2_full_quant_kv_quant(cache_nz):
+    """vllm-ascend's FA-quant layer: int8 token_x and weights, int8 kv_cache (per tensor),
+    int8 query with dequant_scale_q_nope (T, N, 1)."""
+    t = 6
+    args, kw, ref_in, slots = make_inputs(9, t, quant="full_kv", cache_nz=cache_nz)
+    kv_before, kr_before = f64(args[10]), f64(args[11])
+    query, query_rope, kv_out, kr_out, dq_nope = mlaops.npu_mla_prolog_v2(*args, **kw)
+    assert query.dtype == torch.int8 and dq_nope.shape == (t, N, 1) and dq_nope.dtype == torch.float32
+    q_ref, qr_ref, kv_rows, kr_rows, dqs = mla_prolog(**ref_in)
+    assert_close(dq_nope.reshape(t, N), dqs, rtol=1e-3, atol_rms=0, max_mean_rel=1e-3, min_cos=0.999,
+                 what="dequant_scale_q_nope")
+    assert_int8(query, q_ref, what="query")
+    assert_cascade(query_rope, qr_ref, ulps=4, what="query_rope")
+    kv_ref = scatter_cache(kv_before, kv_rows, slots, 32 if cache_nz else None)
+    kr_ref = scatter_cache(kr_before, kr_rows, slots, 16 if cache_nz else None)
+    assert_int8(kv_out, kv_ref, what="kv_cache")
+    assert_close(kr_out, kr_ref, what="kr_cache")
 
 
 def test_prolog_v1_returns_four_and_matches_v2():
