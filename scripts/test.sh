@@ -26,8 +26,10 @@ scripts/setup.sh
 echo "== release tests"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
-echo "== Python tests (pytest, the mlaops package installed in .venv)"
-.venv/bin/python -m pytest -q tests/python
+if [ "${MLAOPS_NO_PYTHON:-0}" != 1 ]; then
+  echo "== Python tests (pytest, the mlaops package installed in .venv)"
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/python
+fi
 
 if [ "$sanitizers" = 1 ]; then
   echo "== ASan+UBSan build and tests"
