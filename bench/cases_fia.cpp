@@ -1,7 +1,7 @@
 // FusedInferAttentionScoreV4 cases of the benchmark suite (suite.h), C++ API, bf16:
 //   * DeepSeek MLA decode: N in {32, 128} heads, KV_N 1, D 512 + rope 64, value = the key latent,
 //     paged BnNBsD cache (blockSize 128, scattered block table), L in {1k, 4k, 32k}, batch in
-//     {1, 8} (quick: B 1, L 4k), BNSD_NBSD, softmax LSE
+//     {1, 8} (quick: B 1, L 4k), BNSD_NBSD, softmax LSE; peer: vLLM's CPU MLA decode (peer_vllm.cpp)
 //   * GQA decode: 32 query / 8 kv heads, D 128, L 4096, batch 8, BNSD, paged BnBsH, BF16 cache,
 //     INT8 cache (KV antiquant mode 0, per-channel scales and offsets) and BF16 cache with the
 //     post-quant INT8 output (per-channel quantScale2 / quantOffset2); peer: PyTorch's
@@ -416,6 +416,8 @@ std::vector<Case> fia_cases(Size size, int threads) {
           add(out, id, label, nt, [=](RunContext& ctx) {
             Row r = mla_decode(ctx, N, L, B, D, Dr);
             r.target_pct = target;
+            if (!tiny) add_vllm_mla_peer(r, ctx, B, N, L, nt);  // target: >= 2x faster at N 128, L 4096
+            if (!tiny && N == 128 && L == 4096) r.target_peer_ratio = 2.0;
             return r;
           });
         }

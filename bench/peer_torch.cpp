@@ -5,11 +5,10 @@
 // the flash kernel) and, from torch 2.5, enable_gqa=True (measured 5x slower on torch 2.5.1 here:
 // it takes the unfused math path). The script prints one JSON line
 // {"best_us": .., "median_us": .., "torch": "<version>"} or {"error": ".."}.
-#include <array>
 #include <cstdio>
-#include <cstdlib>
 #include <string>
 
+#include "bench/peer_python.h"
 #include "bench/suite.h"
 
 namespace bench {
@@ -47,27 +46,6 @@ for name, run in forms.items():
 print(json.dumps({"best_us": best[1], "median_us": best[2], "torch": torch.__version__, "gqa": best[0]}))
 )PY";
 
-// The number after "key": in a one-line JSON object (0 if absent).
-double json_number(const std::string& s, const char* key) {
-  const size_t at = s.find(std::string("\"") + key + "\":");
-  return at == std::string::npos ? 0.0 : std::atof(s.c_str() + at + std::string(key).size() + 3);
-}
-
-std::string json_string(const std::string& s, const char* key) {
-  const std::string k = std::string("\"") + key + "\": \"";
-  const size_t at = s.find(k);
-  if (at == std::string::npos) return "";
-  const size_t end = s.find('"', at + k.size());
-  return s.substr(at + k.size(), end == std::string::npos ? std::string::npos : end - at - k.size());
-}
-
-// Single quotes around `s` for /bin/sh ('\'' for each quote inside).
-std::string sh_quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
 }  // namespace
 
 PeerTime torch_sdpa_peer(const std::string& python, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L,
@@ -77,20 +55,10 @@ PeerTime torch_sdpa_peer(const std::string& python, int64_t B, int64_t N, int64_
   char args[160];
   std::snprintf(args, sizeof args, " %lld %lld %lld %lld %lld %d %d", (long long)B, (long long)N, (long long)KVN,
                 (long long)D, (long long)L, reps, threads);
-  const std::string cmd = sh_quote(python) + " -c " + sh_quote(kScript) + args + " 2>&1";
-  FILE* f = popen(cmd.c_str(), "r");
-  if (f == nullptr) {
-    p.note = "cannot start " + python;
-    return p;
-  }
-  std::string out;
-  std::array<char, 512> buf{};
-  while (std::fgets(buf.data(), static_cast<int>(buf.size()), f) != nullptr) out += buf.data();
-  const int rc = pclose(f);
-  const size_t brace = out.rfind("{\"");
-  const std::string line = brace == std::string::npos ? "" : out.substr(brace);
-  if (rc != 0 || line.empty()) {
-    p.note = python + " failed: " + out.substr(0, 200);
+  std::string why;
+  const std::string line = run_python_json(python, kScript, args, &why);
+  if (line.empty()) {
+    p.note = why;
     return p;
   }
   const std::string err = json_string(line, "error");

@@ -152,6 +152,7 @@ int run_front(int argc, char** argv, const char* name, std::vector<Case> (*make)
   }
   const char* py = std::getenv("MLAOPS_PYTHON");
   ctx.python = py && *py ? py : "python3";
+  ctx.vllm_python = default_vllm_python();
   ctx.size = size;
   if (size == Size::kTiny) ctx.pool_bytes = size_t{16} << 20;
   ctx.lim1 = ctx.lim2 = lim;

