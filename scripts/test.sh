@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets up (scripts/setup.sh) and runs every test:
 #   1. the release build's whole CTest suite (C++ unit and operator tests, the C API test, the
-#      header tests, the examples, the install-tree test, the kernel coverage test);
+#      header tests, the examples, the install-tree test, the kernel coverage test), then the
+#      Python package's pytest suite (tests/python, against the mlaops installed in .venv);
 #   2. the C++ and C tests again in an ASan+UBSan build (build/asan-ubsan);
 #   3. the aarch64 cross build's tests under qemu without the operator tests
 #      (scripts/test_aarch64.sh --quick; the full cross run is 13 to 29 min of tests on 2 cores,
@@ -24,6 +25,11 @@ scripts/setup.sh
 
 echo "== release tests"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+if [ "${MLAOPS_NO_PYTHON:-0}" != 1 ]; then
+  echo "== Python tests (pytest, the mlaops package installed in .venv)"
+  .venv/bin/python -m pytest -q -p no:cacheprovider tests/python
+fi
 
 if [ "$sanitizers" = 1 ]; then
   echo "== ASan+UBSan build and tests"

@@ -1,0 +1,32 @@
+"""mlaops: CANN's MLA inference operators on the CPU with torch_npu's Python signatures.
+
+See docs/python.md. The functions take torch tensors (zero-copy through DLPack) or numpy
+arrays (bf16 as ml_dtypes.bfloat16) and return what torch_npu returns.
+"""
+from ._mlaops import version as _version
+from ._mlaops import num_threads, set_num_threads, active_isa
+from ._errors import Error
+from ._format import npu_format_cast
+from ._prolog import npu_mla_prolog, npu_mla_prolog_v2
+from ._fia import npu_fused_infer_attention_score, npu_fused_infer_attention_score_v2
+
+__version__ = _version()
+
+__all__ = [
+    "Error",
+    "npu_format_cast",
+    "npu_mla_prolog",
+    "npu_mla_prolog_v2",
+    "npu_fused_infer_attention_score",
+    "npu_fused_infer_attention_score_v2",
+    "num_threads",
+    "set_num_threads",
+    "active_isa",
+]
+
+try:  # torch.ops.mlaops.* (torch.library custom operators) when torch is there
+    import torch as _torch  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass
+else:
+    from . import _torch_ops  # noqa: F401

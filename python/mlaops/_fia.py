@@ -1,0 +1,178 @@
+"""npu_fused_infer_attention_score / _v2 with torch_npu's signatures (docs/python.md,
+docs/ops/fused_infer_attention_score.md)."""
+from . import _mlaops
+from ._errors import Error, check
+from ._tensors import spec, kind_of, dtype_name, empty, zeros, host_ints
+
+_LAYOUTS = {"BSH", "BSND", "BNSD", "TND", "NTD", "BSH_BNSD", "BSND_BNSD", "BNSD_BSND", "NTD_TND",
+            "TND_NTD", "BSH_NBSD", "BSND_NBSD", "BNSD_NBSD"}
+
+
+def _as_list(x):
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _value_dim(value, layout_in, paged, kv_n):
+    v = value[0]
+    if paged:
+        if v.ndim == 3:  # BnBsH [blockNum, blockSize, KV_N*V_D]
+            return int(v.shape[2]) // kv_n
+        if v.ndim == 5:  # NZ [blockNum, KV_N, V_D/c0, blockSize, c0]
+            return int(v.shape[2]) * int(v.shape[4])
+        return int(v.shape[-1])  # BnNBsD
+    if layout_in == "BSH":
+        return int(v.shape[-1]) // kv_n
+    return int(v.shape[-1])
+
+
+def _shapes(fn, query, value, layout, num_heads, kv_heads, paged):
+    if layout not in _LAYOUTS:
+        raise Error(161002, f"{fn}: input_layout: must be one of {', '.join(sorted(_LAYOUTS))}; got \"{layout}\"")
+    lin, _, lout = layout.partition("_")
+    lout = lout or lin
+    n = int(num_heads)
+    vd = _value_dim(value, lin, paged, int(kv_heads) or n)
+    q = [int(s) for s in query.shape]
+    if len(q) != {"BSH": 3, "BSND": 4, "BNSD": 4, "TND": 3, "NTD": 3}[lin]:
+        return None, None  # the library rejects it with its own message
+    b = s = t = 0
+    if lin in ("BSH", "BSND"):
+        b, s = q[0], q[1]
+    elif lin == "BNSD":
+        b, s = q[0], q[2]
+    elif lin == "TND":
+        t = q[0]
+    else:
+        t = q[1]
+    out = {"BSH": (b, s, n * vd), "BSND": (b, s, n, vd), "BNSD": (b, n, s, vd), "NBSD": (n, b, s, vd),
+           "TND": (t, n, vd), "NTD": (n, t, vd)}[lout]
+    lse = (t, n, 1) if lin in ("TND", "NTD") else (b, n, s, 1)
+    return out, lse
+
+
+def _out_dtype(query, query_rope, quant_scale2):
+    if quant_scale2 is not None:
+        return "int8"
+    if dtype_name(query) == "int8":
+        return dtype_name(query_rope) if query_rope is not None else "fp16"
+    return dtype_name(query)
+
+
+def _run(fn, query, key, value, tensors, lens, attrs):
+    kind = kind_of(query)
+    key, value = _as_list(key), _as_list(value)
+    paged = tensors.get("block_table") is not None
+    out_shape, lse_shape = _shapes(fn, query, value, attrs["input_layout"], attrs["num_heads"],
+                                   attrs["num_key_value_heads"], paged)
+    if out_shape is None:
+        out_shape, lse_shape = (1,), (1,)
+    out = empty(kind, out_shape, _out_dtype(query, tensors.get("query_rope"), tensors.get("quant_scale2")))
+    lse = empty(kind, lse_shape, "fp32") if attrs["softmax_lse_flag"] else None
+    args = {name: spec(t) for name, t in tensors.items()}
+    args["query"] = spec(query)
+    args["key"] = [spec(k) for k in key]
+    args["value"] = [spec(v) for v in value]
+    args["attention_out"] = spec(out)
+    args["softmax_lse"] = spec(lse)
+    check(_mlaops.fused_infer_attention_score(args, host_ints(lens[0]), host_ints(lens[1]),
+                                              host_ints(lens[2]), attrs))
+    return out, lse
+
+
+def npu_fused_infer_attention_score(query, key, value, *, pse_shift=None, atten_mask=None,
+                                    actual_seq_lengths=None, actual_seq_lengths_kv=None,
+                                    dequant_scale1=None, quant_scale1=None, dequant_scale2=None,
+                                    quant_scale2=None, quant_offset2=None, antiquant_scale=None,
+                                    antiquant_offset=None, key_antiquant_scale=None,
+                                    key_antiquant_offset=None, value_antiquant_scale=None,
+                                    value_antiquant_offset=None, block_table=None,
+                                    query_padding_size=None, kv_padding_size=None,
+                                    key_shared_prefix=None, value_shared_prefix=None,
+                                    actual_shared_prefix_len=None, query_rope=None, key_rope=None,
+                                    key_rope_antiquant_scale=None, num_heads=1, scale=1.0,
+                                    pre_tokens=2147483647, next_tokens=2147483647, input_layout="BSH",
+                                    num_key_value_heads=0, sparse_mode=0, inner_precise=0, block_size=0,
+                                    antiquant_mode=0, key_antiquant_mode=0, value_antiquant_mode=0,
+                                    softmax_lse_flag=False):
+    """torch_npu.npu_fused_infer_attention_score: returns (attention_out, softmax_lse).
+
+    key / value: one tensor or a list of tensors (one per batch). softmax_lse is fp32
+    (B, N, Q_S, 1) ((T, N, 1) for TND / NTD) when softmax_lse_flag, else a (1,) zero tensor.
+    """
+    tensors = dict(pse_shift=pse_shift, atten_mask=atten_mask, dequant_scale1=dequant_scale1,
+                   quant_scale1=quant_scale1, dequant_scale2=dequant_scale2, quant_scale2=quant_scale2,
+                   quant_offset2=quant_offset2, antiquant_scale=antiquant_scale,
+                   antiquant_offset=antiquant_offset, key_antiquant_scale=key_antiquant_scale,
+                   key_antiquant_offset=key_antiquant_offset, value_antiquant_scale=value_antiquant_scale,
+                   value_antiquant_offset=value_antiquant_offset, block_table=block_table,
+                   query_padding_size=query_padding_size, kv_padding_size=kv_padding_size,
+                   key_shared_prefix=key_shared_prefix, value_shared_prefix=value_shared_prefix,
+                   query_rope=query_rope, key_rope=key_rope, key_rope_antiquant_scale=key_rope_antiquant_scale)
+    attrs = dict(num_heads=int(num_heads), scale=float(scale), pre_tokens=int(pre_tokens),
+                 next_tokens=int(next_tokens), input_layout=str(input_layout),
+                 num_key_value_heads=int(num_key_value_heads), sparse_mode=int(sparse_mode),
+                 inner_precise=int(inner_precise), block_size=int(block_size),
+                 antiquant_mode=int(antiquant_mode), softmax_lse_flag=bool(softmax_lse_flag),
+                 key_antiquant_mode=int(key_antiquant_mode), value_antiquant_mode=int(value_antiquant_mode),
+                 query_quant_mode=0)
+    out, lse = _run("npu_fused_infer_attention_score", query, key, value, tensors,
+                    (actual_seq_lengths, actual_seq_lengths_kv, actual_shared_prefix_len), attrs)
+    if lse is None:
+        lse = zeros(kind_of(query), (1,), "fp32")
+    return out, lse
+
+
+def npu_fused_infer_attention_score_v2(query, key, value, *, query_rope=None, key_rope=None,
+                                       pse_shift=None, atten_mask=None, actual_seq_qlen=None,
+                                       actual_seq_kvlen=None, block_table=None, dequant_scale_query=None,
+                                       dequant_scale_key=None, dequant_offset_key=None,
+                                       dequant_scale_value=None, dequant_offset_value=None,
+                                       dequant_scale_key_rope=None, quant_scale_out=None,
+                                       quant_offset_out=None, quant_scale_p=None, learnable_sink=None,
+                                       num_query_heads=1, num_key_value_heads=0, softmax_scale=1.0,
+                                       pre_tokens=2147483647, next_tokens=2147483647, input_layout="BSH",
+                                       sparse_mode=0, block_size=0, query_quant_mode=0, key_quant_mode=0,
+                                       value_quant_mode=0, inner_precise=0, return_softmax_lse=False,
+                                       query_dtype=None, key_dtype=None, value_dtype=None,
+                                       query_rope_dtype=None, key_rope_dtype=None,
+                                       key_shared_prefix_dtype=None, value_shared_prefix_dtype=None,
+                                       dequant_scale_query_dtype=None, dequant_scale_key_dtype=None,
+                                       dequant_scale_value_dtype=None, dequant_scale_key_rope_dtype=None,
+                                       out_dtype=None):
+    """torch_npu.npu_fused_infer_attention_score_v2: returns (attention_out, softmax_lse).
+
+    The keywords renamed from v1 map as torch_npu maps them (num_query_heads -> numHeads,
+    softmax_scale -> scaleValue, dequant_scale_key -> keyAntiquantScale, quant_scale_out ->
+    quantScale2, ...). softmax_lse is a (0,) tensor when return_softmax_lse is False. The
+    reserved *_dtype overrides, quant_scale_p and dequant_scale_key_rope must be None.
+    """
+    fn = "npu_fused_infer_attention_score_v2"
+    reserved = dict(quant_scale_p=quant_scale_p, dequant_scale_key_rope=dequant_scale_key_rope,
+                    query_dtype=query_dtype, key_dtype=key_dtype, value_dtype=value_dtype,
+                    query_rope_dtype=query_rope_dtype, key_rope_dtype=key_rope_dtype,
+                    key_shared_prefix_dtype=key_shared_prefix_dtype,
+                    value_shared_prefix_dtype=value_shared_prefix_dtype,
+                    dequant_scale_query_dtype=dequant_scale_query_dtype,
+                    dequant_scale_key_dtype=dequant_scale_key_dtype,
+                    dequant_scale_value_dtype=dequant_scale_value_dtype,
+                    dequant_scale_key_rope_dtype=dequant_scale_key_rope_dtype, out_dtype=out_dtype)
+    for name, v in reserved.items():
+        if v is not None:
+            raise Error(161002, f"{fn}: {name}: is not supported yet (reserved; the CPU backend takes the "
+                                f"tensors' own dtypes); allowed None, got {v!r}")
+    tensors = dict(pse_shift=pse_shift, atten_mask=atten_mask, block_table=block_table,
+                   quant_scale2=quant_scale_out, quant_offset2=quant_offset_out,
+                   key_antiquant_scale=dequant_scale_key, key_antiquant_offset=dequant_offset_key,
+                   value_antiquant_scale=dequant_scale_value, value_antiquant_offset=dequant_offset_value,
+                   query_rope=query_rope, key_rope=key_rope, dequant_scale_query=dequant_scale_query,
+                   learnable_sink=learnable_sink)
+    attrs = dict(num_heads=int(num_query_heads), scale=float(softmax_scale), pre_tokens=int(pre_tokens),
+                 next_tokens=int(next_tokens), input_layout=str(input_layout),
+                 num_key_value_heads=int(num_key_value_heads), sparse_mode=int(sparse_mode),
+                 inner_precise=int(inner_precise), block_size=int(block_size), antiquant_mode=0,
+                 softmax_lse_flag=bool(return_softmax_lse), key_antiquant_mode=int(key_quant_mode),
+                 value_antiquant_mode=int(value_quant_mode), query_quant_mode=int(query_quant_mode))
+    out, lse = _run(fn, query, key, value, tensors, (actual_seq_qlen, actual_seq_kvlen, None), attrs)
+    if lse is None:
+        lse = empty(kind_of(query), (0,), "fp32")
+    return out, lse

@@ -1,0 +1,88 @@
+"""npu_mla_prolog / npu_mla_prolog_v2 with torch_npu's signatures (docs/python.md,
+docs/ops/mla_prolog.md)."""
+from . import _mlaops
+from ._errors import Error, check
+from ._tensors import spec, kind_of, dtype_name, empty, zeros, ACL_FORMAT_NZ, ACL_FORMAT_ND
+
+_CACHE_MODES = {"PA_BSND": 0, "PA_NZ": 1, "PA_BLK_BSND": 2, "PA_BLK_NZ": 3, "BSND": 4, "TND": 5}
+
+
+def _weight(w):
+    # npu_format_cast(w, 29) gives the 4-D [C1, R1, 16, c0] storage; a 2-D weight is ND.
+    return spec(w, ACL_FORMAT_NZ if w is not None and w.ndim == 4 else ACL_FORMAT_ND)
+
+
+def _run(fn, token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
+         rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache, kr_cache, opt,
+         rmsnorm_epsilon_cq, rmsnorm_epsilon_ckv, cache_mode, v2):
+    if cache_mode not in _CACHE_MODES:
+        raise Error(161002, f"{fn}: cache_mode: must be one of {', '.join(_CACHE_MODES)}; got \"{cache_mode}\"")
+    kind = kind_of(token_x)
+    lead = tuple(token_x.shape[:-1])  # (T,) or (B, S)
+    n, hckv = int(weight_uk.shape[0]), int(weight_uk.shape[-1])
+    dr = int(rope_sin.shape[-1])
+    full_kv_quant = dtype_name(token_x) == "int8" and dtype_name(kv_cache) == "int8"
+    query = empty(kind, lead + (n, hckv), "int8" if full_kv_quant else "bf16")
+    query_rope = empty(kind, lead + (n, dr), "bf16")
+    t = 1
+    for s in lead:
+        t *= int(s)
+    dq_nope = None
+    if v2:  # (T, N, 1) in full quant + KV quant, else the (1) placeholder
+        dq_nope = empty(kind, (t, n, 1), "fp32") if full_kv_quant else zeros(kind, (1,), "fp32")
+    tensors = {
+        "token_x": spec(token_x), "weight_dq": _weight(weight_dq), "weight_uq_qr": _weight(weight_uq_qr),
+        "weight_uk": spec(weight_uk), "weight_dkv_kr": _weight(weight_dkv_kr),
+        "rmsnorm_gamma_cq": spec(rmsnorm_gamma_cq), "rmsnorm_gamma_ckv": spec(rmsnorm_gamma_ckv),
+        "rope_sin": spec(rope_sin), "rope_cos": spec(rope_cos), "cache_index": spec(cache_index),
+        "kv_cache": spec(kv_cache), "kr_cache": spec(kr_cache),
+        "query_out": spec(query), "query_rope_out": spec(query_rope),
+        "dequant_scale_q_nope_out": spec(dq_nope) if full_kv_quant else None,
+    }
+    for name, value in opt.items():
+        tensors[name] = spec(value)
+    check(_mlaops.mla_prolog(tensors, float(rmsnorm_epsilon_cq), float(rmsnorm_epsilon_ckv),
+                             _CACHE_MODES[cache_mode]))
+    if v2:
+        return query, query_rope, kv_cache, kr_cache, dq_nope
+    return query, query_rope, kv_cache, kr_cache
+
+
+def npu_mla_prolog(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
+                   rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache, kr_cache, *,
+                   dequant_scale_x=None, dequant_scale_w_dq=None, dequant_scale_w_uq_qr=None,
+                   dequant_scale_w_dkv_kr=None, quant_scale_ckv=None, quant_scale_ckr=None,
+                   smooth_scales_cq=None, rmsnorm_epsilon_cq=1e-05, rmsnorm_epsilon_ckv=1e-05,
+                   cache_mode="PA_BSND"):
+    """torch_npu.npu_mla_prolog: returns (query, query_rope, kv_cache_out, kr_cache_out).
+
+    kv_cache and kr_cache are updated in place and returned as the two cache outputs.
+    """
+    opt = dict(dequant_scale_x=dequant_scale_x, dequant_scale_w_dq=dequant_scale_w_dq,
+               dequant_scale_w_uq_qr=dequant_scale_w_uq_qr, dequant_scale_w_dkv_kr=dequant_scale_w_dkv_kr,
+               quant_scale_ckv=quant_scale_ckv, quant_scale_ckr=quant_scale_ckr,
+               smooth_scales_cq=smooth_scales_cq)
+    return _run("npu_mla_prolog", token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr,
+                rmsnorm_gamma_cq, rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache,
+                kr_cache, opt, rmsnorm_epsilon_cq, rmsnorm_epsilon_ckv, cache_mode, v2=False)
+
+
+def npu_mla_prolog_v2(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
+                      rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache, kr_cache, *,
+                      dequant_scale_x=None, dequant_scale_w_dq=None, dequant_scale_w_uq_qr=None,
+                      dequant_scale_w_dkv_kr=None, quant_scale_ckv=None, quant_scale_ckr=None,
+                      smooth_scales_cq=None, rmsnorm_epsilon_cq=1e-05, rmsnorm_epsilon_ckv=1e-05,
+                      cache_mode="PA_BSND"):
+    """torch_npu.npu_mla_prolog_v2: returns (query, query_rope, kv_cache_out, kr_cache_out,
+    dequant_scale_q_nope).
+
+    dequant_scale_q_nope is fp32 (T, N, 1) in full quant with an int8 kv_cache (query is then
+    int8), else a (1,) zero tensor. kv_cache and kr_cache are updated in place.
+    """
+    opt = dict(dequant_scale_x=dequant_scale_x, dequant_scale_w_dq=dequant_scale_w_dq,
+               dequant_scale_w_uq_qr=dequant_scale_w_uq_qr, dequant_scale_w_dkv_kr=dequant_scale_w_dkv_kr,
+               quant_scale_ckv=quant_scale_ckv, quant_scale_ckr=quant_scale_ckr,
+               smooth_scales_cq=smooth_scales_cq)
+    return _run("npu_mla_prolog_v2", token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr,
+                rmsnorm_gamma_cq, rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache,
+                kr_cache, opt, rmsnorm_epsilon_cq, rmsnorm_epsilon_ckv, cache_mode, v2=True)
