@@ -376,14 +376,18 @@ void expect_rejected(const char* what, FqCase c, aclnnStatus code, const char* p
 TEST(FiaFullQuantPaddingRules, RejectedWithoutWriting) {
   const aclnnStatus inv = ACLNN_ERR_PARAM_INVALID;
   // FIA-41: the output layouts left padding excludes, per-channel post-quant with Q_S > 1
+  // (head dim 64 for the *_BNSD outputs: the vendor allows them with head dims 64 / 128 / 192+128
+  // only, FIA-56, which would fire first at 32)
   for (const char* layout : {"BSND_BNSD", "BSND_NBSD", "BNSD_NBSD"}) {
     FqCase c = base_case();
     c.layout = layout;
+    c.D = 64;
     expect_rejected(layout, c, inv, "kvPaddingSizeOptional", "FIA-41");
   }
   {
     FqCase c = base_case();
     c.layout = "BSH_BNSD";
+    c.D = 64;
     c.pass_kv = false;  // only the query tensor: its name in the message
     expect_rejected("BSH_BNSD, query padding only", c, inv, "queryPaddingSizeOptional", "FIA-41");
   }
