@@ -1,4 +1,4 @@
-"""npu_mla_prolog / npu_mla_prolog_v2 with torch_npu's signatures (docs/python.md,
+"""npu_mla_prolog / npu_mla_prolog_v2 / npu_mla_prolog_v3 with torch_npu's signatures (docs/python.md,
 docs/ops/mla_prolog.md)."""
 from . import _mlaops
 from ._errors import Error, check
@@ -10,6 +10,23 @@ _CACHE_MODES = {"PA_BSND": 0, "PA_NZ": 1, "PA_BLK_BSND": 2, "PA_BLK_NZ": 3, "BSN
 def _weight(w):
     # npu_format_cast(w, 29) gives the 4-D [C1, R1, 16, c0] storage; a 2-D weight is ND.
     return spec(w, ACL_FORMAT_NZ if w is not None and w.ndim == 4 else ACL_FORMAT_ND)
+
+
+def _tensors(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq, rmsnorm_gamma_ckv,
+             rope_sin, rope_cos, cache_index, kv_cache, kr_cache, query, query_rope, opt, **more):
+    """The extension module's tensor dict of every prolog version; `opt`: the optional inputs,
+    `more`: version-specific entries (already specs)."""
+    t = {
+        "token_x": spec(token_x), "weight_dq": _weight(weight_dq), "weight_uq_qr": _weight(weight_uq_qr),
+        "weight_uk": spec(weight_uk), "weight_dkv_kr": _weight(weight_dkv_kr),
+        "rmsnorm_gamma_cq": spec(rmsnorm_gamma_cq), "rmsnorm_gamma_ckv": spec(rmsnorm_gamma_ckv),
+        "rope_sin": spec(rope_sin), "rope_cos": spec(rope_cos), "cache_index": spec(cache_index),
+        "kv_cache": spec(kv_cache), "kr_cache": spec(kr_cache),
+        "query_out": spec(query), "query_rope_out": spec(query_rope),
+    }
+    t.update({name: spec(value) for name, value in opt.items()})
+    t.update(more)
+    return t
 
 
 def _run(fn, token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
@@ -30,17 +47,9 @@ def _run(fn, token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm
     dq_nope = None
     if v2:  # (T, N, 1) in full quant + KV quant, else the (1) placeholder
         dq_nope = empty(kind, (t, n, 1), "fp32") if full_kv_quant else zeros(kind, (1,), "fp32")
-    tensors = {
-        "token_x": spec(token_x), "weight_dq": _weight(weight_dq), "weight_uq_qr": _weight(weight_uq_qr),
-        "weight_uk": spec(weight_uk), "weight_dkv_kr": _weight(weight_dkv_kr),
-        "rmsnorm_gamma_cq": spec(rmsnorm_gamma_cq), "rmsnorm_gamma_ckv": spec(rmsnorm_gamma_ckv),
-        "rope_sin": spec(rope_sin), "rope_cos": spec(rope_cos), "cache_index": spec(cache_index),
-        "kv_cache": spec(kv_cache), "kr_cache": spec(kr_cache),
-        "query_out": spec(query), "query_rope_out": spec(query_rope),
-        "dequant_scale_q_nope_out": spec(dq_nope) if full_kv_quant else None,
-    }
-    for name, value in opt.items():
-        tensors[name] = spec(value)
+    tensors = _tensors(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
+                       rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache, kr_cache, query, query_rope,
+                       opt, dequant_scale_q_nope_out=spec(dq_nope) if full_kv_quant else None)
     check(_mlaops.mla_prolog(tensors, float(rmsnorm_epsilon_cq), float(rmsnorm_epsilon_ckv),
                              _CACHE_MODES[cache_mode]))
     if v2:
@@ -133,22 +142,14 @@ def npu_mla_prolog_v3(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr
     quantized = int(weight_quant_mode) != 0
     query_norm = empty(kind, lead + (hcq,), "int8" if quantized else "bf16") if query_norm_flag else None
     dq_norm = empty(kind, (t, 1), "fp32") if query_norm_flag and quantized else None
-    tensors = {
-        "token_x": spec(token_x), "weight_dq": _weight(weight_dq), "weight_uq_qr": _weight(weight_uq_qr),
-        "weight_uk": spec(weight_uk), "weight_dkv_kr": _weight(weight_dkv_kr),
-        "rmsnorm_gamma_cq": spec(rmsnorm_gamma_cq), "rmsnorm_gamma_ckv": spec(rmsnorm_gamma_ckv),
-        "rope_sin": spec(rope_sin), "rope_cos": spec(rope_cos), "cache_index": spec(cache_index),
-        "kv_cache": spec(kv_cache), "kr_cache": spec(kr_cache),
-        "query_out": spec(query), "query_rope_out": spec(query_rope),
-        "dequant_scale_q_nope_out": spec(dq_nope) if int8_query else None,
-        "query_norm_out": spec(query_norm), "dequant_scale_q_norm_out": spec(dq_norm),
-        "actual_seq_len": spec(actual_seq_len), "k_nope_clip_alpha": spec(k_nope_clip_alpha),
-    }
     opt = dict(dequant_scale_x=dequant_scale_x, dequant_scale_w_dq=dequant_scale_w_dq,
                dequant_scale_w_uq_qr=dequant_scale_w_uq_qr, dequant_scale_w_dkv_kr=dequant_scale_w_dkv_kr,
                quant_scale_ckv=quant_scale_ckv, quant_scale_ckr=quant_scale_ckr, smooth_scales_cq=smooth_scales_cq)
-    for name, value in opt.items():
-        tensors[name] = spec(value)
+    tensors = _tensors(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
+                       rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache, kr_cache, query, query_rope,
+                       opt, dequant_scale_q_nope_out=spec(dq_nope) if int8_query else None,
+                       query_norm_out=spec(query_norm), dequant_scale_q_norm_out=spec(dq_norm),
+                       actual_seq_len=spec(actual_seq_len), k_nope_clip_alpha=spec(k_nope_clip_alpha))
     v3 = dict(op=fn, weight_quant_mode=int(weight_quant_mode), kv_cache_quant_mode=int(kv_cache_quant_mode),
               query_quant_mode=int(query_quant_mode), ckvkr_repo_mode=int(ckvkr_repo_mode),
               quant_scale_repo_mode=int(quant_scale_repo_mode), tile_size=int(tile_size),
