@@ -2,18 +2,12 @@
 (reference_preprocess.py, dtype "fp16"): descale0 / descale1 as int64 holding the fp32 bits,
 quant scales, gammas, cos / sin and the float caches in fp16; every cache mode, int8 weights
 (per tensor, per token) and weights in the input dtype."""
-import numpy as np
 import pytest
 import torch
 
-from compare import assert_close, assert_int8
-from reference import f64
-from reference_preprocess import mla_preprocess, quant_fp16, scatter
-from test_mla_preprocess import DR, HCKV, N, T, make
+from test_mla_preprocess import check_against_reference, make
 
 import mlaops
-
-ULP_FP16 = 2.0 ** -10
 
 
 def to_fp16(args, kw):
@@ -29,43 +23,13 @@ def to_fp16(args, kw):
     return tuple(conv(i, a) for i, a in enumerate(args)), {k: conv(-1, v) for k, v in kw.items()}
 
 
-def assert_fp16(actual, ref, ulps, what):
-    """The query / cache rule of docs/ops/mla_preprocess.md at fp16 ulps."""
-    assert actual.dtype == torch.float16, what
-    assert_close(actual, ref, rtol=ulps * ULP_FP16, max_mean_rel=ULP_FP16, max_bad_frac=0.001, cap_rms=0.05,
-                 what=what)
-
-
 @pytest.mark.parametrize("cm", [0, 1, 2, 3])
 @pytest.mark.parametrize("quant", ["per_tensor", "per_token", None])
 def test_fp16_cache_modes_against_reference(cm, quant):
     args, kw, ref_in, slots = make(40 + cm, cm, quant)
     args, kw = to_fp16(args, kw)
     assert args[0].dtype == torch.float16 and (quant is None or args[4].dtype == torch.int64)
-    kv, kr = args[13], args[14]
-    kv_before, kr_before = f64(kv), (f64(kr) if kr is not None else None)
-    q0, kv_out, q1, kr_out, _ = mlaops.npu_mla_preprocess(*args, **kw)
-    assert kv_out is kv and kr_out is kr
-    r = mla_preprocess(**ref_in, dtype="fp16")
-    ulps = 4 if quant else 2
-    if cm == 0:
-        assert_fp16(q0[..., :HCKV], r["q_nope"], ulps, "q_out0 nope")
-        assert_fp16(q0[..., HCKV:], r["q_rope"], ulps, "q_out0 rope")
-        rows = np.concatenate([r["kn"], r["kr"]], axis=-1)
-        assert_fp16(kv_out, scatter(kv_before, rows, slots), ulps, "kv_cache")
-        return
-    assert q1.shape == (T, N, DR)
-    assert_fp16(q1, r["q_rope"], ulps, "q_out1")
-    assert_fp16(kr_out, scatter(kr_before, r["kr"], slots, {1: None, 2: 16, 3: 16}[cm]), ulps, "kv_cache_rope")
-    if cm == 2:
-        qs = f64(kw["q_nope_scale"])
-        assert_int8(q0, np.clip(np.rint(r["q_nope"] * qs[None, :, None]), -128, 127), max_off_frac=0.03,
-                    what="q_out0 int8")
-        kv_rows = quant_fp16(r["kn_raw"] / f64(kw["ctkv_scale"])[0])
-        assert_int8(kv_out, scatter(kv_before, kv_rows, slots, 32), max_off_frac=0.03, what="kv_cache int8")
-    else:
-        assert_fp16(q0, r["q_nope"], ulps, "q_out0")
-        assert_fp16(kv_out, scatter(kv_before, r["kn"], slots, 16 if cm == 3 else None), ulps, "kv_cache")
+    check_against_reference(cm, quant, args, kw, ref_in, slots, dtype="fp16")
 
 
 def test_fp16_refuses_fp32_descale():
