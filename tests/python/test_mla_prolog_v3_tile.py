@@ -7,7 +7,7 @@ import torch
 
 import mlaops
 from compare import assert_cascade, assert_close, assert_int8
-from reference import bf16, f64, mla_prolog, rms_norm, rope, scatter_cache
+from reference import bf16, mla_prolog, rms_norm, rope, scatter_cache
 from test_mla_prolog import BLOCK_NUM, BLOCK_SIZE, DR, N, make_inputs
 
 TILE = 128
