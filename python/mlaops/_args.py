@@ -35,23 +35,19 @@ def is_tensor(x):
     return is_torch(x) or isinstance(x, np.ndarray) or hasattr(x, "__dlpack__")
 
 
-def _null(fn, name, rule, what="tensor"):
-    rule = f"{rule} " if rule else ""
-    return Error(161001, f"{fn}: {name}: {rule}required {what} is null; allowed a {what}, got None")
-
-
 def check_tensor(fn, name, x, rule, required, position=None, lists=False):
     """One argument: None (Error 161001 when required), a tensor, or (lists) a non-empty list /
     tuple of tensors; anything else raises TypeError."""
+    prefix = f"{rule} " if rule else ""
     if x is None:
         if required:
-            raise _null(fn, name, rule)
+            raise Error(161001, f"{fn}: {name}: {prefix}required tensor is null; allowed a tensor, got None")
         return
     if is_tensor(x):
         return
     if lists and isinstance(x, (list, tuple)):
         if not x:
-            raise Error(161001, f"{fn}: {name}: {rule + ' ' if rule else ''}required tensor list is empty; "
+            raise Error(161001, f"{fn}: {name}: {prefix}required tensor list is empty; "
                                 f"allowed a tensor or a non-empty list of tensors, got an empty {type(x).__name__}")
         for j, item in enumerate(x):
             check_tensor(fn, f"{name}[{j}]", item, rule, True)
