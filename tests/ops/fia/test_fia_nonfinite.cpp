@@ -249,6 +249,43 @@ TEST(FiaNonFinite, DenormalInputs) {
   }
 }
 
+// The other attention paths (MLA with rope and the latent cache as value, a sink, a pseShift, a
+// causal prefill in TND, FP16 prefill): a NaN query element, key element and value element each
+// give the reference's NaN positions (and only those) under every kernel configuration.
+TEST(FiaNonFinite, OtherPathsFollowTheReference) {
+  std::vector<FiaCase> v;
+  FiaCase c = fia_case("mla_decode_paged", BF, 2, 16, 1, 1, 40, 512, "BNSD_NBSD");
+  c.Dv = 512;
+  c.act_kv = {40, 17};
+  mla(c, 64);
+  c.cfg.value_is_key = true;
+  paged(c, 4, 16);
+  v.push_back(c);
+  c = fia_case("tnd_causal_sink", BF, 2, 4, 2, 3, 20, 64, "TND");
+  c.act_q = {3, 2};
+  c.act_kv = {20, 9};
+  sparse(c, 3, MaskForm::kTemplate);
+  c.sink = true;
+  v.push_back(c);
+  c = fia_case("decode_pse_bsnd", BF, 2, 4, 2, 1, 20, 32, "BSND");
+  c.pse = PseForm::kRandom;
+  v.push_back(c);
+  c = fia_case("prefill_bnsd_fp16", F16, 1, 2, 2, 33, 70, 64, "BNSD");
+  v.push_back(c);
+  for (const FiaCase& x : v) {
+    SCOPED_TRACE(x.name);
+    const int64_t b = x.B - 1, hk = x.KVN - 1;
+    NanCheck q = check_with_nans(x, [&](fia_test::FiaCanonical& k) { k.q.set({b, 0, 0, 2}, kNaN); });
+    EXPECT_GT(total_nans(q.out), 0);
+    NanCheck kk = check_with_nans(x, [&](fia_test::FiaCanonical& k) { k.k.set({b, hk, 1, 2}, kNaN); });
+    EXPECT_GT(total_nans(kk.out), 0);
+    if (!x.cfg.value_is_key) {
+      NanCheck vv = check_with_nans(x, [&](fia_test::FiaCanonical& k) { k.v.set({b, hk, 1, 2}, kNaN); });
+      EXPECT_GT(total_nans(vv.out), 0);
+    }
+  }
+}
+
 // ---- extreme finite scales ----
 
 TEST(FiaNonFinite, ExtremeFiniteScales) {
