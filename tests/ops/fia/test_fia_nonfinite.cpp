@@ -60,7 +60,7 @@ TEST(FiaNonFinite, FIA58_ScaleValueEveryEntryPoint) {
   }
 }
 
-TEST(FiaNonFinite, FIA58_ScaleValueCppApiAndEmptyInputs) {
+TEST(FiaNonFinite, FIA58_ScaleValueCppApi) {
   FiaCase c = fia_case("decode", BF, 2, 4, 2, 1, 24, 32, "BSND");
   auto data = make_case_data(c);
   auto run = fia_test::build_fia_run(data->canon, data->cfg);
@@ -297,6 +297,25 @@ TEST(FiaNonFinite, ExtremeFiniteScales) {
       NanCheck r = check_with_nans(c, [](fia_test::FiaCanonical&) {});
       EXPECT_EQ(total_nans(r.out), 0);
     }
+  }
+}
+
+// scaleValue FLT_MAX (accepted): every score with q.k != 0 overflows float32 to +-inf; a row
+// whose largest score is +inf gets inf - inf = NaN in the softmax, as the vendor's fp32 softmax.
+TEST(FiaNonFinite, ScaleFltMaxOverflowsToNaNRows) {
+  for (FiaCase c : data_cases()) {
+    c.cfg.scale = FLT_MAX;
+    SCOPED_TRACE(c.name);
+    auto data = make_case_data(c);
+    for (const FiaKernelConfig& k : fia_kernel_configs()) {
+      if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
+      auto op = fia_test::build_fia_run(data->canon, data->cfg);
+      ASSERT_EQ(run_fia_cpp(op->params), kSuccess) << last_error_message();
+      const HostTensor out = op->out_bnsd();
+      EXPECT_EQ(total_nans(out), out.numel()) << isa_name(k.isa) << " " << k.override_rows;
+    }
+    set_kernel_override("");
+    reset_isa();
   }
 }
 
