@@ -15,26 +15,13 @@
 #include <limits>
 #include <string>
 
+#include "ops/nonfinite_diff.h"
 #include "ops/mla_preprocess/mla_preprocess_harness.h"
 
 namespace mlaops::testing {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-struct Diff {
-  int64_t n = 0, nonfinite = 0;
-};
-Diff diff(const HostTensor& bad, const HostTensor& clean) {
-  Diff d;
-  for (int64_t i = 0; i < clean.numel(); ++i) {
-    const double a = bad.get(i), b = clean.get(i);
-    if (a == b || (std::isnan(a) && std::isnan(b))) continue;
-    ++d.n;
-    d.nonfinite += !std::isfinite(a);
-  }
-  return d;
-}
 
 // Runs a clean and a poisoned case; returns the per-output diffs (qOut, qRopeOut, kvCache, krCache).
 struct Diffs {

@@ -13,26 +13,12 @@
 #include <string>
 
 #include "ops/mla_prolog/mla_prolog_harness.h"
+#include "ops/nonfinite_diff.h"
 
 namespace mlaops::testing {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-// Elements of `bad` that differ from `clean`: how many, and how many of them are not finite.
-struct Diff {
-  int64_t n = 0, nan = 0;
-};
-Diff diff(const HostTensor& bad, const HostTensor& clean) {
-  Diff d;
-  for (int64_t i = 0; i < clean.numel(); ++i) {
-    const double a = bad.get(i), b = clean.get(i);
-    if (a == b || (std::isnan(a) && std::isnan(b))) continue;
-    ++d.n;
-    d.nan += !std::isfinite(a);
-  }
-  return d;
-}
 
 struct Expected {
   int64_t query, query_rope, kv, kr;  // poisoned elements per output (all NaN or +-inf)
@@ -50,13 +36,13 @@ void check(const MlaPrologCaseConfig& cfg, const std::function<void(MlaPrologCas
     const Diff q = diff(bad.query_out, clean.query_out), qr = diff(bad.query_rope_out, clean.query_rope_out);
     const Diff kv = diff(bad.kv_cache, clean.kv_cache), kr = diff(bad.kr_cache, clean.kr_cache);
     EXPECT_EQ(q.n, e.query);
-    EXPECT_EQ(q.nan, e.query) << "queryOut: changed elements must be non-finite";
+    EXPECT_EQ(q.nonfinite, e.query) << "queryOut: changed elements must be non-finite";
     EXPECT_EQ(qr.n, e.query_rope);
-    EXPECT_EQ(qr.nan, e.query_rope);
+    EXPECT_EQ(qr.nonfinite, e.query_rope);
     EXPECT_EQ(kv.n, e.kv);
-    EXPECT_EQ(kv.nan, e.kv) << "kvCache";
+    EXPECT_EQ(kv.nonfinite, e.kv) << "kvCache";
     EXPECT_EQ(kr.n, e.kr);
-    EXPECT_EQ(kr.nan, e.kr) << "krCache";
+    EXPECT_EQ(kr.nonfinite, e.kr) << "krCache";
   });
 }
 
