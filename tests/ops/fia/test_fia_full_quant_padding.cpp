@@ -304,10 +304,7 @@ TEST_P(FiaFullQuantPadding, MatchesReferenceAndRightPaddingEveryIsaAndThreads) {
       EXPECT_EQ(compare_windows(*op, *op_r, *ref, where), 0) << where;
       const FqStats r = compare_runs(*op, *ref);
       expect_within_tolerances(r, c.int8_out, where);
-      worst.max_ulps = std::max(worst.max_ulps, r.max_ulps);
-      worst.max_int8 = std::max(worst.max_int8, r.max_int8);
-      worst.int8_pct = std::max(worst.int8_pct, r.int8_pct);
-      worst.lse_rel = std::max(worst.lse_rel, r.lse_rel);
+      worst.take_worst(r);
     }
   }
   reset_isa();
