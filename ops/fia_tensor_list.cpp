@@ -166,7 +166,7 @@ Status fia_tl_check_pointers(const FiaParams& p, const FiaCall& c, const char* o
       const char* name = names[k++].c_str();
       if (t.empty()) continue;
       MLAOPS_CHECK(t.data != nullptr, kParamInvalid,
-                   "%s: %s: FIA-17 data pointer; allowed non-null for a tensor of shape %s, got null", op, name,
+                   "%s: %s: FIA-17 null data of a tensor list element; allowed non-null for a tensor of shape %s, got null", op, name,
                    shape_str(t).c_str());
       MLAOPS_TRY(check::dense(op, name, "FIA-17", t));
       in.push_back({name, &t});

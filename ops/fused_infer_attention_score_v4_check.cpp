@@ -264,7 +264,7 @@ Status check_dtypes_and_formats(const FiaParams& p, const char* op) {
   for (const Named& x : all_tensors(p)) {  // FIA-17 every extent fits int64 bytes
     if (x.t == nullptr) continue;
     int64_t bytes;
-    MLAOPS_CHECK(checked_nbytes(*x.t, &bytes), kParamInvalid, "%s: %s: FIA-17 tensor too large (size overflows int64), shape %s",
+    MLAOPS_CHECK(checked_nbytes(*x.t, &bytes), kParamInvalid, "%s: %s: FIA-17 byte size overflows int64, shape %s",
                  op, x.name, shape_str(*x.t).c_str());
   }
   return kSuccess;
@@ -321,7 +321,7 @@ Status check_query(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c, Seq
   // FIA-10 batch and query lengths
   if (c->packed) {
     MLAOPS_CHECK(p.actual_seq_lengths != nullptr, kParamInvalid,
-                 "%s: actualSeqLengthsOptional: FIA-10 is required for TND/NTD layouts; allowed an array, got null", op);
+                 "%s: actualSeqLengthsOptional: FIA-10 needed by the TND/NTD layouts; allowed an array, got null", op);
     c->B = static_cast<int64_t>(p.actual_seq_lengths->size());
     if (o.vendor_ranges) MLAOPS_TRY(check::value_range(op, "actualSeqLengthsOptional", "FIA-19 TND batch", c->B, 1, 4096));
     MLAOPS_TRY(decode_cumulative(op, "actualSeqLengthsOptional", "FIA-10", p.actual_seq_lengths, c->B, c->QS, &c->act_q,
@@ -376,7 +376,7 @@ Status check_kv(const FiaParams& p, const FiaCheckOptions& o, const Seq& qs, Fia
                  (long long)kp.block_size, (long long)p.block_size);
     if (o.vendor_ranges)
       MLAOPS_CHECK(p.block_size % 16 == 0 && p.block_size <= 1024, kParamInvalid,
-                   "%s: blockSize: FIA-19 value; allowed a multiple of 16 in [16, 1024], got %lld", op,
+                   "%s: blockSize: FIA-19 blockSize value; allowed a multiple of 16 in [16, 1024], got %lld", op,
                    (long long)p.block_size);
     const TensorView& bt = *p.block_table;
     MLAOPS_TRY(rank_in(op, "blockTableOptional", "FIA-12", bt, {2}));
@@ -386,7 +386,7 @@ Status check_kv(const FiaParams& p, const FiaCheckOptions& o, const Seq& qs, Fia
     MLAOPS_CHECK(mul_ok(bt.dims[1], kp.block_size, &kv_extent), kParamInvalid,
                  "%s: blockTableOptional: FIA-17 width * blockSize overflows int64", op);
     MLAOPS_CHECK(p.actual_seq_lengths_kv != nullptr, kParamInvalid,
-                 "%s: actualSeqLengthsKvOptional: FIA-11 is required with paged attention; allowed an array, got null",
+                 "%s: actualSeqLengthsKvOptional: FIA-11 needed with paged attention; allowed an array, got null",
                  op);
     MLAOPS_TRY(decode_lengths(op, "actualSeqLengthsKvOptional", "FIA-11", p.actual_seq_lengths_kv, B, kv_extent,
                               "blockTable width * blockSize", &c->act_kv));
@@ -476,7 +476,7 @@ Status check_mask(const FiaParams& p, const char* op, FiaCall* c) {
   c->next = p.next_tokens;
   const TensorView* mask = p.atten_mask;
   MLAOPS_CHECK(c->mode == 0 || mask != nullptr, kParamInvalid,
-               "%s: attenMaskOptional: FIA-14 is required for sparseMode %lld; allowed a mask, got null", op,
+               "%s: attenMaskOptional: FIA-14 needed by sparseMode %lld; allowed a mask, got null", op,
                (long long)c->mode);
   if (mask == nullptr) return kSuccess;
   if (c->mode == 9) return fia_tree_check(p, op, c);  // the tree mask (ops/fia_tree_mask.h)
@@ -549,7 +549,7 @@ Status check_pse(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
   MLAOPS_CHECK((pse->dims[0] == c->B || pse->dims[0] == 1) && pse->dims[1] == c->N && pse->dims[2] >= max_q &&
                    pse->dims[3] >= max_kv,
                kParamInvalid,
-               "%s: pseShiftOptional: FIA-22 shape; allowed [B (%lld) or 1, N (%lld), >= %lld, >= %lld], got %s", op,
+               "%s: pseShiftOptional: FIA-22 pseShift shape; allowed [B (%lld) or 1, N (%lld), >= %lld, >= %lld], got %s", op,
                (long long)c->B, (long long)c->N, (long long)max_q, (long long)max_kv, shape_str(*pse).c_str());
   if (o.vendor_ranges && c->QS == 1 && !c->packed) {
     MLAOPS_CHECK(c->QD % 16 == 0, kParamInvalid,
@@ -572,7 +572,7 @@ Status check_sink(const FiaParams& p, const char* op, FiaCall* c) {
   const TensorView* sink = p.learnable_sink;
   if (sink == nullptr) return kSuccess;
   MLAOPS_CHECK(sink->rank == 1 && sink->dims[0] == c->N, kParamInvalid,
-               "%s: learnableSinkOptional: FIA-23 shape; allowed [N] = [%lld], got %s", op, (long long)c->N,
+               "%s: learnableSinkOptional: FIA-23 sink shape; allowed [N] = [%lld], got %s", op, (long long)c->N,
                shape_str(*sink).c_str());
   c->sink = true;
   return kSuccess;
@@ -846,7 +846,7 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
   for (const Named& x : all_tensors(p)) {
     if (x.t == nullptr || x.t->empty()) continue;
     MLAOPS_CHECK(x.t->data != nullptr, kParamInvalid,
-                 "%s: %s: FIA-17 data pointer; allowed non-null for a tensor of shape %s, got null", op, x.name,
+                 "%s: %s: FIA-17 null data of a non-empty tensor; allowed non-null for a tensor of shape %s, got null", op, x.name,
                  shape_str(*x.t).c_str());
     MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
   }
