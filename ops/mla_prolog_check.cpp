@@ -32,7 +32,7 @@ Status weight_shape(const char* op, const char* name, const TensorView& w, int64
     return check::contiguous(op, name, "MP-05", w);
   }
   NzMatrix nz;
-  MLAOPS_TRY(resolve_nz(w, op, name, &nz));
+  MLAOPS_TRY(resolve_nz(w, op, name, "MP-13 NZ view", &nz));
   if (w.rank == 4) {
     int64_t s[4];
     nz_storage_shape(rows, cols, dtype_size(w.dtype), s);

@@ -24,7 +24,7 @@ PanelMatrix panels(const TensorView& w, int64_t rows, int64_t cols) {
   m.cols = cols;
   if (w.format == Format::kFractalNZ) {
     NzMatrix nz;
-    resolve_nz(w, "", "", &nz);  // checked in phase 1
+    resolve_nz(w, "", "", "", &nz);  // checked in phase 1
     m.panel_width = nz.c0;
     m.ldb = nz.c0;
     m.panel_stride = nz.r1 * 16 * nz.c0;

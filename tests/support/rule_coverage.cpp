@@ -14,7 +14,9 @@
 // It generates the coverage page and fails (exit 1), naming them, when
 //   * a rule id of the code has no test, or is not in the rule table of the docs (or the docs
 //     list a rule the code does not have);
-//   * a check-site tag has no test that names it;
+//   * a check-site tag has no test that names it and is not listed, with its reason, in the
+//     exceptions file (--exceptions: "tag<TAB>reason" lines), or a listed tag has a test or is no site;
+//   * a direct site's tag is words a check helper could print for another site of the rule;
 //   * a supported feature row names no test, or any row names a test that does not exist;
 //   * the page differs from the generated text (--write rewrites it).
 #include <algorithm>
@@ -253,7 +255,7 @@ bool rule_less(const std::string& a, const std::string& b) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string root_s = ".", prefix = "FIA", features_s, doc_s, ops_doc_s;
+  std::string root_s = ".", prefix = "FIA", features_s, doc_s, ops_doc_s, exceptions_s;
   bool write = false, list_tags = false;  // --list-tags: print "tag<TAB>file:line" per site and stop
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -265,9 +267,10 @@ int main(int argc, char** argv) {
     else if (a == "--rules-doc") ops_doc_s = val();
     else if (a == "--write") write = true;
     else if (a == "--list-tags") list_tags = true;
+    else if (a == "--exceptions") exceptions_s = val();
     else {
       std::fprintf(stderr,
-                   "usage: rule_coverage --root DIR --prefix FIA [--features FILE] --rules-doc FILE --doc FILE "
+                   "usage: rule_coverage --root DIR --prefix FIA [--features FILE] [--exceptions FILE] --rules-doc FILE --doc FILE "
                    "[--write]\n");
       return 2;
     }
@@ -345,11 +348,30 @@ int main(int argc, char** argv) {
                              "): the helper site \"" + h + "\" (" + hh[0].file + ":" + std::to_string(hh[0].line) +
                              ") can print the same words; reword the site");
     }
-  int site_entries = 0;
+  // Sites without a negative test, each with its reason (FILE: tag<TAB>reason a line): listed on
+  // the page; a listed tag that is no site, or that a test names, is a problem.
+  std::map<std::string, std::string> excepted;
+  if (!exceptions_s.empty()) {
+    std::istringstream in(read(root / exceptions_s));
+    for (std::string l; std::getline(in, l);) {
+      if (l.empty() || l[0] == '#') continue;
+      const size_t tab = l.find('\t');
+      const std::string tag = l.substr(0, tab), why = tab == std::string::npos ? "" : l.substr(tab + 1);
+      if (why.empty()) problems.push_back(exceptions_s + ": no reason given for \"" + tag + "\"");
+      const std::vector<std::string> rid = rule_ids(tag, prefix);
+      if (rid.empty() || tagged[rid[0]].count(tag) == 0)
+        problems.push_back(exceptions_s + ": \"" + tag + "\" is not a check site");
+      else if (!site_tests[tag].empty())
+        problems.push_back(exceptions_s + ": \"" + tag + "\" has a test now; remove it from the list");
+      excepted[tag] = why;
+    }
+  }
+  int site_entries = 0, site_excepted = 0;
   for (const std::string& id : ids)
     for (const std::string& tag : tags_of[id]) {
       ++site_entries;
-      if (site_tests[tag].empty()) {
+      site_excepted += excepted.count(tag) > 0 && site_tests[tag].empty();
+      if (site_tests[tag].empty() && excepted.count(tag) == 0) {
         std::string at;
         for (const Hit& h : tagged[id][tag]) at += (at.empty() ? "" : ", ") + h.file + ":" + std::to_string(h.line);
         problems.push_back("check site \"" + tag + "\" (" + at + "): no test names it");
@@ -420,13 +442,15 @@ int main(int argc, char** argv) {
       std::string sf, t;
       for (const auto& [f, k] : per_file) sf += (sf.empty() ? "" : ", ") + f + " (" + std::to_string(k) + ")";
       for (const std::string& x : site_tests[tag]) t += (t.empty() ? "`" : ", `") + x + "`";
+      if (t.empty() && excepted.count(tag)) t = "no test: " + excepted[tag];
       std::string shown;
       for (char c : tag) shown += c == '|' ? std::string("\\|") : std::string(1, c);
       md << "| " << shown << " | " << sf << " | " << t << " |\n";
     }
   md << "\n";
   if (!features_s.empty()) md << feats.size() << " feature rows (" << supported << " supported), ";
-  md << ids.size() << " rules, " << site_entries << " check-site tags.\n";
+  md << ids.size() << " rules, " << site_entries << " check-site tags (" << site_excepted << " without a test, listed in `"
+     << (exceptions_s.empty() ? "-" : exceptions_s) << "` with the reason).\n";
   const std::string text = md.str();
   const fs::path doc = root / doc_s;
   if (write) {
@@ -435,8 +459,9 @@ int main(int argc, char** argv) {
   } else if (read(doc) != text) {
     problems.push_back(doc_s + " is stale: run rule_coverage with --write (see docs/testing.md)");
   }
-  std::printf("%s coverage: %zu feature rows (%d supported), %zu rules, %d check-site tags, %zu tests scanned\n",
-              prefix.c_str(), feats.size(), supported, ids.size(), site_entries, all_tests.size());
+  std::printf("%s coverage: %zu feature rows (%d supported), %zu rules, %d check-site tags (%d without a test), %zu tests "
+              "scanned\n",
+              prefix.c_str(), feats.size(), supported, ids.size(), site_entries, site_excepted, all_tests.size());
   for (const std::string& p : problems) std::printf("  problem: %s\n", p.c_str());
   return problems.empty() ? 0 : 1;
 }

@@ -136,7 +136,7 @@ TEST(MlaPreprocessErrors, MPP01_RequiredTensorsAndOutPointers) {
   aclOpExecutor* ex = nullptr;
   uint64_t ws = 0;
   EXPECT_EQ(mla_preprocess_phase1(c, {}, nullptr, &ex), ACLNN_ERR_PARAM_NULLPTR);
-  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("MPP-01"), std::string::npos);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("MPP-01 out-pointer is null"), std::string::npos);
   EXPECT_EQ(mla_preprocess_phase1(c, {}, &ws, nullptr), ACLNN_ERR_PARAM_NULLPTR);
 }
 

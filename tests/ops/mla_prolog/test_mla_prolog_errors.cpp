@@ -98,6 +98,7 @@ TEST(MlaPrologErrors, MP01_RequiredTensorsAndOutPointers) {
   aclOpExecutor* ex = nullptr;
   uint64_t ws = 0;
   EXPECT_EQ(mla_prolog_phase1(c, {}, nullptr, &ex), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("MP-01 out-pointer is null"), std::string::npos);
   EXPECT_EQ(mla_prolog_phase1(c, {}, &ws, nullptr), ACLNN_ERR_PARAM_NULLPTR);
 }
 
@@ -279,7 +280,7 @@ TEST(MlaPrologErrors, MP13_FractalNzShapes) {
   expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightDq", "MP-13 FRACTAL_NZ storage", mutate([](MlaPrologArgs& a) {
     a["weightDq"].dims[1] = 447;  // [96, 447, 16, 16] does not match He 7168
   }));
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightUqQr", "FRACTAL_NZ storage must be", mutate([](MlaPrologArgs& a) {
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightUqQr", "MP-13 NZ view FRACTAL_NZ storage must be", mutate([](MlaPrologArgs& a) {
     TensorView& w = a["weightUqQr"];
     w.dims[0] /= 2;
     w.dims[3] = 32;  // c0 32 is the int8 tile, not bf16's
