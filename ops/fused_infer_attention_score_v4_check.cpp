@@ -379,7 +379,7 @@ Status check_kv(const FiaParams& p, const FiaCheckOptions& o, const Seq& qs, Fia
                    "%s: blockSize: FIA-19 blockSize value; allowed a multiple of 16 in [16, 1024], got %lld", op,
                    (long long)p.block_size);
     const TensorView& bt = *p.block_table;
-    MLAOPS_TRY(rank_in(op, "blockTableOptional", "FIA-12", bt, {2}));
+    MLAOPS_TRY(rank_in(op, "blockTableOptional", "FIA-12 block table", bt, {2}));
     MLAOPS_CHECK(bt.dims[0] == B, kParamInvalid, "%s: blockTableOptional: FIA-12 dim 0; allowed B = %lld, got %lld", op,
                  (long long)B, (long long)bt.dims[0]);
     int64_t kv_extent;

@@ -222,6 +222,32 @@ TEST(FiaErrors, FIA12_PagedGeometry) {
   });
 }
 
+// Check sites of the shapes and sizes (docs/testing.md, "Coverage tables"): each names its site.
+TEST(FiaErrors, ShapeAndSizeSites) {
+  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-08 BSH hidden dim must be a multiple of the head count"},
+                  [](FiaAclArgs& a) {
+                    a.layout = "BSH";
+                    a.in[0] = make_view(a.in[0].data, a.in[0].dtype, {2, 3, 62});  // 62 % 4 heads
+                  });
+  expect_rejected(Base::kMla, {kInv, "blockTableOptional", "FIA-12 block table"}, [](FiaAclArgs& a) {
+    a.in[14] = make_view(a.in[14].data, a.in[14].dtype, {a.in[14].dims[0] * a.in[14].dims[1]});
+  });
+  expect_rejected(Base::kMla, {kInv, "key", "FIA-08 NZ cache last dim"}, [](FiaAclArgs& a) {
+    for (int i : {1, 2}) {  // [blockNum, 1, 512 / 32, 16, 32]: c0 32 is INT8's, the cache is BF16
+      TensorView& k = a.in[i];
+      k = make_view(k.data, k.dtype, {k.dims[0], 1, 512 / 32, k.dims[2], 32}, Format::kFractalNZ);
+    }
+  });
+  expect_rejected(Base::kMla, {kInv, "blockTableOptional", "FIA-17 width * blockSize overflows int64"},
+                  [](FiaAclArgs& a) {  // [B, 2^59] int32 fits in bytes; 2^59 blocks of 16 do not
+                    a.in[14] = make_view(a.in[14].data, a.in[14].dtype, {a.in[14].dims[0], int64_t{1} << 59});
+                  });
+  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-17 byte size overflows int64"}, [](FiaAclArgs& a) {
+    const int64_t big = int64_t{1} << 31;
+    a.in[0] = make_view(a.in[0].data, a.in[0].dtype, {2, big, big, 16});
+  });
+}
+
 TEST(FiaErrors, FIA13_BlockIdsCheckedBeforeAnyWrite) {
   // Changed after phase 1 (contents are read in phase 2's pre-pass only).
   expect_rejected(Base::kGqaPagedTnd, {kInv, "blockTableOptional", "FIA-13 blockTable["}, [](FiaAclArgs&) {},

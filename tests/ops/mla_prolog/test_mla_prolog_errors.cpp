@@ -188,6 +188,15 @@ TEST(MlaPrologErrors, MP07_VendorRanges) {
     TensorView& t = a["kvCacheRef"];
     t = make_view(t.data, t.dtype, {1, 129 / 2, 1, 512});  // fits the buffer; 64 is not allowed either
   }));
+  // Hckv 256 (kvCacheRef [2, 16, 1, 256]) and Dr 32 (ropeCos [2, 32])
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-07 Hckv", mutate([](MlaPrologArgs& a) {
+    TensorView& t = a["kvCacheRef"];
+    t = make_view(t.data, t.dtype, {2, 16, 1, 256});
+  }));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "ropeCos", "MP-07 Dr", mutate([](MlaPrologArgs& a) {
+    TensorView& t = a["ropeCos"];
+    t = make_view(t.data, t.dtype, {t.dims[0], 32});
+  }));
   // S = 17, B = 65537, T = 1048577: descriptions only (phase 1 reads no data), far-apart fake addresses
   auto huge = [](std::initializer_list<int64_t> tok, std::initializer_list<int64_t> idx) {
     return mutate([tok, idx](MlaPrologArgs& a) {

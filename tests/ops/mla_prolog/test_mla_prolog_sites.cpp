@@ -57,6 +57,16 @@ TEST(MlaPrologSites, DimValues) {
   expect_site(c, p, "ropeCos: MP-09 rope dim must be even");
 }
 
+TEST(MlaPrologSites, RequiredTensorAndNzDensity) {
+  MlaPrologCase c = make();
+  MlaPrologParams p = c.params();
+  p.rope_sin = TensorView{};  // absent
+  expect_site(c, p, "ropeSin: MP-01 required tensor is null", kParamNullptr);
+  p = c.params();
+  p.weight_dq.strides[0] *= 2;  // 4-D FRACTAL_NZ storage with gaps between the column blocks
+  expect_site(c, p, "weightDq: MP-05 FRACTAL_NZ storage must be contiguous");
+}
+
 TEST(MlaPrologSites, LogicalNzViewShape) {
   MlaPrologCaseConfig cfg;
   cfg.weight_form = WeightForm::kNz2d;
