@@ -208,9 +208,24 @@ TEST(FiaPointerRules, FIA17_NullDataOfANonEmptyTensor) {
     EXPECT_EQ(run_fia_cpp(p), kParamInvalid);
     const std::string msg = last_error_message();
     EXPECT_NE(msg.find(name), std::string::npos) << msg;
-    EXPECT_NE(msg.find("FIA-17"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("FIA-17 null data of a non-empty tensor"), std::string::npos) << msg;
     EXPECT_TRUE(r->out.storage == out0);
   }
+}
+
+// A view whose byte size overflows int64 (only the C++ API can describe one): rejected unwritten.
+TEST(FiaPointerRules, FIA17_ByteSizeOverflow) {
+  FiaCase c = fia_case("overflow", DType::kBFloat16, 2, 4, 2, 1, 30, 32, "BSND");
+  auto d = make_case_data(c);
+  auto r = fia_test::build_fia_run(d->canon, d->cfg);
+  const std::vector<uint64_t> out0 = r->out.storage;
+  FiaParams p = r->params;
+  const int64_t big = int64_t{1} << 31;
+  p.query = make_view(p.query.data, p.query.dtype, {2, big, big, 32});
+  EXPECT_EQ(run_fia_cpp(p), kParamInvalid);
+  const std::string msg = last_error_message();
+  EXPECT_NE(msg.find("query: FIA-17 byte size overflows int64"), std::string::npos) << msg;
+  EXPECT_TRUE(r->out.storage == out0);
 }
 
 // ---- FIA-25 a plan runs only on tensors of the planned call ----
