@@ -363,7 +363,7 @@ TEST(FiaLeftPaddingErrors, FIA40_ValueChangedAfterPlanning) {
   op->kvp.set({0}, 3.0);
   std::vector<uint64_t> ws(static_cast<size_t>(plan.workspace_size() / 8 + 1));
   EXPECT_EQ(fused_infer_attention_score_v4_run(plan, op->run->params, ws.data(), plan.workspace_size()), kParamInvalid);
-  EXPECT_NE(std::string(last_error_message()).find("FIA-40"), std::string::npos) << last_error_message();
+  EXPECT_NE(std::string(last_error_message()).find("FIA-40 the padding value is read when planning"), std::string::npos) << last_error_message();
   for (int64_t i = 0; i < op->run->out.numel(); ++i) ASSERT_TRUE(std::isnan(op->run->out.flat(i)));
   // a clamped equal value (negative -> 0) runs
   op->kvp.set({0}, -7.0);
@@ -375,38 +375,38 @@ TEST(FiaLeftPaddingErrors, FIA41_Exclusions) {
   {
     PadCase p = base_case();
     paged(p.c, 3, 16);
-    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41");
+    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   {
     PadCase p = base_case();
     p.c.cfg.layout = "TND";
-    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41");
+    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   for (const char* l : {"BSH_BNSD", "BSND_BNSD", "BSH_NBSD"}) {
     PadCase p = base_case();
     p.c.cfg.layout = l;
-    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41");
+    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   {
     PadCase p = base_case();
     mla(p.c, 64);
-    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41");
+    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   {
     PadCase p = base_case();
     p.c.sink = true;
-    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41");
+    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   {
     PadCase p = base_case();
     p.c.Dv = 32;
-    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41");
+    expect_rejected(p, "kvPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   {
     PadCase p = base_case();  // only the query tensor: its name in the message
     p.pass_kv = false;
     paged(p.c, 3, 16);
-    expect_rejected(p, "queryPaddingSizeOptional", "FIA-41");
+    expect_rejected(p, "queryPaddingSizeOptional", "FIA-41 left padding excludes");
   }
 }
 
