@@ -141,12 +141,12 @@ Status fia_tl_check_kv(const FiaParams& p, const FiaCheckOptions& o, int64_t que
   if (const std::vector<int64_t>* a = p.actual_seq_lengths_kv) {
     const int64_t len = static_cast<int64_t>(a->size());
     MLAOPS_CHECK(len == 1 || len >= B, kParamInvalid,
-                 "%s: actualSeqLengthsKvOptional: FIA-11 length; allowed 1 or >= B (%lld), got %lld", op, (long long)B,
+                 "%s: actualSeqLengthsKvOptional: FIA-11 tensor-list length; allowed 1 or >= B (%lld), got %lld", op, (long long)B,
                  (long long)len);
     for (int64_t b = 0; b < B; ++b) {
       const int64_t i = len == 1 ? 0 : b, v = (*a)[static_cast<size_t>(i)], s = tl.s[static_cast<size_t>(b)];
       MLAOPS_CHECK(v >= 0 && v <= s, kParamInvalid,
-                   "%s: actualSeqLengthsKvOptional: FIA-11 value [%lld]; allowed [0, %lld] (key[%lld]'s S), got %lld",
+                   "%s: actualSeqLengthsKvOptional: FIA-11 tensor-list value [%lld]; allowed [0, %lld] (key[%lld]'s S), got %lld",
                    op, (long long)i, (long long)s, (long long)b, (long long)v);
       c->act_kv[static_cast<size_t>(b)] = v;
     }

@@ -191,19 +191,19 @@ TEST(FiaErrors, FIA10_QueryLengths) {
 
 TEST(FiaErrors, FIA11_KvLengths) {
   // Paged: lengths larger than the block table covers (width 3 * 16 = 48).
-  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11 value ["},
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"},
                   [](FiaAclArgs& a) { a.asl_kv = {49, 9}; });
   // A table narrower than the lengths need.
-  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11 value ["}, [](FiaAclArgs& a) {
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"}, [](FiaAclArgs& a) {
     a.in[14] = make_view(a.in[14].data, a.in[14].dtype, {2, 1});  // 1 * 16 < 20 positions of batch 0
   });
   expect_rejected(Base::kGqaPagedTnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11 needed with paged attention"},
                   [](FiaAclArgs& a) { a.has_asl_kv = false; });
-  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11 value ["}, [](FiaAclArgs& a) {
+  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"}, [](FiaAclArgs& a) {
     a.has_asl_kv = true;
     a.asl_kv = {11};  // > KV_S = 10
   });
-  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11 value ["}, [](FiaAclArgs& a) {
+  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11"}, [](FiaAclArgs& a) {
     a.has_asl_kv = true;
     a.asl_kv = {-2, 3};
   });

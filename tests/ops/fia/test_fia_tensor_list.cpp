@@ -524,7 +524,7 @@ TEST(FiaTensorListRules, FIA51_ListShapes) {
   expect_list_rejected(ACLNN_ERR_PARAM_INVALID, "value[2]", "FIA-51",
                        [](FiaAclArgs& a) { a.value_views[2].dtype = DType::kFloat16; });
   // actualSeqLengthsKv above an element's S_b (FIA-11, per batch)
-  expect_list_rejected(ACLNN_ERR_PARAM_INVALID, "actualSeqLengthsKvOptional", "FIA-11 value [", [](FiaAclArgs& a) {
+  expect_list_rejected(ACLNN_ERR_PARAM_INVALID, "actualSeqLengthsKvOptional", "FIA-11 tensor-list value [", [](FiaAclArgs& a) {
     a.has_asl_kv = true;
     a.asl_kv = {10, 4, 20};
   });
