@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/expect_site.h"
 #include "mlaops/mla_preprocess.h"
 #include "reference/mla_preprocess_test_data.h"
 
@@ -20,18 +21,8 @@ std::vector<std::vector<uint8_t>> written_bytes(const MlaPreprocessCase& c) {
   return {c.kv_cache.bytes, c.kv_cache_rope.bytes, c.q_out.bytes, c.q_rope_out.bytes, c.q_down_out.bytes};
 }
 
-// Phase 1 and the one-shot call with the mutated parameters: kParamInvalid, the tag in the
-// message, and every output and cache byte of the case unchanged.
-void expect_site(const MlaPreprocessCase& c, const MlaPreprocessParams& p, const char* tag) {
-  SCOPED_TRACE(tag);
-  const auto before = written_bytes(c);
-  uint64_t size = 0;
-  EXPECT_EQ(mla_preprocess_workspace_size(p, &size), kParamInvalid) << last_error_message();
-  EXPECT_NE(std::string(last_error_message()).find(tag), std::string::npos) << last_error_message();
-  std::vector<uint8_t> ws(1 << 16);
-  EXPECT_EQ(mla_preprocess(p, ws.data(), ws.size()), kParamInvalid) << last_error_message();
-  EXPECT_NE(std::string(last_error_message()).find(tag), std::string::npos) << last_error_message();
-  EXPECT_TRUE(written_bytes(c) == before) << "a rejected call changed an output or cache byte";
+void expect_site(const MlaPreprocessCase& c, const MlaPreprocessParams& p, const char* tag, Status code = kParamInvalid) {
+  expect_site_rejected(c, p, tag, code, &mla_preprocess_workspace_size, &mla_preprocess, &written_bytes);
 }
 
 MlaPreprocessCase make(MlaPreprocessCaseConfig cfg = {}) { return testdata::make_mla_preprocess_case(cfg); }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/expect_site.h"
 #include "mlaops/mla_prolog.h"
 #include "reference/mla_prolog_test_data.h"
 
@@ -22,18 +23,8 @@ std::vector<std::vector<uint8_t>> written_bytes(const MlaPrologCase& c) {
           c.dequant_scale_q_nope_out.bytes};
 }
 
-// Phase 1 and the one-shot call with the mutated parameters: `code`, the tag in the message, and
-// every output and cache byte of the case unchanged.
 void expect_site(const MlaPrologCase& c, const MlaPrologParams& p, const char* tag, Status code = kParamInvalid) {
-  SCOPED_TRACE(tag);
-  const auto before = written_bytes(c);
-  uint64_t size = 0;
-  EXPECT_EQ(mla_prolog_workspace_size(p, &size), code) << last_error_message();
-  EXPECT_NE(std::string(last_error_message()).find(tag), std::string::npos) << last_error_message();
-  std::vector<uint8_t> ws(1 << 16);
-  EXPECT_EQ(mla_prolog(p, ws.data(), ws.size()), code) << last_error_message();
-  EXPECT_NE(std::string(last_error_message()).find(tag), std::string::npos) << last_error_message();
-  EXPECT_TRUE(written_bytes(c) == before) << "a rejected call changed an output or cache byte";
+  expect_site_rejected(c, p, tag, code, &mla_prolog_workspace_size, &mla_prolog, &written_bytes);
 }
 
 MlaPrologCase make(MlaPrologCaseConfig cfg = {}) { return testdata::make_mla_prolog_case(cfg); }
