@@ -236,7 +236,7 @@ Status check_no_int32_kv(const FiaEntry& e, const FiaParams& p) {
   for (const auto& [list, slot] : {std::pair{&p.key, kFiaKey}, std::pair{&p.value, kFiaValue}})
     for (const TensorView& t : *list)
       MLAOPS_CHECK(t.dtype != DType::kInt32, kParamInvalid,
-                   "%s: %s: FIA-03 dtype; allowed {FLOAT16, BF16, INT8}, got INT32 (this entry point does not read "
+                   "%s: %s: FIA-03 entry-point dtype; allowed {FLOAT16, BF16, INT8}, got INT32 (this entry point does not read "
                    "INT32 as packed INT4)",
                    e.op, name_of(e, slot));
   return kSuccess;

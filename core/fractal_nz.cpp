@@ -20,26 +20,26 @@ void nz_storage_shape(int64_t rows, int64_t cols, int64_t elem_size, int64_t out
   out[3] = c0;
 }
 
-Status resolve_nz(const TensorView& t, const char* op, const char* name, NzMatrix* out) {
+Status resolve_nz(const TensorView& t, const char* op, const char* name, const char* rule, NzMatrix* out) {
   const int64_t es = dtype_size(t.dtype);
   const int64_t c0 = nz_c0(es);
-  MLAOPS_CHECK(c0 > 0, kParamInvalid, "%s: %s: FRACTAL_NZ needs an element size dividing 32 bytes; got %s",
-               op, name, dtype_name(t.dtype));
+  MLAOPS_CHECK(c0 > 0, kParamInvalid, "%s: %s: %s FRACTAL_NZ needs an element size dividing 32 bytes; got %s",
+               op, name, rule, dtype_name(t.dtype));
   const int64_t* s4 = nullptr;
   if (t.rank == 4) {
     s4 = t.dims;
   } else if (t.rank == 2) {
     MLAOPS_CHECK(t.storage_rank == 4, kParamInvalid,
-                 "%s: %s: a 2-D FRACTAL_NZ view needs 4-D storage dims [C1, R1, 16, c0]; got %d storage dims",
-                 op, name, t.storage_rank);
+                 "%s: %s: %s a 2-D FRACTAL_NZ view needs 4-D storage dims [C1, R1, 16, c0]; got %d storage dims",
+                 op, name, rule, t.storage_rank);
     s4 = t.storage_dims;
   } else {
-    return fail(kParamInvalid, "%s: %s: FRACTAL_NZ tensor must have 2 (logical) or 4 (storage) dims; got %d",
-                op, name, t.rank);
+    return fail(kParamInvalid, "%s: %s: %s FRACTAL_NZ tensor must have 2 (logical) or 4 (storage) dims; got %d",
+                op, name, rule, t.rank);
   }
   MLAOPS_CHECK(s4[2] == 16 && s4[3] == c0, kParamInvalid,
-               "%s: %s: FRACTAL_NZ storage must be [C1, R1, 16, %lld] for %s; got [%lld, %lld, %lld, %lld]", op,
-               name, (long long)c0, dtype_name(t.dtype), (long long)s4[0], (long long)s4[1], (long long)s4[2],
+               "%s: %s: %s FRACTAL_NZ storage must be [C1, R1, 16, %lld] for %s; got [%lld, %lld, %lld, %lld]", op,
+               name, rule, (long long)c0, dtype_name(t.dtype), (long long)s4[0], (long long)s4[1], (long long)s4[2],
                (long long)s4[3]);
   NzMatrix m;
   m.c0 = c0;
@@ -52,11 +52,9 @@ Status resolve_nz(const TensorView& t, const char* op, const char* name, NzMatri
     m.rows = t.dims[0];
     m.cols = t.dims[1];
     MLAOPS_CHECK(ceil_div(m.rows, 16) == m.r1 && ceil_div(m.cols, c0) == m.c1, kParamInvalid,
-                 "%s: %s: logical shape [%lld, %lld] does not match FRACTAL_NZ storage [%lld, %lld, 16, %lld]", op,
-                 name, (long long)m.rows, (long long)m.cols, (long long)m.c1, (long long)m.r1, (long long)c0);
+                 "%s: %s: %s logical shape [%lld, %lld] does not match FRACTAL_NZ storage [%lld, %lld, 16, %lld]", op,
+                 name, rule, (long long)m.rows, (long long)m.cols, (long long)m.c1, (long long)m.r1, (long long)c0);
   }
-  int64_t elems;
-  MLAOPS_CHECK(product_ok({m.c1, m.r1, 16, c0, es}, &elems), kParamInvalid, "%s: %s: tensor too large", op, name);
   out[0] = m;
   return kSuccess;
 }

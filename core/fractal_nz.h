@@ -34,8 +34,9 @@ int64_t nz_c0(int64_t elem_size);
 
 // Logical matrix of an NZ tensor: a 4-D view [C1, R1, 16, c0] (rows = R1*16, cols = C1*c0), or a
 // 2-D view [rows, cols] whose storage dims are the matching 4-D shape. `name` and `op` are used
-// in the error message. The view must be contiguous.
-Status resolve_nz(const TensorView& t, const char* op, const char* name, NzMatrix* out);
+// in the error message with the caller's `rule` id. The view must be contiguous; the caller checks
+// that the storage's byte size fits int64.
+Status resolve_nz(const TensorView& t, const char* op, const char* name, const char* rule, NzMatrix* out);
 
 // Packs a row-major ND matrix into NZ storage (padding zeroed) and back.
 void nd_to_nz(const void* src, void* dst, int64_t rows, int64_t cols, int64_t elem_size);

@@ -37,7 +37,7 @@ Status check_mask(const FiaParams& p, const char* op, FiaCall* c) {
   c->next = p.next_tokens;
   const TensorView* mask = p.atten_mask;
   MLAOPS_CHECK(c->mode == 0 || mask != nullptr, kParamInvalid,
-               "%s: attenMaskOptional: FIA-14 is required for sparseMode %lld; allowed a mask, got null", op,
+               "%s: attenMaskOptional: FIA-14 needed by sparseMode %lld; allowed a mask, got null", op,
                (long long)c->mode);
   if (mask == nullptr) return kSuccess;
   if (c->mode == 9) return fia_tree_check(p, op, c);  // the tree mask (ops/fia_tree_mask.h)
@@ -110,7 +110,7 @@ Status check_pse(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
   MLAOPS_CHECK((pse->dims[0] == c->B || pse->dims[0] == 1) && pse->dims[1] == c->N && pse->dims[2] >= max_q &&
                    pse->dims[3] >= max_kv,
                kParamInvalid,
-               "%s: pseShiftOptional: FIA-22 shape; allowed [B (%lld) or 1, N (%lld), >= %lld, >= %lld], got %s", op,
+               "%s: pseShiftOptional: FIA-22 pseShift shape; allowed [B (%lld) or 1, N (%lld), >= %lld, >= %lld], got %s", op,
                (long long)c->B, (long long)c->N, (long long)max_q, (long long)max_kv, shape_str(*pse).c_str());
   if (o.vendor_ranges && c->QS == 1 && !c->packed) {
     MLAOPS_CHECK(c->QD % 16 == 0, kParamInvalid,
@@ -133,7 +133,7 @@ Status check_sink(const FiaParams& p, const char* op, FiaCall* c) {
   const TensorView* sink = p.learnable_sink;
   if (sink == nullptr) return kSuccess;
   MLAOPS_CHECK(sink->rank == 1 && sink->dims[0] == c->N, kParamInvalid,
-               "%s: learnableSinkOptional: FIA-23 shape; allowed [N] = [%lld], got %s", op, (long long)c->N,
+               "%s: learnableSinkOptional: FIA-23 sink shape; allowed [N] = [%lld], got %s", op, (long long)c->N,
                shape_str(*sink).c_str());
   c->sink = true;
   return kSuccess;

@@ -167,7 +167,7 @@ Status fia_mlaq_check_pointers(const FiaParams& p, const char* op) {
             {p.value_antiquant_scale, "valueAntiquantScaleOptional"}};
   for (const auto& x : ts)
     if (x.t != nullptr && !x.t->empty())
-      MLAOPS_CHECK(x.t->data != nullptr, kParamInvalid, "%s: %s: FIA-17 data pointer; allowed non-null, got null", op,
+      MLAOPS_CHECK(x.t->data != nullptr, kParamInvalid, "%s: %s: FIA-17 null data of an MLA quant tensor; allowed non-null, got null", op,
                    x.name);
   return kSuccess;
 }

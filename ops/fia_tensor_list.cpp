@@ -141,12 +141,12 @@ Status fia_tl_check_kv(const FiaParams& p, const FiaCheckOptions& o, int64_t que
   if (const std::vector<int64_t>* a = p.actual_seq_lengths_kv) {
     const int64_t len = static_cast<int64_t>(a->size());
     MLAOPS_CHECK(len == 1 || len >= B, kParamInvalid,
-                 "%s: actualSeqLengthsKvOptional: FIA-11 length; allowed 1 or >= B (%lld), got %lld", op, (long long)B,
+                 "%s: actualSeqLengthsKvOptional: FIA-11 tensor-list length; allowed 1 or >= B (%lld), got %lld", op, (long long)B,
                  (long long)len);
     for (int64_t b = 0; b < B; ++b) {
       const int64_t i = len == 1 ? 0 : b, v = (*a)[static_cast<size_t>(i)], s = tl.s[static_cast<size_t>(b)];
       MLAOPS_CHECK(v >= 0 && v <= s, kParamInvalid,
-                   "%s: actualSeqLengthsKvOptional: FIA-11 value [%lld]; allowed [0, %lld] (key[%lld]'s S), got %lld",
+                   "%s: actualSeqLengthsKvOptional: FIA-11 tensor-list value [%lld]; allowed [0, %lld] (key[%lld]'s S), got %lld",
                    op, (long long)i, (long long)s, (long long)b, (long long)v);
       c->act_kv[static_cast<size_t>(b)] = v;
     }
@@ -166,7 +166,7 @@ Status fia_tl_check_pointers(const FiaParams& p, const FiaCall& c, const char* o
       const char* name = names[k++].c_str();
       if (t.empty()) continue;
       MLAOPS_CHECK(t.data != nullptr, kParamInvalid,
-                   "%s: %s: FIA-17 data pointer; allowed non-null for a tensor of shape %s, got null", op, name,
+                   "%s: %s: FIA-17 null data of a tensor list element; allowed non-null for a tensor of shape %s, got null", op, name,
                    shape_str(t).c_str());
       MLAOPS_TRY(check::dense(op, name, "FIA-17", t));
       in.push_back({name, &t});

@@ -255,7 +255,7 @@ Status check_dtypes_and_formats(const FiaParams& p, const char* op) {
   for (const Named& x : all_tensors(p)) {  // FIA-17 every extent fits int64 bytes
     if (x.t == nullptr) continue;
     int64_t bytes;
-    MLAOPS_CHECK(checked_nbytes(*x.t, &bytes), kParamInvalid, "%s: %s: FIA-17 tensor too large (size overflows int64), shape %s",
+    MLAOPS_CHECK(checked_nbytes(*x.t, &bytes), kParamInvalid, "%s: %s: FIA-17 byte size overflows int64, shape %s",
                  op, x.name, shape_str(*x.t).c_str());
   }
   return kSuccess;
@@ -312,7 +312,7 @@ Status check_query(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c, Seq
   // FIA-10 batch and query lengths
   if (c->packed) {
     MLAOPS_CHECK(p.actual_seq_lengths != nullptr, kParamInvalid,
-                 "%s: actualSeqLengthsOptional: FIA-10 is required for TND/NTD layouts; allowed an array, got null", op);
+                 "%s: actualSeqLengthsOptional: FIA-10 needed by the TND/NTD layouts; allowed an array, got null", op);
     c->B = static_cast<int64_t>(p.actual_seq_lengths->size());
     if (o.vendor_ranges) MLAOPS_TRY(check::value_range(op, "actualSeqLengthsOptional", "FIA-19 TND batch", c->B, 1, 4096));
     MLAOPS_TRY(decode_cumulative(op, "actualSeqLengthsOptional", "FIA-10", p.actual_seq_lengths, c->B, c->QS, &c->act_q,
@@ -367,17 +367,17 @@ Status check_kv(const FiaParams& p, const FiaCheckOptions& o, const Seq& qs, Fia
                  (long long)kp.block_size, (long long)p.block_size);
     if (o.vendor_ranges)
       MLAOPS_CHECK(p.block_size % 16 == 0 && p.block_size <= 1024, kParamInvalid,
-                   "%s: blockSize: FIA-19 value; allowed a multiple of 16 in [16, 1024], got %lld", op,
+                   "%s: blockSize: FIA-19 blockSize value; allowed a multiple of 16 in [16, 1024], got %lld", op,
                    (long long)p.block_size);
     const TensorView& bt = *p.block_table;
-    MLAOPS_TRY(rank_in(op, "blockTableOptional", "FIA-12", bt, {2}));
+    MLAOPS_TRY(rank_in(op, "blockTableOptional", "FIA-12 block table", bt, {2}));
     MLAOPS_CHECK(bt.dims[0] == B, kParamInvalid, "%s: blockTableOptional: FIA-12 dim 0; allowed B = %lld, got %lld", op,
                  (long long)B, (long long)bt.dims[0]);
     int64_t kv_extent;
     MLAOPS_CHECK(mul_ok(bt.dims[1], kp.block_size, &kv_extent), kParamInvalid,
                  "%s: blockTableOptional: FIA-17 width * blockSize overflows int64", op);
     MLAOPS_CHECK(p.actual_seq_lengths_kv != nullptr, kParamInvalid,
-                 "%s: actualSeqLengthsKvOptional: FIA-11 is required with paged attention; allowed an array, got null",
+                 "%s: actualSeqLengthsKvOptional: FIA-11 needed with paged attention; allowed an array, got null",
                  op);
     MLAOPS_TRY(decode_lengths(op, "actualSeqLengthsKvOptional", "FIA-11", p.actual_seq_lengths_kv, B, kv_extent,
                               "blockTable width * blockSize", &c->act_kv));
@@ -728,7 +728,7 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
   for (const Named& x : all_tensors(p)) {
     if (x.t == nullptr || x.t->empty()) continue;
     MLAOPS_CHECK(x.t->data != nullptr, kParamInvalid,
-                 "%s: %s: FIA-17 data pointer; allowed non-null for a tensor of shape %s, got null", op, x.name,
+                 "%s: %s: FIA-17 null data of a non-empty tensor; allowed non-null for a tensor of shape %s, got null", op, x.name,
                  shape_str(*x.t).c_str());
     MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
   }

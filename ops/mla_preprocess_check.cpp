@@ -29,7 +29,7 @@ Status nz_weight(const char* op, const char* name, const TensorView& w, int64_t 
   const int64_t es = dtype_size(w.dtype), c0 = 32 / es;
   const int64_t R1 = ceil_div(rows, 16), C1 = ceil_div(cols, c0);
   int64_t elems = 0;
-  MLAOPS_CHECK(product_ok({C1, R1, 16, c0, es}, &elems), kParamInvalid, "%s: %s: MPP-15 tensor too large", op, name);
+  MLAOPS_CHECK(product_ok({C1, R1, 16, c0, es}, &elems), kParamInvalid, "%s: %s: MPP-15 FRACTAL_NZ weight storage too large", op, name);
   if (w.rank == 4) {
     const int64_t* d = w.dims;
     const bool storage = d[0] == C1 && d[1] == R1 && d[2] == 16 && d[3] == c0;
@@ -71,7 +71,7 @@ Status cache_layout(const char* op, const char* name, const TensorView& t) {
   const int64_t* s = t.strides;
   int64_t block = 0, span = 0;
   MLAOPS_CHECK(product_ok({d[1], d[2], d[3]}, &block) && cache_span(t, &span), kParamInvalid,
-               "%s: %s: MPP-15 tensor too large", op, name);
+               "%s: %s: MPP-15 cache extent too large", op, name);
   const bool inner_dense = (d[3] == 1 || s[3] == 1) && (d[2] == 1 || s[2] == d[3]) && (d[1] == 1 || s[1] == d[2] * d[3]);
   MLAOPS_CHECK(inner_dense && (d[0] <= 1 || s[0] >= block), kParamInvalid,
                "%s: %s: MPP-05 the last three dims must be dense and the block axis may only be padded (stride >= %lld); "
@@ -334,7 +334,7 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   if (o.vendor_ranges) {  // MPP-08 the vendor's ranges (aclnn doc / ATB op)
     MLAOPS_TRY(o.v2 ? check::check_values(op, kVendorRangesV2, v) : check::check_values(op, kVendorRanges, v));
     MLAOPS_CHECK(d.He % 256 == 0, kParamInvalid,
-                 "%s: input: MPP-08 hiddenSize value; allowed a multiple of 256, got %lld", op, (long long)d.He);
+                 "%s: input: MPP-08 hiddenSize step; allowed a multiple of 256, got %lld", op, (long long)d.He);
     if (!int8_weights) MLAOPS_TRY(check::value_in(op, "input", "MPP-08 hiddenSize with BF16 weights", d.He, {6144}));
     if (mode.nz)
       MLAOPS_TRY(check::value_in(op, "kvCache", "MPP-08 blockSize in the NZ cache modes", d.block_size, {128}));

@@ -28,16 +28,16 @@ int64_t& at(SymValues& v, Sym s) { return v[static_cast<size_t>(s)]; }
 Status weight_shape(const char* op, const char* name, const TensorView& w, int64_t rows, int64_t cols) {
   if (w.format != Format::kFractalNZ) {
     MLAOPS_TRY(check::shape_eq(op, name, "MP-09", w, {rows, cols}));
-    MLAOPS_TRY(check::fits(op, name, "MP-14", w));
+    MLAOPS_TRY(check::fits(op, name, "MP-14 weight", w));
     return check::contiguous(op, name, "MP-05", w);
   }
   NzMatrix nz;
-  MLAOPS_TRY(resolve_nz(w, op, name, &nz));
+  MLAOPS_TRY(resolve_nz(w, op, name, "MP-13 NZ view", &nz));
   if (w.rank == 4) {
     int64_t s[4];
     nz_storage_shape(rows, cols, dtype_size(w.dtype), s);
     MLAOPS_TRY(check::shape_eq(op, name, "MP-13 FRACTAL_NZ storage", w, {s[0], s[1], s[2], s[3]}));
-    MLAOPS_CHECK(w.is_contiguous(), kParamInvalid, "%s: %s: MP-05 must be contiguous", op, name);
+    MLAOPS_CHECK(w.is_contiguous(), kParamInvalid, "%s: %s: MP-05 FRACTAL_NZ storage must be contiguous", op, name);
   } else {
     MLAOPS_CHECK(nz.rows == rows && nz.cols == cols, kParamInvalid,
                  "%s: %s: MP-09 logical shape; allowed [%lld, %lld], got [%lld, %lld]", op, name, (long long)rows,
@@ -45,7 +45,7 @@ Status weight_shape(const char* op, const char* name, const TensorView& w, int64
   }
   int64_t bytes;
   MLAOPS_CHECK(product_ok({nz.c1, nz.r1, 16, nz.c0, dtype_size(w.dtype)}, &bytes), kParamInvalid,
-               "%s: %s: MP-14 tensor too large", op, name);
+               "%s: %s: MP-14 FRACTAL_NZ weight storage too large", op, name);
   return kSuccess;
 }
 
@@ -232,7 +232,7 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
   for (const check::Named& n : ts) {  // MP-14, MP-05; the weights' storage is checked with their shapes
     const bool weight = n.t == &p.weight_dq || n.t == &p.weight_uq_qr || n.t == &p.weight_dkv_kr;
     if (weight || check::given(ts, n.name) == nullptr) continue;
-    MLAOPS_TRY(check::fits(op, n.name, "MP-14", *n.t));
+    MLAOPS_TRY(check::fits(op, n.name, "MP-14 tensor", *n.t));
     MLAOPS_TRY(check::contiguous(op, n.name, "MP-05", *n.t));
   }
   MLAOPS_TRY(check::finite_f32(op, "rmsnormEpsilonCq", "MP-15", p.rmsnorm_epsilon_cq, true));

@@ -24,7 +24,7 @@ PanelMatrix panels(const TensorView& w, int64_t rows, int64_t cols) {
   m.cols = cols;
   if (w.format == Format::kFractalNZ) {
     NzMatrix nz;
-    resolve_nz(w, "", "", &nz);  // checked in phase 1
+    resolve_nz(w, "", "", "", &nz);  // checked in phase 1
     m.panel_width = nz.c0;
     m.ldb = nz.c0;
     m.panel_stride = nz.r1 * 16 * nz.c0;
@@ -95,13 +95,13 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   int64_t acc1, a2, kv, kr, per_thread, threads_total;
   MLAOPS_CHECK(product_ok({c, proj_cols, 4}, &acc1) && product_ok({c, d.Hcq, 2}, &a2) &&
                    product_ok({c, d.kv_row, 2}, &kv) && product_ok({c, d.Dr, 2}, &kr),
-               kParamInvalid, "%s: MP-14 workspace size overflows int64", op);
+               kParamInvalid, "%s: MP-14 workspace rows overflow int64", op);
   int64_t t1, t2, t3;
   MLAOPS_CHECK(product_ok({c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
                    product_ok({c, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) && add_ok(per_thread, t3, &per_thread),
-               kParamInvalid, "%s: MP-14 workspace size overflows int64", op);
+               kParamInvalid, "%s: MP-14 workspace per thread overflows int64", op);
   per_thread = round_up(per_thread + 3 * kWorkspaceAlign, kWorkspaceAlign);
-  MLAOPS_CHECK(mul_ok(per_thread, pl.threads, &threads_total), kParamInvalid, "%s: MP-14 workspace overflow", op);
+  MLAOPS_CHECK(mul_ok(per_thread, pl.threads, &threads_total), kParamInvalid, "%s: MP-14 workspace of all threads overflows int64", op);
   WorkspaceLayout l;
   MLAOPS_TRY(l.add(acc1, &pl.off_acc1, op));
   MLAOPS_TRY(l.add(a2, &pl.off_a2, op));
@@ -110,7 +110,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   MLAOPS_TRY(l.add(kr, &pl.off_kr, op));
   MLAOPS_TRY(l.add(threads_total, &pl.off_thread, op));
   int64_t slots;
-  MLAOPS_CHECK(mul_ok(d.T, 8, &slots), kParamInvalid, "%s: MP-14 workspace size overflows int64", op);
+  MLAOPS_CHECK(mul_ok(d.T, 8, &slots), kParamInvalid, "%s: MP-14 workspace slots overflow int64", op);
   MLAOPS_TRY(l.add(slots, &pl.off_slots, op));
   pl.thread_bytes = per_thread;
   pl.workspace_bytes = d.T == 0 ? 0 : static_cast<uint64_t>(l.total());

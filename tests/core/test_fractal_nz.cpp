@@ -63,7 +63,7 @@ TEST(FractalNz, ResolveFourDimView) {
   std::vector<uint16_t> buf(3 * 4 * 16 * 16);
   TensorView v = make_view(buf.data(), DType::kBFloat16, {3, 4, 16, 16}, Format::kFractalNZ);
   NzMatrix m;
-  ASSERT_EQ(resolve_nz(v, "op", "w", &m), kSuccess);
+  ASSERT_EQ(resolve_nz(v, "op", "w", "rule", &m), kSuccess);
   EXPECT_EQ(m.rows, 64);
   EXPECT_EQ(m.cols, 48);
   EXPECT_EQ(m.c0, 16);
@@ -76,7 +76,7 @@ TEST(FractalNz, ResolveTwoDimViewWithStorage) {
   const int64_t st[4] = {2, 3, 16, 32};
   std::memcpy(v.storage_dims, st, sizeof st);
   NzMatrix m;
-  ASSERT_EQ(resolve_nz(v, "op", "w", &m), kSuccess);
+  ASSERT_EQ(resolve_nz(v, "op", "w", "rule", &m), kSuccess);
   EXPECT_EQ(m.rows, 40);
   EXPECT_EQ(m.cols, 64);
   EXPECT_EQ(m.r1, 3);
@@ -87,23 +87,23 @@ TEST(FractalNz, ResolveRejectsInconsistentShapes) {
   std::vector<uint16_t> buf(4096);
   NzMatrix m;
   TensorView bad_c0 = make_view(buf.data(), DType::kBFloat16, {2, 2, 16, 32}, Format::kFractalNZ);
-  EXPECT_EQ(resolve_nz(bad_c0, "opX", "weightDq", &m), kParamInvalid);
+  EXPECT_EQ(resolve_nz(bad_c0, "opX", "weightDq", "rule", &m), kParamInvalid);
   EXPECT_NE(std::string(last_error_message()).find("weightDq"), std::string::npos);
   EXPECT_NE(std::string(last_error_message()).find("opX"), std::string::npos);
   TensorView bad_rank = make_view(buf.data(), DType::kBFloat16, {2, 2, 16}, Format::kFractalNZ);
-  EXPECT_EQ(resolve_nz(bad_rank, "op", "w", &m), kParamInvalid);
+  EXPECT_EQ(resolve_nz(bad_rank, "op", "w", "rule", &m), kParamInvalid);
   TensorView no_storage = make_view(buf.data(), DType::kBFloat16, {32, 32}, Format::kFractalNZ);
   no_storage.storage_rank = 2;
-  EXPECT_EQ(resolve_nz(no_storage, "op", "w", &m), kParamInvalid);
+  EXPECT_EQ(resolve_nz(no_storage, "op", "w", "rule", &m), kParamInvalid);
   TensorView mismatch = make_view(buf.data(), DType::kBFloat16, {64, 32}, Format::kFractalNZ);
   mismatch.storage_rank = 4;
   const int64_t st[4] = {2, 3, 16, 16};  // R1 = 3 but rows 64 need 4
   std::memcpy(mismatch.storage_dims, st, sizeof st);
-  EXPECT_EQ(resolve_nz(mismatch, "op", "w", &m), kParamInvalid);
+  EXPECT_EQ(resolve_nz(mismatch, "op", "w", "rule", &m), kParamInvalid);
   TensorView f32 = make_view(buf.data(), DType::kFloat64, {1, 1, 16, 4}, Format::kFractalNZ);
-  EXPECT_EQ(resolve_nz(f32, "op", "w", &m), kSuccess);  // 8-byte elements: c0 = 4
+  EXPECT_EQ(resolve_nz(f32, "op", "w", "rule", &m), kSuccess);  // 8-byte elements: c0 = 4
   TensorView odd = make_view(buf.data(), DType::kComplex128, {1, 1, 16, 2}, Format::kFractalNZ);
-  EXPECT_EQ(resolve_nz(odd, "op", "w", &m), kSuccess);
+  EXPECT_EQ(resolve_nz(odd, "op", "w", "rule", &m), kSuccess);
 }
 
 }  // namespace

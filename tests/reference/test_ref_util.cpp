@@ -339,7 +339,7 @@ TEST(RefUtilNz, IndexAgreesWithTheLibrary) {
       v2.storage_rank = 4;
       for (int i = 0; i < 4; ++i) v2.storage_dims[i] = st[i];
       NzMatrix lib;
-      ASSERT_EQ(resolve_nz(v4, "test", "w", &lib), kSuccess);
+      ASSERT_EQ(resolve_nz(v4, "test", "w", "rule", &lib), kSuccess);
       for (const TensorView* v : {&v4, static_cast<const TensorView*>(&v2)}) {
         ref::NzGeometry g;
         ASSERT_EQ(ref::nz_geometry(*v, "test", "w", s.rows, s.cols, &g), kSuccess) << last_error_message();

@@ -407,7 +407,7 @@ TEST(FiaAntiquant, FIA22_DecodePseRowsInAclnn) {
   EXPECT_EQ(fia_aclnn_call(aq_acl_args(cs->op)), ACLNN_ERR_PARAM_INVALID);
   const std::string msg = aclGetRecentErrMsg();
   EXPECT_NE(msg.find("pseShiftOptional"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("FIA-22"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("FIA-22 with KV antiquant and Q_S = 1 dim 2 must be 1"), std::string::npos) << msg;
   EXPECT_TRUE(cs->d->out_op.storage == out0);
   EXPECT_EQ(run_fia_cpp(cs->op), kSuccess) << last_error_message();
   c.pse_rows = 1;
@@ -451,7 +451,7 @@ TEST(FiaAntiquant, FIA21_Errors) {
   expect_rejected(c, "valueAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H&) { p.value_antiquant_scale = nullptr; });
   expect_rejected(c, "keyAntiquantOffsetOptional", "FIA-21", [](FiaParams& p, D&, H&) { p.key_antiquant_offset = nullptr; });
   // modes
-  expect_rejected(c, "keyAntiquantMode", "FIA-02", [](FiaParams& p, D&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = 6; });
+  expect_rejected(c, "keyAntiquantMode", "FIA-02 mode 6 (per-token-group FP4, Ascend 950 only) is not supported", [](FiaParams& p, D&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = 6; });
   expect_rejected(c, "keyAntiquantMode", "FIA-21", [](FiaParams& p, D&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = 7; });
   expect_rejected(c, "valueAntiquantMode", "FIA-21", [](FiaParams& p, D&, H&) { p.value_antiquant_mode = 2; });
   // dtypes and shapes of the parameters
@@ -546,7 +546,7 @@ TEST(FiaAntiquant, FIA21_Errors) {
     p.softmax_lse_flag = false;
     (void)d;
   });
-  expect_rejected(c, "key", "FIA-33", [](FiaParams& p, D& d, H&) {  // INT4 comes as INT32
+  expect_rejected(c, "key", "FIA-33 INT4 key/value are passed as INT32 (8 nibbles per word, last dim D / 8)", [](FiaParams& p, D& d, H&) {  // INT4 comes as INT32
     static TensorView k;
     k = d.k.view();
     k.dtype = DType::kInt4;

@@ -354,7 +354,7 @@ TEST(FiaAntiquantNz, FIA34_Errors) {
     p.attention_out = d.out_op.reshaped({10, 2, 128}).view();
   });
   // an INT8 NZ cache has 32-byte chunks (c0 32)
-  expect_rejected(c, false, "key", "FIA-08", [](FiaParams& p, NzData& d, H&) {
+  expect_rejected(c, false, "key", "FIA-08 NZ cache last dim (c0: 16 for FP16/BF16, 32 for INT8)", [](FiaParams& p, NzData& d, H&) {
     TensorView k = d.k.view();
     k.format = Format::kFractalNZ;
     const int64_t dims[5] = {k.dims[0], k.dims[1], 8, k.dims[3], 16};

@@ -510,7 +510,7 @@ TEST(FiaEntryPointsErrors, Int32KeyValue) {
   // V1 (and IFA V1/V2, PFA) do not read INT32 as packed INT4: a dtype they do not take.
   for (Entry e : {Entry::kFiaV1, Entry::kIfaV1, Entry::kIfaV2, Entry::kPfaV1, Entry::kPfaV2, Entry::kPfaV3}) {
     SCOPED_TRACE(entry_name(e));
-    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "key", "FIA-03"}, [](FiaAclArgs& a) {
+    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "key", "FIA-03 entry-point dtype"}, [](FiaAclArgs& a) {
       a.in[1].dtype = DType::kInt32;
       a.in[2].dtype = DType::kInt32;
     });
@@ -520,7 +520,7 @@ TEST(FiaEntryPointsErrors, Int32KeyValue) {
   // the words' last dim is D / 8, so this key's 32 words per head read as head dim 256.
   for (Entry e : {Entry::kFiaV2, Entry::kFiaV3, Entry::kFiaV4, Entry::kIfaV3, Entry::kIfaV4}) {
     SCOPED_TRACE(entry_name(e));
-    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "key", "FIA-08"}, [](FiaAclArgs& a) {
+    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "key", "FIA-08 head dim must equal the query head dim"}, [](FiaAclArgs& a) {
       a.in[1].dtype = DType::kInt32;
       a.in[2].dtype = DType::kInt32;
     });
@@ -531,18 +531,18 @@ TEST(FiaEntryPointsErrors, FiaRulesNameTheEntryPoint) {
   ForcedCase f = forced_case();
   for (Entry e : all_entries()) {
     SCOPED_TRACE(entry_name(e));
-    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "numHeads", "FIA-06"},
+    expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "numHeads", "FIA-06 must be a multiple of numKeyValueHeads"},
                           [](FiaAclArgs& a) { a.num_heads = 3; });
     // Post-quant inputs of the versions that have them reach FIA-26 (quantScale2 with a non-INT8
     // attentionOut).
     if (e == Entry::kIfaV2 || e == Entry::kPfaV2 || e == Entry::kFiaV1)
-      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "quantScale2", "FIA-26"}, [](FiaAclArgs& a) {
+      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "quantScale2", "FIA-26 dtype is INT8 exactly when quantScale2 is given"}, [](FiaAclArgs& a) {
         static float one = 1.0f;
         a.in[10] = make_view(&one, DType::kFloat32, {1});
         a.passed[10] = true;
       });
     if (e == Entry::kIfaV4)
-      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "kvPaddingSize", "FIA-40"}, [](FiaAclArgs& a) {
+      expect_entry_rejected(e, *f.run, {ACLNN_ERR_PARAM_INVALID, "kvPaddingSize", "FIA-40 dtype"}, [](FiaAclArgs& a) {
         static int32_t pad = 0;  // left padding sizes are INT64
         a.in[16] = make_view(&pad, DType::kInt32, {1});
         a.passed[16] = true;

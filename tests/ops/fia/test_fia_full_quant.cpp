@@ -268,7 +268,7 @@ TEST(FiaFullQuantAclnn, EarlierEntryPointsReachThePath) {
     EXPECT_EQ(entry_call(e, a), ACLNN_ERR_PARAM_INVALID) << entry_name(e);
     const std::string msg = aclGetRecentErrMsg();
     EXPECT_NE(msg.find(entry_name(e)), std::string::npos) << msg;
-    EXPECT_NE(msg.find("FIA-32"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("FIA-32 INT8 full quantisation is the prefill path"), std::string::npos) << msg;
   }
 }
 
@@ -418,7 +418,7 @@ TEST(FiaFullQuantRules, RejectedWithoutWriting) {
          a.in[1] = k32.view();
          a.in[2] = v32.view();
        }},
-      {"BF16 pseShift with an INT8 query", ACLNN_ERR_PARAM_INVALID, "pseShiftOptional", "FIA-22", nullptr,
+      {"BF16 pseShift with an INT8 query", ACLNN_ERR_PARAM_INVALID, "pseShiftOptional", "FIA-22 (= query dtype", nullptr,
        [](FiaAclArgs& a) {
          static HostTensor pse;
          pse = HostTensor(DType::kBFloat16, {2, 4, 6, 40});

@@ -379,21 +379,21 @@ TEST(FiaFullQuantPaddingRules, RejectedWithoutWriting) {
     FqCase c = base_case();
     c.layout = layout;
     c.D = 64;
-    expect_rejected(layout, c, inv, "kvPaddingSizeOptional", "FIA-41");
+    expect_rejected(layout, c, inv, "kvPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   {
     FqCase c = base_case();
     c.layout = "BSH_BNSD";
     c.D = 64;
     c.pass_kv = false;  // only the query tensor: its name in the message
-    expect_rejected("BSH_BNSD, query padding only", c, inv, "queryPaddingSizeOptional", "FIA-41");
+    expect_rejected("BSH_BNSD, query padding only", c, inv, "queryPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   {
     FqCase c = base_case();
     c.int8_out = true;
     c.channel = true;
     c.lse = false;  // per-channel post-quant excludes softmaxLse (FIA-26)
-    expect_rejected("per-channel post-quant", c, inv, "kvPaddingSizeOptional", "FIA-41");
+    expect_rejected("per-channel post-quant", c, inv, "kvPaddingSizeOptional", "FIA-41 left padding excludes");
   }
   // FIA-42: windows starting before row / position 0 (Q_S > 1), mask / pse extents at the padded
   // coordinates
@@ -424,7 +424,7 @@ TEST(FiaFullQuantPaddingRules, RejectedWithoutWriting) {
     });
   }
   // FIA-40: the tensor form
-  expect_rejected("INT32 kvPaddingSize", base_case(), inv, "kvPaddingSizeOptional", "FIA-40",
+  expect_rejected("INT32 kvPaddingSize", base_case(), inv, "kvPaddingSizeOptional", "FIA-40 dtype",
                   [](FqData& d, FiaAclArgs& a) {
                     d.kvpad = HostTensor(DType::kInt32, {1});
                     a.in[16] = d.kvpad.view();
@@ -469,7 +469,7 @@ TEST(FiaFullQuantPaddingRules, FIA40_ValueChangedAfterPlanning) {
   const std::vector<uint64_t> out0 = d->out.storage;
   d->kvpad.set({0}, 11.0);  // 130 - 11 - 120 < 0
   EXPECT_EQ(fused_infer_attention_score_v4_run(plan, d->params, ws.data(), plan.workspace_size()), kParamInvalid);
-  EXPECT_NE(std::string(last_error_message()).find("FIA-40"), std::string::npos) << last_error_message();
+  EXPECT_NE(std::string(last_error_message()).find("FIA-40 the padding value is read when planning"), std::string::npos) << last_error_message();
   EXPECT_TRUE(d->out.storage == out0);
   d->kvpad.set({0}, 3.0);
   ASSERT_EQ(fused_infer_attention_score_v4_run(plan, d->params, ws.data(), plan.workspace_size()), kSuccess)

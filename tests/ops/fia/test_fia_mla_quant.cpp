@@ -299,32 +299,32 @@ TEST(MlaQuantRules, FIA27_DtypesAndPresence) {
   static TensorView v_f16_rope = f16_rope.view();
   static TensorView v_f16_dq;
   const Reject rs[] = {
-      {"BF16 query with dequantScaleQuery", "query", "FIA-27", [](FiaParams& p) { p.query = bf_q.view(); }},
-      {"INT8 query with rope, no dequantScaleQuery", "dequantScaleQueryOptional", "FIA-27",
+      {"BF16 query with dequantScaleQuery", "query", "FIA-27 MLA full quant", [](FiaParams& p) { p.query = bf_q.view(); }},
+      {"INT8 query with rope, no dequantScaleQuery", "dequantScaleQueryOptional", "FIA-27 MLA full quant",
        [](FiaParams& p) { p.dequant_scale_query = nullptr; }},
-      {"no rope", "queryRopeOptional", "FIA-27",
+      {"no rope", "queryRopeOptional", "FIA-27 MLA full quant",
        [](FiaParams& p) {
          p.query_rope = nullptr;
          p.key_rope = nullptr;
        }},
-      {"FP16 queryRope", "queryRopeOptional", "FIA-27", [](FiaParams& p) { p.query_rope = &v_f16_rope; }},
-      {"FP16 keyRope", "keyRopeOptional", "FIA-27",
+      {"FP16 queryRope", "queryRopeOptional", "FIA-27 MLA full quant", [](FiaParams& p) { p.query_rope = &v_f16_rope; }},
+      {"FP16 keyRope", "keyRopeOptional", "FIA-27 MLA full quant",
        [](FiaParams& p) {
          static TensorView v;
          v = *p.key_rope;
          v.dtype = DType::kFloat16;
          p.key_rope = &v;
        }},
-      {"BF16 key", "key", "FIA-27", [](FiaParams& p) { p.key[0].dtype = DType::kBFloat16; }},
-      {"UINT8 value", "value", "FIA-27", [](FiaParams& p) { p.value[0].dtype = DType::kUInt8; }},
-      {"FP16 output", "attentionOut", "FIA-27", [](FiaParams& p) { p.attention_out.dtype = DType::kFloat16; }},
-      {"FP16 dequantScaleQuery", "dequantScaleQueryOptional", "FIA-27",
+      {"BF16 key", "key", "FIA-27 MLA full quant", [](FiaParams& p) { p.key[0].dtype = DType::kBFloat16; }},
+      {"UINT8 value", "value", "FIA-27 MLA full quant", [](FiaParams& p) { p.value[0].dtype = DType::kUInt8; }},
+      {"FP16 output", "attentionOut", "FIA-27 MLA full quant", [](FiaParams& p) { p.attention_out.dtype = DType::kFloat16; }},
+      {"FP16 dequantScaleQuery", "dequantScaleQueryOptional", "FIA-27 MLA full quant",
        [](FiaParams& p) {
          v_f16_dq = *p.dequant_scale_query;
          v_f16_dq.dtype = DType::kFloat16;
          p.dequant_scale_query = &v_f16_dq;
        }},
-      {"queryQuantMode 0", "queryQuantMode", "FIA-27", [](FiaParams& p) { p.query_quant_mode = 0; }},
+      {"queryQuantMode 0", "queryQuantMode", "FIA-27 MLA full quant", [](FiaParams& p) { p.query_quant_mode = 0; }},
   };
   for (const Reject& r : rs) expect_rejected_cpp(r);
 }
@@ -337,8 +337,8 @@ TEST(MlaQuantRules, FIA28_ShapesLayoutsMasks) {
   static TensorView v_kr, v_dq, v_qr, v_mask;
   static HostTensor mask(DType::kBool, {2048, 2048});
   const Reject rs[] = {
-      {"BSND_BNSD output", "inputLayout", "FIA-28", [](FiaParams& p) { p.input_layout = "BSND_BNSD"; }},
-      {"not paged", "blockTableOptional", "FIA-28",
+      {"BSND_BNSD output", "inputLayout", "FIA-28 MLA full quant", [](FiaParams& p) { p.input_layout = "BSND_BNSD"; }},
+      {"not paged", "blockTableOptional", "FIA-28 MLA full quant",
        [](FiaParams& p) {
          p.key = {flat_k.view()};
          p.value = {flat_k.view()};
@@ -347,38 +347,38 @@ TEST(MlaQuantRules, FIA28_ShapesLayoutsMasks) {
          p.block_table = nullptr;
          p.block_size = 0;
        }},
-      {"ND paged cache", "key", "FIA-28",
+      {"ND paged cache", "key", "FIA-28 MLA full quant",
        [](FiaParams& p) {
          p.key = {nd_k.view()};
          p.value = {nd_k.view()};
          v_kr = nd_kr.view();
          p.key_rope = &v_kr;
        }},
-      {"D 256", "query", "FIA-28",
+      {"D 256", "query", "FIA-28 MLA full quant",
        [](FiaParams& p) {
          p.query = reshape(p.query, {2, 1, 4, 256});
          p.key[0] = reshape(p.key[0], {p.key[0].dims[0], 1, 8, 16, 32});
          p.value[0] = p.key[0];
        }},
-      {"rope 32", "queryRopeOptional", "FIA-28",
+      {"rope 32", "queryRopeOptional", "FIA-28 MLA full quant",
        [](FiaParams& p) {
          v_qr = reshape(*p.query_rope, {2, 1, 4, 32});
          p.query_rope = &v_qr;
          v_kr = reshape(*p.key_rope, {p.key_rope->dims[0], 1, 2, 16, 16});
          p.key_rope = &v_kr;
        }},
-      {"sparseMode 2", "sparseMode", "FIA-28",
+      {"sparseMode 2", "sparseMode", "FIA-28 MLA full quant",
        [](FiaParams& p) {
          v_mask = mask.view();
          p.atten_mask = &v_mask;
          p.sparse_mode = 2;
        }},
-      {"sparseMode 0 with a mask", "attenMaskOptional", "FIA-28",
+      {"sparseMode 0 with a mask", "attenMaskOptional", "FIA-28 MLA full quant",
        [](FiaParams& p) {
          v_mask = mask.view();
          p.atten_mask = &v_mask;
        }},
-      {"dequantScaleQuery [B, S, N, 1]", "dequantScaleQueryOptional", "FIA-28",
+      {"dequantScaleQuery [B, S, N, 1]", "dequantScaleQueryOptional", "FIA-28 MLA full quant",
        [](FiaParams& p) {
          v_dq = reshape(*p.dequant_scale_query, {2, 1, 4, 1});
          p.dequant_scale_query = &v_dq;
@@ -391,7 +391,7 @@ TEST(MlaQuantRules, FIA28_ShapesLayoutsMasks) {
   const auto out0 = out.storage;
   EXPECT_EQ(run_cpp(mq_params(*d17, out.view(), nullptr)), kParamInvalid);
   const std::string msg = last_error_message();
-  EXPECT_NE(msg.find("FIA-28"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("FIA-28 MLA full quant"), std::string::npos) << msg;
   EXPECT_NE(msg.find("query"), std::string::npos) << msg;
   EXPECT_TRUE(out.storage == out0);
 }
@@ -402,17 +402,17 @@ TEST(MlaQuantRules, FIA29_ScalesAndExclusions) {
   static TensorView v_two = two.view(), v_f16 = f16s.view(), v_off = off.view(), v_pse = pse.view(),
                     v_sink = sink.view();
   const Reject rs[] = {
-      {"no key scale", "keyAntiquantScaleOptional", "FIA-29",
+      {"no key scale", "keyAntiquantScaleOptional", "FIA-29 MLA full quant",
        [](FiaParams& p) { p.key_antiquant_scale = nullptr; }},
-      {"value scale [2]", "valueAntiquantScaleOptional", "FIA-29",
+      {"value scale [2]", "valueAntiquantScaleOptional", "FIA-29 MLA full quant",
        [](FiaParams& p) { p.value_antiquant_scale = &v_two; }},
-      {"FP16 key scale", "keyAntiquantScaleOptional", "FIA-29", [](FiaParams& p) { p.key_antiquant_scale = &v_f16; }},
-      {"key offset", "keyAntiquantOffsetOptional", "FIA-29", [](FiaParams& p) { p.key_antiquant_offset = &v_off; }},
-      {"combined antiquantScale", "antiquantScaleOptional", "FIA-29", [](FiaParams& p) { p.antiquant_scale = &v_off; }},
-      {"keyAntiquantMode 1", "keyAntiquantMode", "FIA-29", [](FiaParams& p) { p.key_antiquant_mode = 1; }},
-      {"valueAntiquantMode 2", "valueAntiquantMode", "FIA-29", [](FiaParams& p) { p.value_antiquant_mode = 2; }},
-      {"pseShift", "pseShiftOptional", "FIA-29", [](FiaParams& p) { p.pse_shift = &v_pse; }},
-      {"learnableSink", "learnableSinkOptional", "FIA-29", [](FiaParams& p) { p.learnable_sink = &v_sink; }},
+      {"FP16 key scale", "keyAntiquantScaleOptional", "FIA-29 MLA full quant", [](FiaParams& p) { p.key_antiquant_scale = &v_f16; }},
+      {"key offset", "keyAntiquantOffsetOptional", "FIA-29 MLA full quant", [](FiaParams& p) { p.key_antiquant_offset = &v_off; }},
+      {"combined antiquantScale", "antiquantScaleOptional", "FIA-29 MLA full quant", [](FiaParams& p) { p.antiquant_scale = &v_off; }},
+      {"keyAntiquantMode 1", "keyAntiquantMode", "FIA-29 MLA full quant", [](FiaParams& p) { p.key_antiquant_mode = 1; }},
+      {"valueAntiquantMode 2", "valueAntiquantMode", "FIA-29 MLA full quant", [](FiaParams& p) { p.value_antiquant_mode = 2; }},
+      {"pseShift", "pseShiftOptional", "FIA-29 MLA full quant", [](FiaParams& p) { p.pse_shift = &v_pse; }},
+      {"learnableSink", "learnableSinkOptional", "FIA-29 MLA full quant", [](FiaParams& p) { p.learnable_sink = &v_sink; }},
   };
   for (const Reject& r : rs) expect_rejected_cpp(r);
 }
@@ -431,7 +431,7 @@ TEST(MlaQuantRules, FIA19_VendorRangesThroughTheCApi) {
     std::memset(out.data(), 0x5A, out.storage.size() * 8);
     EXPECT_EQ(fia_aclnn_call(acl_args(*d, p)), ACLNN_ERR_PARAM_INVALID);
     const std::string msg = aclGetRecentErrMsg();
-    EXPECT_NE(msg.find("FIA-19"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("FIA-19 MLA full quant"), std::string::npos) << msg;
     EXPECT_NE(msg.find(param), std::string::npos) << msg;
     EXPECT_TRUE(out.storage == out0);
   }
@@ -448,7 +448,7 @@ TEST(MlaQuantRules, Int8QueryWithoutRopeOrScaleIsNotMlaQuant) {
   p.key_rope = nullptr;
   p.dequant_scale_query = nullptr;
   EXPECT_EQ(run_cpp(p), kParamInvalid);
-  EXPECT_NE(std::string(last_error_message()).find("FIA-03"), std::string::npos) << last_error_message();
+  EXPECT_NE(std::string(last_error_message()).find("FIA-03 (= query dtype (FLOAT16 for an INT8 query), or INT8 with quantScale2, FIA-26)"), std::string::npos) << last_error_message();
 }
 
 }  // namespace

@@ -343,8 +343,8 @@ void expect_prefix_rejected(Expect e, const std::function<void(FiaAclArgs&, Pref
 }
 
 TEST(FiaPrefixRules, FIA45_Presence) {
-  expect_prefix_rejected({kInv, "valueSharedPrefixOptional", "FIA-45"}, [](FiaAclArgs& a, PrefixRun&) { a.passed[22] = false; });
-  expect_prefix_rejected({kInv, "keySharedPrefixOptional", "FIA-45"}, [](FiaAclArgs& a, PrefixRun&) { a.passed[21] = false; });
+  expect_prefix_rejected({kInv, "valueSharedPrefixOptional", "FIA-45 keySharedPrefix and valueSharedPrefix come together"}, [](FiaAclArgs& a, PrefixRun&) { a.passed[22] = false; });
+  expect_prefix_rejected({kInv, "keySharedPrefixOptional", "FIA-45 keySharedPrefix and valueSharedPrefix come together"}, [](FiaAclArgs& a, PrefixRun&) { a.passed[21] = false; });
   // actualSharedPrefixLen alone is ignored (tests/ops/fia/test_fia_prefix_quant.cpp)
 }
 
@@ -397,7 +397,7 @@ TEST(FiaPrefixRules, FIA47_Length) {
 TEST(FiaPrefixRules, FIA48_Combinations) {
   // learnableSink
   static uint16_t sink[4] = {0, 0, 0, 0};
-  expect_prefix_rejected({kInv, "keySharedPrefixOptional", "FIA-48"}, [](FiaAclArgs& a, PrefixRun&) {
+  expect_prefix_rejected({kInv, "keySharedPrefixOptional", "FIA-48 a shared prefix is not accepted with"}, [](FiaAclArgs& a, PrefixRun&) {
     a.in[28] = make_view(sink, BF, {4});
     a.passed[28] = true;
   });
@@ -414,14 +414,14 @@ TEST(FiaPrefixRules, FIA48_Combinations) {
     a.passed[22] = true;
     EXPECT_EQ(fia_aclnn_call(a), kInv);
     const std::string msg = aclGetRecentErrMsg();
-    EXPECT_NE(msg.find("FIA-48"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("FIA-48 a shared prefix is not accepted with"), std::string::npos) << msg;
     EXPECT_NE(msg.find("keySharedPrefixOptional"), std::string::npos) << msg;
     EXPECT_TRUE(r.out.storage == out0);
   }
 }
 
 TEST(FiaPrefixRules, FIA49_EmptyKeyValue) {
-  expect_prefix_rejected({kInv, "keySharedPrefixOptional", "FIA-49"}, [](FiaAclArgs& a, PrefixRun&) {
+  expect_prefix_rejected({kInv, "keySharedPrefixOptional", "FIA-49 a shared prefix needs a non-empty key/value"}, [](FiaAclArgs& a, PrefixRun&) {
     a.in[1].dims[1] = 0;
     a.in[2].dims[1] = 0;
     a.has_asl_kv = false;
@@ -434,11 +434,11 @@ TEST(FiaPrefixRules, MaskAndPseExtentIncludeThePrefix) {
   sparse(c, 1, MaskForm::kRank3);
   c.pse = PseForm::kRandom;
   // columns of the effective sequence: Lp + 20 = 37; give 36
-  expect_prefix_rejected({kInv, "attenMaskOptional", "FIA-14"}, [](FiaAclArgs& a, PrefixRun&) {
+  expect_prefix_rejected({kInv, "attenMaskOptional", "FIA-14 extent"}, [](FiaAclArgs& a, PrefixRun&) {
     reshape(a.in[4], {a.in[4].dims[0], a.in[4].dims[1], 36});
   },
                          pc(c, 24, 17));
-  expect_prefix_rejected({kInv, "pseShiftOptional", "FIA-22"}, [](FiaAclArgs& a, PrefixRun&) {
+  expect_prefix_rejected({kInv, "pseShiftOptional", "FIA-22 pseShift shape"}, [](FiaAclArgs& a, PrefixRun&) {
     reshape(a.in[3], {a.in[3].dims[0], a.in[3].dims[1], a.in[3].dims[2], 36});
   },
                          pc(c, 24, 17));

@@ -596,7 +596,7 @@ TEST(FiaPrefixQuantRules, FIA41_PerTokenScalesWithLeftPadding) {
   c.mode_k = c.mode_v = 1;
   c.kv_pad = 2;
   c.act_kv = {30, 20};
-  expect_cpp_rejected(c, {kParamInvalid, "kvPaddingSizeOptional", "FIA-41"}, [](PqData&) {});
+  expect_cpp_rejected(c, {kParamInvalid, "kvPaddingSizeOptional", "FIA-41 left padding excludes"}, [](PqData&) {});
 }
 
 TEST(FiaPrefixQuantRules, FIA33_Int4Rules) {
@@ -615,9 +615,9 @@ TEST(FiaPrefixQuantRules, FIA33_Int4Rules) {
 TEST(FiaPrefixQuantRules, FIA45_OneTensorOnly) {
   PqCase c;
   c.name = "one";
-  expect_cpp_rejected(c, {kParamInvalid, "valueSharedPrefixOptional", "FIA-45"},
+  expect_cpp_rejected(c, {kParamInvalid, "valueSharedPrefixOptional", "FIA-45 keySharedPrefix and valueSharedPrefix come together"},
                       [](PqData& d) { d.op.value_shared_prefix = nullptr; });
-  expect_cpp_rejected(c, {kParamInvalid, "keySharedPrefixOptional", "FIA-45"},
+  expect_cpp_rejected(c, {kParamInvalid, "keySharedPrefixOptional", "FIA-45 keySharedPrefix and valueSharedPrefix come together"},
                       [](PqData& d) { d.op.key_shared_prefix = nullptr; });
 }
 

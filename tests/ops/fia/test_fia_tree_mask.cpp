@@ -547,7 +547,7 @@ TEST(FiaTreeMaskRules, FIA14_Shapes) {
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {1, 25}); });
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 4, 4}); });
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor&) { r.params.atten_mask = nullptr; });
-  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("required for sparseMode 9"), std::string::npos);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("FIA-14 needed by sparseMode 9"), std::string::npos);
   expect_rejected(tnd, "attenMaskOptional", "FIA-", [](FiaRun& r, HostTensor& m) {
     m = HostTensor(DType::kFloat16, {25});
     r.mask_view = m.view();
@@ -558,12 +558,12 @@ TEST(FiaTreeMaskRules, FIA14_Shapes) {
 TEST(FiaTreeMaskRules, FIA35_MoreDraftTokensThanPositions) {
   FiaCase c = gqa_small();
   c.act_kv = {30, 2};  // batch 1: S1 3 > S2 2
-  expect_rejected(tc(c, Tree::kRandom), "actualSeqLengths", "FIA-35", [](FiaRun&, HostTensor&) {});
+  expect_rejected(tc(c, Tree::kRandom), "actualSeqLengths", "FIA-35 tree mask (sparseMode 9) needs actQ <= actKV in every batch", [](FiaRun&, HostTensor&) {});
   FiaCase t = mla_case("tnd", BF, 2, 16, 4, 100, "TND");
   t.act_q = {3, 4};
   t.act_kv = {100, 3};
   paged(t, 5, 128);
-  expect_rejected(tc(t, Tree::kRandom), "actualSeqLengths", "FIA-35", [](FiaRun&, HostTensor&) {});
+  expect_rejected(tc(t, Tree::kRandom), "actualSeqLengths", "FIA-35 tree mask (sparseMode 9) needs actQ <= actKV in every batch", [](FiaRun&, HostTensor&) {});
 }
 
 }  // namespace

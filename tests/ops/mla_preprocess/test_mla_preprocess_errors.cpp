@@ -131,12 +131,12 @@ void* fake_pointer() { return reinterpret_cast<void*>(uintptr_t{2} << 44); }
 TEST(MlaPreprocessErrors, MPP01_RequiredTensorsAndOutPointers) {
   for (const char* n : {"input", "gamma0", "beta0", "wdqkv", "gamma1", "beta1", "wuq", "gamma2", "cos", "sin", "wuk",
                         "kvCache", "slotMapping", "qOut", "kvCacheOut"})
-    expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, n, "MPP-01", drop(n));
+    expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, n, "MPP-01 required tensor is null", drop(n));
   const MlaPreprocessCase& c = base_case(kFp16Cm1Qm0);
   aclOpExecutor* ex = nullptr;
   uint64_t ws = 0;
   EXPECT_EQ(mla_preprocess_phase1(c, {}, nullptr, &ex), ACLNN_ERR_PARAM_NULLPTR);
-  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("MPP-01"), std::string::npos);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("MPP-01 out-pointer is null"), std::string::npos);
   EXPECT_EQ(mla_preprocess_phase1(c, {}, &ws, nullptr), ACLNN_ERR_PARAM_NULLPTR);
 }
 
@@ -161,9 +161,9 @@ TEST(MlaPreprocessErrors, MPP02_Dtypes) {
 }
 
 TEST(MlaPreprocessErrors, MPP03_Formats) {
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-03",
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-03 (wdqkv / wuq are passed transposed in FRACTAL_NZ)",
                   [](MlaPreprocessArgs& a) { a["wdqkv"].format = Format::kND; });
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-03",
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-03 (wdqkv / wuq are passed transposed in FRACTAL_NZ)",
                   [](MlaPreprocessArgs& a) { a["wuq"].format = Format::kND; });
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-03",
                   [](MlaPreprocessArgs& a) { a["input"].format = Format::kFractalNZ; });
@@ -185,11 +185,11 @@ TEST(MlaPreprocessErrors, MPP05_DensityAndAlignment) {
   });
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma2", "MPP-05",
                   [](MlaPreprocessArgs& a) { a["gamma2"].data = static_cast<char*>(a["gamma2"].data) + 1; });
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-05", [](MlaPreprocessArgs& a) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-05 the last three dims must be dense and the block axis may only be padded (stride >=", [](MlaPreprocessArgs& a) {
     TensorView& t = a["kvCache"];  // block axis stride smaller than a block (blocks would overlap)
     t.strides[0] = 128;
   });
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-05", [](MlaPreprocessArgs& a) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-05 must be contiguous (dense NZ storage)", [](MlaPreprocessArgs& a) {
     TensorView& t = a["wdqkv"];  // each 16 x 32 fractal read transposed: inside the storage, not dense
     t.strides[2] = 1;
     t.strides[3] = 16;
@@ -217,13 +217,13 @@ TEST(MlaPreprocessErrors, MPP08_VendorRanges) {
     a["input"] = make_view(fake_pointer(), DType::kFloat16, {1025, 7168});
   });
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-08 hiddenSize", reshape("input", {2, 1792}));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-08 hiddenSize", reshape("input", {1, 7000}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-08 hiddenSize step", reshape("input", {1, 7000}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-08 headNum", reshape("wuk", {8, 128, 512}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma2", "MPP-08 Hckv", reshape("gamma2", {256}));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma1", "MPP-08 Hcq", reshape("gamma1", {1024}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma1", "MPP-08 Hcq (wdqDim)", reshape("gamma1", {1024}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "cos", "MPP-08 rope dim", reshape("cos", {2, 32}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-08 D", reshape("wuk", {16, 64, 512}));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-08 blockSize", reshape("kvCache", {1, 129, 1, 512}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-08 blockSize (or 256)", reshape("kvCache", {1, 129, 1, 512}));
   expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-08 blockSize in the NZ cache modes",
                   reshape("kvCache", {4, 32, 64, 16}));
   expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "input", "MPP-08 hiddenSize with BF16 weights",
@@ -243,10 +243,10 @@ TEST(MlaPreprocessErrors, MPP09_Shapes) {
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantScale0", "MPP-09", reshape("quantScale0", {2}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-09", reshape("kvCache", {2, 128, 1, 576}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-09", reshape("kvCacheRope", {1, 128, 1, 64}));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-09", reshape("wdqkv", {224, 133, 16, 32}));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-09", reshape("wuq", {48, 191, 16, 32}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-09 FRACTAL_NZ shape of logical [", reshape("wdqkv", {224, 133, 16, 32}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-09 FRACTAL_NZ shape of logical [", reshape("wuq", {48, 191, 16, 32}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-09", reshape("wuk", {16, 128, 256}));
-  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qNopeScale", "MPP-09", reshape("qNopeScale", {8}));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qNopeScale", "MPP-09 element count", reshape("qNopeScale", {8}));
   expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-09", reshape("kvCacheRope", {2, 128, 1, 64}));
 }
 
@@ -255,13 +255,13 @@ TEST(MlaPreprocessErrors, MPP09_Shapes) {
 // empty) where the modes do not read them, and are required where they do.
 TEST(MlaPreprocessErrors, MPP01_RequiredByTheOpDefinition) {
   for (const char* n : {"quantScale0", "quantOffset0", "deScale0", "quantScale1", "quantOffset1", "deScale1"})
-    expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_NULLPTR, n, "MPP-01", drop(n));  // not read, still required
-  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_NULLPTR, "quantScale1", "MPP-01", drop("quantScale1"));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "bias0", "MPP-01", drop("bias0"));  // read in quantMode 0
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "kvCacheRope", "MPP-01", drop("kvCacheRope"));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "krCacheOut", "MPP-01", drop("krCacheOut"));
-  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_NULLPTR, "qNopeScale", "MPP-01", drop("qNopeScale"));
-  expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_NULLPTR, "qRopeOut", "MPP-01", drop("qRopeOut"));
+    expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_NULLPTR, n, "MPP-01 required tensor is null", drop(n));  // not read, still required
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_NULLPTR, "quantScale1", "MPP-01 required tensor is null", drop("quantScale1"));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "bias0", "MPP-01 required tensor is null (cacheMode", drop("bias0"));  // read in quantMode 0
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "kvCacheRope", "MPP-01 required tensor is null (cacheMode", drop("kvCacheRope"));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_NULLPTR, "krCacheOut", "MPP-01 required tensor is null (cacheMode", drop("krCacheOut"));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_NULLPTR, "qNopeScale", "MPP-01 required tensor is null (cacheMode", drop("qNopeScale"));
+  expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_NULLPTR, "qRopeOut", "MPP-01 required tensor is null (cacheMode", drop("qRopeOut"));
 }
 
 // Tensors the modes do not read are accepted and ignored: real tensors of another mode, one-element
@@ -285,52 +285,52 @@ TEST(MlaPreprocessErrors, UnreadTensorsIgnored) {
 }
 
 TEST(MlaPreprocessErrors, MPP11_DtypeCombinations) {
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-11", set_dtype("wuq", DType::kFloat16));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-11 dtype must equal wdqkv's", set_dtype("wuq", DType::kFloat16));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "deScale0", "MPP-11", set_dtype("deScale0", DType::kFloat32));
   expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "deScale1", "MPP-11", set_dtype("deScale1", DType::kInt64));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "doRmsNorm", "MPP-11",
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "doRmsNorm", "MPP-11 value with",
                   [](MlaPreprocessArgs& a) { a.do_rms_norm = false; });
-  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "doRmsNorm", "MPP-11",
+  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "doRmsNorm", "MPP-11 value with BF16 weights",
                   [](MlaPreprocessArgs& a) { a.do_rms_norm = true; });
   // weights in the input dtype need BF16 input (fp16 weights with fp16 input)
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-11", [](MlaPreprocessArgs& a) {
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-11 the weights in the input dtype (doRmsNorm false) need BF16 input", [](MlaPreprocessArgs& a) {
     a["wdqkv"].dtype = DType::kFloat16;
     a["wuq"].dtype = DType::kFloat16;
     a.do_rms_norm = false;
   });
   // ... and cacheMode 0 / 1
-  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "cacheMode", "MPP-11", [](MlaPreprocessArgs& a) {
+  expect_rejected(kBf16Weights, ACLNN_ERR_PARAM_INVALID, "cacheMode", "MPP-11 value with BF16 weights", [](MlaPreprocessArgs& a) {
     a.cache_mode = 3;
   });
 }
 
 TEST(MlaPreprocessErrors, MPP12_ReservedAttributes) {
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qRotaryCoeff", "MPP-12",
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qRotaryCoeff", "MPP-12 (half-rotation RoPE only)",
                   [](MlaPreprocessArgs& a) { a.q_rotary_coeff = 1; });
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kRotaryCoeff", "MPP-12",
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kRotaryCoeff", "MPP-12 (half-rotation RoPE only)",
                   [](MlaPreprocessArgs& a) { a.k_rotary_coeff = 4; });
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "transposeWdq", "MPP-12",
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "transposeWdq", "MPP-12 value (the weights are always the transposed (N, K) form)",
                   [](MlaPreprocessArgs& a) { a.transpose_wdq = false; });
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "transposeWuk", "MPP-12",
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "transposeWuk", "MPP-12 value (the weights are always the transposed (N, K) form)",
                   [](MlaPreprocessArgs& a) { a.transpose_wuk = false; });
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdkvSplitCount", "MPP-12",
                   [](MlaPreprocessArgs& a) { a.wdkv_split_count = 2; });
 }
 
 TEST(MlaPreprocessErrors, MPP13_CacheOutputDtypes) {
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13", set_dtype("kvCacheOut", DType::kBFloat16));
-  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13", set_dtype("kvCacheOut", DType::kBFloat16));
-  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-13", set_dtype("krCacheOut", DType::kInt8));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13 (the dtype of kvCache)", set_dtype("kvCacheOut", DType::kBFloat16));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-13 (the dtype of kvCache)", set_dtype("kvCacheOut", DType::kBFloat16));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-13 (the dtype of kvCacheRope)", set_dtype("krCacheOut", DType::kInt8));
 }
 
 // MPP-19: a cache output smaller than a written row's place (the input cache's geometry) is
 // rejected at execute, before any write; one that holds every written row is accepted.
 TEST(MlaPreprocessErrors, MPP19_CacheOutputTooSmall) {
   // the base cases write slot(s) in block 1 (slot 0 of token 0 is -1)
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19", reshape("kvCacheOut", {1, 128, 1, 512}));
-  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-19", reshape("krCacheOut", {1, 4, 128, 16}));
-  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19", reshape("kvCacheOut", {7}));
-  expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19", reshape("kvCacheOut", {0}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19 the row of slotMapping[", reshape("kvCacheOut", {1, 128, 1, 512}));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "krCacheOut", "MPP-19 the row of slotMapping[", reshape("krCacheOut", {1, 4, 128, 16}));
+  expect_rejected(kFp16Cm0Qm1, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19 the row of slotMapping[", reshape("kvCacheOut", {7}));
+  expect_rejected(kBf16Cm3Qm1, ACLNN_ERR_PARAM_INVALID, "kvCacheOut", "MPP-19 the row of slotMapping[", reshape("kvCacheOut", {0}));
 }
 
 TEST(MlaPreprocessErrors, MPP14_Aliasing) {

@@ -92,12 +92,13 @@ TEST(MlaPrologErrors, MP01_RequiredTensorsAndOutPointers) {
     expect_rejected(NQ, ACLNN_ERR_PARAM_NULLPTR, n.c_str(), "required",
                     mutate([i](MlaPrologArgs& a) { a.passed[i] = false; }));
   }
-  expect_rejected(FKV, ACLNN_ERR_PARAM_NULLPTR, "dequantScaleQNopeOutOptional", "MP-01",
+  expect_rejected(FKV, ACLNN_ERR_PARAM_NULLPTR, "dequantScaleQNopeOutOptional", "MP-01 required in scenario FULL_QUANT_KV_QUANT",
                   mutate([](MlaPrologArgs& a) { a.passed[a.index("dequantScaleQNopeOutOptional")] = false; }));
   const MlaPrologCase& c = vendor_case(NQ);
   aclOpExecutor* ex = nullptr;
   uint64_t ws = 0;
   EXPECT_EQ(mla_prolog_phase1(c, {}, nullptr, &ex), ACLNN_ERR_PARAM_NULLPTR);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("MP-01 out-pointer is null"), std::string::npos);
   EXPECT_EQ(mla_prolog_phase1(c, {}, &ws, nullptr), ACLNN_ERR_PARAM_NULLPTR);
 }
 
@@ -162,7 +163,7 @@ TEST(MlaPrologErrors, MP06_CacheMode) {
   for (const char* bad : {"BNSD", "PA_BSN", "pa_bsnd", "", "PA_BSND_AND_A_VERY_LONG_SUFFIX"}) {
     MlaPrologCall call;
     call.cache_mode = bad;
-    expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06", call);
+    expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06 value", call);
   }
 }
 
@@ -187,6 +188,15 @@ TEST(MlaPrologErrors, MP07_VendorRanges) {
     TensorView& t = a["kvCacheRef"];
     t = make_view(t.data, t.dtype, {1, 129 / 2, 1, 512});  // fits the buffer; 64 is not allowed either
   }));
+  // Hckv 256 (kvCacheRef [2, 16, 1, 256]) and Dr 32 (ropeCos [2, 32])
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-07 Hckv", mutate([](MlaPrologArgs& a) {
+    TensorView& t = a["kvCacheRef"];
+    t = make_view(t.data, t.dtype, {2, 16, 1, 256});
+  }));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "ropeCos", "MP-07 Dr", mutate([](MlaPrologArgs& a) {
+    TensorView& t = a["ropeCos"];
+    t = make_view(t.data, t.dtype, {t.dims[0], 32});
+  }));
   // S = 17, B = 65537, T = 1048577: descriptions only (phase 1 reads no data), far-apart fake addresses
   auto huge = [](std::initializer_list<int64_t> tok, std::initializer_list<int64_t> idx) {
     return mutate([tok, idx](MlaPrologArgs& a) {
@@ -200,15 +210,15 @@ TEST(MlaPrologErrors, MP07_VendorRanges) {
 }
 
 TEST(MlaPrologErrors, MP08_ScenarioDtypes) {
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightDq", "MP-08", mutate([](MlaPrologArgs& a) {
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightDq", "MP-08 dtype in scenario", mutate([](MlaPrologArgs& a) {
     a["weightDq"].dtype = DType::kInt8;  // int8 weightDq needs int8 tokenX (full quant)
     a["weightDq"].dims[3] = 32;
     a["weightDq"].dims[0] /= 2;
   }));
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-08", mutate([](MlaPrologArgs& a) { a["kvCacheRef"].dtype = DType::kInt8; }));
-  expect_rejected(FKV, ACLNN_ERR_PARAM_INVALID, "krCacheRef", "MP-08", mutate([](MlaPrologArgs& a) { a["krCacheRef"].dtype = DType::kInt8; }));
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryOut", "MP-08", mutate([](MlaPrologArgs& a) { a["queryOut"].dtype = DType::kInt8; }));
-  expect_rejected(FKV, ACLNN_ERR_PARAM_INVALID, "queryOut", "MP-08", mutate([](MlaPrologArgs& a) { a["queryOut"].dtype = DType::kBFloat16; }));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-08 dtype in scenario", mutate([](MlaPrologArgs& a) { a["kvCacheRef"].dtype = DType::kInt8; }));
+  expect_rejected(FKV, ACLNN_ERR_PARAM_INVALID, "krCacheRef", "MP-08 dtype in scenario", mutate([](MlaPrologArgs& a) { a["krCacheRef"].dtype = DType::kInt8; }));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryOut", "MP-08 dtype in scenario", mutate([](MlaPrologArgs& a) { a["queryOut"].dtype = DType::kInt8; }));
+  expect_rejected(FKV, ACLNN_ERR_PARAM_INVALID, "queryOut", "MP-08 dtype in scenario", mutate([](MlaPrologArgs& a) { a["queryOut"].dtype = DType::kBFloat16; }));
 }
 
 TEST(MlaPrologErrors, MP09_Shapes) {
@@ -225,10 +235,10 @@ TEST(MlaPrologErrors, MP09_Shapes) {
   expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryRopeOut", "MP-09", reshape("queryRopeOut", {2, 2, 32}));
   expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "rmsnormGammaCkv", "MP-09", reshape("rmsnormGammaCkv", {256}));
   expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "krCacheRef", "MP-09", reshape("krCacheRef", {2, 16, 1, 32}));
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-09 Nkv", reshape("kvCacheRef", {1, 16, 2, 512}));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-09 Nkv (the dim before the row)", reshape("kvCacheRef", {1, 16, 2, 512}));
   expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "dequantScaleXOptional", "MP-09", reshape("dequantScaleXOptional", {1, 2}));
   expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "quantScaleCkrOptional", "MP-09", reshape("quantScaleCkrOptional", {1, 32}));
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "dequantScaleQNopeOutOptional", "MP-09",
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "dequantScaleQNopeOutOptional", "MP-09 (placeholder outside FULL_QUANT_KV_QUANT)",
                   reshape("dequantScaleQNopeOutOptional", {2}));  // outside FULL+KVq: (1) placeholder only
 }
 
@@ -259,7 +269,7 @@ TEST(MlaPrologErrors, MP10_OptionalsByScenario) {
 TEST(MlaPrologErrors, MP11_V1CannotExpressFullQuantKvQuant) {
   MlaPrologCall call;
   call.v2 = false;
-  expect_rejected(FKV, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-11", call);
+  expect_rejected(FKV, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-11 scenario FULL_QUANT_KV_QUANT (int8 tokenX and int8 kvCache) needs the dequantScaleQNope output", call);
 }
 
 TEST(MlaPrologErrors, MP12_Aliasing) {
@@ -276,10 +286,10 @@ TEST(MlaPrologErrors, MP12_Aliasing) {
 }
 
 TEST(MlaPrologErrors, MP13_FractalNzShapes) {
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightDq", "MP-13", mutate([](MlaPrologArgs& a) {
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightDq", "MP-13 FRACTAL_NZ storage", mutate([](MlaPrologArgs& a) {
     a["weightDq"].dims[1] = 447;  // [96, 447, 16, 16] does not match He 7168
   }));
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightUqQr", "FRACTAL_NZ storage must be", mutate([](MlaPrologArgs& a) {
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightUqQr", "MP-13 NZ view FRACTAL_NZ storage must be", mutate([](MlaPrologArgs& a) {
     TensorView& w = a["weightUqQr"];
     w.dims[0] /= 2;
     w.dims[3] = 32;  // c0 32 is the int8 tile, not bf16's
@@ -463,7 +473,7 @@ TEST(MlaPrologTables, ScenarioRows) {
       bool chooser = false;
       for (const char* c : table::kScenarioChoosers) chooser |= std::string(c) == param;
       if (!chooser) {
-        expect_rejected(row.scenario, ACLNN_ERR_PARAM_INVALID, param, "MP-08", set_dtype(param, other));
+        expect_rejected(row.scenario, ACLNN_ERR_PARAM_INVALID, param, "MP-08 dtype in scenario", set_dtype(param, other));
         continue;
       }
       const MlaPrologCase& c = vendor_case(row.scenario);
@@ -554,7 +564,7 @@ TEST(MlaPrologTables, ShapeRows) {
       std::vector<int64_t> bad = dims_of(args_of(vendor_case(NQ))[row.param]);
       bad[i] -= 1;
       SCOPED_TRACE(std::string(row.param) + " storage dim " + std::to_string(i));
-      expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, row.param, "MP-13", set_dims(row.param, bad));
+      expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, row.param, "MP-13 FRACTAL_NZ storage", set_dims(row.param, bad));
     }
 }
 

@@ -176,22 +176,22 @@ MlaPrologCall edit(std::function<void(MlaPrologArgs&)> f) {
 constexpr aclnnStatus kGraphFailed = -1;
 
 TEST(MlaPrologV3Errors, MP19_WrapperModeChecksReturnGraphFailed) {
-  expect_rejected(NQ, kGraphFailed, "weightQuantMode", "MP-19", modes(3, 0, 0));
-  expect_rejected(NQ, kGraphFailed, "weightQuantMode", "MP-19", modes(-1, 0, 0));
-  expect_rejected(NQ, kGraphFailed, "kvCacheQuantMode", "MP-19", modes(0, 1, 0));
-  expect_rejected(PQ, kGraphFailed, "kvCacheQuantMode", "MP-19", modes(1, 1, 0));
-  expect_rejected(FQ, kGraphFailed, "kvCacheQuantMode", "MP-19", modes(2, 2, 0));
-  expect_rejected(FQ, kGraphFailed, "kvCacheQuantMode", "MP-19", modes(2, 4, 0));
-  expect_rejected(NQ, kGraphFailed, "queryQuantMode", "MP-19", modes(0, 0, 2));
+  expect_rejected(NQ, kGraphFailed, "weightQuantMode", "MP-19 value", modes(3, 0, 0));
+  expect_rejected(NQ, kGraphFailed, "weightQuantMode", "MP-19 value", modes(-1, 0, 0));
+  expect_rejected(NQ, kGraphFailed, "kvCacheQuantMode", "MP-19 value with weightQuantMode", modes(0, 1, 0));
+  expect_rejected(PQ, kGraphFailed, "kvCacheQuantMode", "MP-19 value with weightQuantMode", modes(1, 1, 0));
+  expect_rejected(FQ, kGraphFailed, "kvCacheQuantMode", "MP-19 value with weightQuantMode", modes(2, 2, 0));
+  expect_rejected(FQ, kGraphFailed, "kvCacheQuantMode", "MP-19 value with weightQuantMode", modes(2, 4, 0));
+  expect_rejected(NQ, kGraphFailed, "queryQuantMode", "MP-19 value", modes(0, 0, 2));
   // dequantScaleQNopeOut: non-null exactly in (2, 1, x)
-  expect_rejected(FKV, kGraphFailed, "dequantScaleQNopeOutOptional", "MP-19", drop("dequantScaleQNopeOutOptional"));
-  expect_rejected(NQ, kGraphFailed, "dequantScaleQNopeOutOptional", "MP-19", edit([](MlaPrologArgs& a) {
+  expect_rejected(FKV, kGraphFailed, "dequantScaleQNopeOutOptional", "MP-19 non-null exactly when weightQuantMode is 2 and kvCacheQuantMode is 1", drop("dequantScaleQNopeOutOptional"));
+  expect_rejected(NQ, kGraphFailed, "dequantScaleQNopeOutOptional", "MP-19 non-null exactly when weightQuantMode is 2 and kvCacheQuantMode is 1", edit([](MlaPrologArgs& a) {
                     a.passed[a.index("dequantScaleQNopeOutOptional")] = true;  // the V2 (1) placeholder
                   }));
   // dequantScaleQNormOut: non-null exactly when weightQuantMode != 0 and queryNormOut is given
-  expect_rejected(PQ, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19", drop("dequantScaleQNormOutOptional"));
-  expect_rejected(PKV, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19", drop("queryNormOutOptional"));
-  expect_rejected(NQ, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19", edit([](MlaPrologArgs& a) {
+  expect_rejected(PQ, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19 non-null exactly when weightQuantMode is not 0 and queryNormOutOptional is non-null", drop("dequantScaleQNormOutOptional"));
+  expect_rejected(PKV, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19 non-null exactly when weightQuantMode is not 0 and queryNormOutOptional is non-null", drop("queryNormOutOptional"));
+  expect_rejected(NQ, kGraphFailed, "dequantScaleQNormOutOptional", "MP-19 non-null exactly when weightQuantMode is not 0 and queryNormOutOptional is non-null", edit([](MlaPrologArgs& a) {
                     const int k = a.index("dequantScaleQNormOutOptional");
                     a.v[k] = args_of(v3_case(PQ)).v[k];
                     a.passed[k] = true;
@@ -208,42 +208,42 @@ TEST(MlaPrologV3Errors, MP20_ModeTupleMatchesTheDtypes) {
     };
     return c;
   };
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20", no_norm(1, 0, 0));
-  expect_rejected(PQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20", no_norm(0, 0, 0));
-  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "kvCacheQuantMode", "MP-20", no_norm(1, 0, 0));
-  expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "queryQuantMode", "MP-20", no_norm(2, 0, 1));
-  expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20", no_norm(1, 0, 0));
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20 must match the tensors' dtypes (scenario", no_norm(1, 0, 0));
+  expect_rejected(PQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20 must match the tensors' dtypes (scenario", no_norm(0, 0, 0));
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "kvCacheQuantMode", "MP-20 must match the tensors' dtypes (scenario", no_norm(1, 0, 0));
+  expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "queryQuantMode", "MP-20 must match the tensors' dtypes (scenario", no_norm(2, 0, 1));
+  expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "weightQuantMode", "MP-20 must match the tensors' dtypes (scenario", no_norm(1, 0, 0));
 }
 
 TEST(MlaPrologV3Errors, MP21_TileSizeAndRepoModes) {
   MlaPrologCall c;
   c.tile_size = 64;
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "tileSize", "MP-21", c);
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "tileSize", "MP-21 value", c);
   c = {};
   c.ckvkr_repo_mode = 1;
-  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "ckvkrRepoMode", "MP-21", c);
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "ckvkrRepoMode", "MP-21 1 exactly with kvCacheQuantMode 3", c);
   c = {};
   c.quant_scale_repo_mode = 1;
-  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "quantScaleRepoMode", "MP-21", c);
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "quantScaleRepoMode", "MP-21 1 exactly with kvCacheQuantMode 3", c);
 }
 
 TEST(MlaPrologV3Errors, MP22_KNopeClipAlphaOnlyWithPerTileQuant) {
   HostTensor alpha = from_values(DType::kFloat32, {1}, {1.0});
-  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "kNopeClipAlphaOptional", "MP-22", edit([&](MlaPrologArgs& a) {
+  expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "kNopeClipAlphaOptional", "MP-22 given exactly with per-tile KV quant (kvCacheQuantMode 3)", edit([&](MlaPrologArgs& a) {
                     a["kNopeClipAlphaOptional"] = alpha.view;
                     a.passed[a.index("kNopeClipAlphaOptional")] = true;
                   }));
 }
 
 TEST(MlaPrologV3Errors, MP06_CacheModeStrings) {
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06", {}, "BNSD");
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06", {}, "pa_blk_bsnd");
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06 value", {}, "BNSD");
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "cacheModeOptional", "MP-06 value", {}, "pa_blk_bsnd");
 }
 
 TEST(MlaPrologV3Errors, MP24_QueryNormOut) {
-  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-24",
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-24 dtype in scenario",
                   edit([](MlaPrologArgs& a) { a["queryNormOutOptional"].dtype = DType::kInt8; }));
-  expect_rejected(PQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-24",
+  expect_rejected(PQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-24 dtype in scenario",
                   edit([](MlaPrologArgs& a) { a["queryNormOutOptional"].dtype = DType::kBFloat16; }));
   expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "queryNormOutOptional", "MP-02",
                   edit([](MlaPrologArgs& a) { a["queryNormOutOptional"].dtype = DType::kFloat16; }));
@@ -307,7 +307,7 @@ TEST(MlaPrologV3Errors, MP25_ScalesFiniteInFloat32) {
 }
 
 TEST(MlaPrologV3Errors, MP01_RequiredTensors) {
-  expect_rejected(NQ, ACLNN_ERR_PARAM_NULLPTR, "cacheIndex", "MP-01", drop("cacheIndex"));  // PA_BSND
+  expect_rejected(NQ, ACLNN_ERR_PARAM_NULLPTR, "cacheIndex", "MP-01 required in cache mode", drop("cacheIndex"));  // PA_BSND
   for (const char* n : {"tokenX", "weightUk", "kvCacheRef", "krCacheRef", "queryOut", "queryRopeOut"})
     expect_rejected(NQ, ACLNN_ERR_PARAM_NULLPTR, n, "required", drop(n));
   const MlaPrologCase& c = v3_case(NQ);
@@ -424,15 +424,15 @@ MlaPrologCall cache_mode(const char* mode, std::function<void(MlaPrologArgs&)> f
 TEST(MlaPrologV3Errors, MP26_CacheModeGeometry) {
   constexpr auto E = ACLNN_ERR_PARAM_INVALID;
   // BSND needs tokenX [B, S, He], TND [T, He]
-  expect_rejected_in(mode_case(NQ, kTnd, false), E, "tokenX", "MP-26", cache_mode("BSND"));
-  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "tokenX", "MP-26", cache_mode("TND"));
+  expect_rejected_in(mode_case(NQ, kTnd, false), E, "tokenX", "MP-26 cache mode BSND needs tokenX [B, S, He]", cache_mode("BSND"));
+  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "tokenX", "MP-26 cache mode TND needs tokenX [T, He]", cache_mode("TND"));
   // dense caches: no cacheIndex; their shapes follow the tokens
   const MlaPrologCase& paged = mode_case(NQ, kPaBsnd, true);
-  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "cacheIndex", "MP-26", edit([&](MlaPrologArgs& a) {
+  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "cacheIndex", "MP-26 cache mode", edit([&](MlaPrologArgs& a) {
                        a["cacheIndex"] = paged.cache_index.view;
                        a.passed[a.index("cacheIndex")] = true;
                      }));
-  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "kvCacheRef", "MP-26", edit([](MlaPrologArgs& a) {
+  expect_rejected_in(mode_case(NQ, kBsnd, true), E, "kvCacheRef", "MP-26 BSND cache [B, S, 1, H]", edit([](MlaPrologArgs& a) {
                        TensorView& t = a["kvCacheRef"];
                        t = make_view(t.data, t.dtype, {3, 2, 1, 512});
                      }));
@@ -445,18 +445,18 @@ TEST(MlaPrologV3Errors, MP26_CacheModeGeometry) {
                        t = make_view(t.data, t.dtype, {1, 3, 64});
                      }));
   // PA_BLK: block ids [B, ceil(S/BlockSize)] with tokenX [B, S, He]; 1-D with [T, He]
-  expect_rejected_in(mode_case(NQ, kPaBlkBsnd, true), E, "cacheIndex", "MP-26", edit([](MlaPrologArgs& a) {
+  expect_rejected_in(mode_case(NQ, kPaBlkBsnd, true), E, "cacheIndex", "MP-26 PA_BLK block ids [B, ceil(S/BlockSize)]", edit([](MlaPrologArgs& a) {
                        TensorView& t = a["cacheIndex"];
                        t = make_view(t.data, t.dtype, {1, 2});
                      }));
-  expect_rejected_in(mode_case(NQ, kPaBlkBsnd, false), E, "cacheIndex", "MP-26", edit([](MlaPrologArgs& a) {
+  expect_rejected_in(mode_case(NQ, kPaBlkBsnd, false), E, "cacheIndex", "MP-26 PA_BLK block ids with tokenX [T, He] are 1-D [sum_b ceil(S_b/BlockSize)]", edit([](MlaPrologArgs& a) {
                        TensorView& t = a["cacheIndex"];
                        t = make_view(t.data, t.dtype, {2, 2});
                      }));
   // required: cacheIndex in the paged modes, actualSeqLen in PA_BLK with tokenX [T, He]
-  expect_rejected_in(mode_case(NQ, kPaBlkNz, false), ACLNN_ERR_PARAM_NULLPTR, "cacheIndex", "MP-01",
+  expect_rejected_in(mode_case(NQ, kPaBlkNz, false), ACLNN_ERR_PARAM_NULLPTR, "cacheIndex", "MP-01 required in cache mode",
                      drop("cacheIndex"));
-  expect_rejected_in(mode_case(NQ, kPaBlkNz, false), ACLNN_ERR_PARAM_NULLPTR, "actualSeqLenOptional", "MP-01",
+  expect_rejected_in(mode_case(NQ, kPaBlkNz, false), ACLNN_ERR_PARAM_NULLPTR, "actualSeqLenOptional", "MP-01 required in cache mode",
                      drop("actualSeqLenOptional"));
   expect_rejected_in(mode_case(NQ, kPaBlkNz, false), E, "actualSeqLenOptional", "MP-02", edit([](MlaPrologArgs& a) {
                        a["actualSeqLenOptional"].dtype = DType::kInt64;
@@ -467,15 +467,15 @@ TEST(MlaPrologV3Errors, MP26_CacheModeGeometry) {
 TEST(MlaPrologV3Errors, MP17_MP28_BlockTablesAndSeqLens) {
   constexpr auto E = ACLNN_ERR_PARAM_INVALID;
   const MlaPrologCase& bsh = mode_case(FKV, kPaBlkBsnd, true);
-  expect_rejected_in(bsh, E, "cacheIndex", "MP-17", poke<int64_t>("cacheIndex", 1, 6));  // BlockNum 6
+  expect_rejected_in(bsh, E, "cacheIndex", "MP-17 cacheIndex[", poke<int64_t>("cacheIndex", 1, 6));  // BlockNum 6
   const MlaPrologCase& tnd = mode_case(NQ, kPaBlkNz, false);                              // 3, 0, 17, 1 tokens
-  expect_rejected_in(tnd, E, "cacheIndex", "MP-17", poke<int64_t>("cacheIndex", 3, 1 << 20));
-  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28", poke<int32_t>("actualSeqLenOptional", 1, 2));  // 3, 2
-  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28", poke<int32_t>("actualSeqLenOptional", 3, 20));  // last != T
-  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28", poke<int32_t>("actualSeqLenOptional", 0, -1));
-  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28", poke<int32_t>("actualSeqLenOptional", 2, 22));  // > T
+  expect_rejected_in(tnd, E, "cacheIndex", "MP-17 cacheIndex[", poke<int64_t>("cacheIndex", 3, 1 << 20));
+  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28 actualSeqLenOptional[", poke<int32_t>("actualSeqLenOptional", 1, 2));  // 3, 2
+  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28 the last prefix sum is the token count", poke<int32_t>("actualSeqLenOptional", 3, 20));  // last != T
+  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28 actualSeqLenOptional[", poke<int32_t>("actualSeqLenOptional", 0, -1));
+  expect_rejected_in(tnd, E, "actualSeqLenOptional", "MP-28 actualSeqLenOptional[", poke<int32_t>("actualSeqLenOptional", 2, 22));  // > T
   // the batches need 4 block ids: a table of 3 fails
-  expect_rejected_in(tnd, E, "cacheIndex", "MP-28", edit([](MlaPrologArgs& a) {
+  expect_rejected_in(tnd, E, "cacheIndex", "MP-28 block ids of batches 0", edit([](MlaPrologArgs& a) {
                        TensorView& t = a["cacheIndex"];
                        t = make_view(t.data, t.dtype, {3});
                      }));
@@ -497,42 +497,42 @@ TEST(MlaPrologV3, PaBlkNegativeBlockIdsSkip) {
 TEST(MlaPrologV3Errors, MP27_PerTileKvQuant) {
   constexpr auto E = ACLNN_ERR_PARAM_INVALID;
   const MlaPrologCase& c = mode_case(PKVT, kPaBsnd, true);
-  expect_rejected_in(c, E, "cacheModeOptional", "MP-27", cache_mode("PA_NZ"));
-  expect_rejected_in(c, E, "cacheModeOptional", "MP-27", cache_mode("PA_BLK_BSND", [](MlaPrologArgs& a) {
+  expect_rejected_in(c, E, "cacheModeOptional", "MP-27 per-tile KV quant (kvCacheQuantMode 3) takes the cache modes {PA_BSND, BSND, TND}", cache_mode("PA_NZ"));
+  expect_rejected_in(c, E, "cacheModeOptional", "MP-27 per-tile KV quant (kvCacheQuantMode 3) takes the cache modes {PA_BSND, BSND, TND}", cache_mode("PA_BLK_BSND", [](MlaPrologArgs& a) {
                        TensorView& t = a["cacheIndex"];  // block ids [B, ceil(S/16)] = [2, 1]
                        t = make_view(t.data, t.dtype, {2, 1});
                      }));
-  expect_rejected_in(c, E, "kvCacheRef", "MP-27", edit([](MlaPrologArgs& a) {
+  expect_rejected_in(c, E, "kvCacheRef", "MP-27 per-tile KV quant row of Hckv + 2*Dr + 4*Hckv/", edit([](MlaPrologArgs& a) {
                        TensorView& t = a["kvCacheRef"];
                        t = make_view(t.data, t.dtype, {6, 16, 1, 655});
                      }));
-  expect_rejected_in(c, E, "krCacheRef", "MP-27", edit([](MlaPrologArgs& a) {
+  expect_rejected_in(c, E, "krCacheRef", "MP-27 per-tile KV quant keeps the rope row in the kv row: krCacheRef must be an empty tensor", edit([](MlaPrologArgs& a) {
                        TensorView& t = a["krCacheRef"];
                        static std::vector<uint16_t> kr(64);
                        t = make_view(kr.data(), DType::kBFloat16, {1, 1, 1, 64});
                      }));
   // the clip alpha: required, FP32 [1], finite and > 0 (phase 2)
-  expect_rejected_in(c, E, "kNopeClipAlphaOptional", "MP-22", drop("kNopeClipAlphaOptional"));
+  expect_rejected_in(c, E, "kNopeClipAlphaOptional", "MP-22 given exactly with per-tile KV quant (kvCacheQuantMode 3)", drop("kNopeClipAlphaOptional"));
   expect_rejected_in(c, E, "kNopeClipAlphaOptional", "MP-22", edit([](MlaPrologArgs& a) {
                        static std::vector<float> two(2, 1.0f);
                        a["kNopeClipAlphaOptional"] = make_view(two.data(), DType::kFloat32, {2});
                      }));
   for (float bad : {0.0f, -1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()})
-    expect_rejected_in(c, E, "kNopeClipAlphaOptional", "MP-28", poke<float>("kNopeClipAlphaOptional", 0, bad));
+    expect_rejected_in(c, E, "kNopeClipAlphaOptional", "MP-28 value", poke<float>("kNopeClipAlphaOptional", 0, bad));
   // the repo modes are 1 exactly with kvCacheQuantMode 3; the per-tile quant reads no quantScaleCkv
   MlaPrologCall r;
   r.ckvkr_repo_mode = 0;
-  expect_rejected_in(c, E, "ckvkrRepoMode", "MP-21", r);
+  expect_rejected_in(c, E, "ckvkrRepoMode", "MP-21 1 exactly with kvCacheQuantMode 3", r);
   r = {};
   r.quant_scale_repo_mode = 0;
-  expect_rejected_in(c, E, "quantScaleRepoMode", "MP-21", r);
+  expect_rejected_in(c, E, "quantScaleRepoMode", "MP-21 1 exactly with kvCacheQuantMode 3", r);
   const MlaPrologCase& pkv = mode_case(PKV, kPaBsnd, true);
   expect_rejected_in(c, E, "quantScaleCkvOptional", "MP-10", edit([&](MlaPrologArgs& a) {
                        a["quantScaleCkvOptional"] = pkv.quant_scale_ckv.view;
                        a.passed[a.index("quantScaleCkvOptional")] = true;
                      }));
   // mode 3 with a bf16 kvCache: the tuple names another scenario
-  expect_rejected_in(mode_case(PQ, kPaBsnd, true), E, "kvCacheQuantMode", "MP-20", modes(1, 3, 0));
+  expect_rejected_in(mode_case(PQ, kPaBsnd, true), E, "kvCacheQuantMode", "MP-20 must match the tensors' dtypes (scenario", modes(1, 3, 0));
 }
 
 TEST(MlaPrologV3Errors, MP27_PerTileInTheCppApi) {
