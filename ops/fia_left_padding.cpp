@@ -140,7 +140,7 @@ Status fia_lp_run_plan(const FiaParams& p, const FiaPlan& P, const char* op, std
   c.act_kv = lp.act_kv_in;
   c.q_start.assign(static_cast<size_t>(c.B), 0);
   c.kv_start.assign(static_cast<size_t>(c.B), 0);
-  MLAOPS_TRY(place_windows(p, op, "FIA-40 (the padding values read at run time)", &c));
+  MLAOPS_TRY(place_windows(p, op, "FIA-40 run-time padding", &c));
   auto np = std::make_unique<FiaPlan>();
   MLAOPS_TRY(fia_plan(c, op, np.get()));
   *use = np.get();
