@@ -28,7 +28,30 @@ std::map<uintptr_t, Entry>& registry() {
 std::atomic<uintptr_t> g_next{1};
 std::atomic<RunObserver*> g_observer{nullptr};
 
+const char* kBusy = "in use by another thread (a run or an address rebinding of this executor is in progress; an "
+                    "executor runs one call at a time)";
+
+// Holds an executor's busy flag for a scope; ok() is false when another thread holds it. The
+// acquire / release pair orders one holder's writes (outputs, rebound slots) before the next's.
+class BusyGuard {
+ public:
+  explicit BusyGuard(const ExecutorState& s)
+      : flag_(s.busy), ok_(!flag_.exchange(true, std::memory_order_acquire)) {}
+  ~BusyGuard() {
+    if (ok_) flag_.store(false, std::memory_order_release);
+  }
+  BusyGuard(const BusyGuard&) = delete;
+  BusyGuard& operator=(const BusyGuard&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  std::atomic<bool>& flag_;
+  bool ok_;
+};
+
 int run_state(const ExecutorState& state, void* workspace, uint64_t workspace_size) {
+  BusyGuard busy(state);
+  if (!busy.ok()) return fail(kParamInvalid, "%s: executor: %s", state.op.c_str(), kBusy);
   RunObserver* obs = g_observer.load(std::memory_order_acquire);
   if (obs == nullptr || !state.params) return state.run(state, workspace, workspace_size);
   const CallParams params = state.params(state);
@@ -222,6 +245,8 @@ aclnnStatus aclSetInputTensorAddr(aclOpExecutor* executor, const size_t index, a
     std::shared_ptr<ExecutorState> st;
     const char* fn = "aclSetInputTensorAddr";
     if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+    BusyGuard busy(*st);
+    if (!busy.ok()) return mlaops::fail(mlaops::kParamInvalid, "%s: executor: %s", fn, kBusy);
     return set_addr(st->inputs, index, tensor, addr, fn, "tensor inputs");
   });
 }
@@ -231,6 +256,8 @@ aclnnStatus aclSetOutputTensorAddr(aclOpExecutor* executor, const size_t index, 
     std::shared_ptr<ExecutorState> st;
     const char* fn = "aclSetOutputTensorAddr";
     if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+    BusyGuard busy(*st);
+    if (!busy.ok()) return mlaops::fail(mlaops::kParamInvalid, "%s: executor: %s", fn, kBusy);
     return set_addr(st->outputs, index, tensor, addr, fn, "tensor outputs");
   });
 }
@@ -241,6 +268,8 @@ aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor* executor, size_t irIndex
     std::shared_ptr<ExecutorState> st;
     const char* fn = "aclSetDynamicInputTensorAddr";
     if (mlaops::Status s = find_state(executor, fn, &st); s != mlaops::kSuccess) return s;
+    BusyGuard busy(*st);
+    if (!busy.ok()) return mlaops::fail(mlaops::kParamInvalid, "%s: executor: %s", fn, kBusy);
     if (irIndex >= st->inputs.size())
       return mlaops::fail(mlaops::kParamInvalid, "%s: irIndex: allowed < %zu, got %zu", fn, st->inputs.size(), irIndex);
     TensorSlot& s = st->inputs[irIndex];

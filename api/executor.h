@@ -4,8 +4,12 @@
 //
 // Handles are never-reused ids (never dereferenced), so a consumed, destroyed or forged
 // executor is detected by lookup and answered with an error code, never a use-after-free.
+// An executor runs one call at a time: a run, or an address rebinding, that finds the same
+// executor running on another thread fails with 161002 and touches nothing
+// (docs/reliability/concurrency.md).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <variant>
@@ -47,6 +51,8 @@ struct ExecutorState {
   // The inner operator's parameters bound to the current slots, as `run` builds them (every
   // entry point sets it; the run observer uses it).
   std::function<CallParams(const ExecutorState&)> params;
+  // Held while the executor runs or its addresses are rebound (one at a time; see the top).
+  mutable std::atomic<bool> busy{false};
 };
 
 // Sees every phase-2 run of every entry point: before() just before the operator runs, after()

@@ -1,6 +1,15 @@
+// The parallel loops run on OpenMP. The tsan preset (MLAOPS_STD_THREADS, docs/reliability/concurrency.md)
+// builds them on std::thread instead: libgomp is not built with ThreadSanitizer, so TSan cannot
+// see its barriers and reports false races; std::thread create / join are visible to it. Both
+// give the same split of the work and the same happens-before edges (fork before, join after).
 #include "core/parallel.h"
 
+#if MLAOPS_STD_THREADS
+#include <thread>
+#include <vector>
+#else
 #include <omp.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -25,6 +34,37 @@ int env_threads() {
   return value;
 }
 
+#if MLAOPS_STD_THREADS
+thread_local bool t_in_parallel = false;
+
+bool in_parallel() { return t_in_parallel; }
+int default_threads() { return static_cast<int>(std::max(1u, std::thread::hardware_concurrency())); }
+
+// Runs body(thread_index) on t threads (the caller is thread 0) and returns when all are done.
+template <class Body>
+void run_team(int t, const Body& body) {
+  auto member = [&body](int i) {
+    t_in_parallel = true;
+    body(i);
+    t_in_parallel = false;
+  };
+  std::vector<std::thread> team;
+  team.reserve(static_cast<size_t>(t - 1));
+  for (int i = 1; i < t; ++i) {
+    try {
+      team.emplace_back(member, i);
+    } catch (...) {  // no thread to be had: this member's share runs on the caller
+      member(i);
+    }
+  }
+  member(0);
+  for (std::thread& th : team) th.join();
+}
+#else
+bool in_parallel() { return omp_in_parallel() != 0; }
+int default_threads() { return std::max(1, omp_get_max_threads()); }
+#endif
+
 }  // namespace
 
 int num_threads() {
@@ -32,7 +72,7 @@ int num_threads() {
   if (o > 0) return o;
   const int e = env_threads();
   if (e > 0) return e;
-  return std::max(1, omp_get_max_threads());
+  return default_threads();
 }
 
 void set_num_threads(int n) { g_threads_override.store(n > 0 ? n : 0, std::memory_order_relaxed); }
@@ -43,11 +83,18 @@ void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
   int64_t chunks = std::min<int64_t>(std::max(1, threads), (n + min_chunk - 1) / min_chunk);
-  if (chunks <= 1 || omp_in_parallel()) {
+  if (chunks <= 1 || in_parallel()) {
     fn(0, n);
     return;
   }
   const int t = static_cast<int>(chunks);
+#if MLAOPS_STD_THREADS
+  run_team(t, [&](int i) {
+    const int64_t b = n * i / t;
+    const int64_t e = n * (i + 1) / t;
+    if (b < e) fn(b, e);
+  });
+#else
 #pragma omp parallel num_threads(t)
   {
     const int64_t i = omp_get_thread_num();
@@ -56,21 +103,28 @@ void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn) {
     const int64_t e = n * (i + 1) / nt;
     if (b < e) fn(b, e);
   }
+#endif
 }
 
 void parallel_items(int64_t n, int threads, void (*fn)(void*, int64_t, int), void* ctx) {
   if (n <= 0) return;
   const int t = static_cast<int>(std::min<int64_t>(std::max(1, threads), n));
-  if (t <= 1 || omp_in_parallel()) {
+  if (t <= 1 || in_parallel()) {
     for (int64_t i = 0; i < n; ++i) fn(ctx, i, 0);
     return;
   }
   std::atomic<int64_t> next{0};
+#if MLAOPS_STD_THREADS
+  run_team(t, [&](int tid) {
+    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(ctx, i, tid);
+  });
+#else
 #pragma omp parallel num_threads(t)
   {
     const int tid = omp_get_thread_num();
     for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(ctx, i, tid);
   }
+#endif
 }
 
 }  // namespace mlaops

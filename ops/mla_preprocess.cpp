@@ -115,6 +115,7 @@ struct RunCtx {
   WorkspaceArena* ws;
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
   bool profile = false;
+  std::atomic<int64_t>* head_ns = nullptr;  // MLAOPS_PROFILE: this call's sub-step times (4), summed over threads
 };
 
 // y = v / sqrt(sum(v^2)/n + eps) * gamma (+ beta), in fp32.
@@ -230,13 +231,12 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e) {
   }
 }
 
-// MLAOPS_PROFILE: nanoseconds of the sub-steps of step 4, summed over threads.
-std::atomic<int64_t> g_head_ns[4];
+// MLAOPS_PROFILE: adds the nanoseconds of sub-step i of step 4 to the call's counters.
 using clock_type = std::chrono::steady_clock;
-inline void head_lap(bool on, int i, clock_type::time_point& t) {
-  if (!on) return;
+inline void head_lap(const RunCtx& c, int i, clock_type::time_point& t) {
+  if (!c.profile) return;
   const auto now = clock_type::now();
-  g_head_ns[i].fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count(), std::memory_order_relaxed);
+  c.head_ns[i].fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count(), std::memory_order_relaxed);
   t = now;
 }
 
@@ -272,7 +272,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g.n_begin = lo;
   g.n_end = hi;
   pl.wuq_gemm(g);
-  head_lap(c.profile, 0, t);
+  head_lap(c, 0, t);
   const double* scale = c.ws->at<double>(pl.off_scale);
   for (int64_t i = 0; i < c.tc; ++i) {
     float* row = qq + i * pl.head_cols + (col0 - lo);
@@ -284,7 +284,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
     }
     rk.store_dt(row, f, qn + i * d.D, d.D);
   }
-  head_lap(c.profile, 1, t);
+  head_lap(c, 1, t);
   // qNope = qn @ wuk[h]   (wuk[h] as B [D, Hckv] in 16-column panels)
   GemmArgs g3;
   g3.M = c.tc;
@@ -301,7 +301,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g3.n_begin = 0;
   g3.n_end = d.Hckv;
   pl.wuk_gemm(g3);
-  head_lap(c.profile, 2, t);
+  head_lap(c, 2, t);
   const int64_t q_width = cm == CacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv;
   constexpr int64_t kRopeStack = 256;
   float rope_stack[kRopeStack];
@@ -323,7 +323,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
                                                    : p.q_rope_out->ptr<uint16_t>() + row_out * d.Dr;
     rk.store_dt(rope, f, rope_out, d.Dr);
   }
-  head_lap(c.profile, 3, t);
+  head_lap(c, 3, t);
 }
 
 // Element offset of (slot, j) in a cache.
@@ -413,8 +413,8 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
   // over threads) to stderr.
   static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
   c.profile = profile;
-  if (profile)
-    for (auto& a : g_head_ns) a.store(0);
+  std::atomic<int64_t> head_ns[4] = {0, 0, 0, 0};  // per call: concurrent calls keep their own
+  c.head_ns = head_ns;
   using clock = std::chrono::steady_clock;
   double phase[5] = {0, 0, 0, 0, 0};
   auto lap = [&](int i, clock::time_point& t) {
@@ -448,8 +448,8 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
                  pl->per_token ? 1 : 0, phase[0], phase[1], phase[2], phase[3], phase[4]);
   if (profile)
     std::fprintf(stderr, "%s: heads (thread-summed): wuq gemm %.0f us, dequant %.0f us, wuk gemm %.0f us, epilogue %.0f us\n",
-                 op, g_head_ns[0].load() / 1e3, g_head_ns[1].load() / 1e3, g_head_ns[2].load() / 1e3,
-                 g_head_ns[3].load() / 1e3);
+                 op, head_ns[0].load() / 1e3, head_ns[1].load() / 1e3, head_ns[2].load() / 1e3,
+                 head_ns[3].load() / 1e3);
   return kSuccess;
 }
 

@@ -4,20 +4,24 @@
 #      header tests, the examples, the install-tree test, the kernel coverage test), then the
 #      Python package's pytest suite (tests/python, against the mlaops installed in .venv);
 #   2. the C++ and C tests again in an ASan+UBSan build (build/asan-ubsan);
-#   3. the aarch64 cross build's tests under qemu without the operator tests
+#   3. the concurrency test under ThreadSanitizer (build/tsan: the library and that test only;
+#      docs/reliability/concurrency.md);
+#   4. the aarch64 cross build's tests under qemu without the operator tests
 #      (scripts/test_aarch64.sh --quick; the full cross run is 13 to 29 min of tests on 2 cores,
 #      docs/testing.md).
-# Usage: scripts/test.sh [--no-sanitizers] [--no-aarch64]
+# Usage: scripts/test.sh [--no-sanitizers] [--no-tsan] [--no-aarch64]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 sanitizers=1
+tsan=1
 aarch64=1
 for arg in "$@"; do
   case "$arg" in
     --no-sanitizers) sanitizers=0 ;;
+    --no-tsan) tsan=0 ;;
     --no-aarch64) aarch64=0 ;;
-    *) echo "usage: scripts/test.sh [--no-sanitizers] [--no-aarch64]" >&2; exit 2 ;;
+    *) echo "usage: scripts/test.sh [--no-sanitizers] [--no-tsan] [--no-aarch64]" >&2; exit 2 ;;
   esac
 done
 
@@ -37,6 +41,12 @@ if [ "$sanitizers" = 1 ]; then
   cmake --build --preset asan-ubsan
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build/asan-ubsan --output-on-failure -j "$jobs" -LE install
+fi
+if [ "$tsan" = 1 ]; then
+  echo "== ThreadSanitizer build and concurrency test"
+  cmake --preset tsan >/dev/null
+  cmake --build --preset tsan --target test_concurrency
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 timeout 900 build/tsan/tests/test_concurrency --gtest_brief=1
 fi
 if [ "$aarch64" = 1 ]; then
   echo "== aarch64 cross build and tests under qemu (without the operator tests)"

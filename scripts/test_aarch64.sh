@@ -6,7 +6,8 @@
 # Usage: scripts/test_aarch64.sh [--quick]
 #   every test the emulator can run (all but label no_emulator): 13 min of tests on 2 cores
 #            (29 while other builds share them)
-#   --quick: without the operator tests (label cpp_ops; up to a minute each under qemu),
+#   --quick: without the operator tests (labels cpp_ops and cpp_concurrency, the latter every
+#            operator at the vendor's sizes; up to a minute each under qemu),
 #            1.5 to 3 min of tests: what scripts/test.sh (CI) runs
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,6 +19,6 @@ cmake --preset aarch64 >/dev/null
 cmake --build --preset aarch64
 
 exclude='^no_emulator$'
-[ "${1:-}" = "--quick" ] && exclude='^(no_emulator|cpp_ops)$'
+[ "${1:-}" = "--quick" ] && exclude='^(no_emulator|cpp_ops|cpp_concurrency)$'
 ctest --test-dir build/aarch64 --output-on-failure -j "$jobs" -LE "$exclude"
 echo "aarch64 tests passed"
