@@ -29,10 +29,12 @@ GuardMode guard_mode();
 void set_guard_mode(GuardMode mode);
 const char* guard_mode_name(GuardMode mode);
 
-// `bytes` of read-write memory between two PROT_NONE pages, flush against one of them.
+// `bytes` of read-write memory between two PROT_NONE pages, flush against one of them. The start
+// address is congruent to `residue` modulo `align` (a power of two; so a misaligned tensor of an
+// alignment test stays misaligned): flush when the data is aligned, else within align - 1 bytes.
 class GuardedBuffer {
  public:
-  GuardedBuffer(size_t bytes, GuardMode mode);  // mode kTrailing or kLeading
+  GuardedBuffer(size_t bytes, GuardMode mode, size_t align = 1, size_t residue = 0);  // kTrailing or kLeading
   ~GuardedBuffer();
   GuardedBuffer(const GuardedBuffer&) = delete;
   GuardedBuffer& operator=(const GuardedBuffer&) = delete;
@@ -50,7 +52,9 @@ class GuardedBuffer {
 // dims reach; -1 when it cannot be placed (negative strides, unknown dtype).
 int64_t view_extent_bytes(const TensorView& v);
 
-// The guarded regions of one call; copies them back to the originals when destroyed.
+// The guarded regions of one call; when destroyed, writes back to the originals the bytes the call
+// changed (only those: a test that edits a view's dtype may describe more bytes than it owns, and
+// a rejected call changes none).
 class GuardScope {
  public:
   GuardScope();
@@ -67,6 +71,7 @@ class GuardScope {
     char* orig;
     size_t bytes;
     std::unique_ptr<GuardedBuffer> buf;
+    std::vector<char> initial;  // the region's bytes when placed (or refreshed)
   };
   bool inside(const void* p) const;
   std::vector<Group> groups_;
