@@ -213,6 +213,22 @@ void restore_from(const std::vector<uint8_t>& b, std::initializer_list<std::vect
   }
 }
 
+// The outputs of an Op whose tensors are byte vectors (MlaProlog, MlaPreprocess test cases).
+void watch(Op& op, std::vector<std::vector<uint8_t>*> outs) {
+  op.outputs = [outs] {
+    std::vector<uint8_t> b;
+    for (auto* o : outs) b.insert(b.end(), o->begin(), o->end());
+    return b;
+  };
+  op.restore = [outs](const std::vector<uint8_t>& b) {
+    auto at = b.begin();
+    for (auto* o : outs) {
+      std::copy(at, at + static_cast<std::ptrdiff_t>(o->size()), o->begin());
+      at += static_cast<std::ptrdiff_t>(o->size());
+    }
+  };
+}
+
 Op fia_op(const std::string& name, Entry e, FiaRun& r) {
   Op op;
   op.name = name;
@@ -273,22 +289,8 @@ Op prolog_op(const std::string& name, const testdata::MlaPrologCase& cc, MlaProl
            : call.v2 ? aclnnMlaPrologV2WeightNz(ws, size, ex, nullptr)
                      : aclnnMlaProlog(ws, size, ex, nullptr);
   };
-  std::vector<std::vector<uint8_t>*> outs = {&c.kv_cache.bytes, &c.kr_cache.bytes, &c.query_out.bytes,
-                                             &c.query_rope_out.bytes, &c.dequant_scale_q_nope_out.bytes,
-                                             &c.query_norm_out.bytes, &c.dequant_scale_q_norm_out.bytes};
-  op.outputs = [outs] {
-    std::vector<uint8_t> b;
-    for (auto* o : outs) b.insert(b.end(), o->begin(), o->end());
-    return b;
-  };
-  op.restore = [outs](const std::vector<uint8_t>& b) {
-    size_t at = 0;
-    for (auto* o : outs) {
-      std::copy(b.begin() + static_cast<std::ptrdiff_t>(at), b.begin() + static_cast<std::ptrdiff_t>(at + o->size()),
-                o->begin());
-      at += o->size();
-    }
-  };
+  watch(op, {&c.kv_cache.bytes, &c.kr_cache.bytes, &c.query_out.bytes, &c.query_rope_out.bytes,
+             &c.dequant_scale_q_nope_out.bytes, &c.query_norm_out.bytes, &c.dequant_scale_q_norm_out.bytes});
   return op;
 }
 
@@ -322,21 +324,8 @@ TEST_F(FaultInjection, MlaPreprocessEveryCacheMode) {
     op.phase2 = [&cfg](void* ws, uint64_t size, aclOpExecutor* ex) {
       return cfg.q_down ? aclnnMlaPreprocessV2(ws, size, ex, nullptr) : aclnnMlaPreprocess(ws, size, ex, nullptr);
     };
-    std::vector<std::vector<uint8_t>*> outs = {&c->kv_cache.bytes, &c->kv_cache_rope.bytes, &c->q_out.bytes,
-                                               &c->q_rope_out.bytes, &c->q_down_out.bytes};
-    op.outputs = [outs] {
-      std::vector<uint8_t> b;
-      for (auto* o : outs) b.insert(b.end(), o->begin(), o->end());
-      return b;
-    };
-    op.restore = [outs](const std::vector<uint8_t>& b) {
-      size_t at = 0;
-      for (auto* o : outs) {
-        std::copy(b.begin() + static_cast<std::ptrdiff_t>(at),
-                  b.begin() + static_cast<std::ptrdiff_t>(at + o->size()), o->begin());
-        at += o->size();
-      }
-    };
+    watch(op, {&c->kv_cache.bytes, &c->kv_cache_rope.bytes, &c->q_out.bytes, &c->q_rope_out.bytes,
+               &c->q_down_out.bytes});
     inject_each(op);
   }
 }
