@@ -128,7 +128,12 @@ aclnnStatus execute_impl(const char* op, void* workspace, uint64_t workspace_siz
     return fail(kParamInvalid, "%s: stream: not a live stream (destroyed, or never created)", op);
   const bool queued = stream != nullptr;
   Work work = [state, workspace, workspace_size, queued]() -> int {
-    const int code = run_state(*state, workspace, workspace_size);
+    int code;
+    try {
+      code = run_state(*state, workspace, workspace_size);
+    } catch (const std::bad_alloc&) {  // a queued run has no execute() around it (core/alloc.h)
+      code = out_of_memory(state->op.c_str());
+    }
     // A queued run fails on the stream's thread: logged there (a synchronous one by execute).
     if (queued && code != 0) log_result(state->op.c_str(), __FILE__, __LINE__, code);
     return code;
@@ -140,8 +145,15 @@ aclnnStatus execute_impl(const char* op, void* workspace, uint64_t workspace_siz
 
 aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                     aclrtStream stream) {
+  ApiCallScope scope;
   clear_last_error();
-  return log_result(op, __FILE__, __LINE__, execute_impl(op, workspace, workspace_size, executor, stream));
+  aclnnStatus status;
+  try {
+    status = execute_impl(op, workspace, workspace_size, executor, stream);
+  } catch (const std::bad_alloc&) {  // core/alloc.h
+    status = out_of_memory(op);
+  }
+  return log_result(op, __FILE__, __LINE__, status);
 }
 
 Status bind_slot(const aclTensor* t, const char* op, const char* name, bool required, TensorSlot* slot) {

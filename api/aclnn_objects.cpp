@@ -1,11 +1,13 @@
 // The aclnn object API (acl_meta.h): creation, destruction, getters.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <unordered_map>
 
 #include "api/objects.h"
+#include "core/alloc.h"
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "mlaops/dtype.h"
@@ -121,7 +123,7 @@ extern "C" {
 
 aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDataType dataType, const int64_t* stride,
                            int64_t offset, aclFormat format, const int64_t* storageDims, uint64_t storageDimsNum,
-                           void* tensorData) {
+                           void* tensorData) try {
   using mlaops::fail;
   const char* fn = "aclCreateTensor";
   if (viewDimsNum > static_cast<uint64_t>(mlaops::kMaxRank) || storageDimsNum > static_cast<uint64_t>(mlaops::kMaxRank)) {
@@ -145,7 +147,8 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     fail(mlaops::kParamInvalid, "%s: offset: allowed >= 0, got %lld", fn, (long long)offset);
     return nullptr;
   }
-  auto* t = new (std::nothrow) aclTensor();
+  std::unique_ptr<aclTensor> owner(new (std::nothrow) aclTensor());  // freed on every early return
+  aclTensor* t = owner.get();
   if (t == nullptr) return nullptr;
   t->view_dims.assign(viewDims, viewDims + viewDimsNum);
   t->dtype = dataType;
@@ -156,7 +159,6 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
   for (int64_t d : t->view_dims) {
     if (d < 0 || !mlaops::mul_ok(numel, d, &numel)) {
       fail(mlaops::kParamInvalid, "%s: viewDims: each dim must be >= 0 and the product must fit int64", fn);
-      delete t;
       return nullptr;
     }
   }
@@ -165,7 +167,6 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     for (int64_t s : t->strides) {
       if (s < 0) {
         fail(mlaops::kParamInvalid, "%s: stride: allowed >= 0, got %lld", fn, (long long)s);
-        delete t;
         return nullptr;
       }
     }
@@ -182,7 +183,6 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
   int64_t bytes;
   if (!view_extent(t->view_dims, t->strides, offset, &extent) || !mlaops::mul_ok(extent, es > 0 ? es : 1, &bytes)) {
     fail(mlaops::kParamInvalid, "%s: view extent overflows int64", fn);
-    delete t;
     return nullptr;
   }
   if (storageDimsNum > 0) {
@@ -191,7 +191,6 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     for (int64_t d : t->storage_dims) {
       if (d < 0 || !mlaops::mul_ok(storage, d, &storage)) {
         fail(mlaops::kParamInvalid, "%s: storageDims: each dim must be >= 0 and the product must fit int64", fn);
-        delete t;
         return nullptr;
       }
     }
@@ -199,7 +198,6 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
       fail(mlaops::kParamInvalid,
            "%s: the view (offset %lld, extent %lld elements) reaches past the storage (%lld elements)", fn,
            (long long)offset, (long long)extent, (long long)storage);
-      delete t;
       return nullptr;
     }
   } else if (stride == nullptr && offset == 0) {
@@ -208,60 +206,79 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     t->storage_dims.assign(1, extent);
   }
   register_object(t, ObjKind::kTensor);
-  return t;
+  return owner.release();
+} catch (const std::bad_alloc&) {  // null, with the message (core/alloc.h); the owners free the rest
+  mlaops::out_of_memory("aclCreateTensor");
+  return nullptr;
 }
 
-aclScalar* aclCreateScalar(void* value, aclDataType dataType) {
+aclScalar* aclCreateScalar(void* value, aclDataType dataType) try {
   const int64_t es = mlaops::dtype_size(static_cast<mlaops::DType>(dataType));
   if (value == nullptr || es <= 0 || es > 16) {
     mlaops::fail(mlaops::kParamInvalid, "aclCreateScalar: value must be non-null and dataType a whole-byte type");
     return nullptr;
   }
-  auto* s = new (std::nothrow) aclScalar();
+  std::unique_ptr<aclScalar> owner(new (std::nothrow) aclScalar());
+  aclScalar* s = owner.get();
   if (s == nullptr) return nullptr;
   s->dtype = dataType;
   std::memcpy(s->value, value, static_cast<size_t>(es));
   register_object(s, ObjKind::kScalar);
-  return s;
+  return owner.release();
+} catch (const std::bad_alloc&) {  // null, with the message (core/alloc.h); the owners free the rest
+  mlaops::out_of_memory("aclCreateScalar");
+  return nullptr;
 }
 
-aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) {
+aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) try {
   if (value == nullptr && size > 0) {
     mlaops::fail(mlaops::kParamNullptr, "aclCreateIntArray: value is null with size %llu", (unsigned long long)size);
     return nullptr;
   }
-  auto* a = new (std::nothrow) aclIntArray();
+  std::unique_ptr<aclIntArray> owner(new (std::nothrow) aclIntArray());
+  aclIntArray* a = owner.get();
   if (a == nullptr) return nullptr;
   if (size > 0) a->values.assign(value, value + size);
   register_object(a, ObjKind::kIntArray);
-  return a;
+  return owner.release();
+} catch (const std::bad_alloc&) {  // null, with the message (core/alloc.h); the owners free the rest
+  mlaops::out_of_memory("aclCreateIntArray");
+  return nullptr;
 }
 
-aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) {
+aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) try {
   if (value == nullptr && size > 0) {
     mlaops::fail(mlaops::kParamNullptr, "aclCreateFloatArray: value is null with size %llu", (unsigned long long)size);
     return nullptr;
   }
-  auto* a = new (std::nothrow) aclFloatArray();
+  std::unique_ptr<aclFloatArray> owner(new (std::nothrow) aclFloatArray());
+  aclFloatArray* a = owner.get();
   if (a == nullptr) return nullptr;
   if (size > 0) a->values.assign(value, value + size);
   register_object(a, ObjKind::kFloatArray);
-  return a;
+  return owner.release();
+} catch (const std::bad_alloc&) {  // null, with the message (core/alloc.h); the owners free the rest
+  mlaops::out_of_memory("aclCreateFloatArray");
+  return nullptr;
 }
 
-aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) {
+aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) try {
   if (value == nullptr && size > 0) {
     mlaops::fail(mlaops::kParamNullptr, "aclCreateBoolArray: value is null with size %llu", (unsigned long long)size);
     return nullptr;
   }
-  auto* a = new (std::nothrow) aclBoolArray();
+  std::unique_ptr<aclBoolArray> owner(new (std::nothrow) aclBoolArray());
+  aclBoolArray* a = owner.get();
   if (a == nullptr) return nullptr;
   if (size > 0) a->values.assign(value, value + size);
   register_object(a, ObjKind::kBoolArray);
-  return a;
+  return owner.release();
+} catch (const std::bad_alloc&) {  // null, with the message (core/alloc.h); the owners free the rest
+  mlaops::out_of_memory("aclCreateBoolArray");
+  return nullptr;
 }
 
-aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) {
+aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) try {
   if (value == nullptr && size > 0) {
     mlaops::fail(mlaops::kParamNullptr, "aclCreateTensorList: value is null with size %llu", (unsigned long long)size);
     return nullptr;
@@ -273,11 +290,15 @@ aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size)
       return nullptr;
     }
   }
-  auto* l = new (std::nothrow) aclTensorList();
+  std::unique_ptr<aclTensorList> owner(new (std::nothrow) aclTensorList());
+  aclTensorList* l = owner.get();
   if (l == nullptr) return nullptr;
   for (uint64_t i = 0; i < size; ++i) l->tensors.push_back(const_cast<aclTensor*>(value[i]));
   register_object(l, ObjKind::kTensorList);
-  return l;
+  return owner.release();
+} catch (const std::bad_alloc&) {  // null, with the message (core/alloc.h); the owners free the rest
+  mlaops::out_of_memory("aclCreateTensorList");
+  return nullptr;
 }
 
 aclnnStatus aclDestroyTensor(const aclTensor* tensor) { return destroy_obj(tensor, ObjKind::kTensor, "aclDestroyTensor"); }

@@ -14,10 +14,12 @@
 #include <functional>
 #include <variant>
 #include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
+#include "core/alloc.h"
 #include "core/error.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/mla_preprocess.h"
@@ -82,12 +84,20 @@ Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, 
 // file and line; success is logged at DEBUG level.
 aclnnStatus log_result(const char* fn, const char* file, int line, aclnnStatus status);
 
-// Runs the body of a phase-1 entry point: clears the recent error first, logs the outcome.
+// Runs the body of a phase-1 entry point: clears the recent error first, logs the outcome. A
+// failed host allocation (std::bad_alloc) returns out_of_memory() (core/alloc.h).
 //   return guarded(kOp, __FILE__, __LINE__, [&]() -> aclnnStatus { ... });
 template <class Body>
 aclnnStatus guarded(const char* fn, const char* file, int line, Body&& body) {
+  ApiCallScope scope;
   clear_last_error();
-  return log_result(fn, file, line, body());
+  aclnnStatus status;
+  try {
+    status = body();
+  } catch (const std::bad_alloc&) {
+    status = out_of_memory(fn);
+  }
+  return log_result(fn, file, line, status);
 }
 
 // Logs "<op>: deprecated ..." once per process at WARNING level, as CANN does on the first call of

@@ -14,6 +14,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <exception>
+#include <mutex>
 
 #include "mlaops/runtime.h"
 
@@ -33,6 +35,32 @@ int env_threads() {
   }();
   return value;
 }
+
+// An exception thrown in a parallel region (std::bad_alloc from a kernel's scratch vector) must not
+// leave it (that terminates the process): the first one is kept and rethrown on the calling thread
+// once the region is done (core/alloc.h).
+class RegionError {
+ public:
+  template <class F>
+  void run(F&& f) {
+    try {
+      f();
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!error_) error_ = std::current_exception();
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  }
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
+  void rethrow() const {
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  std::mutex mu_;
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
+};
 
 #if MLAOPS_STD_THREADS
 thread_local bool t_in_parallel = false;
@@ -88,11 +116,12 @@ void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn) {
     return;
   }
   const int t = static_cast<int>(chunks);
+  RegionError error;
 #if MLAOPS_STD_THREADS
   run_team(t, [&](int i) {
     const int64_t b = n * i / t;
     const int64_t e = n * (i + 1) / t;
-    if (b < e) fn(b, e);
+    if (b < e) error.run([&] { fn(b, e); });
   });
 #else
 #pragma omp parallel num_threads(t)
@@ -101,9 +130,10 @@ void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn) {
     const int64_t nt = omp_get_num_threads();
     const int64_t b = n * i / nt;
     const int64_t e = n * (i + 1) / nt;
-    if (b < e) fn(b, e);
+    if (b < e) error.run([&] { fn(b, e); });
   }
 #endif
+  error.rethrow();
 }
 
 void parallel_items(int64_t n, int threads, void (*fn)(void*, int64_t, int), void* ctx) {
@@ -114,17 +144,23 @@ void parallel_items(int64_t n, int threads, void (*fn)(void*, int64_t, int), voi
     return;
   }
   std::atomic<int64_t> next{0};
+  RegionError error;
 #if MLAOPS_STD_THREADS
   run_team(t, [&](int tid) {
-    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(ctx, i, tid);
+    error.run([&] {
+      for (int64_t i = next.fetch_add(1); i < n && !error.failed(); i = next.fetch_add(1)) fn(ctx, i, tid);
+    });
   });
 #else
 #pragma omp parallel num_threads(t)
   {
     const int tid = omp_get_thread_num();
-    for (int64_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) fn(ctx, i, tid);
+    error.run([&] {
+      for (int64_t i = next.fetch_add(1); i < n && !error.failed(); i = next.fetch_add(1)) fn(ctx, i, tid);
+    });
   }
 #endif
+  error.rethrow();
 }
 
 }  // namespace mlaops

@@ -10,6 +10,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_fused_infer_attention_score_v4.h"
 #include "ops/acl_tensor_util.h"
+#include "tests/support/guarded_alloc.h"
 #include "reference/fia_test_data.h"
 
 namespace mlaops::testing {
@@ -163,8 +164,23 @@ class AclTensorListHandle {
   aclTensorList* l_ = nullptr;
 };
 
+// In a guard mode (tests/support/guarded_alloc.h), every tensor of `a` in guarded regions.
+inline void guard_args(FiaAclArgs& a) {
+  if (current_guard_scope() == nullptr) return;
+  std::vector<TensorView*> v;
+  for (int i = 0; i < FiaAclArgs::kIn; ++i)
+    if (a.passed[i] || i == 1 || i == 2) v.push_back(&a.in[i]);
+  for (TensorView& k : a.key_views) v.push_back(&k);
+  for (TensorView& k : a.value_views) v.push_back(&k);
+  if (a.out_passed) v.push_back(&a.out);
+  if (a.lse_passed) v.push_back(&a.lse);
+  guard_views(v.data(), v.size());
+}
+
 // Phase 1 only.
-inline aclnnStatus fia_phase1(const FiaAclArgs& a, uint64_t* ws_size, aclOpExecutor** ex) {
+inline aclnnStatus fia_phase1(const FiaAclArgs& args, uint64_t* ws_size, aclOpExecutor** ex) {
+  FiaAclArgs a = args;
+  guard_args(a);
   std::vector<AclTensor> t;
   t.reserve(FiaAclArgs::kIn);
   for (int i = 0; i < FiaAclArgs::kIn; ++i) t.emplace_back(a.in[i], a.passed[i] && i != 1 && i != 2);
@@ -186,11 +202,13 @@ inline aclnnStatus fia_phase1(const FiaAclArgs& a, uint64_t* ws_size, aclOpExecu
 // (e.g. to corrupt the block table). Returns the first error.
 inline aclnnStatus fia_aclnn_call(const FiaAclArgs& a, aclrtStream stream = nullptr,
                                   const std::function<void()>& between = {}) {
+  GuardScope guard;
   uint64_t ws_size = 0;
   aclOpExecutor* ex = nullptr;
   aclnnStatus s = fia_phase1(a, &ws_size, &ex);
   if (s != ACLNN_SUCCESS) return s;
   if (between) between();
+  guard_refresh();
   void* ws = nullptr;
   if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
   s = aclnnFusedInferAttentionScoreV4(ws, ws_size, ex, stream);

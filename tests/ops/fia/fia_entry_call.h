@@ -121,8 +121,10 @@ inline FiaAclArgs mapped_v4(Entry e, const FiaAclArgs& a) {
 }
 
 // Phase 1 of entry point `e` on `a`.
-inline aclnnStatus entry_phase1(Entry e, const FiaAclArgs& a, uint64_t* ws_size, aclOpExecutor** ex) {
-  if (e == Entry::kFiaV4) return fia_phase1(a, ws_size, ex);
+inline aclnnStatus entry_phase1(Entry e, const FiaAclArgs& args, uint64_t* ws_size, aclOpExecutor** ex) {
+  if (e == Entry::kFiaV4) return fia_phase1(args, ws_size, ex);
+  FiaAclArgs a = args;
+  guard_args(a);
   std::vector<AclTensor> t;
   t.reserve(FiaAclArgs::kIn);
   for (int i = 0; i < FiaAclArgs::kIn; ++i) t.emplace_back(a.in[i], a.passed[i] && i != 1 && i != 2);
@@ -205,6 +207,7 @@ inline aclnnStatus entry_phase2(Entry e, void* ws, uint64_t size, aclOpExecutor*
 // Both phases of `e` on `stream` (nullptr: synchronous), then synchronize; the first error.
 inline aclnnStatus entry_call(Entry e, const FiaAclArgs& a, aclrtStream stream = nullptr,
                               uint64_t* ws_out = nullptr) {
+  GuardScope guard;
   uint64_t ws_size = 0;
   aclOpExecutor* ex = nullptr;
   aclnnStatus s = entry_phase1(e, a, &ws_size, &ex);

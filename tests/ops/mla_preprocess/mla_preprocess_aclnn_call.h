@@ -13,6 +13,7 @@
 #include "aclnnop/aclnn_mla_preprocess.h"
 #include "aclnnop/aclnn_mla_preprocess_v2.h"
 #include "ops/acl_tensor_util.h"
+#include "tests/support/guarded_alloc.h"
 #include "reference/mla_preprocess_test_data.h"
 
 namespace mlaops::testing {
@@ -92,6 +93,9 @@ inline aclnnStatus mla_preprocess_phase1(const testdata::MlaPreprocessCase& c, c
                                          uint64_t* workspace_size, aclOpExecutor** executor) {
   MlaPreprocessArgs a = args_of(c);
   if (mutate) mutate(a);
+  TensorView* views[MlaPreprocessArgs::kCount];
+  for (int i = 0; i < MlaPreprocessArgs::kCount; ++i) views[i] = a.passed[i] ? &a.v[i] : nullptr;
+  guard_views(views, MlaPreprocessArgs::kCount);  // in a guard mode (tests/support/guarded_alloc.h)
   std::vector<AclTensor> t;
   t.reserve(MlaPreprocessArgs::kCount);
   for (int i = 0; i < MlaPreprocessArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
@@ -112,6 +116,7 @@ inline aclnnStatus mla_preprocess_phase1(const testdata::MlaPreprocessCase& c, c
 // Both phases on `stream` (nullptr: synchronous), then synchronize. Returns the first error.
 inline aclnnStatus mla_preprocess_call(const testdata::MlaPreprocessCase& c, const MlaPreprocessMutation& mutate = {},
                                        aclrtStream stream = nullptr) {
+  GuardScope guard;
   uint64_t ws_size = 0;
   aclOpExecutor* ex = nullptr;
   aclnnStatus s = mla_preprocess_phase1(c, mutate, &ws_size, &ex);

@@ -12,6 +12,7 @@
 #include "aclnnop/aclnn_mla_prolog_v2_weight_nz.h"
 #include "aclnnop/aclnn_mla_prolog_v3_weight_nz.h"
 #include "ops/acl_tensor_util.h"
+#include "tests/support/guarded_alloc.h"
 #include "reference/mla_prolog_test_data.h"
 
 namespace mlaops::testing {
@@ -88,6 +89,9 @@ inline aclnnStatus mla_prolog_phase1(const testdata::MlaPrologCase& c, const Mla
   // V3 takes no (1) placeholder of dequantScaleQNopeOut: null outside FULL_QUANT_KV_QUANT
   if (call.v3 && c.cfg.scenario != MlaPrologScenario::kFullQuantKvQuant) a.passed[21] = false;
   if (call.mutate) call.mutate(a);
+  TensorView* views[MlaPrologArgs::kCount];
+  for (int i = 0; i < MlaPrologArgs::kCount; ++i) views[i] = a.passed[i] ? &a.v[i] : nullptr;
+  guard_views(views, MlaPrologArgs::kCount);  // in a guard mode (tests/support/guarded_alloc.h)
   std::vector<AclTensor> t;
   t.reserve(MlaPrologArgs::kCount);
   for (int i = 0; i < MlaPrologArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
@@ -117,6 +121,7 @@ inline aclnnStatus mla_prolog_phase1(const testdata::MlaPrologCase& c, const Mla
 // Both phases on `stream` (nullptr: synchronous), then synchronize. Returns the first error.
 inline aclnnStatus mla_prolog_call(const testdata::MlaPrologCase& c, const MlaPrologCall& call = {},
                                    aclrtStream stream = nullptr) {
+  GuardScope guard;
   uint64_t ws_size = 0;
   aclOpExecutor* ex = nullptr;
   aclnnStatus s = mla_prolog_phase1(c, call, &ws_size, &ex);

@@ -1,0 +1,189 @@
+#include "tests/support/guarded_alloc.h"
+
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace mlaops::testing {
+namespace {
+
+std::atomic<int> g_mode{static_cast<int>(GuardMode::kOff)};
+std::atomic<int64_t> g_placed{0};
+thread_local GuardScope* t_scope = nullptr;
+
+size_t page_size() {
+  static const size_t p = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+
+// Copies the test's bytes; false when they are not all readable. Negative tests pass views that
+// describe more than their buffer (an edited dtype or dim: the call rejects them unread) or fake
+// addresses (phase-1-only descriptions): such views are left where they are. process_vm_readv on
+// this process reads without faulting (and unseen by ASan: bytes past a heap block are harmless).
+bool read_original(char* dst, const char* src, size_t n) {
+  if (n == 0) return true;
+  iovec local{dst, n};
+  iovec remote{const_cast<char*>(src), n};
+  const ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+  if (got >= 0) return static_cast<size_t>(got) == n;
+  if (errno != ENOSYS && errno != EPERM) return false;
+  std::memcpy(dst, src, n);  // no process_vm_readv here (seccomp): the tests' own buffers only
+  return true;
+}
+
+}  // namespace
+
+GuardMode guard_mode() { return static_cast<GuardMode>(g_mode.load()); }
+void set_guard_mode(GuardMode mode) { g_mode.store(static_cast<int>(mode)); }
+const char* guard_mode_name(GuardMode mode) {
+  switch (mode) {
+    case GuardMode::kOff: return "off";
+    case GuardMode::kTrailing: return "trailing";
+    case GuardMode::kLeading: return "leading";
+  }
+  return "?";
+}
+
+GuardedBuffer::GuardedBuffer(size_t bytes, GuardMode mode, size_t align, size_t residue) : bytes_(bytes) {
+  const size_t page = page_size();
+  const size_t body = std::max(page, (bytes + align + page - 1) / page * page);
+  map_bytes_ = body + 2 * page;
+  map_ = mmap(nullptr, map_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map_ == MAP_FAILED) {
+    std::perror("GuardedBuffer: mmap");
+    std::abort();
+  }
+  char* base = static_cast<char*>(map_);
+  if (mprotect(base, page, PROT_NONE) != 0 || mprotect(base + page + body, page, PROT_NONE) != 0) {
+    std::perror("GuardedBuffer: mprotect");
+    std::abort();
+  }
+  if (mode == GuardMode::kLeading) {
+    data_ = base + page + residue % align;
+  } else {
+    data_ = base + page + body - bytes;
+    data_ -= (reinterpret_cast<uintptr_t>(data_) - residue) & (align - 1);
+  }
+}
+
+GuardedBuffer::~GuardedBuffer() {
+  if (map_ != nullptr) munmap(map_, map_bytes_);
+}
+
+int64_t view_extent_bytes(const TensorView& v) {
+  const int64_t es = dtype_size(v.dtype);
+  if (es <= 0) return -1;
+  int64_t reach = 1;  // elements
+  for (int i = 0; i < v.rank; ++i) {
+    if (v.dims[i] == 0) {
+      reach = 0;
+      break;
+    }
+    if (v.strides[i] < 0) return -1;
+    reach += (v.dims[i] - 1) * v.strides[i];
+  }
+  int64_t storage = 0;
+  if (v.storage_rank > 0) {
+    storage = 1;
+    for (int i = 0; i < v.storage_rank; ++i) storage *= v.storage_dims[i];
+  }
+  return std::max(reach, storage) * es;
+}
+
+GuardScope::GuardScope() : prev_(t_scope) { t_scope = this; }
+
+GuardScope::~GuardScope() {
+  for (Group& g : groups_) {
+    const char* now = g.buf->data();
+    for (size_t b = 0; b < g.bytes; b += 4096) {  // block compare first: most bytes are unchanged inputs
+      const size_t e = std::min(g.bytes, b + 4096);
+      if (std::memcmp(now + b, g.initial.data() + b, e - b) == 0) continue;
+      for (size_t i = b; i < e; ++i)
+        if (now[i] != g.initial[i]) g.orig[i] = now[i];
+    }
+  }
+  t_scope = prev_;
+}
+
+bool GuardScope::inside(const void* p) const {
+  const char* c = static_cast<const char*>(p);
+  for (const Group& g : groups_)
+    if (c >= g.buf->data() && c <= g.buf->data() + g.bytes) return true;
+  return false;
+}
+
+void GuardScope::place(TensorView* const* views, size_t n) {
+  const GuardMode mode = guard_mode();
+  if (mode == GuardMode::kOff) return;
+  struct Item {
+    TensorView* v;
+    char* begin;
+    char* end;
+    size_t es;
+  };
+  std::vector<Item> items;
+  for (size_t i = 0; i < n; ++i) {
+    TensorView* v = views[i];
+    if (v == nullptr || v->data == nullptr || inside(v->data)) continue;
+    const int64_t bytes = view_extent_bytes(*v);
+    if (bytes < 0) continue;
+    char* b = static_cast<char*>(v->data);
+    items.push_back({v, b, b + bytes, static_cast<size_t>(std::max<int64_t>(1, dtype_size(v->dtype)))});
+  }
+  std::sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.begin < b.begin; });
+  // Overlapping (or identical) ranges share one region, at the same relative offsets.
+  for (size_t i = 0; i < items.size();) {
+    char* begin = items[i].begin;
+    char* end = items[i].end;
+    size_t align = items[i].es;
+    size_t j = i + 1;
+    while (j < items.size() && items[j].begin < end + (items[j].begin == items[j].end ? 1 : 0)) {
+      end = std::max(end, items[j].end);
+      align = std::max(align, items[j].es);
+      ++j;
+    }
+    const size_t bytes = static_cast<size_t>(end - begin);
+    constexpr size_t kMaxBytes = size_t{1} << 30;  // larger: a fake description (no test tensor is)
+    std::vector<char> initial(bytes <= kMaxBytes ? bytes : 0);
+    if (bytes > kMaxBytes || !read_original(initial.data(), begin, bytes)) {
+      i = j;
+      continue;
+    }
+    auto buf = std::make_unique<GuardedBuffer>(bytes, mode, align, reinterpret_cast<uintptr_t>(begin) % align);
+    std::memcpy(buf->data(), initial.data(), bytes);
+    for (size_t k = i; k < j; ++k) {
+      items[k].v->data = buf->data() + (items[k].begin - begin);
+      g_placed.fetch_add(1);
+    }
+    groups_.push_back({begin, bytes, std::move(buf), std::move(initial)});
+    i = j;
+  }
+}
+
+void GuardScope::refresh() {
+  for (Group& g : groups_) {
+    (void)read_original(g.initial.data(), g.orig, g.bytes);
+    std::memcpy(g.buf->data(), g.initial.data(), g.bytes);
+  }
+}
+
+GuardScope* current_guard_scope() { return t_scope; }
+
+void guard_views(TensorView* const* views, size_t n) {
+  if (t_scope != nullptr) t_scope->place(views, n);
+}
+
+void guard_refresh() {
+  if (t_scope != nullptr) t_scope->refresh();
+}
+
+int64_t guarded_tensor_count() { return g_placed.load(); }
+
+}  // namespace mlaops::testing
