@@ -3,7 +3,8 @@
 # (apt-get; needs root or sudo), then configures and builds the release preset (build/release),
 # then installs the Python package (docs/python.md) into the virtual environment .venv made from
 # python3: torch (the version pyproject.toml pins), numpy, ml_dtypes, pytest and mlaops, whose
-# module links build/release's static library.
+# module links build/release's static library. The requirements install while the release build
+# runs (docs/ci.md).
 # Usage: scripts/setup.sh            (idempotent; fast when everything is already there)
 #        MLAOPS_NO_PYTHON=1 scripts/setup.sh   skips the Python package
 set -euo pipefail
