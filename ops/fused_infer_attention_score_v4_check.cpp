@@ -785,6 +785,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   MLAOPS_TRY(check_existence(p, op));
   MLAOPS_TRY(check_dtypes_and_formats(p, op));
   MLAOPS_TRY(check_post_quant_pairing(p, op));
+  MLAOPS_TRY(check::finite_f32(op, "scaleValue", "FIA-58", p.scale_value));  // docs/numerics.md
   MLAOPS_TRY(fia_fq_check_params(p, op, &c.full_quant));  // FIA-30/31 INT8 full quantisation
   c.fp16 = p.query.dtype == F16 || c.full_quant;         // full quantisation: FP16 output and pse
   c.rope = p.query_rope != nullptr;

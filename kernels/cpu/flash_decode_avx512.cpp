@@ -286,8 +286,9 @@ void softmax_rows(const Ctx& x, int64_t nk) {
     __m512 bm = ninf;
     for (int64_t j = 0; j < nk; ++j) bm = _mm512_max_ps(bm, _mm512_mask_loadu_ps(ninf, in, S + j * nG + r0));
     const __m512 mnew = _mm512_max_ps(m, bm);
-    const __mmask16 had = _mm512_cmp_ps_mask(m, ninf, _CMP_NEQ_OQ);
-    const __mmask16 live = static_cast<__mmask16>(_mm512_cmp_ps_mask(mnew, ninf, _CMP_NEQ_OQ) & in);
+    // unordered: a NaN max (a NaN score) keeps the row live, so it comes out NaN (docs/numerics.md)
+    const __mmask16 had = _mm512_cmp_ps_mask(m, ninf, _CMP_NEQ_UQ);
+    const __mmask16 live = static_cast<__mmask16>(_mm512_cmp_ps_mask(mnew, ninf, _CMP_NEQ_UQ) & in);
     const __m512 a = _mm512_maskz_mov_ps(had, exp512(_mm512_sub_ps(m, mnew)));
     __m512 sum = _mm512_setzero_ps();
     __m512i pend = _mm512_setzero_si512();
