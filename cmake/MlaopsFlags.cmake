@@ -16,7 +16,9 @@ function(mlaops_target_warnings target)
 endfunction()
 
 if(MLAOPS_SANITIZE)
-  add_compile_options(-fsanitize=${MLAOPS_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
+  # -g1: line tables and function names, what the sanitizers' stack traces print (file:line per
+  # frame), at a quarter less compile time than -g (docs/ci.md)
+  add_compile_options(-fsanitize=${MLAOPS_SANITIZE} -fno-sanitize-recover=all -fno-omit-frame-pointer -g1)
   add_link_options(-fsanitize=${MLAOPS_SANITIZE})
 endif()
 

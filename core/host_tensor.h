@@ -60,9 +60,10 @@ inline HostTensor make_tensor(DType dtype, const std::vector<int64_t>& dims, For
 inline HostTensor from_values(DType dtype, const std::vector<int64_t>& dims, const std::vector<double>& values) {
   HostTensor h = make_tensor(dtype, dims);
   const bool integer = dtype == DType::kInt8 || dtype == DType::kInt32 || dtype == DType::kInt64;
-  for (int64_t i = 0; i < h.numel(); ++i) {
+  const int64_t n = h.numel();
+  for (int64_t i = 0; i < n; ++i) {  // make_tensor is row-major and contiguous: element i at offset i
     const double v = values[static_cast<size_t>(i)];
-    h.set(i, integer ? std::nearbyint(v) : v);
+    store_f64(h.view, i, integer ? std::nearbyint(v) : v);
   }
   return h;
 }

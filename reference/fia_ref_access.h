@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "mlaops/fused_infer_attention_score.h"
@@ -178,10 +179,17 @@ struct AntiquantRef {
       default: return (blk * KVN + h) * block_size + slot;   // 5: (blockNum, KV_N, blockSize)
     }
   }
+  // Every scale / offset element, read once in linear order after the parameter checks; dequant
+  // indexes these instead of walking the tensors' strides for each K / V element.
+  std::vector<double> scale_v, offset_v;
+  void load_params() {
+    for (auto [t, v] : {std::pair{scale, &scale_v}, std::pair{offset, &offset_v}})
+      for (int64_t i = 0; t != nullptr && i < t->numel(); ++i) v->push_back(ref::load(*t, ref::linear_offset(*t, i)));
+  }
   double dequant(double x, bool fp16, int64_t b, int64_t h, int64_t t, int64_t d, int64_t blk, int64_t slot) const {
-    const int64_t i = index(b, h, t, d, blk, slot);
-    const double sc = ref::load(*scale, ref::linear_offset(*scale, i));
-    const double off = offset ? ref::load(*offset, ref::linear_offset(*offset, i)) : 0.0;
+    const size_t i = static_cast<size_t>(index(b, h, t, d, blk, slot));
+    const double sc = scale_v[i];
+    const double off = offset ? offset_v[i] : 0.0;
     const double v = (x + off) * sc;
     if (exact) return v;
     return fp16 ? ref::to_fp16(v) : ref::to_bf16(v);

@@ -506,6 +506,10 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
   };
   aq_k.D = QD;
   aq_v.D = VD;
+  if (kv_int8) {
+    aq_k.load_params();
+    aq_v.load_params();
+  }
   const bool fp16 = q.dtype == DType::kFloat16;
   std::vector<double> kc, vc, qv(static_cast<size_t>(KF)), sc, acc(static_cast<size_t>(VD));
   std::vector<char> valid;

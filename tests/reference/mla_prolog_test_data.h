@@ -177,6 +177,24 @@ struct MlaPrologCase {
     return p;
   }
 
+  // A deep copy (equal to make_mla_prolog_case(cfg) when this case is untouched): tests that run
+  // one case under every ISA generate it once and clone it per run.
+  MlaPrologCase clone() const {
+    MlaPrologCase c;
+    c.cfg = cfg;
+    HostTensor MlaPrologCase::*const members[] = {  // every tensor member
+        &MlaPrologCase::token_x, &MlaPrologCase::weight_dq, &MlaPrologCase::weight_uq_qr, &MlaPrologCase::weight_uk,
+        &MlaPrologCase::weight_dkv_kr, &MlaPrologCase::rmsnorm_gamma_cq, &MlaPrologCase::rmsnorm_gamma_ckv,
+        &MlaPrologCase::rope_sin, &MlaPrologCase::rope_cos, &MlaPrologCase::cache_index, &MlaPrologCase::kv_cache,
+        &MlaPrologCase::kr_cache, &MlaPrologCase::dequant_scale_x, &MlaPrologCase::dequant_scale_w_dq,
+        &MlaPrologCase::dequant_scale_w_uq_qr, &MlaPrologCase::dequant_scale_w_dkv_kr, &MlaPrologCase::quant_scale_ckv,
+        &MlaPrologCase::quant_scale_ckr, &MlaPrologCase::smooth_scales_cq, &MlaPrologCase::query_out,
+        &MlaPrologCase::query_rope_out, &MlaPrologCase::dequant_scale_q_nope_out, &MlaPrologCase::query_norm_out,
+        &MlaPrologCase::dequant_scale_q_norm_out, &MlaPrologCase::actual_seq_len, &MlaPrologCase::k_nope_clip_alpha};
+    for (HostTensor MlaPrologCase::*m : members) c.*m = (this->*m).clone();
+    return c;
+  }
+
   // Refills caches and outputs with the canary byte.
   void reset_outputs() {
     for (HostTensor* h : {&kv_cache, &kr_cache, &query_out, &query_rope_out, &dequant_scale_q_nope_out,

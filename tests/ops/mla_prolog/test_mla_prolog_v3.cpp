@@ -65,16 +65,18 @@ std::vector<const HostTensor*> outputs_of(const MlaPrologCase& c) {
 
 // With α = 1, no queryNormOut and the scenario's mode tuple, V3 writes exactly V2's bytes.
 TEST(MlaPrologV3, V2EquivalentModesAreBitwiseV2) {
-  for (Isa isa : runnable_isas()) {
-    set_isa(isa);
-    for (MlaPrologScenario sc : kAll)
-      for (bool bsh : {true, false}) {
-        const MlaPrologCaseConfig cfg =
-            vendor_cfg(sc, bsh, bsh ? MlaPrologCacheMode::kPaBsnd : MlaPrologCacheMode::kPaNz);
-        SCOPED_TRACE(describe(cfg));
-        MlaPrologCase v2 = testdata::make_mla_prolog_case(cfg);
+  for (MlaPrologScenario sc : kAll)
+    for (bool bsh : {true, false}) {
+      const MlaPrologCaseConfig cfg =
+          vendor_cfg(sc, bsh, bsh ? MlaPrologCacheMode::kPaBsnd : MlaPrologCacheMode::kPaNz);
+      SCOPED_TRACE(describe(cfg));
+      const MlaPrologCase base = testdata::make_mla_prolog_case(cfg);  // generated once, cloned per run
+      for (Isa isa : runnable_isas()) {
+        set_isa(isa);
+        SCOPED_TRACE(isa_name(isa));
+        MlaPrologCase v2 = base.clone();
         ASSERT_EQ(mla_prolog_call(v2), ACLNN_SUCCESS) << aclGetRecentErrMsg();
-        MlaPrologCase v3 = testdata::make_mla_prolog_case(cfg);
+        MlaPrologCase v3 = base.clone();
         ASSERT_EQ(mla_prolog_call(v3, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
         EXPECT_TRUE(testdata::same_bytes(v2.query_out, v3.query_out));
         EXPECT_TRUE(testdata::same_bytes(v2.query_rope_out, v3.query_rope_out));
@@ -84,7 +86,7 @@ TEST(MlaPrologV3, V2EquivalentModesAreBitwiseV2) {
           EXPECT_TRUE(testdata::same_bytes(v2.dequant_scale_q_nope_out, v3.dequant_scale_q_nope_out));
         }
       }
-  }
+    }
   reset_isa();
 }
 
@@ -93,18 +95,21 @@ TEST(MlaPrologV3, V2EquivalentModesAreBitwiseV2) {
 // token's query values past the elementwise bound: the rounding-cascade allowance of
 // docs/ops/mla_prolog.md is a fraction of the elements).
 TEST(MlaPrologV3, ScalesAndQueryNormAgainstReference) {
-  for (Isa isa : runnable_isas()) {
-    set_isa(isa);
-    for (MlaPrologScenario sc : kAll) {
-      MlaPrologCaseConfig cfg = vendor_cfg(sc, sc != PQ, sc == FQ ? MlaPrologCacheMode::kPaNz : MlaPrologCacheMode::kPaBsnd);
-      cfg.B = 8;  // the vendor's example: B 8, S 1
-      cfg.block_num = 1;
-      cfg.qc_qr_scale = 10.0;  // the vendor's V3 test value
-      cfg.kc_scale = sc == FKV ? 10.0 : 0.5;
-      cfg.query_norm = true;
-      MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
-      ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
-      MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
+  for (MlaPrologScenario sc : kAll) {
+    MlaPrologCaseConfig cfg = vendor_cfg(sc, sc != PQ, sc == FQ ? MlaPrologCacheMode::kPaNz : MlaPrologCacheMode::kPaBsnd);
+    cfg.B = 8;  // the vendor's example: B 8, S 1
+    cfg.block_num = 1;
+    cfg.qc_qr_scale = 10.0;  // the vendor's V3 test value
+    cfg.kc_scale = sc == FKV ? 10.0 : 0.5;
+    cfg.query_norm = true;
+    // the case generated once and the reference computed once; every ISA runs a clone against it
+    const MlaPrologCase base = testdata::make_mla_prolog_case(cfg);
+    MlaPrologCase ref = base.clone();
+    ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
+    for (Isa isa : runnable_isas()) {
+      set_isa(isa);
+      SCOPED_TRACE(isa_name(isa));
+      MlaPrologCase fast = base.clone();
       ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
       expect_match(fast, ref);
     }
@@ -367,11 +372,13 @@ TEST(MlaPrologV3, NewCacheModesAndPerTileAgainstReference) {
     MlaPrologCaseConfig cfg = mode_cfg(k.sc, k.mode, k.bsh);
     cfg.query_norm = k.sc == PKVT;
     cfg.kc_scale = k.sc == FKVT ? 10.0 : 1.0;
-    MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
+    const MlaPrologCase base = testdata::make_mla_prolog_case(cfg);  // generated once, cloned per run
+    MlaPrologCase ref = base.clone();
     ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message() << " | " << describe(cfg);
     for (Isa isa : runnable_isas()) {
       set_isa(isa);
-      MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
+      SCOPED_TRACE(isa_name(isa));
+      MlaPrologCase fast = base.clone();
       ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
       expect_match(fast, ref);
     }
@@ -628,17 +635,19 @@ TEST(MlaPrologV3, WiderVendorRangesAgainstReference) {
     cfg.block_size = k.block_size;
     cfg.block_num = k.block_num;
     cfg.query_norm = k.sc == PKV;
-    MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
+    const MlaPrologCase base = testdata::make_mla_prolog_case(cfg);  // generated once, cloned per run
+    MlaPrologCase ref = base.clone();
     ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message() << " | " << describe(cfg);
     for (Isa isa : runnable_isas()) {
       set_isa(isa);
-      MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
+      SCOPED_TRACE(isa_name(isa));
+      MlaPrologCase fast = base.clone();
       ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
       expect_match(fast, ref);
     }
     // V2 keeps its own ranges: the same call is rejected there (S, He, Hcq, D or BlockSize)
     if (!mla_prolog_is_per_tile(k.sc) && !mla_prolog_cache_blocks(k.mode)) {
-      MlaPrologCase v2 = testdata::make_mla_prolog_case(cfg);
+      MlaPrologCase v2 = base.clone();
       EXPECT_EQ(mla_prolog_call(v2), ACLNN_ERR_PARAM_INVALID);
       EXPECT_NE(std::string(aclGetRecentErrMsg()).find("aclnnMlaPrologV2WeightNz: "), std::string::npos);
       EXPECT_NE(std::string(aclGetRecentErrMsg()).find(": MP-07 "), std::string::npos) << aclGetRecentErrMsg();
