@@ -158,6 +158,55 @@ TEST(FiaSitesA, FIA25_NotAPlanOfThisOperator) {
   EXPECT_TRUE(r.lse.storage == lse0);
 }
 
+// FIA-23's dtype row (the rule's table row in ops/fused_infer_attention_score_v4_tables.cpp).
+TEST(FiaSitesA, FIA23_SinkDtype) {
+  expect_rejected(Base::kTndSink, {kInv, "learnableSinkOptional", "FIA-23"}, [](FiaAclArgs& a) { a.in[28].dtype = DType::kFloat32; });
+}
+
+// FIA-15 on a contiguous (not paged) MLA cache: keyRope's batch / sequence follow the key's.
+TEST(FiaSitesA, FIA15_ContiguousKeyRope) {
+  FiaCase c = base_case(Base::kMla);
+  c.cfg.paged = false;
+  auto d = make_case_data(c);
+  auto r = fia_test::build_fia_run(d->canon, d->cfg);
+  FiaAclArgs ok = acl_args_of(*r);
+  ASSERT_EQ(fia_aclnn_call(ok), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  const std::vector<uint64_t> out0 = r->out.storage, lse0 = r->lse.storage;
+  FiaAclArgs a = acl_args_of(*r);
+  TensorView& k = a.in[25];  // BNSD [B, 1, KV_S, 64]
+  reshape(k, {k.dims[0], k.dims[1], k.dims[2] - 1, k.dims[3]});
+  EXPECT_EQ(fia_aclnn_call(a), ACLNN_ERR_PARAM_INVALID);
+  const std::string msg = aclGetRecentErrMsg();
+  EXPECT_NE(msg.find("keyRopeOptional: FIA-15 batch/sequence must equal the key's"), std::string::npos) << msg;
+  EXPECT_TRUE(r->out.storage == out0);
+  EXPECT_TRUE(r->lse.storage == lse0);
+}
+
+// FIA-17 (C++ API, no vendor ranges): N * V_D of the output shape overflows int64 (views only:
+// the call is rejected before any read).
+TEST(FiaSitesA, FIA17_OutputHiddenOverflow) {
+  FiaRun& r = *base(Base::kDecodePse).run;
+  const std::vector<uint64_t> out0 = r.out.storage;
+  FiaParams p = r.params;
+  const int64_t n = int64_t{1} << 40, vd = int64_t{1} << 24;
+  p.num_heads = n;
+  p.num_key_value_heads = 1;
+  p.pse_shift = nullptr;
+  p.softmax_lse_flag = false;
+  p.softmax_lse = nullptr;
+  p.query = make_view(p.query.data, p.query.dtype, {1, 1, n, 1});
+  p.key = {make_view(p.key[0].data, p.key[0].dtype, {1, 1, 1, 1})};
+  p.value = {make_view(p.value[0].data, p.value[0].dtype, {1, 1, 1, vd})};
+  p.attention_out = make_view(p.attention_out.data, p.attention_out.dtype, {1, 1, 1, 1});
+  uint64_t need = 0;
+  EXPECT_EQ(fused_infer_attention_score_v4_workspace_size(p, &need), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("attentionOut: FIA-17 N * V_D overflows int64"), std::string::npos)
+      << last_error_message();
+  std::vector<uint64_t> buf(1 << 13);
+  EXPECT_EQ(fused_infer_attention_score_v4(p, buf.data(), buf.size() * 8), kParamInvalid);
+  EXPECT_TRUE(r.out.storage == out0);
+}
+
 // FIA-20 through the C++ API (the aclnn executor checks the workspace itself).
 TEST(FiaSitesA, FIA20_Workspace) {
   FiaRun& r = *base(Base::kMla).run;
