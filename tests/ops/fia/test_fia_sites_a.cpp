@@ -29,7 +29,22 @@ TEST(FiaSitesA, FIA08_Shapes) {
   });
 }
 
+// The dense strides of a view with a zero extent (is_contiguous: each stride the product of the
+// extents after it, zero included).
+void zero_extent_strides(TensorView& t) {
+  int64_t expect = 1;
+  for (int i = t.rank - 1; i >= 0; --i) {
+    t.strides[i] = expect;
+    expect *= t.dims[i];
+  }
+}
+
 TEST(FiaSitesA, FIA15_Rope) {
+  expect_rejected(Base::kMla, {kInv, "queryRopeOptional", "queryRopeOptional: FIA-15 rope head dim; allowed >= 1, got 0"}, [](FiaAclArgs& a) {
+    TensorView& q = a.in[24];  // an empty queryRope: head dim 0
+    reshape(q, {q.dims[0], q.dims[1], q.dims[2], 0});
+    zero_extent_strides(q);
+  });
   expect_rejected(Base::kMla, {kInv, "keyRopeOptional", "FIA-15 paged blockNum/blockSize must equal key's"}, [](FiaAclArgs& a) {
     TensorView& k = a.in[25];
     reshape(k, {k.dims[0] - 1, k.dims[1], k.dims[2], k.dims[3]});
