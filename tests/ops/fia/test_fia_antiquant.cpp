@@ -527,6 +527,15 @@ TEST(FiaAntiquant, FIA21_Errors) {
     p.antiquant_offset = nullptr;
   });
   expect_rejected(comb, "antiquantOffsetOptional", "FIA-21 an offset needs its scale", [](FiaParams& p, D&, H&) { p.antiquant_scale = nullptr; });
+  expect_rejected(comb, "antiquantScaleOptional", "FIA-21 combined per-channel parameters need equal key / value head dims", [](FiaParams& p, D& d, H& e) {
+    e = H(DType::kInt8, {d.v.dims[0], d.v.dims[1], d.v.dims[2], 32});  // V_D 32, K_D 64
+    static H o;
+    o = H(d.out_op.dtype, {d.out_op.dims[0], d.out_op.dims[1], d.out_op.dims[2], 32});
+    p.value = {e.view()};
+    p.attention_out = o.view();
+    p.softmax_lse_flag = false;
+    p.softmax_lse = nullptr;
+  });
   AqCase comb_pre = comb;  // combined per-channel (mode 0) with Q_S > 1 and a BF16 query
   comb_pre.S = 2;
   expect_rejected(comb_pre, "query", "FIA-21 combined per-channel antiquant with Q_S > 1 needs a FLOAT16 query", [](FiaParams&, D&, H&) {});

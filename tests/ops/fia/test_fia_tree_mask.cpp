@@ -534,7 +534,7 @@ void remask(FiaRun& r, HostTensor& m, std::vector<int64_t> dims) {
 
 TEST(FiaTreeMaskRules, FIA14_Shapes) {
   const TreeCase bsnd = tc(gqa_small(), Tree::kRandom);  // B 2, Q_S 3
-  expect_rejected(bsnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 3, 4}); });
+  expect_rejected(bsnd, "attenMaskOptional", "FIA-14 tree mask (sparseMode 9) shape", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 3, 4}); });
   expect_rejected(bsnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {1, 3, 3}); });
   expect_rejected(bsnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 1, 3, 3}); });
   expect_rejected(bsnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {18}); });
