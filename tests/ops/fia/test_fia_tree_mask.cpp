@@ -544,6 +544,11 @@ TEST(FiaTreeMaskRules, FIA14_Shapes) {
   paged(c, 5, 128);
   const TreeCase tnd = tc(c, Tree::kRandom);
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {24}); });
+  // A [1] mask of any stride is dense; its offsets (sum actQ^2 times the stride) overflow (FIA-17)
+  expect_rejected(tnd, "attenMaskOptional", "FIA-17 the tree mask length sum actQ^2 overflows int64", [](FiaRun& r, HostTensor& m) {
+    remask(r, m, {1});
+    r.mask_view.strides[0] = int64_t{1} << 62;
+  });
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {1, 25}); });
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 4, 4}); });
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor&) { r.params.atten_mask = nullptr; });
