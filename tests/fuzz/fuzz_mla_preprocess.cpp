@@ -1,0 +1,186 @@
+// libFuzzer target for aclnnMlaPreprocess (MLAOPS_FUZZ_ENTRY=1) or aclnnMlaPreprocessV2 (=2).
+// One input = one of six fixtures at the vendor's shapes (the cache modes, quant modes, weight
+// forms and weight dtypes of tests/ops/mla_preprocess/test_mla_preprocess_aclnn.cpp, built once
+// with their float64 reference), then 0..7 hostile edits of the tensors (dims, rank, dtype,
+// format, strides, storage dims, present / absent, slotMapping values) and of the attributes.
+// Checks (docs/reliability/fuzz.md): no crash, no ASan / UBSan report; a rejected call leaves
+// every cache and output byte at its canary; an unedited call matches the reference within the
+// operator tests' tolerances (tests/ops/mla_preprocess/mla_preprocess_compare.h).
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "fuzz/fuzz_support.h"
+#include "mlaops/status.h"
+#include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
+#include "ops/mla_preprocess/mla_preprocess_compare.h"
+#include "reference/mla_preprocess_ref.h"
+
+#ifndef MLAOPS_FUZZ_ENTRY
+#error "MLAOPS_FUZZ_ENTRY must be 1 or 2"
+#endif
+
+namespace mlaops::fuzz {
+namespace {
+
+constexpr int kEntry = MLAOPS_FUZZ_ENTRY;
+
+[[noreturn]] void fail(const char* what, const std::string& detail) {
+  std::fprintf(stderr, "fuzz_mla_preprocess (entry %d) %s: %s\n", kEntry, what, detail.c_str());
+  std::abort();
+}
+
+using CM = MlaPreprocessCacheMode;
+using QM = MlaPreprocessQuantMode;
+using WF = testdata::MlaPreprocessWeightForm;
+
+struct Shape {
+  DType dt;
+  int64_t tokens, heads;
+  CM cm;
+  QM qm;
+  bool wuk_nz;
+  WF form;
+  bool float_weights;
+};
+constexpr Shape kShapes[] = {
+    {DType::kFloat16, 2, 16, CM::kKropeCtkv, QM::kPerTensorAsymm, false, WF::kNz4d, false},
+    {DType::kBFloat16, 1, 16, CM::kInt8NzCache, QM::kPerTensorAsymm, false, WF::kNzAtb, false},
+    {DType::kFloat16, 3, 16, CM::kKvCache, QM::kPerTokenSymm, true, WF::kNz2d, false},
+    {DType::kBFloat16, 2, 16, CM::kNzCache, QM::kPerTokenSymm, false, WF::kNz4d, false},
+    {DType::kBFloat16, 2, 16, CM::kKvCache, QM::kPerTensorAsymm, false, WF::kNz4d, true},
+    {DType::kBFloat16, 1, 16, CM::kKropeCtkv, QM::kPerTensorAsymm, true, WF::kNzAtb, true},
+};
+constexpr int kCount = sizeof(kShapes) / sizeof(kShapes[0]);
+
+// The vendor's sizes (as test_mla_preprocess_aclnn.cpp's vendor_cfg).
+testdata::MlaPreprocessCaseConfig config(int i) {
+  const Shape& v = kShapes[i];
+  testdata::MlaPreprocessCaseConfig c;
+  c.dtype = v.dt;
+  c.tokens = v.tokens;
+  c.heads = v.heads;
+  c.hidden = v.float_weights ? 6144 : 7168;
+  c.Hckv = 512;
+  c.Dr = 64;
+  c.Hcq = 1536;
+  c.D = 128;
+  c.cache_mode = v.cm;
+  c.quant_mode = v.qm;
+  c.wuk_nz = v.wuk_nz;
+  c.weight_form = v.form;
+  c.float_weights = v.float_weights;
+  c.block_size = 128;
+  c.block_num = 3;
+  c.q_down = kEntry == 2;
+  c.seed = 50 + static_cast<uint64_t>(i);
+  return c;
+}
+
+struct Fixture {
+  testdata::MlaPreprocessCase fast, ref;
+};
+
+Fixture& fixture(int i) {
+  static std::array<std::unique_ptr<Fixture>, kCount> f;
+  if (!f[static_cast<size_t>(i)]) {
+    auto x = std::make_unique<Fixture>();
+    x->fast = testdata::make_mla_preprocess_case(config(i));
+    x->ref = testdata::make_mla_preprocess_case(config(i));
+    if (mla_preprocess_ref(x->ref.params()) != kSuccess) fail("reference", last_error_message());
+    f[static_cast<size_t>(i)] = std::move(x);
+  }
+  return *f[static_cast<size_t>(i)];
+}
+
+void edit(FuzzedDataProvider& in, testing::MlaPreprocessArgs* a, ExactBuffers* bufs) {
+  switch (in.ConsumeIntegralInRange<int>(0, 5)) {
+    case 0:
+    case 1:
+    case 2: {  // a tensor
+      const int i = in.ConsumeIntegralInRange<int>(0, testing::MlaPreprocessArgs::kCount - 1);
+      if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+        a->passed[i] = !a->passed[i];
+        if (a->passed[i] && a->v[i].rank == 0) {
+          a->v[i] = a->v[in.ConsumeIntegralInRange<int>(0, 6)];
+          if (!bufs->refill(&a->v[i], in.ConsumeIntegral<uint8_t>())) a->passed[i] = false;
+        }
+      } else if (a->passed[i]) {
+        mutate_view(in, &a->v[i], bufs);
+      }
+      break;
+    }
+    case 3: {  // a slotMapping value (a copy: the fixture stays valid)
+      TensorView& sm = a->v[21];
+      const int64_t n = view_elements(sm);
+      if (!a->passed[21] || n <= 0 || sm.dtype != DType::kInt32) break;
+      const int64_t bytes = bytes_of(sm.dtype, n);
+      sm.data = bufs->alloc(bytes, sm.data, bytes);
+      static_cast<int32_t*>(sm.data)[in.ConsumeIntegralInRange<int64_t>(0, n - 1)] = static_cast<int32_t>(hostile_int(in));
+      break;
+    }
+    case 4: {  // integer attributes
+      int64_t* f[] = {&a->wdq_dim, &a->q_rope_dim, &a->k_rope_dim, &a->q_rotary_coeff, &a->k_rotary_coeff,
+                      &a->cache_mode, &a->quant_mode, &a->wdkv_split_count};
+      *f[in.ConsumeIntegralInRange<int>(0, 7)] = in.ConsumeBool() ? in.ConsumeIntegralInRange<int64_t>(-1, 4) : hostile_int(in);
+      break;
+    }
+    default: {  // epsilon and the flags
+      const int which = in.ConsumeIntegralInRange<int>(0, 5);
+      if (which == 0) a->epsilon = hostile_double(in);
+      if (which == 1) a->transpose_wdq = !a->transpose_wdq;
+      if (which == 2) a->transpose_wuq = !a->transpose_wuq;
+      if (which == 3) a->transpose_wuk = !a->transpose_wuk;
+      if (which == 4) a->do_rms_norm = !a->do_rms_norm;
+      if (which == 5) a->q_down_out_flag = !a->q_down_out_flag;
+      break;
+    }
+  }
+}
+
+void run_one(const uint8_t* data, size_t size) {
+  FuzzedDataProvider in(data, size);
+  Fixture& fx = fixture(in.ConsumeIntegralInRange<int>(0, kCount - 1));
+  testdata::MlaPreprocessCase& c = fx.fast;
+  c.reset_outputs();
+  ExactBuffers bufs;
+  const int edits = in.ConsumeIntegralInRange<int>(0, 7);
+  // phase 2 re-runs the hook (mla_preprocess_aclnn_call.h): record the edited args once
+  testing::MlaPreprocessArgs edited = testing::args_of(c);
+  for (int k = 0; k < edits; ++k) edit(in, &edited, &bufs);
+  auto canary_kept = [&]() {
+    for (const testdata::HostTensor* h : {&c.kv_cache, &c.kv_cache_rope, &c.q_out, &c.q_rope_out, &c.q_down_out})
+      if (!testdata::all_bytes(*h, c.cfg.canary)) return false;
+    return true;
+  };
+  uint64_t ws_size = 0;
+  aclOpExecutor* ex = nullptr;
+  aclnnStatus s = testing::mla_preprocess_phase1(c, [&](testing::MlaPreprocessArgs& a) { a = edited; }, &ws_size, &ex);
+  if (s != ACLNN_SUCCESS) {
+    if (edits == 0) fail("phase 1", "an unedited call was rejected: " + std::string(last_error_message()));
+    if (!canary_kept()) fail("phase 1", "a rejected call changed a cache or output byte");
+    return;
+  }
+  if (ws_size > (uint64_t{1} << 32)) fail("phase 1", "workspace over 4 GiB");
+  ExactBuffers ws;
+  void* w = ws_size > 0 ? ws.alloc(static_cast<int64_t>(ws_size)) : nullptr;
+  s = kEntry == 2 ? aclnnMlaPreprocessV2(w, ws_size, ex, nullptr) : aclnnMlaPreprocess(w, ws_size, ex, nullptr);
+  if (s != ACLNN_SUCCESS) {
+    if (edits == 0) fail("phase 2", "an unedited call failed: " + std::string(last_error_message()));
+    if (!canary_kept()) fail("phase 2", "a failed call changed a cache or output byte");
+    return;
+  }
+  if (edits > 0) return;
+  const std::string bad = testing::mla_preprocess_mismatches(c, fx.ref);
+  if (!bad.empty()) fail("compare", bad);
+}
+
+}  // namespace
+}  // namespace mlaops::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  mlaops::fuzz::run_one(data, size);
+  return 0;
+}
