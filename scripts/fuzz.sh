@@ -2,13 +2,13 @@
 # The libFuzzer stage (docs/reliability/fuzz.md): builds the library, the reference and one fuzz
 # target per C entry point with clang under ASan+UBSan (the fuzz preset), replays every kept
 # regression input (tests/fuzz/regressions/<target>/, -runs=0), then fuzzes each target for
-# FUZZ_SECONDS (default 10) starting from its committed seed corpus (tests/fuzz/corpus/<target>/).
+# FUZZ_SECONDS (default 8) starting from its committed seed corpus (tests/fuzz/corpus/<target>/).
 # New crash inputs land in build/fuzz/crashes/<target>/ and fail the stage.
 # Usage: scripts/fuzz.sh [target...]     (default: every target)
-#   FUZZ_SECONDS=600 scripts/fuzz.sh fuzz_fiav4     a longer run of one target
+#   FUZZ_SECONDS=600 scripts/fuzz.sh fuzz_fia_v4    a longer run of one target
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${FUZZ_SECONDS:-10}
+seconds=${FUZZ_SECONDS:-8}
 launcher=()
 if command -v ccache >/dev/null; then
   launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
@@ -38,7 +38,7 @@ for t in "${targets[@]}"; do
   seeds=()
   [ -d "tests/fuzz/corpus/$t" ] && seeds=("tests/fuzz/corpus/$t")
   echo "== $t: fuzzing ${seconds}s"
-  if ! "$bin" -max_total_time="$seconds" -timeout=25 -rss_limit_mb=4096 -max_len=512 -print_final_stats=1 \
+  if ! "$bin" -max_total_time="$seconds" -timeout=120 -rss_limit_mb=4096 -max_len=512 -len_control=0 -print_final_stats=1 \
       -artifact_prefix="$crashes/" "$work" "${seeds[@]}" >"build/fuzz/$t.log" 2>&1; then
     echo "FAILED: $t (log build/fuzz/$t.log, inputs in $crashes/)"
     tail -n 40 "build/fuzz/$t.log"

@@ -47,7 +47,7 @@ if [ "$aarch64" = 1 ]; then
   scripts/test_aarch64.sh --quick
 fi
 if [ "$fuzz" = 1 ]; then
-  echo "== libFuzzer targets (clang ASan+UBSan): regression inputs, ${FUZZ_SECONDS:-10}s per target"
+  echo "== libFuzzer targets (clang ASan+UBSan): regression inputs, ${FUZZ_SECONDS:-8}s per target"
   scripts/fuzz.sh
 fi
 echo "all tests passed"

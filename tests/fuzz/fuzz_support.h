@@ -148,7 +148,9 @@ inline double hostile_double(FuzzedDataProvider& in) {
 
 // One hostile edit of a view; reallocates its block exactly to the new extent (or leaves the
 // view as it was when the new extent is too large). Returns false when nothing changed.
-inline bool mutate_view(FuzzedDataProvider& in, TensorView* v, ExactBuffers* bufs) {
+// `storage_passed`: false where the caller creates the aclTensor with storage dims = view dims
+// (the tensor lists of tests/ops/fia/fia_aclnn_call.h), so the block follows the view extent.
+inline bool mutate_view(FuzzedDataProvider& in, TensorView* v, ExactBuffers* bufs, bool storage_passed = true) {
   TensorView m = *v;
   const int kind = in.ConsumeIntegralInRange<int>(0, 7);
   const int i = m.rank > 0 ? in.ConsumeIntegralInRange<int>(0, m.rank - 1) : 0;
@@ -194,6 +196,7 @@ inline bool mutate_view(FuzzedDataProvider& in, TensorView* v, ExactBuffers* buf
       break;
     }
   }
+  if (!storage_passed) m.storage_rank = 0;
   // aclCreateTensor refuses negative strides/dims itself; keep them so the C API's checks run.
   if (!bufs->refill(&m, in.ConsumeIntegral<uint8_t>())) {
     // Too large to allocate: only pass it when it cannot be a valid tensor anyway.
