@@ -7,8 +7,12 @@ from ._mlaops import version as _version
 from ._mlaops import num_threads, set_num_threads, active_isa
 from ._errors import Error
 from ._format import npu_format_cast
-from ._prolog import npu_mla_prolog, npu_mla_prolog_v2
-from ._fia import npu_fused_infer_attention_score, npu_fused_infer_attention_score_v2
+from ._prolog import npu_mla_prolog, npu_mla_prolog_v2, npu_mla_prolog_v3, npu_mla_prolog_v3_functional
+from ._preprocess import npu_mla_preprocess
+from . import _C_ascend  # noqa: N812 - vllm-ascend's torch.ops._C_ascend name
+from ._fia import (npu_fused_infer_attention_score, npu_fused_infer_attention_score_v2,
+                   _npu_fused_infer_attention_score_get_max_workspace,
+                   _npu_fused_infer_attention_score_v2_get_max_workspace)
 
 __version__ = _version()
 
@@ -17,6 +21,9 @@ __all__ = [
     "npu_format_cast",
     "npu_mla_prolog",
     "npu_mla_prolog_v2",
+    "npu_mla_prolog_v3",
+    "npu_mla_prolog_v3_functional",
+    "npu_mla_preprocess",
     "npu_fused_infer_attention_score",
     "npu_fused_infer_attention_score_v2",
     "num_threads",

@@ -16,6 +16,7 @@ class Error(RuntimeError):
 
 
 def check(result):
-    status, message = result
+    """Raises Error for a failed (status, message, ...) result of the extension module."""
+    status, message = result[0], result[1]
     if status != 0:
         raise Error(status, message)

@@ -68,6 +68,13 @@ def empty(kind, shape, dtype):
     return np.empty(shape, dtype=_NP[dtype])
 
 
+def empty_bytes(kind, n):
+    """A new contiguous uint8 buffer of n bytes (a workspace)."""
+    if kind == "torch":
+        return torch.empty((int(n),), dtype=torch.uint8)
+    return np.empty((int(n),), dtype=np.uint8)
+
+
 def zeros(kind, shape, dtype):
     out = empty(kind, shape, dtype)
     out[...] = 0

@@ -8,20 +8,26 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "convert.h"
 #include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/mla_preprocess.h"
 #include "mlaops/mla_prolog.h"
 #include "mlaops/runtime.h"
 #include "mlaops/status.h"
+// MlaPrologV3's mode checks (MP-20, MP-21) are options of the library's plan function
+#include "ops/mla_prolog.h"
+#include "ops/mla_prolog_check.h"
 
 namespace nb = nanobind;
 using mlaops::py::Bound;
@@ -49,8 +55,10 @@ nb::handle item(const nb::dict& d, const char* key) {
   return d.contains(key) ? nb::handle(d[key]) : nb::handle(Py_None);
 }
 
-// MlaProlog V1 / V2 (the cache mode as its enum value, docs/ops/mla_prolog.md).
-Result mla_prolog(const nb::dict& t, double eps_cq, double eps_ckv, int cache_mode) {
+// MlaProlog V1 / V2 / V3 (the cache mode as its enum value, docs/ops/mla_prolog.md). `v3` is
+// None for V1 / V2, else V3's attributes (the mode tuple, qc_qr_scale, kc_scale, the op name for
+// messages); V3's extra tensors come in `t`.
+Result mla_prolog(const nb::dict& t, double eps_cq, double eps_ckv, int cache_mode, std::optional<nb::dict> v3) {
   Bound b;
   mlaops::MlaPrologParams p;
   p.token_x = b.view(item(t, "token_x"), "token_x");
@@ -78,21 +86,44 @@ Result mla_prolog(const nb::dict& t, double eps_cq, double eps_ckv, int cache_mo
   p.query_out = b.view(item(t, "query_out"), "query_out");
   p.query_rope_out = b.view(item(t, "query_rope_out"), "query_rope_out");
   p.dequant_scale_q_nope_out = b.optional(item(t, "dequant_scale_q_nope_out"), "dequant_scale_q_nope_out");
+  mlaops::MlaPrologCheckOptions o;
+  std::string op;
+  if (v3) {
+    const nb::dict& a = *v3;
+    op = nb::cast<std::string>(a["op"]);
+    o.op = op.c_str();
+    o.v3 = true;
+    o.modes.weight_quant_mode = nb::cast<int64_t>(a["weight_quant_mode"]);
+    o.modes.kv_cache_quant_mode = nb::cast<int64_t>(a["kv_cache_quant_mode"]);
+    o.modes.query_quant_mode = nb::cast<int64_t>(a["query_quant_mode"]);
+    o.modes.ckvkr_repo_mode = nb::cast<int64_t>(a["ckvkr_repo_mode"]);
+    o.modes.quant_scale_repo_mode = nb::cast<int64_t>(a["quant_scale_repo_mode"]);
+    o.modes.tile_size = nb::cast<int64_t>(a["tile_size"]);
+    p.qc_qr_scale = nb::cast<double>(a["qc_qr_scale"]);
+    p.kc_scale = nb::cast<double>(a["kc_scale"]);
+    p.kv_quant_per_tile = o.modes.kv_cache_quant_mode == 3;
+    p.actual_seq_len = b.optional(item(t, "actual_seq_len"), "actual_seq_len");
+    p.k_nope_clip_alpha = b.optional(item(t, "k_nope_clip_alpha"), "k_nope_clip_alpha");
+    p.query_norm_out = b.optional(item(t, "query_norm_out"), "query_norm_out");
+    p.dequant_scale_q_norm_out = b.optional(item(t, "dequant_scale_q_norm_out"), "dequant_scale_q_norm_out");
+  }
 
   nb::gil_scoped_release release;
   mlaops::OpPlan plan;
-  mlaops::Status st = mlaops::mla_prolog_plan(p, &plan);
+  mlaops::Status st = v3 ? mlaops::mla_prolog_make_plan(p, o, &plan) : mlaops::mla_prolog_plan(p, &plan);
   if (st != mlaops::kSuccess) return result(st);
   auto ws = workspace(plan.workspace_size());
   return result(mlaops::mla_prolog_run(plan, p, ws.get(), plan.workspace_size()));
 }
 
 // FusedInferAttentionScoreV4 (docs/ops/fused_infer_attention_score.md). `t` holds the tensors
-// (key / value as lists), `lens` the host int arrays, `a` the attributes.
-Result fused_infer_attention_score(const nb::dict& t, std::optional<std::vector<int64_t>> actual_seq_lengths,
+// (key / value as lists; "workspace": an optional caller buffer, the .out variants'), `lens` the
+// host int arrays, `a` the attributes. Returns (status, message, planned workspace bytes); with
+// plan_only (the _get_max_workspace helpers) it plans and returns without running.
+std::tuple<int, std::string, uint64_t> fused_infer_attention_score(const nb::dict& t, std::optional<std::vector<int64_t>> actual_seq_lengths,
                                    std::optional<std::vector<int64_t>> actual_seq_lengths_kv,
                                    std::optional<std::vector<int64_t>> actual_shared_prefix_len,
-                                   const nb::dict& a) {
+                                   const nb::dict& a, bool plan_only) {
   Bound b;
   mlaops::FiaParams p;
   p.query = b.view(item(t, "query"), "query");
@@ -140,13 +171,69 @@ Result fused_infer_attention_score(const nb::dict& t, std::optional<std::vector<
   p.query_quant_mode = nb::cast<int64_t>(a["query_quant_mode"]);
   p.attention_out = b.view(item(t, "attention_out"), "attention_out");
   p.softmax_lse = b.optional(item(t, "softmax_lse"), "softmax_lse");
+  const mlaops::TensorView* given_ws = b.optional(item(t, "workspace"), "workspace");
 
   nb::gil_scoped_release release;
   mlaops::OpPlan plan;
   mlaops::Status st = mlaops::fused_infer_attention_score_v4_plan(p, &plan);
+  const uint64_t bytes = st == mlaops::kSuccess ? plan.workspace_size() : 0;
+  auto with_size = [bytes](Result r) { return std::make_tuple(r.first, r.second, bytes); };
+  if (st != mlaops::kSuccess || plan_only) return with_size(result(st));
+  if (given_ws != nullptr) {  // the caller's (contiguous) buffer when it is large enough
+    uint64_t given = static_cast<uint64_t>(mlaops::dtype_size(given_ws->dtype));
+    for (int i = 0; i < given_ws->rank; ++i) given *= static_cast<uint64_t>(given_ws->dims[i]);
+    if (given >= bytes)
+      return with_size(result(mlaops::fused_infer_attention_score_v4_run(plan, p, given_ws->data, given)));
+  }
+  auto ws = workspace(bytes);
+  return with_size(result(mlaops::fused_infer_attention_score_v4_run(plan, p, ws.get(), bytes)));
+}
+
+// MlaPreprocess (docs/ops/mla_preprocess.md): `a` holds cache_mode / quant_mode (enum values)
+// and do_rms_norm; epsilon is the vendor kernel's 1e-6 (the aclnn entry points do the same).
+Result mla_preprocess(const nb::dict& t, const nb::dict& a) {
+  Bound b;
+  mlaops::MlaPreprocessParams p;
+  p.input = b.view(item(t, "input"), "input");
+  p.gamma0 = b.view(item(t, "gamma0"), "gamma0");
+  p.beta0 = b.view(item(t, "beta0"), "beta0");
+  p.quant_scale0 = b.optional(item(t, "quant_scale0"), "quant_scale0");
+  p.quant_offset0 = b.optional(item(t, "quant_offset0"), "quant_offset0");
+  p.wdqkv = b.view(item(t, "wdqkv"), "wdqkv");
+  p.de_scale0 = b.optional(item(t, "descale0"), "descale0");
+  p.bias0 = b.optional(item(t, "bias0"), "bias0");
+  p.gamma1 = b.view(item(t, "gamma1"), "gamma1");
+  p.beta1 = b.view(item(t, "beta1"), "beta1");
+  p.quant_scale1 = b.optional(item(t, "quant_scale1"), "quant_scale1");
+  p.quant_offset1 = b.optional(item(t, "quant_offset1"), "quant_offset1");
+  p.wuq = b.view(item(t, "wuq"), "wuq");
+  p.de_scale1 = b.optional(item(t, "descale1"), "descale1");
+  p.bias1 = b.optional(item(t, "bias1"), "bias1");
+  p.gamma2 = b.view(item(t, "gamma2"), "gamma2");
+  p.cos = b.view(item(t, "cos"), "cos");
+  p.sin = b.view(item(t, "sin"), "sin");
+  p.wuk = b.view(item(t, "wuk"), "wuk");
+  p.kv_cache = b.view(item(t, "kv_cache"), "kv_cache");
+  p.kv_cache_rope = b.optional(item(t, "kv_cache_rope"), "kv_cache_rope");
+  p.slot_mapping = b.view(item(t, "slotmapping"), "slotmapping");
+  p.ctkv_scale = b.optional(item(t, "ctkv_scale"), "ctkv_scale");
+  p.q_nope_scale = b.optional(item(t, "q_nope_scale"), "q_nope_scale");
+  p.epsilon = 1e-6;
+  p.cache_mode = static_cast<mlaops::MlaPreprocessCacheMode>(nb::cast<int>(a["cache_mode"]));
+  p.quant_mode = static_cast<mlaops::MlaPreprocessQuantMode>(nb::cast<int>(a["quant_mode"]));
+  p.do_rms_norm = nb::cast<bool>(a["do_rms_norm"]);
+  p.q_out = b.view(item(t, "q_out0"), "q_out0");
+  if (!item(t, "kv_cache_out0").is_none()) p.kv_cache_out = b.view(item(t, "kv_cache_out0"), "kv_cache_out0");
+  p.q_rope_out = b.optional(item(t, "q_out1"), "q_out1");
+  p.kr_cache_out = b.optional(item(t, "kv_cache_out1"), "kv_cache_out1");
+  p.q_down_out = b.optional(item(t, "inner_out"), "inner_out");
+
+  nb::gil_scoped_release release;
+  mlaops::OpPlan plan;
+  mlaops::Status st = mlaops::mla_preprocess_plan(p, &plan);
   if (st != mlaops::kSuccess) return result(st);
   auto ws = workspace(plan.workspace_size());
-  return result(mlaops::fused_infer_attention_score_v4_run(plan, p, ws.get(), plan.workspace_size()));
+  return result(mlaops::mla_preprocess_run(plan, p, ws.get(), plan.workspace_size()));
 }
 
 }  // namespace
@@ -158,8 +245,9 @@ NB_MODULE(_mlaops, m) {
   m.def("set_num_threads", &mlaops::set_num_threads, nb::arg("n"));
   m.def("active_isa", [] { return std::string(mlaops::isa_name(mlaops::active_isa())); });
   m.def("mla_prolog", &mla_prolog, nb::arg("tensors"), nb::arg("rmsnorm_epsilon_cq"),
-        nb::arg("rmsnorm_epsilon_ckv"), nb::arg("cache_mode"));
+        nb::arg("rmsnorm_epsilon_ckv"), nb::arg("cache_mode"), nb::arg("v3").none() = nb::none());
+  m.def("mla_preprocess", &mla_preprocess, nb::arg("tensors"), nb::arg("attrs"));
   m.def("fused_infer_attention_score", &fused_infer_attention_score, nb::arg("tensors"),
         nb::arg("actual_seq_lengths").none(), nb::arg("actual_seq_lengths_kv").none(),
-        nb::arg("actual_shared_prefix_len").none(), nb::arg("attrs"));
+        nb::arg("actual_shared_prefix_len").none(), nb::arg("attrs"), nb::arg("plan_only") = false);
 }

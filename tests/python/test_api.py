@@ -39,6 +39,22 @@ FIA_V2_KW = dict(query_rope=None, key_rope=None, pse_shift=None, atten_mask=None
                  value_shared_prefix_dtype=None, dequant_scale_query_dtype=None, dequant_scale_key_dtype=None,
                  dequant_scale_value_dtype=None, dequant_scale_key_rope_dtype=None, out_dtype=None)
 
+# npu_mla_prolog_v3 (op_plugin_functions.yaml)
+PROLOG_V3_POS = PROLOG_POS[:9] + ["kv_cache", "kr_cache"]
+PROLOG_V3_KW = dict(cache_index=None, **{k: v for k, v in PROLOG_KW.items() if not k.startswith(("rms", "cache"))},
+                    actual_seq_len=None, k_nope_clip_alpha=None, rmsnorm_epsilon_cq=1e-05, rmsnorm_epsilon_ckv=1e-05,
+                    cache_mode="PA_BSND", query_norm_flag=False, weight_quant_mode=0, kv_cache_quant_mode=0,
+                    query_quant_mode=0, ckvkr_repo_mode=0, quant_scale_repo_mode=0, tile_size=128,
+                    qc_qr_scale=1.0, kc_scale=1.0, token_x_dtype=None, weight_dq_dtype=None,
+                    weight_uq_qr_dtype=None, weight_dkv_kr_dtype=None, kv_cache_dtype=None)
+# torch_npu.atb.npu_mla_preprocess's positional order; vllm-ascend's mla_preprocess keywords
+PREPROCESS_POS = ["input", "gamma0", "beta0", "wdqkv", "descale0", "gamma1", "beta1", "wuq", "descale1", "gamma2",
+                  "cos", "sin", "wuk", "kv_cache", "kv_cache_rope", "slotmapping"]
+PREPROCESS_KW = dict(quant_scale0=None, quant_offset0=None, bias0=None, quant_scale1=None, quant_offset1=None,
+                     bias1=None, ctkv_scale=None, q_nope_scale=None, cache_mode="krope_ctkv",
+                     quant_mode="per_tensor_quant_asymm", enable_inner_out=False, q_out0=None, kv_cache_out0=None,
+                     q_out1=None, kv_cache_out1=None, inner_out=None)
+
 
 def _check_signature(fn, positional, keywords):
     params = list(inspect.signature(fn).parameters.values())
@@ -54,6 +70,8 @@ def test_signatures():
     _check_signature(mlaops.npu_mla_prolog_v2, PROLOG_POS, PROLOG_KW)
     _check_signature(mlaops.npu_fused_infer_attention_score, ["query", "key", "value"], FIA_V1_KW)
     _check_signature(mlaops.npu_fused_infer_attention_score_v2, ["query", "key", "value"], FIA_V2_KW)
+    _check_signature(mlaops.npu_mla_prolog_v3, PROLOG_V3_POS, PROLOG_V3_KW)
+    _check_signature(mlaops.npu_mla_preprocess, PREPROCESS_POS, PREPROCESS_KW)
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int8])
@@ -163,7 +181,11 @@ def test_runtime_helpers():
 def test_drop_in_module():
     import mlaops.torch_npu as torch_npu
     for name in ("npu_mla_prolog", "npu_mla_prolog_v2", "npu_fused_infer_attention_score",
-                 "npu_fused_infer_attention_score_v2", "npu_format_cast"):
+                 "npu_fused_infer_attention_score_v2", "npu_format_cast", "npu_mla_prolog_v3",
+                 "npu_mla_prolog_v3_functional", "_npu_fused_infer_attention_score_get_max_workspace",
+                 "_npu_fused_infer_attention_score_v2_get_max_workspace"):
         assert getattr(torch_npu, name) is getattr(mlaops, name)
+    assert torch_npu.atb.npu_mla_preprocess is mlaops.npu_mla_preprocess
+    assert callable(torch_npu.npu_fused_infer_attention_score.out)
     with pytest.raises(AttributeError):
         torch_npu.npu_rotary_mul  # not provided

@@ -17,7 +17,7 @@ def _bf(rng, *shape, scale=1.0):
     return torch.from_numpy(rng.standard_normal(shape).astype(np.float32) * scale).to(torch.bfloat16)
 
 
-def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False):
+def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False, hckv=HCKV):
     """torch inputs of one call. quant: None, 'partial', 'partial_kv', 'full_kv'."""
     rng = np.random.default_rng(seed)
     full = quant == "full_kv"
@@ -25,8 +25,8 @@ def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False):
     f32 = lambda lo, hi, *s: torch.from_numpy(rng.uniform(lo, hi, s).astype(np.float32))  # noqa: E731
     x = i8(t, HE) if full else _bf(rng, t, HE)
     wdq = i8(HE, HCQ) if full else _bf(rng, HE, HCQ, scale=HE ** -0.5)
-    wdkv = i8(HE, HCKV + DR) if full else _bf(rng, HE, HCKV + DR, scale=HE ** -0.5)
-    wuk = _bf(rng, N, D, HCKV, scale=D ** -0.5)
+    wdkv = i8(HE, hckv + DR) if full else _bf(rng, HE, hckv + DR, scale=HE ** -0.5)
+    wuk = _bf(rng, N, D, hckv, scale=D ** -0.5)
     if quant:
         wuq = torch.from_numpy(rng.integers(-127, 128, (HCQ, N * (D + DR))).astype(np.int8))
         dsw = torch.from_numpy((rng.uniform(0.5, 1.5, (1, N * (D + DR))) / (127 * HCQ ** 0.5)).astype(np.float32))
@@ -34,14 +34,14 @@ def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False):
         wuq = _bf(rng, HCQ, N * (D + DR), scale=HCQ ** -0.5)
         dsw = None
     gcq = _bf(rng, HCQ, scale=0.5) + 1
-    gckv = _bf(rng, HCKV, scale=0.5) + 1
+    gckv = _bf(rng, hckv, scale=0.5) + 1
     ang = rng.uniform(0, 6.28, (t, DR // 2))
     cos = torch.from_numpy(np.cos(np.concatenate([ang, ang], -1)).astype(np.float32)).to(torch.bfloat16)
     sin = torch.from_numpy(np.sin(np.concatenate([ang, ang], -1)).astype(np.float32)).to(torch.bfloat16)
     slots = rng.permutation(BLOCK_NUM * BLOCK_SIZE)[:t].astype(np.int64)
     slots[t // 2] = -1  # a skipped token
     kv_dtype = torch.int8 if quant in ("partial_kv", "full_kv") else torch.bfloat16
-    kv_cache = torch.zeros(BLOCK_NUM, BLOCK_SIZE, 1, HCKV, dtype=kv_dtype)
+    kv_cache = torch.zeros(BLOCK_NUM, BLOCK_SIZE, 1, hckv, dtype=kv_dtype)
     kr_cache = torch.zeros(BLOCK_NUM, BLOCK_SIZE, 1, DR, dtype=torch.bfloat16 if full else kv_dtype)
     kv_cache.fill_(3)
     kr_cache.fill_(3)
@@ -49,13 +49,13 @@ def make_inputs(seed, t, quant=None, nz=True, cache_nz=False, bsh=False):
     if quant:
         kw["dequant_scale_w_uq_qr"] = dsw
     if quant == "partial_kv":
-        kw["quant_scale_ckv"] = torch.from_numpy(rng.uniform(20, 40, (1, HCKV)).astype(np.float32))
+        kw["quant_scale_ckv"] = torch.from_numpy(rng.uniform(20, 40, (1, hckv)).astype(np.float32))
         kw["quant_scale_ckr"] = torch.from_numpy(rng.uniform(20, 40, (1, DR)).astype(np.float32))
     if full:
         kw["dequant_scale_x"] = f32(0.5 / 127, 1.5 / 127, t, 1)
         kw["dequant_scale_w_dq"] = f32(0.5 / 127, 1.5 / 127, 1, HCQ) / HE ** 0.5
-        kw["dequant_scale_w_dkv_kr"] = f32(0.5 / 127, 1.5 / 127, 1, HCKV + DR) / HE ** 0.5
-        kw["quant_scale_ckv"] = f32(30, 30, 1, HCKV)  # per tensor: element 0
+        kw["dequant_scale_w_dkv_kr"] = f32(0.5 / 127, 1.5 / 127, 1, hckv + DR) / HE ** 0.5
+        kw["quant_scale_ckv"] = f32(30, 30, 1, hckv)  # per tensor: element 0
     w = dict(weight_dq=wdq, weight_uq_qr=wuq, weight_dkv_kr=wdkv)
     if nz:
         w = {k: mlaops.npu_format_cast(v, 29) for k, v in w.items()}

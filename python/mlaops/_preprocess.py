@@ -1,0 +1,79 @@
+"""npu_mla_preprocess: MlaPreprocess (docs/ops/mla_preprocess.md) with torch_npu.atb's positional
+order and vllm-ascend's keywords (docs/python.md)."""
+from . import _mlaops
+from ._errors import Error, check
+from ._tensors import spec, kind_of, dtype_name, empty, ACL_FORMAT_NZ, ACL_FORMAT_ND
+
+# cache_mode / quant_mode strings -> the operator's enum values (ATB's names, lower case)
+_CACHE_MODES = {"kvcache": 0, "krope_ctkv": 1, "int8_nzcache": 2, "nzcache": 3}
+_QUANT_MODES = {"per_tensor_quant_asymm": 0, "per_token_quant_symm": 1, "no_quant": 0}
+
+
+def _nz_if_4d(x):
+    # npu_format_cast(w, 29) gives 4-D NZ storage ([C1, R1, 16, c0], or ATB's [1, C1, R1*16, c0]);
+    # wuk's per-head NZ is 4-D too. 2-D / 3-D tensors are ND.
+    return spec(x, ACL_FORMAT_NZ if x is not None and x.ndim == 4 else ACL_FORMAT_ND)
+
+
+def npu_mla_preprocess(input, gamma0, beta0, wdqkv, descale0, gamma1, beta1, wuq, descale1, gamma2, cos, sin,
+                       wuk, kv_cache, kv_cache_rope, slotmapping, *, quant_scale0=None, quant_offset0=None,
+                       bias0=None, quant_scale1=None, quant_offset1=None, bias1=None, ctkv_scale=None,
+                       q_nope_scale=None, cache_mode="krope_ctkv", quant_mode="per_tensor_quant_asymm",
+                       enable_inner_out=False, q_out0=None, kv_cache_out0=None, q_out1=None,
+                       kv_cache_out1=None, inner_out=None):
+    """MlaPreprocess: returns (q_out0, kv_cache_out0, q_out1, kv_cache_out1, inner_out).
+
+    cache_mode "kvcache" (0: one [BlockNum, BlockSize, 1, Hckv+Dr] cache, q_out0 [T, N, Hckv+Dr],
+    no q_out1 / kv_cache_rope), "krope_ctkv" (1), "int8_nzcache" (2: int8 NZ kv cache, int8
+    q_out0, ctkv_scale and q_nope_scale), "nzcache" (3). quant_mode "per_tensor_quant_asymm"
+    (quant_scale*, quant_offset*, bias*), "per_token_quant_symm", or "no_quant" (weights in the
+    input dtype). The new rows go into kv_cache_out0 / kv_cache_out1 at the slotmapping slots
+    (-1 skips), by default kv_cache / kv_cache_rope themselves (in place). q_out0 / q_out1 /
+    inner_out are allocated when None; inner_out ([T, Hcq], RmsNorm(cq) * gamma1 + beta1) is
+    written only with enable_inner_out (else returned as given, None by default). Every RmsNorm
+    uses epsilon 1e-6, as the vendor kernel does.
+    """
+    fn = "npu_mla_preprocess"
+    if cache_mode not in _CACHE_MODES:
+        raise Error(161002, f"{fn}: cache_mode: must be one of {', '.join(_CACHE_MODES)}; got \"{cache_mode}\"")
+    if quant_mode not in _QUANT_MODES:
+        raise Error(161002, f"{fn}: quant_mode: must be one of {', '.join(_QUANT_MODES)}; got \"{quant_mode}\"")
+    int8_weights = dtype_name(wdqkv) == "int8"
+    if (quant_mode == "no_quant") == int8_weights:
+        raise Error(161002, f"{fn}: quant_mode: \"no_quant\" exactly with weights in the input dtype; allowed "
+                            f"{'a quantized mode' if int8_weights else chr(34) + 'no_quant' + chr(34)} with "
+                            f"{dtype_name(wdqkv)} wdqkv, got \"{quant_mode}\"")
+    if cos is None or sin is None:
+        raise Error(161001, f"{fn}: cos / sin: required (the rope inputs); got None")
+    cm = _CACHE_MODES[cache_mode]
+    kind = kind_of(input)
+    t, n = int(input.shape[0]), int(wuk.shape[0])
+    hckv, dr, hcq = int(gamma2.shape[0]), int(cos.shape[-1]), int(gamma1.shape[0])
+    dt = dtype_name(input)
+    if q_out0 is None:
+        q_out0 = empty(kind, (t, n, hckv + dr if cm == 0 else hckv), "int8" if cm == 2 else dt)
+    if q_out1 is None and cm != 0:
+        q_out1 = empty(kind, (t, n, dr), dt)
+    if inner_out is None and enable_inner_out:
+        inner_out = empty(kind, (t, hcq), dt)
+    cache_fmt = ACL_FORMAT_NZ if cm in (2, 3) else ACL_FORMAT_ND
+    tensors = {
+        "input": spec(input), "gamma0": spec(gamma0), "beta0": spec(beta0), "wdqkv": _nz_if_4d(wdqkv),
+        "descale0": spec(descale0), "gamma1": spec(gamma1), "beta1": spec(beta1), "wuq": _nz_if_4d(wuq),
+        "descale1": spec(descale1), "gamma2": spec(gamma2), "cos": spec(cos), "sin": spec(sin),
+        "wuk": _nz_if_4d(wuk), "kv_cache": spec(kv_cache, cache_fmt),
+        "kv_cache_rope": spec(kv_cache_rope, cache_fmt) if cm != 0 else None,
+        "slotmapping": spec(slotmapping), "quant_scale0": spec(quant_scale0), "quant_offset0": spec(quant_offset0),
+        "bias0": spec(bias0), "quant_scale1": spec(quant_scale1), "quant_offset1": spec(quant_offset1),
+        "bias1": spec(bias1), "ctkv_scale": spec(ctkv_scale), "q_nope_scale": spec(q_nope_scale),
+        "q_out0": spec(q_out0),
+        "kv_cache_out0": spec(kv_cache_out0, cache_fmt) if kv_cache_out0 is not None else None,
+        "q_out1": spec(q_out1) if cm != 0 else None,
+        "kv_cache_out1": spec(kv_cache_out1, cache_fmt) if kv_cache_out1 is not None and cm != 0 else None,
+        "inner_out": spec(inner_out) if enable_inner_out else None,
+    }
+    attrs = dict(cache_mode=cm, quant_mode=_QUANT_MODES[quant_mode], do_rms_norm=int8_weights)
+    check(_mlaops.mla_preprocess(tensors, attrs))
+    kv_out = kv_cache if kv_cache_out0 is None else kv_cache_out0
+    kr_out = kv_cache_rope if kv_cache_out1 is None else kv_cache_out1
+    return q_out0, kv_out, q_out1, kr_out, inner_out
