@@ -35,16 +35,7 @@ using CM = MlaPreprocessCacheMode;
 using QM = MlaPreprocessQuantMode;
 using WF = testdata::MlaPreprocessWeightForm;
 
-struct Shape {
-  DType dt;
-  int64_t tokens, heads;
-  CM cm;
-  QM qm;
-  bool wuk_nz;
-  WF form;
-  bool float_weights;
-};
-constexpr Shape kShapes[] = {
+constexpr testdata::MlaPreprocessVendorCase kShapes[] = {
     {DType::kFloat16, 2, 16, CM::kKropeCtkv, QM::kPerTensorAsymm, false, WF::kNz4d, false},
     {DType::kBFloat16, 1, 16, CM::kInt8NzCache, QM::kPerTensorAsymm, false, WF::kNzAtb, false},
     {DType::kFloat16, 3, 16, CM::kKvCache, QM::kPerTokenSymm, true, WF::kNz2d, false},
@@ -54,27 +45,9 @@ constexpr Shape kShapes[] = {
 };
 constexpr int kCount = sizeof(kShapes) / sizeof(kShapes[0]);
 
-// The vendor's sizes (as test_mla_preprocess_aclnn.cpp's vendor_cfg).
 testdata::MlaPreprocessCaseConfig config(int i) {
-  const Shape& v = kShapes[i];
-  testdata::MlaPreprocessCaseConfig c;
-  c.dtype = v.dt;
-  c.tokens = v.tokens;
-  c.heads = v.heads;
-  c.hidden = v.float_weights ? 6144 : 7168;
-  c.Hckv = 512;
-  c.Dr = 64;
-  c.Hcq = 1536;
-  c.D = 128;
-  c.cache_mode = v.cm;
-  c.quant_mode = v.qm;
-  c.wuk_nz = v.wuk_nz;
-  c.weight_form = v.form;
-  c.float_weights = v.float_weights;
-  c.block_size = 128;
-  c.block_num = 3;
+  testdata::MlaPreprocessCaseConfig c = testdata::vendor_cfg(kShapes[i], 50 + static_cast<uint64_t>(i));
   c.q_down = kEntry == 2;
-  c.seed = 50 + static_cast<uint64_t>(i);
   return c;
 }
 
@@ -98,28 +71,12 @@ void edit(FuzzedDataProvider& in, testing::MlaPreprocessArgs* a, ExactBuffers* b
   switch (in.ConsumeIntegralInRange<int>(0, 5)) {
     case 0:
     case 1:
-    case 2: {  // a tensor
-      const int i = in.ConsumeIntegralInRange<int>(0, testing::MlaPreprocessArgs::kCount - 1);
-      if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
-        a->passed[i] = !a->passed[i];
-        if (a->passed[i] && a->v[i].rank == 0) {
-          a->v[i] = a->v[in.ConsumeIntegralInRange<int>(0, 6)];
-          if (!bufs->refill(&a->v[i], in.ConsumeIntegral<uint8_t>())) a->passed[i] = false;
-        }
-      } else if (a->passed[i]) {
-        mutate_view(in, &a->v[i], bufs);
-      }
+    case 2:  // a tensor
+      edit_tensor(in, a->v, a->passed, testing::MlaPreprocessArgs::kCount, 7, bufs);
       break;
-    }
-    case 3: {  // a slotMapping value (a copy: the fixture stays valid)
-      TensorView& sm = a->v[21];
-      const int64_t n = view_elements(sm);
-      if (!a->passed[21] || n <= 0 || sm.dtype != DType::kInt32) break;
-      const int64_t bytes = bytes_of(sm.dtype, n);
-      sm.data = bufs->alloc(bytes, sm.data, bytes);
-      static_cast<int32_t*>(sm.data)[in.ConsumeIntegralInRange<int64_t>(0, n - 1)] = static_cast<int32_t>(hostile_int(in));
+    case 3:  // a slotMapping value
+      edit_index<int32_t>(in, &a->v[21], a->passed[21], DType::kInt32, bufs);
       break;
-    }
     case 4: {  // integer attributes
       int64_t* f[] = {&a->wdq_dim, &a->q_rope_dim, &a->k_rope_dim, &a->q_rotary_coeff, &a->k_rotary_coeff,
                       &a->cache_mode, &a->quant_mode, &a->wdkv_split_count};
@@ -157,24 +114,16 @@ void run_one(const uint8_t* data, size_t size) {
       if (!testdata::all_bytes(*h, c.cfg.canary)) return false;
     return true;
   };
-  uint64_t ws_size = 0;
-  aclOpExecutor* ex = nullptr;
-  aclnnStatus s = testing::mla_preprocess_phase1(c, [&](testing::MlaPreprocessArgs& a) { a = edited; }, &ws_size, &ex);
-  if (s != ACLNN_SUCCESS) {
-    if (edits == 0) fail("phase 1", "an unedited call was rejected: " + std::string(last_error_message()));
-    if (!canary_kept()) fail("phase 1", "a rejected call changed a cache or output byte");
-    return;
-  }
-  if (ws_size > (uint64_t{1} << 32)) fail("phase 1", "workspace over 4 GiB");
-  ExactBuffers ws;
-  void* w = ws_size > 0 ? ws.alloc(static_cast<int64_t>(ws_size)) : nullptr;
-  s = kEntry == 2 ? aclnnMlaPreprocessV2(w, ws_size, ex, nullptr) : aclnnMlaPreprocess(w, ws_size, ex, nullptr);
-  if (s != ACLNN_SUCCESS) {
-    if (edits == 0) fail("phase 2", "an unedited call failed: " + std::string(last_error_message()));
-    if (!canary_kept()) fail("phase 2", "a failed call changed a cache or output byte");
-    return;
-  }
-  if (edits > 0) return;
+  const bool ok = run_phases(
+      edits,
+      [&](uint64_t* ws_size, aclOpExecutor** ex) {
+        return testing::mla_preprocess_phase1(c, [&](testing::MlaPreprocessArgs& a) { a = edited; }, ws_size, ex);
+      },
+      [&](void* w, uint64_t size, aclOpExecutor* ex) {
+        return kEntry == 2 ? aclnnMlaPreprocessV2(w, size, ex, nullptr) : aclnnMlaPreprocess(w, size, ex, nullptr);
+      },
+      canary_kept, fail);
+  if (!ok || edits > 0) return;
   const std::string bad = testing::mla_preprocess_mismatches(c, fx.ref);
   if (!bad.empty()) fail("compare", bad);
 }

@@ -39,25 +39,8 @@ constexpr MlaPrologScenario kScenarios[] = {
     MlaPrologScenario::kFullQuantKvNoQuant, MlaPrologScenario::kFullQuantKvQuant};
 constexpr int kCount = sizeof(kScenarios) / sizeof(kScenarios[0]);
 
-// The vendor's shapes (as tests/ops/mla_prolog/test_mla_prolog_v3.cpp): N 2, T 3, PA_BSND.
 testdata::MlaPrologCaseConfig config(MlaPrologScenario sc) {
-  testdata::MlaPrologCaseConfig c;
-  c.scenario = sc;
-  c.N = 2;
-  c.He = 7168;
-  c.Hcq = 1536;
-  c.Hckv = 512;
-  c.D = 128;
-  c.Dr = 64;
-  c.B = 3;
-  c.S = 1;
-  c.bsh = false;
-  c.cache_mode = MlaPrologCacheMode::kPaBsnd;
-  c.block_num = 2;
-  c.block_size = 16;
-  c.smooth = sc == MlaPrologScenario::kPartialQuantKvQuant;
-  c.seed = 3 + static_cast<int>(sc);
-  return c;
+  return testdata::vendor_small_cfg(sc, false, MlaPrologCacheMode::kPaBsnd);
 }
 
 struct Fixture {
@@ -82,29 +65,12 @@ void edit(FuzzedDataProvider& in, testing::MlaPrologArgs* a, testing::MlaPrologC
   switch (in.ConsumeIntegralInRange<int>(0, 5)) {
     case 0:
     case 1:
-    case 2: {  // a tensor
-      const int i = in.ConsumeIntegralInRange<int>(0, testing::MlaPrologArgs::kCount - 1);
-      if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
-        a->passed[i] = !a->passed[i];
-        if (a->passed[i] && a->v[i].rank == 0) {
-          a->v[i] = a->v[in.ConsumeIntegralInRange<int>(0, 8)];
-          if (!bufs->refill(&a->v[i], in.ConsumeIntegral<uint8_t>())) a->passed[i] = false;
-        }
-      } else if (a->passed[i]) {
-        // written tensors keep their block (the canary check reads it); inputs get a new one
-        mutate_view(in, &a->v[i], bufs);
-      }
+    case 2:  // a tensor
+      edit_tensor(in, a->v, a->passed, testing::MlaPrologArgs::kCount, 9, bufs);
       break;
-    }
-    case 3: {  // a cacheIndex value (a copy: the fixture stays valid)
-      TensorView& ci = a->v[9];
-      const int64_t n = view_elements(ci);
-      if (!a->passed[9] || n <= 0 || ci.dtype != DType::kInt64) break;
-      const int64_t bytes = bytes_of(ci.dtype, n);
-      ci.data = bufs->alloc(bytes, ci.data, bytes);
-      static_cast<int64_t*>(ci.data)[in.ConsumeIntegralInRange<int64_t>(0, n - 1)] = hostile_int(in);
+    case 3:  // a cacheIndex value
+      edit_index<int64_t>(in, &a->v[9], a->passed[9], DType::kInt64, bufs);
       break;
-    }
     case 4: {  // the cache mode string
       static const char* const kModes[] = {"PA_BSND", "PA_NZ", "BSND", "PA_BLK_BSND", "PA_BLK_NZ", "", "pa_bsnd",
                                            "PA_BSND_"};
@@ -150,44 +116,33 @@ void run_one(const uint8_t* data, size_t size) {
       if (!testdata::all_bytes(*h, c.cfg.canary)) return false;
     return true;
   };
-
-  uint64_t ws_size = 0;
-  aclOpExecutor* ex = nullptr;
-  aclnnStatus s;
   if (kEntry == 4) {
+    uint64_t ws_size = 0;
+    aclOpExecutor* ex = nullptr;
     // the plain V3 takes the V3WeightNz arguments: call it through the same argument builder
     testing::MlaPrologArgs a = testing::args_of(c);
     if (call.mutate) call.mutate(a);
     std::vector<testing::AclTensor> t;
     for (int i = 0; i < testing::MlaPrologArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
     char pa_bsnd[] = "PA_BSND";
-    s = aclnnMlaPrologV3GetWorkspaceSize(t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[10], t[11], t[9],
-                                         t[12], t[13], t[14], t[15], t[16], t[17], t[18], t[24], t[25], call.eps_cq,
-                                         call.eps_ckv, pa_bsnd, false, 0, 0, 0, 0, 0, 128, 1.0, 1.0, t[19], t[20], t[21],
-                                         t[22], t[23], &ws_size, &ex);
+    const aclnnStatus s = aclnnMlaPrologV3GetWorkspaceSize(
+        t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[10], t[11], t[9],
+        t[12], t[13], t[14], t[15], t[16], t[17], t[18], t[24], t[25], call.eps_cq, call.eps_ckv, pa_bsnd, false, 0, 0,
+        0, 0, 0, 128, 1.0, 1.0, t[19], t[20], t[21], t[22], t[23], &ws_size, &ex);
     if (s != ACLNN_ERR_INNER || ex != nullptr || ws_size != 0) fail("plain V3", "expected 561000 and nothing written");
     if (aclnnMlaPrologV3(nullptr, 0, nullptr, nullptr) != ACLNN_ERR_INNER) fail("plain V3", "phase 2 not 561000");
     if (!canary_kept()) fail("plain V3", "an output byte changed");
     return;
   }
-  s = testing::mla_prolog_phase1(c, call, &ws_size, &ex);
-  if (s != ACLNN_SUCCESS) {
-    if (edits == 0) fail("phase 1", "an unedited call was rejected: " + std::string(last_error_message()));
-    if (!canary_kept()) fail("phase 1", "a rejected call changed a cache or output byte");
-    return;
-  }
-  if (ws_size > (uint64_t{1} << 32)) fail("phase 1", "workspace over 4 GiB");
-  ExactBuffers ws;
-  void* w = ws_size > 0 ? ws.alloc(static_cast<int64_t>(ws_size)) : nullptr;
-  s = kEntry == 3   ? aclnnMlaPrologV3WeightNz(w, ws_size, ex, nullptr)
-      : kEntry == 2 ? aclnnMlaPrologV2WeightNz(w, ws_size, ex, nullptr)
-                    : aclnnMlaProlog(w, ws_size, ex, nullptr);
-  if (s != ACLNN_SUCCESS) {
-    if (edits == 0) fail("phase 2", "an unedited call failed: " + std::string(last_error_message()));
-    if (!canary_kept()) fail("phase 2", "a failed call changed a cache or output byte");
-    return;
-  }
-  if (edits > 0) return;
+  const bool ok = run_phases(
+      edits, [&](uint64_t* size, aclOpExecutor** x) { return testing::mla_prolog_phase1(c, call, size, x); },
+      [&](void* w, uint64_t size, aclOpExecutor* x) {
+        return kEntry == 3   ? aclnnMlaPrologV3WeightNz(w, size, x, nullptr)
+               : kEntry == 2 ? aclnnMlaPrologV2WeightNz(w, size, x, nullptr)
+                             : aclnnMlaProlog(w, size, x, nullptr);
+      },
+      canary_kept, fail);
+  if (!ok || edits > 0) return;
   const std::string bad = testing::mla_prolog_mismatches(c, fx.ref);
   if (!bad.empty()) fail("compare", bad);
 }

@@ -16,8 +16,11 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "aclnn/aclnn_base.h"
+#include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
 namespace mlaops::fuzz {
@@ -204,6 +207,57 @@ inline bool mutate_view(FuzzedDataProvider& in, TensorView* v, ExactBuffers* buf
     m.data = nullptr;
   }
   *v = m;
+  return true;
+}
+
+// One hostile edit of tensor argument i of `views` / `passed` (count n): present <-> absent (an
+// added one copies the description of donor 0..donors-1 with a fresh block) or mutate_view.
+inline void edit_tensor(FuzzedDataProvider& in, TensorView* views, bool* passed, int n, int donors,
+                        ExactBuffers* bufs) {
+  const int i = in.ConsumeIntegralInRange<int>(0, n - 1);
+  if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
+    passed[i] = !passed[i];
+    if (passed[i] && views[i].rank == 0) {
+      views[i] = views[in.ConsumeIntegralInRange<int>(0, donors - 1)];
+      if (!bufs->refill(&views[i], in.ConsumeIntegral<uint8_t>())) passed[i] = false;
+    }
+  } else if (passed[i]) {
+    mutate_view(in, &views[i], bufs);
+  }
+}
+
+// One hostile value in a copy of an integer index tensor (cacheIndex, slotMapping), so that the
+// fixture it came from stays valid.
+template <class T>
+inline void edit_index(FuzzedDataProvider& in, TensorView* v, bool passed, DType dt, ExactBuffers* bufs) {
+  const int64_t n = view_elements(*v);
+  if (!passed || n <= 0 || v->dtype != dt) return;
+  const int64_t bytes = bytes_of(dt, n);
+  v->data = bufs->alloc(bytes, v->data, bytes);
+  static_cast<T*>(v->data)[in.ConsumeIntegralInRange<int64_t>(0, n - 1)] = static_cast<T>(hostile_int(in));
+}
+
+// Phase 1 (`phase1(&ws_size, &executor)`), then phase 2 (`phase2(workspace, size, executor)`)
+// on an exact workspace block. A rejected or failed call must leave `kept()` true; an unedited
+// one (edits == 0) must succeed. Failures go to `fail(phase, detail)` (which does not return).
+// Returns true when both phases succeeded.
+template <class P1, class P2, class Kept, class Fail>
+inline bool run_phases(int edits, P1&& phase1, P2&& phase2, Kept&& kept, Fail&& fail) {
+  uint64_t ws_size = 0;
+  aclOpExecutor* ex = nullptr;
+  if (phase1(&ws_size, &ex) != ACLNN_SUCCESS) {
+    if (edits == 0) fail("phase 1", std::string("an unedited call was rejected: ") + last_error_message());
+    if (!kept()) fail("phase 1", "a rejected call changed a cache or output byte");
+    return false;
+  }
+  if (ws_size > (uint64_t{1} << 32)) fail("phase 1", "workspace over 4 GiB");
+  ExactBuffers ws;
+  void* w = ws_size > 0 ? ws.alloc(static_cast<int64_t>(ws_size)) : nullptr;
+  if (phase2(w, ws_size, ex) != ACLNN_SUCCESS) {
+    if (edits == 0) fail("phase 2", std::string("an unedited call failed: ") + last_error_message());
+    if (!kept()) fail("phase 2", "a failed call changed a cache or output byte");
+    return false;
+  }
   return true;
 }
 
