@@ -52,6 +52,11 @@ Fixture& fixture(int i) {
   static std::array<std::unique_ptr<Fixture>, kCount> f;
   if (!f[static_cast<size_t>(i)]) {
     auto x = std::make_unique<Fixture>();
+    if (kEntry == 4) {  // the plain V3 rejects everything: the small default case is enough
+      x->fast = testdata::make_mla_prolog_case(testdata::MlaPrologCaseConfig{});
+      f[static_cast<size_t>(i)] = std::move(x);
+      return *f[static_cast<size_t>(i)];
+    }
     x->fast = testdata::make_mla_prolog_case(config(kScenarios[i]));
     x->ref = testdata::make_mla_prolog_case(config(kScenarios[i]));
     if (mla_prolog_ref(x->ref.params()) != kSuccess) fail("reference", last_error_message());
