@@ -82,7 +82,7 @@ class ExactBuffers {
   // Moves the data of a valid view into an exact block (the source holds the whole extent).
   bool rehome(TensorView* v) {
     const int64_t n = view_elements(*v);
-    if (n < 0) return false;
+    if (n < 0 || n > 8 * kMaxTensorBytes) return false;  // (bytes_of would overflow)
     const int64_t bytes = bytes_of(v->dtype, n);
     if (bytes > kMaxTensorBytes) return false;
     v->data = alloc(bytes, v->data, v->data ? bytes : 0);
@@ -92,7 +92,7 @@ class ExactBuffers {
   // data) when the view is too large or malformed.
   bool refill(TensorView* v, uint8_t seed) {
     const int64_t n = view_elements(*v);
-    if (n < 0) return false;
+    if (n < 0 || n > 8 * kMaxTensorBytes) return false;  // (bytes_of would overflow)
     const int64_t bytes = bytes_of(v->dtype, n);
     if (bytes > kMaxTensorBytes) return false;
     auto* p = static_cast<unsigned char*>(alloc(bytes));
