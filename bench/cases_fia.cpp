@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/case_defs.h"
 #include "bench/suite.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
@@ -47,6 +48,13 @@ namespace {
 using mlaops::DType;
 
 Buf zeros(DType dt, std::vector<int64_t> dims) { return make(dt, std::move(dims), 0, 0, 0); }
+
+// The row's work (case_defs.h).
+void set_work(Row* r, const FiaWork& w) {
+  r->flops_bf16 = w.flops_bf16;
+  r->ops_int8 = w.ops_int8;
+  r->bytes = w.bytes;
+}
 
 // Times the operator; fills best / median or the error.
 void time_call(const mlaops::FiaParams& p, int reps, Row* r) {
@@ -117,8 +125,7 @@ Row mla_decode(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t D, int6
   p.softmax_lse_flag = true;
   Row r;
   time_call(p, ctx.reps, &r);
-  r.flops_bf16 = 2.0 * B * N * L * (D + Dr + D);
-  r.bytes = 2.0 * B * L * (D + Dr);
+  set_work(&r, mla_decode_work(N, L, B, D, Dr));
   return r;
 }
 
@@ -132,20 +139,15 @@ Row mla_mtp(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_
   Buf out = zeros(DType::kBFloat16, {T, N, D}), lse = zeros(DType::kFloat32, {T, N, 1});
   // the masks: the 2048 template, or per batch the QS x QS tree (1 = masked) of a binary tree
   Buf mask = tree ? zeros(DType::kBool, {B * QS * QS}) : causal_template();
-  double seen = 0;  // positions the rows see
   if (tree) {
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < QS; ++i) {
         for (int64_t t = 0; t < QS; ++t) mask.b[static_cast<size_t>((b * QS + i) * QS + t)] = 1;
         for (int64_t t = i;; t = (t - 1) / 2) {
           mask.b[static_cast<size_t>((b * QS + i) * QS + t)] = 0;
-          seen += 1;
           if (t == 0) break;
         }
-        seen += static_cast<double>(L - QS);
       }
-  } else {
-    seen = static_cast<double>(B) * (static_cast<double>(QS) * static_cast<double>(L - QS) + QS * (QS + 1) / 2.0);
   }
   std::vector<int64_t> aq, akv(static_cast<size_t>(B), L);
   for (int64_t b = 1; b <= B; ++b) aq.push_back(b * QS);
@@ -162,8 +164,7 @@ Row mla_mtp(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_
   p.softmax_lse_flag = true;
   Row r;
   time_call(p, ctx.reps, &r);
-  r.flops_bf16 = 2.0 * N * seen * (D + Dr + D);
-  r.bytes = 2.0 * B * L * (D + Dr);
+  set_work(&r, mla_mtp_work(N, L, B, QS, D, Dr, tree));  // FLOPs: the positions the rows see
   return r;
 }
 
@@ -192,9 +193,7 @@ Row mla_decode_fq(RunContext& ctx, int64_t N, int64_t L, int64_t B) {
   p.softmax_lse_flag = true;
   Row r;
   time_call(p, ctx.reps, &r);
-  r.ops_int8 = 2.0 * B * N * L * D;
-  r.flops_bf16 = 2.0 * B * N * L * (Dr + D);
-  r.bytes = static_cast<double>(B * L) * (D + 2 * Dr);
+  set_work(&r, mla_decode_fq_work(N, L, B, D, Dr));
   return r;
 }
 
@@ -229,8 +228,7 @@ Row gqa_decode(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, in
   }
   Row r;
   time_call(p, ctx.reps, &r);
-  r.flops_bf16 = 2.0 * B * N * L * 2 * D;
-  r.bytes = (int8 ? 1.0 : 2.0) * B * L * KVN * D * 2;
+  set_work(&r, gqa_decode_work(B, N, KVN, D, L, int8 ? 1.0 : 2.0));
   if (ctx.peers && !int8) {
     if (ctx.python.empty())
       r.peers.push_back({"torch SDPA", 0, 0, "no Python with torch (set MLAOPS_PYTHON or --python)"});
@@ -261,8 +259,7 @@ Row gqa_decode_quant(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t
   p.key_antiquant_mode = p.value_antiquant_mode = mode;
   Row r;
   time_call(p, ctx.reps, &r);
-  r.flops_bf16 = 2.0 * B * N * L * 2 * D;
-  r.bytes = (int4 ? 0.5 : 1.0) * B * L * KVN * D * 2;
+  set_work(&r, gqa_decode_work(B, N, KVN, D, L, int4 ? 0.5 : 1.0));
   return r;
 }
 
@@ -286,8 +283,7 @@ Row gqa_decode_nz(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D,
   p.value_antiquant_scale = &vs.v;
   Row r;
   time_call(p, ctx.reps, &r);
-  r.flops_bf16 = 2.0 * B * N * L * 2 * D;
-  r.bytes = 1.0 * B * L * KVN * D * 2;
+  set_work(&r, gqa_decode_work(B, N, KVN, D, L, 1.0));
   return r;
 }
 
@@ -311,10 +307,7 @@ Row mla_prefill(RunContext& ctx, int64_t T, int64_t L, int64_t N, int64_t D, int
   p.sparse_mode = 3;
   Row r;
   time_call(p, std::max(2, ctx.reps / 2), &r);
-  // causal right-down: query row i sees L - T + i + 1 positions
-  const double seen = static_cast<double>(T) * static_cast<double>(L - T) + static_cast<double>(T * (T + 1)) / 2.0;
-  r.flops_bf16 = 2.0 * N * seen * (D + Dr + D);
-  r.bytes = 2.0 * L * N * (2 * D + Dr);
+  set_work(&r, mla_prefill_work(T, L, N, D, Dr));  // causal right-down
   return r;
 }
 
@@ -334,13 +327,7 @@ Row gqa_prefill(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, i
   }
   Row r;
   time_call(p, std::max(2, ctx.reps / 2), &r);
-  const double work = 2.0 * B * N * S * L * (D + D);
-  if (int8) {
-    r.ops_int8 = work;
-  } else {
-    r.flops_bf16 = work;
-  }
-  r.bytes = (int8 ? 1.0 : 2.0) * B * L * KVN * D * 2;
+  set_work(&r, gqa_prefill_work(B, N, KVN, D, S, L, int8));
   return r;
 }
 
@@ -364,16 +351,14 @@ Row gqa_decode_prefix(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_
   }
   Row r;
   time_call(p, ctx.reps, &r);
-  r.flops_bf16 = 2.0 * B * N * (Lp + L) * 2 * D;
-  r.bytes = 2.0 * (copied ? B * (Lp + L) : Lp + B * L) * KVN * D * 2;
+  set_work(&r, gqa_prefix_work(B, N, KVN, D, Lp, L, copied));
   return r;
 }
 
-// The GQA shape of the tables: 32 query / 8 KV heads, D 128, L 4096, batch 8 (tiny: 8 / 2, 64, 300, 2).
+// The GQA shape of the tables (case_defs.h): 32 query / 8 KV heads, D 128, L 4096, batch 8.
 struct GqaShape {
   int64_t B, N, KVN, D, L;
 };
-GqaShape gqa_shape(bool tiny) { return tiny ? GqaShape{2, 8, 2, 64, 300} : GqaShape{8, 32, 8, 128, 4096}; }
 
 // "FIA GQA decode 32q/8kv D=128 L=4096 B=8" and `suffix`.
 void gqa_decode_label(char* label, size_t n, const GqaShape& s, const std::string& suffix) {
@@ -396,10 +381,9 @@ void add(std::vector<Case>& out, const char* id, const char* label, int threads,
 std::vector<Case> fia_cases(Size size, int threads) {
   std::vector<Case> out;
   const bool tiny = size == Size::kTiny;
-  const int64_t D = tiny ? 64 : 512, Dr = tiny ? 16 : 64;
-  std::vector<int64_t> Ns = {32, 128}, Ls = {1024, 4096, 32768}, Bs = {1, 8};
-  if (size == Size::kQuick) Ls = {4096}, Bs = {1};
-  if (tiny) Ns = {4}, Ls = {300}, Bs = {1, 2};
+  const FiaShapes sh = fia_shapes(size);  // case_defs.h
+  const int64_t D = sh.D, Dr = sh.Dr;
+  const std::vector<int64_t>&Ns = sh.Ns, &Ls = sh.Ls, &Bs = sh.Bs;
   char id[96], label[96];
   for (int64_t N : Ns)
     for (int64_t L : Ls)
@@ -423,7 +407,7 @@ std::vector<Case> fia_cases(Size size, int threads) {
         }
       }
   // GQA decode over a paged BnBsH cache (gqa_shape: the GQA rows below share it)
-  const GqaShape g = gqa_shape(tiny);
+  const GqaShape g{sh.gB, sh.gN, sh.gKVN, sh.gD, sh.gL};
   for (int kind : {0, 1, 2}) {  // BF16 KV, INT8 KV, BF16 KV with post-quant INT8 output
     const bool int8 = kind == 1, pq = kind == 2;
     std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", int8 ? "int8kv" : pq ? "postquant" : "bf16",
@@ -438,7 +422,7 @@ std::vector<Case> fia_cases(Size size, int threads) {
   }
   // GQA decode with a shared prefix, and the same attention with the prefix copied per batch
   {
-    const int64_t Lp = tiny ? 200 : 4096, L = tiny ? 50 : 512;
+    const int64_t Lp = sh.prefix_Lp, L = sh.prefix_L;
     for (bool copied : {false, true}) {
       std::snprintf(id, sizeof id, "fia.gqa_decode.%s.B%lld.t%d", copied ? "prefix_copied" : "prefix", (long long)g.B,
                     threads);
@@ -450,9 +434,9 @@ std::vector<Case> fia_cases(Size size, int threads) {
     }
   }
   // MLA MTP decode: causal draft tokens (sparse 3) beside the tree mask (sparse 9)
-  for (int64_t B : tiny ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 4})
+  for (int64_t B : sh.mtp_Bs)
     for (bool tree : {false, true}) {
-      const int64_t N = tiny ? 4 : 128, L = tiny ? 300 : 4096, QS = 4;
+      const int64_t N = sh.mtp_N, L = sh.mtp_L, QS = sh.mtp_QS;
       std::snprintf(id, sizeof id, "fia.mla_mtp.%s.N%lld.L%lld.B%lld.Q%lld.t%d", tree ? "tree" : "causal",
                     (long long)N, (long long)L, (long long)B, (long long)QS, threads);
       std::snprintf(label, sizeof label, "FIA MLA MTP N=%lld L=%lld B=%lld Q_S=%lld %s", (long long)N, (long long)L,
@@ -460,8 +444,8 @@ std::vector<Case> fia_cases(Size size, int threads) {
       add(out, id, label, threads, [=](RunContext& ctx) { return mla_mtp(ctx, N, L, B, QS, D, Dr, tree); });
     }
   // MLA decode full quant beside the BF16 rows of the same shape (fia.mla_decode.N*.L4096.B1)
-  for (int64_t N : tiny ? std::vector<int64_t>{4} : std::vector<int64_t>{32, 128}) {
-    const int64_t L = tiny ? 300 : 4096;
+  for (int64_t N : sh.fq_Ns) {
+    const int64_t L = sh.fq_L;
     std::snprintf(id, sizeof id, "fia.mla_decode_fq.N%lld.L%lld.B1.t%d", (long long)N, (long long)L, threads);
     std::snprintf(label, sizeof label, "FIA MLA decode full quant N=%lld L=%lld B=1", (long long)N, (long long)L);
     add(out, id, label, threads, [=](RunContext& ctx) { return mla_decode_fq(ctx, N, L, 1); });
@@ -491,7 +475,7 @@ std::vector<Case> fia_cases(Size size, int threads) {
     });
   }
   {
-    const int64_t T = tiny ? 16 : 128, L = tiny ? 300 : 4096, N = tiny ? 4 : 128, PD = tiny ? 32 : 128;
+    const int64_t T = sh.pre_T, L = sh.pre_L, N = sh.pre_N, PD = sh.pre_D;
     for (int nt : threads > 1 ? std::vector<int>{threads, 1} : std::vector<int>{threads}) {
       std::snprintf(id, sizeof id, "fia.mla_prefill.T%lld.L%lld.N%lld.t%d", (long long)T, (long long)L, (long long)N,
                     nt);
@@ -506,7 +490,7 @@ std::vector<Case> fia_cases(Size size, int threads) {
     }
   }
   {  // the GQA heads and head dim, batch 1
-    const int64_t S = tiny ? 64 : 512, L = tiny ? 300 : 2048;
+    const int64_t S = sh.gpre_S, L = sh.gpre_L;
     for (bool int8 : {false, true}) {
       std::snprintf(id, sizeof id, "fia.gqa_prefill.%s.S%lld.L%lld.t%d", int8 ? "int8fq" : "bf16", (long long)S,
                     (long long)L, threads);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/case_defs.h"
 #include "bench/suite.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/runtime.h"
@@ -23,10 +24,7 @@ namespace {
 
 using mlaops::DType;
 
-struct Dims {
-  int64_t He = 7168, Hcq = 1536, Hckv = 512, Dr = 64, D = 128;
-  int64_t QKV() const { return Hckv + Dr + Hcq; }
-};
+using Dims = MlaDims;  // case_defs.h
 
 // The weights and quantization parameters of one N, and their rotated copies.
 struct PreWeights {
@@ -124,14 +122,8 @@ Row run_case(RunContext& ctx, const Dims& d, int64_t N, int64_t T, int threads) 
 
 std::vector<Case> mla_preprocess_cases(Size size, int threads) {
   std::vector<Case> out;
-  Dims d;
-  std::vector<int64_t> Ts = {1, 8, 32, 1024}, Ns = {32, 128};
-  if (size == Size::kQuick) Ts = {1, 1024};
-  if (size == Size::kTiny) {
-    d = Dims{256, 64, 64, 16, 16};
-    Ts = {1, 16};
-    Ns = {4};
-  }
+  const Dims d = mla_dims(size);  // the shapes: case_defs.h
+  const std::vector<int64_t> Ts = preprocess_tokens(size), Ns = mla_heads(size);
   for (int64_t N : Ns)
     for (int64_t T : Ts) {
       for (int nt : weight_case_threads(T == Ts.back(), threads)) {

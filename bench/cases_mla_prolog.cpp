@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench/bench_util.h"
+#include "bench/case_defs.h"
 #include "bench/suite.h"
 #include "mlaops/mla_prolog.h"
 #include "mlaops/runtime.h"
@@ -24,9 +25,7 @@ namespace {
 
 using mlaops::DType;
 
-struct Dims {
-  int64_t He = 7168, Hcq = 1536, Hckv = 512, D = 128, Dr = 64;
-};
+using Dims = MlaDims;  // case_defs.h
 
 // The weights of one (dtype, N) group and their rotated copies.
 struct PrologWeights {
@@ -125,14 +124,8 @@ Row run_case(RunContext& ctx, const Dims& d, bool int8, int64_t N, int64_t T, in
 
 std::vector<Case> mla_prolog_cases(Size size, int threads) {
   std::vector<Case> out;
-  Dims d;
-  std::vector<int64_t> Ts = {1, 8, 32, 128, 1024}, Ns = {32, 128};
-  if (size == Size::kQuick) Ts = {1, 1024};
-  if (size == Size::kTiny) {
-    d = Dims{256, 64, 64, 16, 16};
-    Ts = {1, 16};
-    Ns = {4};
-  }
+  const Dims d = mla_dims(size);  // the shapes: case_defs.h
+  const std::vector<int64_t> Ts = prolog_tokens(size), Ns = mla_heads(size);
   for (bool int8 : {false, true})
     for (int64_t N : Ns)
       for (int64_t T : Ts) {

@@ -1,8 +1,8 @@
 // The cases of `mlaops bench --scaling` (scaling.h): the benchmark suite's cases (cases_*.cpp)
-// at the same shapes, as plans only. Tensors are anonymous zero pages (never written, never
-// read): phase 1 reads shapes, dtypes, formats and host arrays, not data. Each case's
-// FLOPs / OPs and bytes follow the formulas of its cases_*.cpp row; the phases take from the plan
-// how that work splits (ops/mla_prolog.h MlaPrologPlan, ops/mla_preprocess.h MlaPreprocessPlan,
+// at the same shapes (their definitions: case_defs.h, the full tables), as plans only. Tensors are
+// anonymous zero pages (never written, never read): phase 1 reads shapes, dtypes, formats and host
+// arrays, not data. The FIA cases' FLOPs / OPs and bytes are the case tables' (case_defs.h); the
+// phases take from the plan how that work splits (ops/mla_prolog.h MlaPrologPlan, ops/mla_preprocess.h MlaPreprocessPlan,
 // ops/fused_infer_attention_score_v4.h FiaPlan).
 #include <sys/mman.h>
 
@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/case_defs.h"
 #include "bench/scaling.h"
 #include "core/checked_math.h"
 #include "core/fractal_nz.h"
@@ -79,7 +80,9 @@ class Mem {
   std::vector<std::unique_ptr<std::vector<int64_t>>> vecs_;
 };
 
-constexpr int64_t kHe = 7168, kHcq = 1536, kHckv = 512, kD = 128, kDr = 64;
+// The MLA weights of the prolog / preprocess tables (case_defs.h).
+const MlaDims kMla = mla_dims(Size::kFull);
+const int64_t kHe = kMla.He, kHcq = kMla.Hcq, kHckv = kMla.Hckv, kD = kMla.D, kDr = kMla.Dr;
 
 std::string fmt(const char* f, long long a = 0, long long b = 0, long long c = 0, long long d = 0, long long e = 0,
                 long long g = 0) {
@@ -282,10 +285,6 @@ double item_work(const mlaops::FiaPlan& P, size_t i, int64_t s, int64_t splits) 
   return sum * static_cast<double>(P.G);
 }
 
-struct FiaWork {
-  double flops_bf16 = 0, ops_int8 = 0, bytes = 0;
-};
-
 bool fia_phases(const mlaops::FiaParams& p, const FiaWork& work, int threads, ScalingPoint* out, std::string* error) {
   mlaops::FiaCall call;
   mlaops::FiaPlan P;
@@ -351,7 +350,8 @@ bool fia_phases(const mlaops::FiaParams& p, const FiaWork& work, int threads, Sc
 // MLA decode (and MTP when QS > 1), paged BnNBsD cache, KV_N 1, value = the key latent.
 bool fia_mla(int64_t N, int64_t L, int64_t B, int64_t QS, int mode, int threads, ScalingPoint* out, std::string* e) {
   Mem m;
-  const int64_t D = 512, Dr = 64, bs = 128, per = (L + bs - 1) / bs, nb = B * per, T = B * QS;
+  const FiaShapes sh = fia_shapes(Size::kFull);
+  const int64_t D = sh.D, Dr = sh.Dr, bs = 128, per = (L + bs - 1) / bs, nb = B * per, T = B * QS;
   const bool fq = mode == 1, mtp = QS > 1, tree = mode == 9;
   mlaops::FiaParams p;
   FiaWork w;
@@ -365,36 +365,22 @@ bool fia_mla(int64_t N, int64_t L, int64_t B, int64_t QS, int mode, int threads,
     p.key_antiquant_scale = m.keep(m.t(DType::kFloat32, {1}));
     p.value_antiquant_scale = p.key_antiquant_scale;
     p.input_layout = "BSND_NBSD";
-    w.ops_int8 = 2.0 * static_cast<double>(B * N * L * D);
-    w.flops_bf16 = 2.0 * static_cast<double>(B * N * L * (Dr + D));
-    w.bytes = static_cast<double>(B * L * (D + 2 * Dr));
+    w = mla_decode_fq_work(N, L, B, D, Dr);
   } else {
     p.query = mtp ? m.t(DType::kBFloat16, {T, N, D}) : m.t(DType::kBFloat16, {B, N, 1, D});
     p.query_rope = m.keep(mtp ? m.t(DType::kBFloat16, {T, N, Dr}) : m.t(DType::kBFloat16, {B, N, 1, Dr}));
     p.key = {m.t(DType::kBFloat16, {nb, 1, bs, D})};
     p.key_rope = m.keep(m.t(DType::kBFloat16, {nb, 1, bs, Dr}));
     p.input_layout = mtp ? "TND" : "BNSD_NBSD";
-    double rows_seen = static_cast<double>(B * N) * static_cast<double>(L);  // per head: B rows x L
+    w = mla_decode_work(N, L, B, D, Dr);
     if (mtp) {
       std::vector<int64_t> aq;
       for (int64_t b = 1; b <= B; ++b) aq.push_back(b * QS);
       p.actual_seq_lengths = m.vec(aq);
       p.sparse_mode = tree ? 9 : 3;
       p.atten_mask = m.keep(tree ? m.t(DType::kBool, {B * QS * QS}) : m.t(DType::kBool, {2048, 2048}));
-      // causal: QS rows see L - QS + i + 1; the tree: the ancestors among the draft tokens
-      double s = 0;
-      for (int64_t i = 0; i < QS; ++i) {
-        double anc = 0;
-        for (int64_t t = i;; t = (t - 1) / 2) {
-          anc += 1;
-          if (t == 0) break;
-        }
-        s += static_cast<double>(L - QS) + (tree ? anc : static_cast<double>(i + 1));
-      }
-      rows_seen = static_cast<double>(B * N) * s;
+      w = mla_mtp_work(N, L, B, QS, D, Dr, tree);
     }
-    w.flops_bf16 = 2.0 * rows_seen * static_cast<double>(D + Dr + D);
-    w.bytes = 2.0 * static_cast<double>(B * L * (D + Dr));
   }
   p.value = {p.key[0]};
   p.block_table = m.keep(m.t(DType::kInt32, {B, per}));
@@ -421,11 +407,10 @@ struct Gqa {
 
 bool fia_gqa(const Gqa& g, int threads, ScalingPoint* out, std::string* e) {
   Mem m;
-  const int64_t B = 8, N = 32, KVN = 8, D = 128, bs = 128;
-  const int64_t L = g.Lp > 0 ? 512 : 4096, per = (L + bs - 1) / bs, nb = B * per;
+  const FiaShapes sh = fia_shapes(Size::kFull);
+  const int64_t B = sh.gB, N = sh.gN, KVN = sh.gKVN, D = sh.gD, bs = 128;
+  const int64_t L = g.Lp > 0 ? sh.prefix_L : sh.gL, per = (L + bs - 1) / bs, nb = B * per;
   mlaops::FiaParams p;
-  FiaWork w;
-  w.flops_bf16 = 2.0 * static_cast<double>(B * N * (g.Lp + L) * 2 * D);
   p.num_heads = N;
   p.num_key_value_heads = KVN;
   p.scale_value = 1.0 / std::sqrt(static_cast<double>(D));
@@ -442,8 +427,7 @@ bool fia_gqa(const Gqa& g, int threads, ScalingPoint* out, std::string* e) {
     p.actual_seq_lengths_kv = nullptr;
     p.input_layout = "BNSD";
     p.attention_out = m.t(DType::kBFloat16, {B, N, 1, D});
-    w.bytes = 2.0 * static_cast<double>((g.copied ? B * (g.Lp + L) : g.Lp + B * L) * KVN * D * 2);
-    return fia_phases(p, w, threads, out, e);
+    return fia_phases(p, gqa_prefix_work(B, N, KVN, D, g.Lp, L, g.copied), threads, out, e);
   }
   if (g.kind == 3) {  // contiguous BSH INT8 / INT4
     const int64_t W = g.int4 ? KVN * D / 8 : KVN * D;
@@ -457,8 +441,7 @@ bool fia_gqa(const Gqa& g, int threads, ScalingPoint* out, std::string* e) {
     p.inner_precise = g.ip;
     p.input_layout = "BSH";
     p.attention_out = m.t(DType::kBFloat16, {B, 1, N * D});
-    w.bytes = (g.int4 ? 0.5 : 1.0) * static_cast<double>(B * L * KVN * D * 2);
-    return fia_phases(p, w, threads, out, e);
+    return fia_phases(p, gqa_decode_work(B, N, KVN, D, L, g.int4 ? 0.5 : 1.0), threads, out, e);
   }
   const bool int8 = g.kind == 1 || g.kind == 4, pq = g.kind == 2;
   p.query = m.t(DType::kBFloat16, {B, N, 1, D});
@@ -486,14 +469,14 @@ bool fia_gqa(const Gqa& g, int threads, ScalingPoint* out, std::string* e) {
   p.block_size = bs;
   p.input_layout = "BNSD";
   p.attention_out = m.t(pq ? DType::kInt8 : DType::kBFloat16, {B, N, 1, D});
-  w.bytes = (int8 ? 1.0 : 2.0) * static_cast<double>(B * L * KVN * D * 2);
-  return fia_phases(p, w, threads, out, e);
+  return fia_phases(p, gqa_decode_work(B, N, KVN, D, L, int8 ? 1.0 : 2.0), threads, out, e);
 }
 
 // MLA prefill: 128 tokens x 4096 KV, N 128, D 128 + rope 64, TND, sparse mode 3.
 bool fia_mla_prefill(int threads, ScalingPoint* out, std::string* e) {
   Mem m;
-  const int64_t T = 128, L = 4096, N = 128, D = 128, Dr = 64, bs = 128, per = L / bs;
+  const FiaShapes sh = fia_shapes(Size::kFull);
+  const int64_t T = sh.pre_T, L = sh.pre_L, N = sh.pre_N, D = sh.pre_D, Dr = sh.Dr, bs = 128, per = L / bs;
   mlaops::FiaParams p;
   p.query = m.t(DType::kBFloat16, {T, N, D});
   p.query_rope = m.keep(m.t(DType::kBFloat16, {T, N, Dr}));
@@ -511,17 +494,14 @@ bool fia_mla_prefill(int threads, ScalingPoint* out, std::string* e) {
   p.scale_value = 1.0 / std::sqrt(static_cast<double>(D + Dr));
   p.input_layout = "TND";
   p.attention_out = m.t(DType::kBFloat16, {T, N, D});
-  FiaWork w;
-  const double seen_rows = static_cast<double>(T * (L - T)) + static_cast<double>(T * (T + 1)) / 2.0;
-  w.flops_bf16 = 2.0 * static_cast<double>(N) * seen_rows * static_cast<double>(D + Dr + D);
-  w.bytes = 2.0 * static_cast<double>(L * N * (2 * D + Dr));
-  return fia_phases(p, w, threads, out, e);
+  return fia_phases(p, mla_prefill_work(T, L, N, D, Dr), threads, out, e);
 }
 
 // GQA prefill 32q / 8kv, D 128, 512 x 2048, BSND: BF16 or INT8 full quantisation.
 bool fia_gqa_prefill(bool int8, int threads, ScalingPoint* out, std::string* e) {
   Mem m;
-  const int64_t B = 1, N = 32, KVN = 8, D = 128, S = 512, L = 2048;
+  const FiaShapes sh = fia_shapes(Size::kFull);
+  const int64_t B = 1, N = sh.gN, KVN = sh.gKVN, D = sh.gD, S = sh.gpre_S, L = sh.gpre_L;
   const DType dt = int8 ? DType::kInt8 : DType::kBFloat16;
   mlaops::FiaParams p;
   p.query = m.t(dt, {B, S, N, D});
@@ -537,10 +517,7 @@ bool fia_gqa_prefill(bool int8, int threads, ScalingPoint* out, std::string* e) 
     p.quant_scale1 = m.keep(m.t(DType::kFloat32, {1}));
     p.deq_scale2 = m.keep(m.t(DType::kFloat32, {1}));
   }
-  FiaWork w;
-  (int8 ? w.ops_int8 : w.flops_bf16) = 2.0 * static_cast<double>(B * N * S * L * 2 * D);
-  w.bytes = (int8 ? 1.0 : 2.0) * static_cast<double>(B * L * KVN * D * 2);
-  return fia_phases(p, w, threads, out, e);
+  return fia_phases(p, gqa_prefill_work(B, N, KVN, D, S, L, int8), threads, out, e);
 }
 
 void add(std::vector<ScalingCase>& v, const std::string& id, const std::string& label,
@@ -552,50 +529,60 @@ void add(std::vector<ScalingCase>& v, const std::string& id, const std::string& 
 
 std::vector<ScalingCase> scaling_cases() {
   std::vector<ScalingCase> v;
+  // the full tables' shapes (case_defs.h)
+  const FiaShapes sh = fia_shapes(Size::kFull);
+  const std::string gqa = fmt("FIA GQA decode %lldq/%lldkv D=%lld", sh.gN, sh.gKVN, sh.gD);
+  const std::string gqa_lb = gqa + fmt(" L=%lld B=%lld", sh.gL, sh.gB);
   for (bool int8 : {false, true})
-    for (int64_t N : {32, 128})
-      for (int64_t T : {1, 8, 32, 128, 1024})
+    for (int64_t N : mla_heads(Size::kFull))
+      for (int64_t T : prolog_tokens(Size::kFull))
         add(v, std::string("mla_prolog.") + (int8 ? "int8" : "bf16") + fmt(".N%lld.T%lld", N, T),
             std::string("MlaPrologV2 ") + (int8 ? "int8" : "bf16") + fmt(" N=%lld T=%lld", N, T),
             [=](int t, ScalingPoint* o, std::string* e) { return prolog_plan(int8, N, T, t, o, e); });
-  for (int64_t N : {32, 128})
-    for (int64_t T : {1, 8, 32, 1024})
+  for (int64_t N : mla_heads(Size::kFull))
+    for (int64_t T : preprocess_tokens(Size::kFull))
       add(v, fmt("mla_preprocess.int8.N%lld.T%lld", N, T), fmt("MlaPreprocess int8 N=%lld T=%lld", N, T),
           [=](int t, ScalingPoint* o, std::string* e) { return preprocess_plan(N, T, t, o, e); });
-  for (int64_t N : {32, 128})
-    for (int64_t L : {1024, 4096, 32768})
-      for (int64_t B : {1, 8})
+  for (int64_t N : sh.Ns)
+    for (int64_t L : sh.Ls)
+      for (int64_t B : sh.Bs)
         add(v, fmt("fia.mla_decode.N%lld.L%lld.B%lld", N, L, B), fmt("FIA MLA decode N=%lld L=%lld B=%lld", N, L, B),
             [=](int t, ScalingPoint* o, std::string* e) { return fia_mla(N, L, B, 1, 0, t, o, e); });
   const char* gqa_names[] = {"bf16", "int8kv", "postquant"};
   const char* gqa_labels[] = {"", " int8 KV", " int8 out"};
   for (int k = 0; k < 3; ++k)
-    add(v, std::string("fia.gqa_decode.") + gqa_names[k] + ".B8",
-        std::string("FIA GQA decode 32q/8kv D=128 L=4096 B=8") + gqa_labels[k],
+    add(v, std::string("fia.gqa_decode.") + gqa_names[k] + fmt(".B%lld", sh.gB), gqa_lb + gqa_labels[k],
         [=](int t, ScalingPoint* o, std::string* e) { return fia_gqa(Gqa{k}, t, o, e); });
   for (bool copied : {false, true})
-    add(v, copied ? "fia.gqa_decode.prefix_copied.B8" : "fia.gqa_decode.prefix.B8",
-        std::string("FIA GQA decode 32q/8kv D=128 prefix 4096") + (copied ? " copied" : "") + " + own 512 B=8",
+    add(v, std::string(copied ? "fia.gqa_decode.prefix_copied" : "fia.gqa_decode.prefix") + fmt(".B%lld", sh.gB),
+        gqa + fmt(" prefix %lld", sh.prefix_Lp) + (copied ? " copied" : "") +
+            fmt(" + own %lld B=%lld", sh.prefix_L, sh.gB),
         [=](int t, ScalingPoint* o, std::string* e) {
           Gqa g;
-          g.Lp = 4096;
+          g.Lp = sh.prefix_Lp;
           g.copied = copied;
           return fia_gqa(g, t, o, e);
         });
-  for (int64_t B : {1, 4})
+  for (int64_t B : sh.mtp_Bs)
     for (bool tree : {false, true})
-      add(v, std::string("fia.mla_mtp.") + (tree ? "tree" : "causal") + fmt(".N128.L4096.B%lld.Q4", B),
-          fmt("FIA MLA MTP N=128 L=4096 B=%lld Q_S=4 ", B) + (tree ? "tree (sparse 9)" : "causal (sparse 3)"),
-          [=](int t, ScalingPoint* o, std::string* e) { return fia_mla(128, 4096, B, 4, tree ? 9 : 3, t, o, e); });
-  for (int64_t N : {32, 128})
-    add(v, fmt("fia.mla_decode_fq.N%lld.L4096.B1", N), fmt("FIA MLA decode full quant N=%lld L=4096 B=1", N),
-        [=](int t, ScalingPoint* o, std::string* e) { return fia_mla(N, 4096, 1, 1, 1, t, o, e); });
+      add(v,
+          std::string("fia.mla_mtp.") + (tree ? "tree" : "causal") +
+              fmt(".N%lld.L%lld.B%lld.Q%lld", sh.mtp_N, sh.mtp_L, B, sh.mtp_QS),
+          fmt("FIA MLA MTP N=%lld L=%lld B=%lld Q_S=%lld ", sh.mtp_N, sh.mtp_L, B, sh.mtp_QS) +
+              (tree ? "tree (sparse 9)" : "causal (sparse 3)"),
+          [=](int t, ScalingPoint* o, std::string* e) {
+            return fia_mla(sh.mtp_N, sh.mtp_L, B, sh.mtp_QS, tree ? 9 : 3, t, o, e);
+          });
+  for (int64_t N : sh.fq_Ns)
+    add(v, fmt("fia.mla_decode_fq.N%lld.L%lld.B1", N, sh.fq_L), fmt("FIA MLA decode full quant N=%lld L=%lld B=1", N, sh.fq_L),
+        [=](int t, ScalingPoint* o, std::string* e) { return fia_mla(N, sh.fq_L, 1, 1, 1, t, o, e); });
   for (bool int4 : {false, true})
     for (int64_t mode : {0, 1})
       for (int64_t ip : {1, 0})
-        add(v, std::string("fia.gqa_decode.") + (int4 ? "int4kv" : "int8kv_bsh") + fmt(".m%lld.ip%lld.B8", mode, ip),
-            std::string("FIA GQA decode 32q/8kv D=128 L=4096 B=8 ") + (int4 ? "int4" : "int8") +
-                fmt(" KV BSH mode %lld ip %lld", mode, ip),
+        add(v,
+            std::string("fia.gqa_decode.") + (int4 ? "int4kv" : "int8kv_bsh") +
+                fmt(".m%lld.ip%lld.B%lld", mode, ip, sh.gB),
+            gqa_lb + " " + (int4 ? "int4" : "int8") + fmt(" KV BSH mode %lld ip %lld", mode, ip),
             [=](int t, ScalingPoint* o, std::string* e) {
               Gqa g;
               g.kind = 3;
@@ -604,13 +591,15 @@ std::vector<ScalingCase> scaling_cases() {
               g.ip = ip;
               return fia_gqa(g, t, o, e);
             });
-  add(v, "fia.gqa_decode.int8kv_nz.B8", "FIA GQA decode 32q/8kv D=128 L=4096 B=8 int8 KV NZ",
+  add(v, fmt("fia.gqa_decode.int8kv_nz.B%lld", sh.gB), gqa_lb + " int8 KV NZ",
       [](int t, ScalingPoint* o, std::string* e) { return fia_gqa(Gqa{4}, t, o, e); });
-  add(v, "fia.mla_prefill.T128.L4096.N128", "FIA MLA prefill T=128 L=4096 N=128 D=128+64",
+  add(v, fmt("fia.mla_prefill.T%lld.L%lld.N%lld", sh.pre_T, sh.pre_L, sh.pre_N),
+      fmt("FIA MLA prefill T=%lld L=%lld N=%lld D=%lld+%lld", sh.pre_T, sh.pre_L, sh.pre_N, sh.pre_D, sh.Dr),
       [](int t, ScalingPoint* o, std::string* e) { return fia_mla_prefill(t, o, e); });
   for (bool int8 : {false, true})
-    add(v, std::string("fia.gqa_prefill.") + (int8 ? "int8fq" : "bf16") + ".S512.L2048",
-        std::string("FIA GQA prefill 32q/8kv D=128 S=512 L=2048") + (int8 ? " INT8 full quant" : ""),
+    add(v, std::string("fia.gqa_prefill.") + (int8 ? "int8fq" : "bf16") + fmt(".S%lld.L%lld", sh.gpre_S, sh.gpre_L),
+        fmt("FIA GQA prefill %lldq/%lldkv D=%lld", sh.gN, sh.gKVN, sh.gD) + fmt(" S=%lld L=%lld", sh.gpre_S, sh.gpre_L) +
+            (int8 ? " INT8 full quant" : ""),
         [=](int t, ScalingPoint* o, std::string* e) { return fia_gqa_prefill(int8, t, o, e); });
   return v;
 }

@@ -1,6 +1,7 @@
 #include "ops/check_util.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <cstring>
 
@@ -118,6 +119,13 @@ Status value_range(const char* op, const char* name, const char* rule, int64_t v
   if (v >= lo && v <= hi) return kSuccess;
   return fail(kParamInvalid, "%s: %s: %s value; allowed [%lld, %lld], got %lld", op, name, rule, (long long)lo,
               (long long)hi, (long long)v);
+}
+
+Status finite_f32(const char* op, const char* name, const char* rule, double v, bool non_negative) {
+  const float f = static_cast<float>(v);  // |v| > FLT_MAX narrows to +-inf
+  if (std::isfinite(v) && std::isfinite(f) && (!non_negative || v >= 0)) return kSuccess;
+  return fail(kParamInvalid, "%s: %s: %s value; allowed finite in float32%s, got %g", op, name,
+              rule, non_negative ? " and >= 0" : "", v);
 }
 
 Status value_range_step(const char* op, const char* name, const char* rule, int64_t v, int64_t lo, int64_t hi,

@@ -46,6 +46,9 @@ Status value_range(const char* op, const char* name, const char* rule, int64_t v
 // v in [lo, hi] and a multiple of step (> 0).
 Status value_range_step(const char* op, const char* name, const char* rule, int64_t v, int64_t lo, int64_t hi,
                         int64_t step);
+// A floating-point attribute the kernels use as float32: finite once narrowed to float32 (NaN,
+// +-inf and magnitudes above FLT_MAX fail) and, with non_negative, >= 0. See docs/numerics.md.
+Status finite_f32(const char* op, const char* name, const char* rule, double v, bool non_negative = false);
 
 // Outputs must not overlap each other or any input (except the exact in/out identities the
 // operator allows, which are simply not listed as outputs). Each entry: name, view.

@@ -3,6 +3,7 @@
 #include "ops/fia_left_padding.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 
 #include "core/error.h"
@@ -22,6 +23,61 @@ Status read_pad(const TensorView* t, const char* op, const char* name, int64_t* 
                shape_str(*t).c_str());
   MLAOPS_CHECK(t->data != nullptr, kParamNullptr, "%s: %s: FIA-40 data pointer; allowed non-null, got null", op, name);
   *v = std::max<int64_t>(0, *t->ptr<const int64_t>());
+  return kSuccess;
+}
+
+// The batches' windows for the padding values in c->lp (q_start / kv_start from 0, act_kv from
+// the given lengths: decode batches whose KV window starts before 0 get no own position) and the
+// mask / pse extents they need; `rule` names the rule a failure reports (FIA-42 when planning,
+// FIA-40 for the values read at run time).
+Status place_windows(const FiaParams& p, const char* op, const char* rule, FiaCall* c) {
+  const FiaLeftPad& lp = c->lp;
+  const char* qn = "queryPaddingSizeOptional";
+  const char* kn = "kvPaddingSizeOptional";
+  int64_t q_end = 0, kv_end = 0;
+  for (int64_t b = 0; b < c->B; ++b) {
+    const size_t i = static_cast<size_t>(b);
+    if (lp.q) {
+      const int64_t s = c->QS - lp.q_pad - c->act_q[i];
+      MLAOPS_CHECK(s >= 0, kParamInvalid,
+                   "%s: %s: %s batch %lld query window starts before row 0; allowed Q_S - queryPaddingSize - "
+                   "actualSeqLengths[b] >= 0, got %lld - %lld - %lld",
+                   op, qn, rule, (long long)b, (long long)c->QS, (long long)lp.q_pad, (long long)c->act_q[i]);
+      c->q_start[i] = s;
+    }
+    if (lp.kv) {
+      const int64_t s = c->kv_s - lp.kv_pad - c->act_kv[i];
+      if (s < 0 && c->QS == 1) {  // decode: the batch has no valid position (output 0, lse +inf)
+        c->act_kv[i] = 0;
+        c->kv_start[i] = 0;
+      } else {
+        MLAOPS_CHECK(s >= 0, kParamInvalid,
+                     "%s: %s: %s batch %lld KV window starts before position 0 (Q_S > 1); allowed KV_S - "
+                     "kvPaddingSize - actualSeqLengthsKv[b] >= 0, got %lld - %lld - %lld",
+                     op, kn, rule, (long long)b, (long long)c->kv_s, (long long)lp.kv_pad, (long long)c->act_kv[i]);
+        c->kv_start[i] = s;
+      }
+    }
+    q_end = std::max(q_end, c->q_start[i] + c->act_q[i]);
+    kv_end = std::max(kv_end, c->kv_start[i] + c->act_kv[i]);
+  }
+  kv_end += c->prefix.len;  // the prefix's columns come first
+  // The mask and pseShift are read at the padded coordinates: their extents must reach the windows.
+  if (c->explicit_mask) {
+    const TensorView& m = *p.atten_mask;
+    const int64_t rows = m.rank == 2 && c->QS == 1 ? 1 : m.dim(-2);
+    MLAOPS_CHECK(rows >= q_end && m.dim(-1) >= kv_end, kParamInvalid,
+                 "%s: attenMaskOptional: %s extent with left padding (padded coordinates); allowed >= %lld rows "
+                 "and >= %lld columns, got %s",
+                 op, rule, (long long)q_end, (long long)kv_end, shape_str(m).c_str());
+  }
+  if (c->pse) {
+    const TensorView& t = *p.pse_shift;
+    MLAOPS_CHECK(t.dims[2] >= q_end && t.dims[3] >= kv_end, kParamInvalid,
+                 "%s: pseShiftOptional: %s extent with left padding (padded coordinates); allowed dims 2, 3 >= "
+                 "%lld, %lld, got %s",
+                 op, rule, (long long)q_end, (long long)kv_end, shape_str(t).c_str());
+  }
   return kSuccess;
 }
 
@@ -61,70 +117,34 @@ Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
   lp.q = p.query_padding_size != nullptr && c->QS > 1 && p.actual_seq_lengths != nullptr;
   lp.kv = p.kv_padding_size != nullptr && p.actual_seq_lengths_kv != nullptr;
   lp.on = lp.q || lp.kv;
-  int64_t q_end = 0, kv_end = 0;
-  for (int64_t b = 0; b < c->B; ++b) {
-    const size_t i = static_cast<size_t>(b);
-    if (lp.q) {
-      const int64_t s = c->QS - lp.q_pad - c->act_q[i];
-      MLAOPS_CHECK(s >= 0, kParamInvalid,
-                   "%s: %s: FIA-42 batch %lld query window starts before row 0; allowed Q_S - queryPaddingSize - "
-                   "actualSeqLengths[b] >= 0, got %lld - %lld - %lld",
-                   op, qn, (long long)b, (long long)c->QS, (long long)lp.q_pad, (long long)c->act_q[i]);
-      c->q_start[i] = s;
-    }
-    if (lp.kv) {
-      const int64_t s = c->kv_s - lp.kv_pad - c->act_kv[i];
-      if (s < 0 && c->QS == 1) {  // decode: the batch has no valid position (output 0, lse +inf)
-        c->act_kv[i] = 0;
-        c->kv_start[i] = 0;
-      } else {
-        MLAOPS_CHECK(s >= 0, kParamInvalid,
-                     "%s: %s: FIA-42 batch %lld KV window starts before position 0 (Q_S > 1); allowed KV_S - "
-                     "kvPaddingSize - actualSeqLengthsKv[b] >= 0, got %lld - %lld - %lld",
-                     op, kn, (long long)b, (long long)c->kv_s, (long long)lp.kv_pad, (long long)c->act_kv[i]);
-        c->kv_start[i] = s;
-      }
-    }
-    q_end = std::max(q_end, c->q_start[i] + c->act_q[i]);
-    kv_end = std::max(kv_end, c->kv_start[i] + c->act_kv[i]);
-  }
   if (!lp.on) return kSuccess;
-  kv_end += c->prefix.len;  // the prefix's columns come first
-  // The mask and pseShift are read at the padded coordinates: their extents must reach the windows.
-  if (c->explicit_mask) {
-    const TensorView& m = *p.atten_mask;
-    const int64_t rows = m.rank == 2 && c->QS == 1 ? 1 : m.dim(-2);
-    MLAOPS_CHECK(rows >= q_end && m.dim(-1) >= kv_end, kParamInvalid,
-                 "%s: attenMaskOptional: FIA-42 extent with left padding (padded coordinates); allowed >= %lld rows "
-                 "and >= %lld columns, got %s",
-                 op, (long long)q_end, (long long)kv_end, shape_str(m).c_str());
-  }
-  if (c->pse) {
-    const TensorView& t = *p.pse_shift;
-    MLAOPS_CHECK(t.dims[2] >= q_end && t.dims[3] >= kv_end, kParamInvalid,
-                 "%s: pseShiftOptional: FIA-42 extent with left padding (padded coordinates); allowed dims 2, 3 >= "
-                 "%lld, %lld, got %s",
-                 op, (long long)q_end, (long long)kv_end, shape_str(t).c_str());
-  }
-  return kSuccess;
+  lp.act_kv_in = c->act_kv;  // the lengths before the windows: a run with other values places them again
+  return place_windows(p, op, "FIA-42", c);
 }
 
-Status fia_lp_recheck(const FiaParams& p, const FiaCall& c, const char* op) {
-  const struct {
-    const TensorView* t;
-    const char* name;
-    int64_t planned;
-  } pads[] = {{p.query_padding_size, "queryPaddingSizeOptional", c.lp.q_pad},
-              {p.kv_padding_size, "kvPaddingSizeOptional", c.lp.kv_pad}};
-  for (const auto& x : pads) {
-    if (x.t == nullptr) continue;
-    int64_t v = 0;
-    MLAOPS_TRY(read_pad(x.t, op, x.name, &v));
-    MLAOPS_CHECK(v == x.planned, kParamInvalid,
-                 "%s: %s: FIA-40 the padding value is read when planning; allowed the planned value %lld (clamped), "
-                 "got %lld (make a new plan)",
-                 op, x.name, (long long)x.planned, (long long)v);
-  }
+Status fia_lp_run_plan(const FiaParams& p, const FiaPlan& P, const char* op, std::unique_ptr<FiaPlan>* fresh,
+                       const FiaPlan** use) {
+  *use = &P;
+  if (p.query_padding_size == nullptr && p.kv_padding_size == nullptr) return kSuccess;
+  FiaCall c;
+  c.lp = P.lp;
+  if (p.query_padding_size != nullptr)
+    MLAOPS_TRY(read_pad(p.query_padding_size, op, "queryPaddingSizeOptional", &c.lp.q_pad));
+  if (p.kv_padding_size != nullptr) MLAOPS_TRY(read_pad(p.kv_padding_size, op, "kvPaddingSizeOptional", &c.lp.kv_pad));
+  // Unused values (no window applies) and the planned values (after clamping): the plan as it is.
+  if (!P.lp.on || (c.lp.q_pad == P.lp.q_pad && c.lp.kv_pad == P.lp.kv_pad)) return kSuccess;
+  // Other values: the windows placed again from the lengths before padding, then planned again.
+  const FiaLeftPad lp = c.lp;
+  c = P;  // the call the plan was made from (FiaPlan derives from FiaCall)
+  c.lp = lp;
+  c.act_kv = lp.act_kv_in;
+  c.q_start.assign(static_cast<size_t>(c.B), 0);
+  c.kv_start.assign(static_cast<size_t>(c.B), 0);
+  MLAOPS_TRY(place_windows(p, op, "FIA-40 (the padding values read at run time)", &c));
+  auto np = std::make_unique<FiaPlan>();
+  MLAOPS_TRY(fia_plan(c, op, np.get()));
+  *use = np.get();
+  *fresh = std::move(np);
   return kSuccess;
 }
 

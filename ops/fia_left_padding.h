@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/status.h"
@@ -14,12 +16,14 @@
 namespace mlaops {
 
 struct FiaCall;
+struct FiaPlan;
 struct FiaCheckOptions;
 
 struct FiaLeftPad {
   bool on = false;           // a padding applies (sparse 0: pre / next are ignored)
   bool q = false, kv = false;  // query padding (Q_S > 1 with actualSeqLengths), KV padding (with actualSeqLengthsKv)
   int64_t q_pad = 0, kv_pad = 0;  // the values read (negative clamped to 0)
+  std::vector<int64_t> act_kv_in;  // actualSeqLengthsKv before the windows (a run may place them again)
 };
 
 // Phase 1: rules FIA-40 (tensor form), FIA-41 (exclusions), FIA-42 (windows inside the tensors),
@@ -27,7 +31,12 @@ struct FiaLeftPad {
 // before 0: that batch has no own position, output 0 / lse +inf, or the shared prefix alone when
 // there is one; ops/fia_prefix.h). Call after every other rule.
 Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c);
-// Phase 2: the padding values must still be the ones the plan was made for (FIA-40); read only.
-Status fia_lp_recheck(const FiaParams& p, const FiaCall& c, const char* op);
+// Phase 2: the padding values present at run time (device data the caller may fill after
+// planning). The planned values: *use = &plan. Other values: the windows are placed again for them
+// (FIA-40 when a window would start before row / position 0 or pass the mask / pse extents) and
+// the call is planned again into *fresh (*use = fresh->get()), the plan a phase 1 with these values
+// makes. Read only: nothing is written on failure.
+Status fia_lp_run_plan(const FiaParams& p, const FiaPlan& plan, const char* op, std::unique_ptr<FiaPlan>* fresh,
+                       const FiaPlan** use);
 
 }  // namespace mlaops

@@ -1,6 +1,7 @@
 // FusedInferAttentionScoreV4 phase 2 (docs/ops/fused_infer_attention_score.md) and the C++ API:
 //   1. read-only pre-pass: every block id a batch uses (blockTable[b][0 .. ceil(actKV[b]/blockSize)))
-//      must lie in [0, blockNum) (FIA-13); left padding values still the planned ones (FIA-40);
+//      must lie in [0, blockNum) (FIA-13); left padding values read now (other
+//      values than the planned ones: the run uses a plan made for them, FIA-40);
 //      workspace size (FIA-20) — only then the first write
 //   2. padded query rows (non-packed layouts, rows outside [q_start, q_start + actQ[b])): output 0, lse +inf
 //   3. the plan's tasks in parallel, each on its kernel row (kernels/cpu/attn_family.h), once per
@@ -355,7 +356,11 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
       }
     }
   }
-  MLAOPS_TRY(fia_lp_recheck(p, P, op));  // left padding values: still the planned ones
+  // Left padding: the values present now; other values than the planned ones run a plan made for them.
+  std::unique_ptr<FiaPlan> fresh;
+  const FiaPlan* use = &P;
+  MLAOPS_TRY(fia_lp_run_plan(p, P, op, &fresh, &use));
+  if (use != &P) return fia_run(p, *use, workspace, workspace_size, op);
   MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(P.workspace_bytes), kParamInvalid,
                "%s: workspaceSize: FIA-20 value; allowed >= %lld, got %llu", op, (long long)P.workspace_bytes,
                (unsigned long long)workspace_size);

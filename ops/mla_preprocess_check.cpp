@@ -228,8 +228,7 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
     MLAOPS_CHECK(p.*a.field, kParamInvalid,
                  "%s: %s: MPP-12 value (the weights are always the transposed (N, K) form); allowed true, got false", op,
                  a.name);
-  MLAOPS_CHECK(std::isfinite(p.epsilon) && p.epsilon >= 0, kParamInvalid,
-               "%s: epsilon: MPP-16 value; allowed finite and >= 0, got %g", op, p.epsilon);
+  MLAOPS_TRY(check::finite_f32(op, "epsilon", "MPP-16", p.epsilon, true));
 
   // ==== existence: required tensors (MPP-01), optional ones by feature (MPP-10) ====
   for (const char* name : kRequired)

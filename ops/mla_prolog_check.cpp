@@ -235,15 +235,13 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
     MLAOPS_TRY(check::fits(op, n.name, "MP-14", *n.t));
     MLAOPS_TRY(check::contiguous(op, n.name, "MP-05", *n.t));
   }
-  for (double eps : {p.rmsnorm_epsilon_cq, p.rmsnorm_epsilon_ckv})
-    MLAOPS_CHECK(std::isfinite(eps) && eps >= 0, kParamInvalid,
-                 "%s: rmsnormEpsilon: MP-15 value; allowed finite and >= 0, got %g", op, eps);
+  MLAOPS_TRY(check::finite_f32(op, "rmsnormEpsilonCq", "MP-15", p.rmsnorm_epsilon_cq, true));
+  MLAOPS_TRY(check::finite_f32(op, "rmsnormEpsilonCkv", "MP-15", p.rmsnorm_epsilon_ckv, true));
   MLAOPS_TRY(check::check_rows(op, kDtypesV3, ts));
   MLAOPS_TRY(check::check_rows(op, kFormatsV3, ts));
   MLAOPS_TRY(check::check_rows(op, kRanksV3, ts));
   for (auto [name, alpha] : {std::pair{"qcQrScale", p.qc_qr_scale}, std::pair{"kcScale", p.kc_scale}})
-    MLAOPS_CHECK(std::isfinite(static_cast<float>(alpha)), kParamInvalid,
-                 "%s: %s: MP-25 value; allowed finite in float32, got %g", op, name, alpha);
+    MLAOPS_TRY(check::finite_f32(op, name, "MP-25", alpha));
 
   // ==== existence: required tensors (MP-01), optional inputs by scenario (MP-10) ====
   for (const char* name : kRequired)

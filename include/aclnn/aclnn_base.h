@@ -5,8 +5,10 @@
  * and returns an executor; aclnnXxx(workspace, workspaceSize, executor, stream) runs it. An
  * executor is consumed by its execute call unless aclSetAclOpExecutorRepeatable was called on
  * it, in which case the caller owns it, may execute it any number of times, and releases it
- * with aclDestroyAclOpExecutor. Using a consumed or destroyed executor returns
- * ACLNN_ERR_PARAM_INVALID (never a use-after-free). See docs/c-api.md.
+ * with aclDestroyAclOpExecutor. An executor that is never executed (an abandoned phase 1) is
+ * the caller's as well: it holds its arguments and plan until aclDestroyAclOpExecutor frees it.
+ * Using a consumed or destroyed executor returns ACLNN_ERR_PARAM_INVALID (never a
+ * use-after-free). See docs/c-api.md.
  */
 #ifndef MLAOPS_ACLNN_ACLNN_BASE_H_
 #define MLAOPS_ACLNN_ACLNN_BASE_H_

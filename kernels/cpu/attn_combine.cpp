@@ -26,7 +26,7 @@ void quant_row(const FlashItem& it, int64_t g, int64_t r, const float* x, float 
 
 void finish_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float m, float l) {
   float* lse = it.lse != nullptr ? it.lse + g * it.lse_n_stride + r * it.lse_s_stride : nullptr;
-  if (!(l > 0.0f)) {  // no valid position
+  if (l == 0.0f) {  // no valid position (a NaN l, from a NaN or inf score or value, gives a NaN row)
     if (it.pq_scale != nullptr)
       quant_row(it, g, r, nullptr, 0.0f);
     else
@@ -87,14 +87,14 @@ void attn_merge_splits(const FlashItem& it, int64_t splits, float* o, const floa
   for (int64_t row = 0; row < M; ++row) {
     float mx = -std::numeric_limits<float>::infinity();
     for (int64_t s = 0; s < splits; ++s)
-      if (l[s * ml_stride + row] > 0.0f) mx = std::max(mx, m[s * ml_stride + row]);
+      if (l[s * ml_stride + row] != 0.0f) mx = std::max(mx, m[s * ml_stride + row]);
     float* acc = o + row * VD;  // split 0's row, overwritten with the merged one
-    const float w0 = l[row] > 0.0f ? std::exp(m[row] - mx) : 0.0f;
-    for (int64_t d = 0; d < VD; ++d) acc[d] *= w0;
-    float lt = l[row] > 0.0f ? l[row] * w0 : 0.0f;
+    const float w0 = l[row] != 0.0f ? std::exp(m[row] - mx) : 0.0f;
+    for (int64_t d = 0; d < VD; ++d) acc[d] = l[row] != 0.0f ? acc[d] * w0 : 0.0f;
+    float lt = l[row] != 0.0f ? l[row] * w0 : 0.0f;
     for (int64_t s = 1; s < splits; ++s) {
       const float ls = l[s * ml_stride + row];
-      if (!(ls > 0.0f)) continue;
+      if (ls == 0.0f) continue;  // an empty split; a NaN one poisons the row
       const float w = std::exp(m[s * ml_stride + row] - mx);
       lt += ls * w;
       const float* os = o + s * o_stride + row * VD;
@@ -107,8 +107,8 @@ void attn_merge_splits(const FlashItem& it, int64_t splits, float* o, const floa
 void attn_merge_state(float* o, float* m, float* l, const float* o2, const float* m2, const float* l2, int64_t M,
                       int64_t VD) {
   for (int64_t r = 0; r < M; ++r) {
-    if (!(l2[r] > 0.0f)) continue;
-    if (!(l[r] > 0.0f)) {
+    if (l2[r] == 0.0f) continue;  // an empty chunk; a NaN one poisons the row
+    if (l[r] == 0.0f) {
       std::copy(o2 + r * VD, o2 + (r + 1) * VD, o + r * VD);
       m[r] = m2[r];
       l[r] = l2[r];

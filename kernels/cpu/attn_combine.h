@@ -2,7 +2,8 @@
 // INT8 path, KV splits): finishing a row from its fp32 online-softmax state, the sink term,
 // merging the partial states of KV splits or chunks by log-sum-exp, and the rows written for
 // empty or fully masked rows. One place for these rules:
-//   * a row with no valid position (l == 0) gives output 0 and lse +inf, sink or not;
+//   * a row with no valid position (l == 0) gives output 0 and lse +inf, sink or not; a NaN l
+//     (a NaN or +inf score) is not that: the row comes out NaN (docs/numerics.md);
 //   * with a sink logit t for the row's head: M = max(m, t), L = l * exp(m - M) + exp(t - M),
 //     out = o * exp(m - M) / L, lse = M + log(L) (the sink enters the denominator only);
 //   * otherwise out = o / l, lse = m + log(l);

@@ -10,7 +10,8 @@
 namespace mlaops::kernels {
 
 struct SoftmaxKernels {
-  // s[c] *= scale for every valid c; returns max over the valid c of the scaled s (-inf if none).
+  // s[c] *= scale for every valid c; returns max over the valid c of the scaled s (-inf if none),
+  // NaN when a valid scaled score is NaN (the row is then NaN, not empty: docs/numerics.md).
   float (*scale_max)(float* s, const uint8_t* valid, int64_t n, float scale);
   // e[c] = valid[c] ? exp(s[c] - m) : 0; returns the sum of e (fp32). m is finite.
   // The SIMD versions use a degree-6 polynomial on [-ln2/2, ln2/2] after range reduction

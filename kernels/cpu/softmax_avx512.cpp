@@ -22,13 +22,15 @@ inline __mmask16 valid_mask(const uint8_t* valid, int64_t c, int64_t n) {
 float scale_max_avx512(float* s, const uint8_t* valid, int64_t n, float scale) {
   const __m512 sc = _mm512_set1_ps(scale);
   __m512 mx = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  __mmask16 nan = 0;  // valid lanes that held a NaN score
   for (int64_t c = 0; c < n; c += 16) {
     const __mmask16 v = valid_mask(valid, c, n);
     const __m512 x = _mm512_mul_ps(_mm512_maskz_loadu_ps(v, s + c), sc);
     _mm512_mask_storeu_ps(s + c, v, x);
     mx = _mm512_mask_max_ps(mx, v, mx, x);
+    nan = static_cast<__mmask16>(nan | _mm512_mask_cmp_ps_mask(v, x, x, _CMP_UNORD_Q));
   }
-  return _mm512_reduce_max_ps(mx);
+  return nan != 0 ? std::numeric_limits<float>::quiet_NaN() : _mm512_reduce_max_ps(mx);
 }
 
 float exp_sum_avx512(const float* s, const uint8_t* valid, int64_t n, float m, float* e) {

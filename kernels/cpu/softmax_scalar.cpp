@@ -8,12 +8,14 @@ namespace {
 
 float scale_max_scalar(float* s, const uint8_t* valid, int64_t n, float scale) {
   float m = -std::numeric_limits<float>::infinity();
+  bool nan = false;
   for (int64_t c = 0; c < n; ++c)
     if (valid[c]) {
       s[c] *= scale;
       if (s[c] > m) m = s[c];
+      nan = nan || std::isnan(s[c]);
     }
-  return m;
+  return nan ? std::numeric_limits<float>::quiet_NaN() : m;
 }
 
 float exp_sum_scalar(const float* s, const uint8_t* valid, int64_t n, float m, float* e) {

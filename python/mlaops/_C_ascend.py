@@ -2,6 +2,7 @@
 beta0; csrc/torch_binding.cpp), for weights in the input dtype (quant_mode "no_quant"), and its
 optional cos / sin. docs/python.md "vllm-ascend's _C_ascend.mla_preprocess" says what is known
 of that form and why the int8 quant modes are refused."""
+from ._args import checked
 from ._errors import Error
 from ._preprocess import npu_mla_preprocess
 from ._tensors import dtype_name, empty, kind_of
@@ -22,6 +23,8 @@ def _rope_dim(kv_cache, kv_cache_rope, gamma2, cache_mode):
     return int(kv_cache_rope.shape[-1])
 
 
+@checked("MPP-01", optional=("descale0", "descale1", "cos", "sin", "kv_cache_rope"),
+         name="_C_ascend.mla_preprocess")
 def mla_preprocess(hiddenState, wdqkv, descale0, gamma1, beta1, wuq, descale1, gamma2, cos, sin, wuk,  # noqa: N803
                    kv_cache, kv_cache_rope, slotmapping, quant_scale0=None, quant_offset0=None, bias0=None,
                    quant_scale1=None, quant_offset1=None, bias1=None, ctkv_scale=None, q_nope_scale=None,

@@ -3,6 +3,7 @@ docs/ops/fused_infer_attention_score.md)."""
 import inspect
 
 from . import _mlaops
+from ._args import check_arguments, check_tensor, checked
 from ._errors import Error, check
 from ._tensors import spec, kind_of, dtype_name, empty, empty_bytes, zeros, host_ints
 
@@ -76,10 +77,14 @@ def _run(fn, query, key, value, tensors, lens, attrs, out=None, workspace=None, 
         lse = empty(kind, lse_shape, "fp32") if attrs["softmax_lse_flag"] else None
     else:
         if not isinstance(out, (list, tuple)) or len(out) != 2:
-            raise TypeError(f"{fn}.out: out: expected [attention_out, softmax_lse]")
+            raise TypeError(f"{fn}: out: expected [attention_out, softmax_lse]")
         res, lse = out
-        if not attrs["softmax_lse_flag"]:
+        check_tensor(fn, "out[0] (attention_out)", res, "FIA-01", True)
+        if attrs["softmax_lse_flag"]:
+            check_tensor(fn, "out[1] (softmax_lse)", lse, "FIA-01", True)
+        else:
             lse = None  # a placeholder the caller passes; not written
+        check_tensor(fn, "workspace", workspace, None, False)
     args = {name: spec(t) for name, t in tensors.items()}
     args["query"] = spec(query)
     args["key"] = [spec(k) for k in key]
@@ -95,6 +100,7 @@ def _run(fn, query, key, value, tensors, lens, attrs, out=None, workspace=None, 
     return res, lse
 
 
+@checked("FIA-01")
 def npu_fused_infer_attention_score(query, key, value, *, pse_shift=None, atten_mask=None,
                                     actual_seq_lengths=None, actual_seq_lengths_kv=None,
                                     dequant_scale1=None, quant_scale1=None, dequant_scale2=None,
@@ -151,6 +157,7 @@ def _v1(query, key, value, *, pse_shift, atten_mask, actual_seq_lengths, actual_
                 attrs, **run)
 
 
+@checked("FIA-01")
 def npu_fused_infer_attention_score_v2(query, key, value, *, query_rope=None, key_rope=None,
                                        pse_shift=None, atten_mask=None, actual_seq_qlen=None,
                                        actual_seq_kvlen=None, block_table=None, dequant_scale_query=None,
@@ -230,8 +237,9 @@ def _with_defaults(fn, kwargs):
     return full
 
 
-def _positional(fn, args, kwargs):
-    """query, key, value given by position or by keyword (as torch_npu's callers do both)."""
+def _positional(fn, name, args, kwargs):
+    """query, key, value given by position or by keyword (as torch_npu's callers do both), and
+    fn's keywords with their defaults; the tensor arguments checked as fn checks them."""
     names = ("query", "key", "value")
     if len(args) > 3:
         raise TypeError(f"{fn.__name__}() takes 3 positional arguments but {len(args)} were given")
@@ -240,14 +248,19 @@ def _positional(fn, args, kwargs):
         if n not in kwargs:
             raise TypeError(f"{fn.__name__}() missing required argument: '{n}'")
         vals[n] = kwargs.pop(n)
-    return vals["query"], vals["key"], vals["value"]
+    full = _with_defaults(fn, kwargs)
+    check_arguments(name, "FIA-01", inspect.signature(fn), dict(vals, **full))
+    return vals["query"], vals["key"], vals["value"], full
 
 
 def _out_variant(fn, impl):
     def out_fn(*args, workspace=None, out, **kwargs):
-        query, key, value = _positional(fn, args, kwargs)
-        res, lse = impl(query, key, value, **_with_defaults(fn, kwargs), out=out, workspace=workspace,
-                        fn=fn.__name__ + ".out")
+        name = fn.__name__ + ".out"
+        query, key, value, full = _positional(fn, name, args, kwargs)
+        if out is None:  # (_run's out=None means "allocate")
+            raise Error(161001, f"{name}: out: FIA-01 required tensor list is null; allowed "
+                                f"[attention_out, softmax_lse], got None")
+        res, lse = impl(query, key, value, **full, out=out, workspace=workspace, fn=name)
         return res, out[1]
     out_fn.__name__ = fn.__name__ + ".out"
     out_fn.__doc__ = (f"torch_npu.{fn.__name__}.out(query, key, value, *, <the same keywords>, workspace=None, "
@@ -259,8 +272,8 @@ def _out_variant(fn, impl):
 
 def _workspace_getter(fn, impl, name):
     def get(*args, **kwargs):
-        query, key, value = _positional(fn, args, kwargs)
-        nbytes = impl(query, key, value, **_with_defaults(fn, kwargs), plan_only=True, fn=name)
+        query, key, value, full = _positional(fn, name, args, kwargs)
+        nbytes = impl(query, key, value, **full, plan_only=True, fn=name)
         return empty_bytes(kind_of(query), max(int(nbytes), 1))
     get.__name__ = name
     get.__doc__ = (f"torch_npu.{name}(<{fn.__name__}'s arguments>): a uint8 workspace tensor of the bytes the "

@@ -7,6 +7,7 @@ wherever torch_npu takes a weight cast with npu_format_cast(w, 29).
 """
 import numpy as np
 
+from ._args import checked
 from ._tensors import is_torch, dtype_name, ACL_FORMAT_ND, ACL_FORMAT_NZ
 
 _ELEM = {"bf16": 2, "fp16": 2, "fp32": 4, "int8": 1, "uint8": 1, "int32": 4}
@@ -19,6 +20,7 @@ def _c0(x):
     return 32 // size
 
 
+@checked(None)
 def npu_format_cast(input, acl_format):
     """torch_npu.npu_format_cast(input, acl_format) for 29 (FRACTAL_NZ) and 2 (ND).
 

@@ -1,6 +1,7 @@
 """npu_mla_preprocess: MlaPreprocess (docs/ops/mla_preprocess.md) with torch_npu.atb's positional
 order and vllm-ascend's keywords (docs/python.md)."""
 from . import _mlaops
+from ._args import checked
 from ._errors import Error, check
 from ._tensors import spec, kind_of, dtype_name, empty, ACL_FORMAT_NZ, ACL_FORMAT_ND
 
@@ -15,6 +16,8 @@ def _nz_if_4d(x):
     return spec(x, ACL_FORMAT_NZ if x is not None and x.ndim == 4 else ACL_FORMAT_ND)
 
 
+# descale0 / descale1: absent with weights in the input dtype, kv_cache_rope in cacheMode 0 (MPP-10)
+@checked("MPP-01", optional=("descale0", "descale1", "kv_cache_rope"))
 def npu_mla_preprocess(input, gamma0, beta0, wdqkv, descale0, gamma1, beta1, wuq, descale1, gamma2, cos, sin,
                        wuk, kv_cache, kv_cache_rope, slotmapping, *, quant_scale0=None, quant_offset0=None,
                        bias0=None, quant_scale1=None, quant_offset1=None, bias1=None, ctkv_scale=None,
@@ -43,8 +46,6 @@ def npu_mla_preprocess(input, gamma0, beta0, wdqkv, descale0, gamma1, beta1, wuq
         raise Error(161002, f"{fn}: quant_mode: \"no_quant\" exactly with weights in the input dtype; allowed "
                             f"{'a quantized mode' if int8_weights else chr(34) + 'no_quant' + chr(34)} with "
                             f"{dtype_name(wdqkv)} wdqkv, got \"{quant_mode}\"")
-    if cos is None or sin is None:
-        raise Error(161001, f"{fn}: cos / sin: required (the rope inputs); got None")
     cm = _CACHE_MODES[cache_mode]
     kind = kind_of(input)
     t, n = int(input.shape[0]), int(wuk.shape[0])

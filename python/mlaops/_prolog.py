@@ -1,6 +1,7 @@
 """npu_mla_prolog / npu_mla_prolog_v2 / npu_mla_prolog_v3 with torch_npu's signatures (docs/python.md,
 docs/ops/mla_prolog.md)."""
 from . import _mlaops
+from ._args import checked
 from ._errors import Error, check
 from ._tensors import spec, kind_of, dtype_name, empty, zeros, is_torch, ACL_FORMAT_NZ, ACL_FORMAT_ND
 
@@ -57,6 +58,7 @@ def _run(fn, token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm
     return query, query_rope, kv_cache, kr_cache
 
 
+@checked("MP-01", optional=("cache_index",))  # cache_index: absent in BSND / TND (MP-26)
 def npu_mla_prolog(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
                    rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache, kr_cache, *,
                    dequant_scale_x=None, dequant_scale_w_dq=None, dequant_scale_w_uq_qr=None,
@@ -76,6 +78,7 @@ def npu_mla_prolog(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, r
                 kr_cache, opt, rmsnorm_epsilon_cq, rmsnorm_epsilon_ckv, cache_mode, v2=False)
 
 
+@checked("MP-01", optional=("cache_index",))
 def npu_mla_prolog_v2(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
                       rmsnorm_gamma_ckv, rope_sin, rope_cos, cache_index, kv_cache, kr_cache, *,
                       dequant_scale_x=None, dequant_scale_w_dq=None, dequant_scale_w_uq_qr=None,
@@ -100,6 +103,7 @@ def npu_mla_prolog_v2(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr
 _V3_RESERVED = ("token_x_dtype", "weight_dq_dtype", "weight_uq_qr_dtype", "weight_dkv_kr_dtype", "kv_cache_dtype")
 
 
+@checked("MP-01")
 def npu_mla_prolog_v3(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
                       rmsnorm_gamma_ckv, rope_sin, rope_cos, kv_cache, kr_cache, *, cache_index=None,
                       dequant_scale_x=None, dequant_scale_w_dq=None, dequant_scale_w_uq_qr=None,
@@ -163,6 +167,7 @@ def npu_mla_prolog_v3(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr
     return query, query_rope, dq_nope, query_norm, dq_norm
 
 
+@checked("MP-01", signature_of=npu_mla_prolog_v3)
 def npu_mla_prolog_v3_functional(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr, rmsnorm_gamma_cq,
                                  rmsnorm_gamma_ckv, rope_sin, rope_cos, kv_cache, kr_cache, **kwargs):
     """torch_npu.npu_mla_prolog_v3_functional: npu_mla_prolog_v3 on copies of the caches; returns

@@ -16,13 +16,12 @@ import inspect
 
 import torch
 
+from ._args import INT_LISTS
 from ._fia import _out_dtype, _shapes, npu_fused_infer_attention_score, npu_fused_infer_attention_score_v2
 from ._preprocess import npu_mla_preprocess
 from ._prolog import npu_mla_prolog, npu_mla_prolog_v2, npu_mla_prolog_v3
 from ._tensors import dtype_name
 
-_INT_LISTS = {"actual_seq_lengths", "actual_seq_lengths_kv", "actual_shared_prefix_len", "actual_seq_qlen",
-              "actual_seq_kvlen"}
 _MUTATED = {"kv_cache": "a", "kr_cache": "b", "kv_cache_rope": "b"}
 # positional tensors a mode may leave out (npu_mla_preprocess: the dequant scales of the
 # unquantized path, the rope cache of cacheMode 0)
@@ -46,7 +45,7 @@ def _schema(fn, returns):
             continue
         d = p.default
         if d is None:
-            t = "SymInt[]?" if p.name in _INT_LISTS else "int?" if p.name.endswith("_dtype") else "Tensor?"
+            t = "SymInt[]?" if p.name in INT_LISTS else "int?" if p.name.endswith("_dtype") else "Tensor?"
             parts.append(f"{t} {p.name}=None")
         elif isinstance(d, bool):
             parts.append(f"bool {p.name}={d}")

@@ -1,5 +1,6 @@
 // Shared pieces of the KV antiquant operator tests (test_fia_antiquant: INT8, test_fia_antiquant_int4:
-// INT32-packed INT4, test_fia_antiquant_nz: the INT8 paged NZ cache): the tolerances,
+// INT32-packed INT4, test_fia_antiquant_nz: the INT8 paged NZ cache; test_fia_prefix_quant): the
+// case set-up (query / output tensors, the common and the antiquant parameters), the tolerances,
 // which path a plan takes, the comparison of the operator with the two goldens of the float64
 // reference under every ISA level, innerPrecise value and 1 / 2 threads, the C API arguments of a
 // case, and the rejection check (status, message, output and lse untouched).
@@ -35,6 +36,61 @@ namespace mlaops::testing {
 using fia_test::HostTensor;
 
 inline double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
+
+// The shape of a query / output (n heads, S rows, head dim D) or contiguous key / value tensor in
+// a BSH / BSND / BNSD layout.
+inline std::vector<int64_t> aq_seq_shape(const std::string& layout, int64_t B, int64_t n, int64_t S, int64_t D) {
+  if (layout == "BNSD") return {B, n, S, D};
+  if (layout == "BSND") return {B, S, n, D};
+  return {B, S, n * D};
+}
+
+// A case's query (uniform in [-1, 1), drawn from g), the operator's and the reference's output
+// (query dtype / FP64) and lse (B, N, S, 1) into d's q, out_op, out_ref, lse_op, lse_ref.
+template <class Data>
+void aq_make_query_io(Data* d, DType dt, const std::string& layout, int64_t B, int64_t N, int64_t S, int64_t D,
+                      std::mt19937& g) {
+  d->q = HostTensor(dt, aq_seq_shape(layout, B, N, S, D));
+  for (int64_t i = 0; i < d->q.numel(); ++i) d->q.set_flat(i, uni(g, -1, 1));
+  d->out_op = HostTensor(dt, aq_seq_shape(layout, B, N, S, D));
+  d->out_ref = HostTensor(DType::kFloat64, aq_seq_shape(layout, B, N, S, D));
+  d->lse_op = HostTensor(DType::kFloat32, {B, N, S, 1});
+  d->lse_ref = HostTensor(DType::kFloat32, {B, N, S, 1});
+}
+
+// The parameters every antiquant case sets: d's query, key, value, actual KV lengths and the
+// operator's (op) or the reference's output; lse requested (the lse tensor is the caller's).
+template <class Data>
+void aq_bind_common(FiaParams* p, const Data& d, bool op, int64_t N, int64_t KVN, int64_t D, const std::string& layout) {
+  p->query = d.q.view();
+  p->key = {d.k.view()};
+  p->value = {d.v.view()};
+  p->num_heads = N;
+  p->num_key_value_heads = KVN;
+  p->scale_value = 1.0 / std::sqrt(static_cast<double>(D));
+  p->input_layout = layout;
+  p->actual_seq_lengths_kv = &d.akv;
+  p->attention_out = op ? d.out_op.view() : d.out_ref.view();
+  p->softmax_lse_flag = true;
+}
+
+// The KV antiquant parameters: combined (antiquantScale / Offset, mode_k) or separate key / value
+// parameters (offsets only with `offset`).
+inline void aq_bind_antiquant(FiaParams* p, bool combined, bool offset, int64_t mode_k, int64_t mode_v,
+                              const TensorView* ks, const TensorView* ko, const TensorView* vs, const TensorView* vo) {
+  if (combined) {
+    p->antiquant_scale = ks;
+    p->antiquant_offset = offset ? ko : nullptr;
+    p->antiquant_mode = mode_k;
+  } else {
+    p->key_antiquant_scale = ks;
+    p->key_antiquant_offset = offset ? ko : nullptr;
+    p->value_antiquant_scale = vs;
+    p->value_antiquant_offset = offset ? vo : nullptr;
+    p->key_antiquant_mode = mode_k;
+    p->value_antiquant_mode = mode_v;
+  }
+}
 
 // lse tolerances, |x - y| <= rel * |y| + abs: the dequantised chunks follow their golden's scores
 // to fp32 accuracy (measured max 4.1e-6 absolute), the in-place INT8 kernel's int16 query / P

@@ -206,6 +206,14 @@ struct FqStats {
   double max_ulps = 0, over1_pct = 0, int8_pct = 0, max_int8 = 0, lse_rel = 0;
   bool lse_inf_ok = true;
   int64_t n = 0;
+  // The worst of this and r (the error figures; a test's summary over its runs).
+  void take_worst(const FqStats& r) {
+    max_ulps = std::max(max_ulps, r.max_ulps);
+    over1_pct = std::max(over1_pct, r.over1_pct);
+    int8_pct = std::max(int8_pct, r.int8_pct);
+    max_int8 = std::max(max_int8, r.max_int8);
+    lse_rel = std::max(lse_rel, r.lse_rel);
+  }
 };
 
 inline double ulp_fp16(double v) {

@@ -93,18 +93,7 @@ std::unique_ptr<AqData> build(const AqCase& c, FiaParams* p_op, FiaParams* p_ref
   std::mt19937 g(c.seed * 977 + 3);
   d->akv = c.act_kv.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.L) : c.act_kv;
   const int64_t H = c.KVN * c.D;
-  // query / output in the layout
-  auto qshape = [&](int64_t n) -> std::vector<int64_t> {
-    if (c.layout == "BNSD") return {c.B, n, c.S, c.D};
-    if (c.layout == "BSND") return {c.B, c.S, n, c.D};
-    return {c.B, c.S, n * c.D};
-  };
-  d->q = HostTensor(c.dt, qshape(c.N));
-  for (int64_t i = 0; i < d->q.numel(); ++i) d->q.set_flat(i, uni(g, -1, 1));
-  d->out_op = HostTensor(c.dt, qshape(c.N));
-  d->out_ref = HostTensor(DType::kFloat64, qshape(c.N));
-  d->lse_op = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
-  d->lse_ref = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
+  aq_make_query_io(d.get(), c.dt, c.layout, c.B, c.N, c.S, c.D, g);  // query / output in the layout
   int64_t kv_s = c.L;
   if (c.paged) {
     d->blocks_per = (c.L + c.bs - 1) / c.bs;
@@ -153,16 +142,7 @@ std::unique_ptr<AqData> build(const AqCase& c, FiaParams* p_op, FiaParams* p_ref
       for (int64_t i = 1; i < t->numel(); i += 3) t->set_flat(i, -t->flat(i));
   for (int w = 0; w < 2; ++w) {
     FiaParams& p = w == 0 ? *p_op : *p_ref;
-    p.query = d->q.view();
-    p.key = {d->k.view()};
-    p.value = {d->v.view()};
-    p.num_heads = c.N;
-    p.num_key_value_heads = c.KVN;
-    p.scale_value = 1.0 / std::sqrt(static_cast<double>(c.D));
-    p.input_layout = c.layout;
-    p.actual_seq_lengths_kv = &d->akv;
-    p.attention_out = w == 0 ? d->out_op.view() : d->out_ref.view();
-    p.softmax_lse_flag = true;
+    aq_bind_common(&p, *d, w == 0, c.N, c.KVN, c.D, c.layout);
     p.sparse_mode = 0;
     if (c.paged) {
       p.block_size = c.bs;
@@ -190,18 +170,7 @@ void bind(const AqCase& c, AqData& d, AqViews& vw, FiaParams* op, FiaParams* ref
     if (c.paged) p->block_table = &vw.bt;
     if (c.pse) p->pse_shift = &vw.pse;
     if (c.sink) p->learnable_sink = &vw.sink;
-    if (c.combined) {
-      p->antiquant_scale = &vw.ks;
-      p->antiquant_offset = c.offset ? &vw.ko : nullptr;
-      p->antiquant_mode = c.mode_k;
-    } else {
-      p->key_antiquant_scale = &vw.ks;
-      p->key_antiquant_offset = c.offset ? &vw.ko : nullptr;
-      p->value_antiquant_scale = &vw.vs;
-      p->value_antiquant_offset = c.offset ? &vw.vo : nullptr;
-      p->key_antiquant_mode = c.mode_k;
-      p->value_antiquant_mode = c.mode_v;
-    }
+    aq_bind_antiquant(p, c.combined, c.offset, c.mode_k, c.mode_v, &vw.ks, &vw.ko, &vw.vs, &vw.vo);
     p->softmax_lse = p == op ? &vw.lse_op : &vw.lse_ref;
   }
 }

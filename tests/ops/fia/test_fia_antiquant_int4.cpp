@@ -85,17 +85,7 @@ std::unique_ptr<I4Data> setup(const I4Case& c) {
   std::mt19937 g(c.seed * 7919 + 5);
   d->akv = c.act_kv.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.L) : c.act_kv;
   const int64_t W = c.D / 8;  // words per head row
-  auto qshape = [&](int64_t n, int64_t s, int64_t d_) -> std::vector<int64_t> {
-    if (c.layout == "BNSD") return {c.B, n, s, d_};
-    if (c.layout == "BSND") return {c.B, s, n, d_};
-    return {c.B, s, n * d_};
-  };
-  d->q = HostTensor(c.dt, qshape(c.N, c.S, c.D));
-  for (int64_t i = 0; i < d->q.numel(); ++i) d->q.set_flat(i, uni(g, -1, 1));
-  d->out_op = HostTensor(c.dt, qshape(c.N, c.S, c.D));
-  d->out_ref = HostTensor(DType::kFloat64, qshape(c.N, c.S, c.D));
-  d->lse_op = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
-  d->lse_ref = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
+  aq_make_query_io(d.get(), c.dt, c.layout, c.B, c.N, c.S, c.D, g);
   int64_t kv_s = c.L;
   if (c.paged) {
     const int64_t per = (c.L + c.bs - 1) / c.bs, blocks = c.B * per + 1;
@@ -105,8 +95,8 @@ std::unique_ptr<I4Data> setup(const I4Case& c) {
     d->bt = HostTensor(DType::kInt32, {c.B, per});
     for (int64_t i = 0; i < c.B * per; ++i) d->bt.set_flat(i, static_cast<double>((i * 5 + 1) % blocks));
   } else {
-    d->k = int4_words(qshape(c.KVN, c.L, W), g);
-    d->v = int4_words(qshape(c.KVN, c.L, W), g);
+    d->k = int4_words(aq_seq_shape(c.layout, c.B, c.KVN, c.L, W), g);
+    d->v = int4_words(aq_seq_shape(c.layout, c.B, c.KVN, c.L, W), g);
   }
   d->ks = param(c, c.mode_k, false, kv_s, g);
   if (c.offset) d->ko = param(c, c.mode_k, true, kv_s, g);
@@ -123,33 +113,13 @@ std::unique_ptr<I4Data> setup(const I4Case& c) {
   d->vlse_ref = d->lse_ref.view();
   for (int w = 0; w < 2; ++w) {
     FiaParams& p = w == 0 ? d->op : d->ref;
-    p.query = d->q.view();
-    p.key = {d->k.view()};
-    p.value = {d->v.view()};
-    p.num_heads = c.N;
-    p.num_key_value_heads = c.KVN;
-    p.scale_value = 1.0 / std::sqrt(static_cast<double>(c.D));
-    p.input_layout = c.layout;
-    p.actual_seq_lengths_kv = &d->akv;
-    p.attention_out = w == 0 ? d->out_op.view() : d->out_ref.view();
-    p.softmax_lse_flag = true;
+    aq_bind_common(&p, *d, w == 0, c.N, c.KVN, c.D, c.layout);
     p.softmax_lse = w == 0 ? &d->vlse_op : &d->vlse_ref;
     if (c.paged) {
       p.block_table = &d->vbt;
       p.block_size = c.bs;
     }
-    if (c.combined) {
-      p.antiquant_scale = &d->vks;
-      p.antiquant_offset = c.offset ? &d->vko : nullptr;
-      p.antiquant_mode = c.mode_k;
-    } else {
-      p.key_antiquant_scale = &d->vks;
-      p.key_antiquant_offset = c.offset ? &d->vko : nullptr;
-      p.value_antiquant_scale = &d->vvs;
-      p.value_antiquant_offset = c.offset ? &d->vvo : nullptr;
-      p.key_antiquant_mode = c.mode_k;
-      p.value_antiquant_mode = c.mode_v;
-    }
+    aq_bind_antiquant(&p, c.combined, c.offset, c.mode_k, c.mode_v, &d->vks, &d->vko, &d->vvs, &d->vvo);
   }
   return d;
 }

@@ -153,11 +153,7 @@ TEST_P(FiaFullQuant, MatchesReferenceEveryIsaAndThreads) {
       const FqStats r = compare_runs(*op, *ref);
       const std::string where = c.name + " isa=" + isa_name(isa) + " threads=" + std::to_string(t);
       expect_within_tolerances(r, c.int8_out, where);
-      worst.max_ulps = std::max(worst.max_ulps, r.max_ulps);
-      worst.over1_pct = std::max(worst.over1_pct, r.over1_pct);
-      worst.int8_pct = std::max(worst.int8_pct, r.int8_pct);
-      worst.max_int8 = std::max(worst.max_int8, r.max_int8);
-      worst.lse_rel = std::max(worst.lse_rel, r.lse_rel);
+      worst.take_worst(r);
     }
   }
   reset_isa();

@@ -353,22 +353,81 @@ TEST(FiaLeftPaddingErrors, FIA40_TensorForm) {
                   kParamNullptr);
 }
 
-TEST(FiaLeftPaddingErrors, FIA40_ValueChangedAfterPlanning) {
+// FIA-40 at run time: the values are read when running; values whose windows would start before
+// row / position 0 are rejected before anything is written; a clamped equal value runs the plan.
+TEST(FiaLeftPaddingErrors, FIA40_RunTimeValueOutOfBounds) {
   PadCase p = base_case();
   auto d = pad_data(p);
   auto op = pad_run(p, *d, d->cfg);
   ASSERT_NE(op, nullptr);
   OpPlan plan;
   ASSERT_EQ(fused_infer_attention_score_v4_plan(op->run->params, &plan), kSuccess) << last_error_message();
-  op->kvp.set({0}, 3.0);
   std::vector<uint64_t> ws(static_cast<size_t>(plan.workspace_size() / 8 + 1));
-  EXPECT_EQ(fused_infer_attention_score_v4_run(plan, op->run->params, ws.data(), plan.workspace_size()), kParamInvalid);
-  EXPECT_NE(std::string(last_error_message()).find("FIA-40"), std::string::npos) << last_error_message();
-  for (int64_t i = 0; i < op->run->out.numel(); ++i) ASSERT_TRUE(std::isnan(op->run->out.flat(i)));
+  for (int which = 0; which < 2; ++which) {  // KV: 20 - 3 - 20 < 0; query: 6 - 1 - 6 < 0 (Q_S > 1)
+    op->kvp.set({0}, which == 0 ? 3.0 : 0.0);
+    op->qp.set({0}, which == 0 ? 0.0 : 1.0);
+    EXPECT_EQ(fused_infer_attention_score_v4_run(plan, op->run->params, ws.data(), plan.workspace_size()),
+              kParamInvalid);
+    const std::string msg = last_error_message();
+    EXPECT_NE(msg.find("FIA-40"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(which == 0 ? "kvPaddingSizeOptional" : "queryPaddingSizeOptional"), std::string::npos) << msg;
+    for (int64_t i = 0; i < op->run->out.numel(); ++i) ASSERT_TRUE(std::isnan(op->run->out.flat(i)));
+    for (int64_t i = 0; i < op->run->lse.numel(); ++i) ASSERT_TRUE(std::isnan(op->run->lse.flat(i)));
+  }
   // a clamped equal value (negative -> 0) runs
+  op->qp.set({0}, 0.0);
   op->kvp.set({0}, -7.0);
   EXPECT_EQ(fused_infer_attention_score_v4_run(plan, op->run->params, ws.data(), plan.workspace_size()), kSuccess)
       << last_error_message();
+}
+
+// The padding values are device data a program fills after planning: a plan made with one value
+// and run with another gives bitwise the output of a plan made with the other value (prefill: the
+// windows move; decode: a batch's KV window leaves or enters the tensor, which changes the work
+// items), under every ISA level and 1 / 2 threads.
+TEST(FiaLeftPadding, RunTimeValuesReplanBitwise) {
+  struct Change {
+    PadCase run;                 // the case with the values present at run time (its data)
+    int64_t plan_q, plan_kv;     // the values present when planning
+  };
+  const Change changes[] = {
+      {pad_case(fia_case("prefill", BF, 2, 4, 2, 6, 20, 16, "BSH"), {3, 5}, {11, 17}, 1, 2), 0, 0},
+      {pad_case(fia_case("prefill back", FP, 2, 4, 2, 6, 20, 16, "BNSD"), {3, 5}, {11, 17}, 0, 0), 1, 2},
+      {pad_case(fia_case("decode leaves", BF, 2, 8, 2, 1, 300, 64, "BSH"), {}, {250, 19}, 0, 60), 0, 0},
+      {pad_case(fia_case("decode enters", FP, 2, 8, 2, 1, 300, 64, "BNSD"), {}, {250, 19}, 0, 0), 0, 60},
+  };
+  for (const Change& ch : changes) {
+    SCOPED_TRACE(ch.run.c.name);
+    auto d = pad_data(ch.run);
+    PadCase planned = ch.run;
+    planned.q_pad = ch.plan_q;
+    planned.kv_pad = ch.plan_kv;
+    for (const FiaKernelConfig& k : fia_kernel_configs()) {
+      if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
+      for (int t : {1, 2}) {
+        set_num_threads(t);
+        auto fresh = pad_run(ch.run, *d, d->cfg);  // planned with the run-time values
+        auto late = pad_run(planned, *d, d->cfg);  // planned with the earlier values
+        ASSERT_TRUE(fresh != nullptr && late != nullptr);
+        const Status s1 = run_fia_cpp(fresh->run->params);
+        OpPlan plan;
+        const Status s2 = fused_infer_attention_score_v4_plan(late->run->params, &plan);
+        late->qp.set({0}, static_cast<double>(ch.run.q_pad));
+        late->kvp.set({0}, static_cast<double>(ch.run.kv_pad));
+        std::vector<uint64_t> ws(static_cast<size_t>(plan.workspace_size() / 8 + 1));
+        const Status s3 = s2 != kSuccess ? s2
+                                         : fused_infer_attention_score_v4_run(plan, late->run->params, ws.data(),
+                                                                              plan.workspace_size());
+        set_num_threads(0);
+        ASSERT_EQ(s1, kSuccess) << last_error_message();
+        ASSERT_EQ(s3, kSuccess) << isa_name(k.isa) << " " << last_error_message();
+        EXPECT_TRUE(fresh->run->out.storage == late->run->out.storage) << isa_name(k.isa) << k.override_rows << " " << t;
+        EXPECT_TRUE(fresh->run->lse.storage == late->run->lse.storage) << isa_name(k.isa) << k.override_rows << " " << t;
+      }
+    }
+  }
+  set_kernel_override("");
+  reset_isa();
 }
 
 TEST(FiaLeftPaddingErrors, FIA41_Exclusions) {

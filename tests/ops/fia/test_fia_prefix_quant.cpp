@@ -32,6 +32,7 @@
 #include "mlaops/runtime.h"
 #include "ops/compare.h"
 #include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_antiquant_cases.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "tests/support/isa_list.h"
@@ -66,8 +67,6 @@ void PrintTo(const PqCase& c, std::ostream* os) { *os << c.name; }
 
 int64_t lp_of(const PqCase& c) { return c.Lp < 0 ? c.Sp : c.Lp; }
 bool quant(const PqCase& c) { return c.kv != Kv::kHalf; }
-
-double uni(std::mt19937& g, double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(g); }
 
 struct PqData {
   HostTensor q, k, v, kp, vp, out_op, out_ref, lse_op, lse_ref, ks, ko, vs, vo, mask, pse;
@@ -122,17 +121,7 @@ std::unique_ptr<PqData> setup(const PqCase& c) {
   const int64_t Lp = lp_of(c), S2 = Lp + c.L;
   d->akv = c.act_kv.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.L) : c.act_kv;
   d->aq = c.act_q.empty() ? std::vector<int64_t>(static_cast<size_t>(c.B), c.S) : c.act_q;
-  auto qshape = [&](int64_t n) -> std::vector<int64_t> {
-    if (c.layout == "BNSD") return {c.B, n, c.S, c.D};
-    if (c.layout == "BSND") return {c.B, c.S, n, c.D};
-    return {c.B, c.S, n * c.D};
-  };
-  d->q = HostTensor(c.dt, qshape(c.N));
-  for (int64_t i = 0; i < d->q.numel(); ++i) d->q.set_flat(i, uni(g, -1, 1));
-  d->out_op = HostTensor(c.dt, qshape(c.N));
-  d->out_ref = HostTensor(DType::kFloat64, qshape(c.N));
-  d->lse_op = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
-  d->lse_ref = HostTensor(DType::kFloat32, {c.B, c.N, c.S, 1});
+  aq_make_query_io(d.get(), c.dt, c.layout, c.B, c.N, c.S, c.D, g);
   d->k = kv_tensor(c, c.B, c.L, g);
   d->v = kv_tensor(c, c.B, c.L, g);
   d->kp = kv_tensor(c, 1, c.Sp, g);
@@ -173,17 +162,8 @@ std::unique_ptr<PqData> setup(const PqCase& c) {
   d->vq_pad = d->q_pad.view();
   for (int w = 0; w < 2; ++w) {
     FiaParams& p = w == 0 ? d->op : d->ref;
-    p.query = d->q.view();
-    p.key = {d->k.view()};
-    p.value = {d->v.view()};
-    p.num_heads = c.N;
-    p.num_key_value_heads = c.KVN;
-    p.scale_value = 1.0 / std::sqrt(static_cast<double>(c.D));
-    p.input_layout = c.layout;
-    p.actual_seq_lengths_kv = &d->akv;
+    aq_bind_common(&p, *d, w == 0, c.N, c.KVN, c.D, c.layout);
     if (!c.act_q.empty()) p.actual_seq_lengths = &d->aq;
-    p.attention_out = w == 0 ? d->out_op.view() : d->out_ref.view();
-    p.softmax_lse_flag = true;
     p.softmax_lse = w == 0 ? &d->vlse_op : &d->vlse_ref;
     p.key_shared_prefix = &d->vkp;
     p.value_shared_prefix = &d->vvp;
@@ -196,86 +176,12 @@ std::unique_ptr<PqData> setup(const PqCase& c) {
     if (c.kv_pad >= 0) p.kv_padding_size = &d->vkv_pad;
     if (c.q_pad >= 0) p.query_padding_size = &d->vq_pad;
     if (!quant(c)) continue;
-    if (c.combined) {
-      p.antiquant_scale = &d->vks;
-      p.antiquant_offset = c.offset ? &d->vko : nullptr;
-      p.antiquant_mode = c.mode_k;
-    } else {
-      p.key_antiquant_scale = &d->vks;
-      p.key_antiquant_offset = c.offset ? &d->vko : nullptr;
-      p.value_antiquant_scale = &d->vvs;
-      p.value_antiquant_offset = c.offset ? &d->vvo : nullptr;
-      p.key_antiquant_mode = c.mode_k;
-      p.value_antiquant_mode = c.mode_v;
-    }
+    aq_bind_antiquant(&p, c.combined, c.offset, c.mode_k, c.mode_v, &d->vks, &d->vko, &d->vvs, &d->vvo);
   }
   return d;
 }
 
-Status run_op(const FiaParams& p) {
-  uint64_t ws = 0;
-  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
-  if (s != kSuccess) return s;
-  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
-  return fused_infer_attention_score_v4(p, buf.data(), ws);
-}
-
-// Every argument of the C API from the C++ parameters (the vendor system tests' mapping).
-FiaAclArgs acl_args_of_params(const FiaParams& p) {
-  FiaAclArgs a;
-  auto put = [&](int i, const TensorView* t) {
-    if (t != nullptr) {
-      a.in[i] = *t;
-      a.passed[i] = true;
-    }
-  };
-  put(0, &p.query);
-  put(1, &p.key[0]);
-  put(2, &p.value[0]);
-  const TensorView* opt[] = {p.pse_shift,           p.atten_mask,           nullptr,
-                             nullptr,               p.deq_scale1,           p.quant_scale1,
-                             p.deq_scale2,          p.quant_scale2,         p.quant_offset2,
-                             p.antiquant_scale,     p.antiquant_offset,     p.block_table,
-                             p.query_padding_size,  p.kv_padding_size,      p.key_antiquant_scale,
-                             p.key_antiquant_offset, p.value_antiquant_scale, p.value_antiquant_offset,
-                             p.key_shared_prefix,   p.value_shared_prefix,  nullptr,
-                             p.query_rope,          p.key_rope,             p.key_rope_antiquant_scale,
-                             p.dequant_scale_query, p.learnable_sink};
-  for (int i = 0; i < static_cast<int>(sizeof(opt) / sizeof(opt[0])); ++i) put(3 + i, opt[i]);
-  if (p.actual_seq_lengths) a.has_asl_q = true, a.asl_q = *p.actual_seq_lengths;
-  if (p.actual_seq_lengths_kv) a.has_asl_kv = true, a.asl_kv = *p.actual_seq_lengths_kv;
-  if (p.actual_shared_prefix_len) a.has_prefix = true, a.prefix = *p.actual_shared_prefix_len;
-  a.num_heads = p.num_heads;
-  a.scale = p.scale_value;
-  a.pre = p.pre_tokens;
-  a.next = p.next_tokens;
-  a.layout = p.input_layout;
-  a.kvn = p.num_key_value_heads;
-  a.sparse = p.sparse_mode;
-  a.inner = p.inner_precise;
-  a.block_size = p.block_size;
-  a.antiquant_mode = p.antiquant_mode;
-  a.lse_flag = p.softmax_lse_flag;
-  a.key_aq_mode = p.key_antiquant_mode;
-  a.value_aq_mode = p.value_antiquant_mode;
-  a.query_quant_mode = p.query_quant_mode;
-  a.out = p.attention_out;
-  if (p.softmax_lse) {
-    a.lse = *p.softmax_lse;
-    a.lse_passed = true;
-  }
-  return a;
-}
-
-// The antiquant tolerances (tests/ops/fia/test_fia_antiquant.cpp): output elementwise, lse
-// |x - y| <= rel * |y| + abs (dequantised chunks; the in-place kernel's int16 quantisation more).
-constexpr double kLseRel = 1e-6, kLseAbs = 4e-6;
-constexpr double kLseRelInPlace = 2e-6, kLseAbsInPlace = 2e-5;
-
-Tolerance out_tol(DType dt) {
-  if (dt == DType::kFloat16) return {5e-3, 5e-3, 2e-3, 0.9999, 0, 0, 0, 0};
-  return {7.8e-3, 1e-2, 1.5e-2, 0.9995, 0, 0, 0, 0};
-}
+// run_fia_cpp, uni and the antiquant tolerances (kLse*, out_tol): tests/ops/fia/fia_antiquant_cases.h
 
 bool plan_has(const FiaParams& op, const char* text) {
   OpPlan plan;
@@ -307,7 +213,7 @@ void check_case(const PqCase& c) {
         set_num_threads(threads);
         std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
         std::memset(d->lse_op.data(), 0xEE, d->lse_op.storage.size() * 8);
-        const Status s = run_op(op);
+        const Status s = run_fia_cpp(op);
         set_num_threads(0);
         ASSERT_EQ(s, kSuccess) << isa_name(isa) << ": " << last_error_message();
         const std::string where = std::string(isa_name(isa)) + " innerPrecise " + std::to_string(ip) +
@@ -567,7 +473,7 @@ TEST(FiaPrefixQuantEquivalence, SameAsCopiedPrefix) {
     c.Sp = 30, c.Lp = 23;
     c.act_kv = {37, 9};
     const auto d = setup(c);
-    ASSERT_EQ(run_op(d->op), kSuccess) << last_error_message();
+    ASSERT_EQ(run_fia_cpp(d->op), kSuccess) << last_error_message();
     const int64_t Lp = 23, S2 = Lp + c.L;
     HostTensor ke(DType::kInt8, {c.B, S2, c.KVN, c.D}), ve(DType::kInt8, {c.B, S2, c.KVN, c.D});
     for (int64_t b = 0; b < c.B; ++b)
@@ -589,7 +495,7 @@ TEST(FiaPrefixQuantEquivalence, SameAsCopiedPrefix) {
     e.actual_seq_lengths_kv = &akv;
     e.attention_out = out.view();
     e.softmax_lse = &vlse;
-    ASSERT_EQ(run_op(e), kSuccess) << last_error_message();
+    ASSERT_EQ(run_fia_cpp(e), kSuccess) << last_error_message();
     // the same values up to the order of the online softmax (the prefix runs as its own KV range)
     const Stats st = compare(d->out_op.view(), out.view(), out_tol(c.dt));
     EXPECT_TRUE(within(st, out_tol(c.dt), false)) << st.str();
@@ -610,12 +516,12 @@ TEST(FiaPrefixQuantRules, LengthWithoutTensorsIsIgnored) {
   const auto d = setup(c);
   d->op.key_shared_prefix = d->op.value_shared_prefix = nullptr;
   d->op.actual_shared_prefix_len = nullptr;
-  ASSERT_EQ(run_op(d->op), kSuccess) << last_error_message();
+  ASSERT_EQ(run_fia_cpp(d->op), kSuccess) << last_error_message();
   const std::vector<uint64_t> without = d->out_op.storage;
   std::vector<int64_t> len = {15};
   d->op.actual_shared_prefix_len = &len;
   std::memset(d->out_op.data(), 0, d->out_op.storage.size() * 8);
-  ASSERT_EQ(run_op(d->op), kSuccess) << last_error_message();
+  ASSERT_EQ(run_fia_cpp(d->op), kSuccess) << last_error_message();
   EXPECT_TRUE(d->out_op.storage == without);
   std::memset(d->out_op.data(), 0, d->out_op.storage.size() * 8);
   FiaAclArgs a = acl_args_of_params(d->op);
@@ -640,7 +546,7 @@ void expect_cpp_rejected(const PqCase& c, const Want& w, const std::function<voi
   std::memset(d->out_op.data(), 0x5A, d->out_op.storage.size() * 8);
   std::memset(d->lse_op.data(), 0x5A, d->lse_op.storage.size() * 8);
   const std::vector<uint64_t> out0 = d->out_op.storage, lse0 = d->lse_op.storage;
-  EXPECT_EQ(run_op(d->op), w.code);
+  EXPECT_EQ(run_fia_cpp(d->op), w.code);
   const std::string msg = last_error_message();
   EXPECT_NE(msg.find("fused_infer_attention_score_v4"), std::string::npos) << msg;
   EXPECT_NE(msg.find(w.param), std::string::npos) << msg;
@@ -737,7 +643,7 @@ TEST(FiaPrefixQuantRules, FIA24_AclnnRejectsPrefixWithLeftPadding) {
     EXPECT_NE(msg.find("aclnnFusedInferAttentionScoreV4"), std::string::npos) << msg;
     EXPECT_NE(msg.find("keySharedPrefixOptional: FIA-24"), std::string::npos) << msg;
     EXPECT_TRUE(d->out_op.storage == out0);
-    EXPECT_EQ(run_op(d->op), kSuccess) << last_error_message();  // the C++ API computes it
+    EXPECT_EQ(run_fia_cpp(d->op), kSuccess) << last_error_message();  // the C++ API computes it
   }
   // kvPaddingSize without actualSeqLengthsKv: no padding applies, the aclnn call succeeds
   PqCase c;
@@ -757,7 +663,7 @@ TEST(FiaPrefixQuantApi, AclnnV4MatchesCpp) {
   c.mode_k = c.mode_v = 1;
   c.Sp = 40, c.Lp = 31;
   const auto d = setup(c);
-  ASSERT_EQ(run_op(d->op), kSuccess) << last_error_message();
+  ASSERT_EQ(run_fia_cpp(d->op), kSuccess) << last_error_message();
   const std::vector<uint64_t> cpp = d->out_op.storage, cpp_lse = d->lse_op.storage;
   std::memset(d->out_op.data(), 0, d->out_op.storage.size() * 8);
   std::memset(d->lse_op.data(), 0, d->lse_op.storage.size() * 8);

@@ -119,56 +119,10 @@ std::vector<StCase> cases_where(bool slow) {
 // The C API call
 // ---------------------------------------------------------------------------------------------
 
-FiaAclArgs acl_args(const FiaParams& p) {
-  FiaAclArgs a;
-  auto put = [&](int i, const TensorView* t) {
-    if (t != nullptr) {
-      a.in[i] = *t;
-      a.passed[i] = true;
-    }
-  };
-  put(0, &p.query);
-  put(1, &p.key[0]);
-  put(2, &p.value[0]);
-  const TensorView* opt[] = {p.pse_shift,           p.atten_mask,           nullptr,
-                             nullptr,               p.deq_scale1,           p.quant_scale1,
-                             p.deq_scale2,          p.quant_scale2,         p.quant_offset2,
-                             p.antiquant_scale,     p.antiquant_offset,     p.block_table,
-                             p.query_padding_size,  p.kv_padding_size,      p.key_antiquant_scale,
-                             p.key_antiquant_offset, p.value_antiquant_scale, p.value_antiquant_offset,
-                             p.key_shared_prefix,   p.value_shared_prefix,  nullptr,
-                             p.query_rope,          p.key_rope,             p.key_rope_antiquant_scale,
-                             p.dequant_scale_query, p.learnable_sink};
-  for (int i = 0; i < static_cast<int>(sizeof(opt) / sizeof(opt[0])); ++i) put(3 + i, opt[i]);
-  if (p.actual_seq_lengths) a.has_asl_q = true, a.asl_q = *p.actual_seq_lengths;
-  if (p.actual_seq_lengths_kv) a.has_asl_kv = true, a.asl_kv = *p.actual_seq_lengths_kv;
-  if (p.actual_shared_prefix_len) a.has_prefix = true, a.prefix = *p.actual_shared_prefix_len;
-  a.num_heads = p.num_heads;
-  a.scale = p.scale_value;
-  a.pre = p.pre_tokens;
-  a.next = p.next_tokens;
-  a.layout = p.input_layout;
-  a.kvn = p.num_key_value_heads;
-  a.sparse = p.sparse_mode;
-  a.inner = p.inner_precise;
-  a.block_size = p.block_size;
-  a.antiquant_mode = p.antiquant_mode;
-  a.lse_flag = p.softmax_lse_flag;
-  a.key_aq_mode = p.key_antiquant_mode;
-  a.value_aq_mode = p.value_antiquant_mode;
-  a.query_quant_mode = p.query_quant_mode;
-  a.out = p.attention_out;
-  if (p.softmax_lse) {
-    a.lse = *p.softmax_lse;
-    a.lse_passed = true;
-  }
-  return a;
-}
-
 aclnnStatus call_on_stream(const FiaParams& p) {
   aclrtStream stream = nullptr;
   if (aclrtCreateStream(&stream) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
-  const aclnnStatus s = testing::fia_aclnn_call(acl_args(p), stream);
+  const aclnnStatus s = testing::fia_aclnn_call(testing::acl_args_of_params(p), stream);
   aclrtDestroyStream(stream);
   return s;
 }

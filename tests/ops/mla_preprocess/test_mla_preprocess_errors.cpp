@@ -379,7 +379,8 @@ TEST(MlaPreprocessErrors, MPP15_TooLarge) {
 TEST(MlaPreprocessErrors, MPP16_Epsilon) {
   MlaPreprocessCase c = testdata::make_mla_preprocess_case(MlaPreprocessCaseConfig{});
   const Snapshot before(c);
-  for (double e : {-1e-6, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+  for (double e : {-1e-6, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 1e300,
+                   3.5e38}) {  // the last two overflow the float32 the RmsNorms use
     MlaPreprocessParams p = c.params();
     p.epsilon = e;
     std::vector<uint8_t> ws(1 << 20);

@@ -297,10 +297,15 @@ TEST(MlaPrologErrors, MP14_SizeOverflowInTheCppApi) {
 }
 
 TEST(MlaPrologErrors, MP15_Epsilon) {
-  for (double eps : {-1e-5, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
+  // 1e300 / 3.5e38: finite doubles that overflow the float32 the RmsNorm uses
+  for (double eps : {-1e-5, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(), 1e300,
+                     3.5e38}) {
     MlaPrologCall call;
     call.eps_ckv = eps;
-    expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "rmsnormEpsilon", "MP-15", call);
+    expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "rmsnormEpsilonCkv", "MP-15", call);
+    MlaPrologCall cq;
+    cq.eps_cq = eps;
+    expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "rmsnormEpsilonCq", "MP-15", cq);
   }
 }
 
