@@ -1,0 +1,144 @@
+// Check-site negative tests of aclnnFusedInferAttentionScoreV4 (docs/testing.md, "Coverage
+// tables"): one call per site of FIA-26 (post-quant) and FIA-40 (left padding tensor form) that
+// no other test names by its exact tag. Each checks the status, a message naming the operator,
+// the parameter and the site's tag, and that attentionOut and softmaxLse kept their canaries.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/fia/fia_error_cases.h"
+
+namespace mlaops::testing {
+namespace {
+
+constexpr aclnnStatus kInv = ACLNN_ERR_PARAM_INVALID;
+
+// Argument positions of FiaAclArgs::in (the C API's order).
+constexpr int kQuantScale2 = 10, kQuantOffset2 = 11, kKvPadding = 16;
+
+// A tensor of `dims` over static storage large enough for every use below.
+TensorView tensor(DType dt, std::vector<int64_t> dims) {
+  static float store[1024] = {};
+  return make_view(store, dt, dims.data(), static_cast<int>(dims.size()));
+}
+
+// Post-quant arguments: quantScale2 (and quantOffset2) given, attentionOut INT8 (same canary
+// storage: a rejected call writes nothing).
+void post_quant(FiaAclArgs& a, TensorView scale, const TensorView* offset = nullptr) {
+  a.in[kQuantScale2] = scale;
+  a.passed[kQuantScale2] = true;
+  if (offset != nullptr) {
+    a.in[kQuantOffset2] = *offset;
+    a.passed[kQuantOffset2] = true;
+  }
+  a.out.dtype = DType::kInt8;
+}
+
+// expect_rejected of fia_error_cases.h on a case of this file's own.
+void expect_case_rejected(FiaRun& r, Expect e, const std::function<void(FiaAclArgs&)>& mutate) {
+  const std::vector<uint64_t> out0 = r.out.storage, lse0 = r.lse.storage;
+  FiaAclArgs a = acl_args_of(r);
+  mutate(a);
+  const aclnnStatus s = fia_aclnn_call(a);
+  const std::string msg = aclGetRecentErrMsg();
+  EXPECT_EQ(s, e.code) << msg;
+  EXPECT_NE(msg.find("aclnnFusedInferAttentionScoreV4"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(e.param), std::string::npos) << "message does not name " << e.param << ": " << msg;
+  EXPECT_NE(msg.find(e.rule), std::string::npos) << "message does not name " << e.rule << ": " << msg;
+  EXPECT_TRUE(r.out.storage == out0) << "attentionOut changed by a rejected call (" << e.rule << ")";
+  EXPECT_TRUE(r.lse.storage == lse0) << "softmaxLse changed by a rejected call (" << e.rule << ")";
+}
+
+TEST(FiaSitesB, FIA26_PostQuantPairingAndDtypes) {
+  expect_rejected(Base::kBsnd, {kInv, "quantOffset2Optional", "FIA-26 only with quantScale2"}, [](FiaAclArgs& a) {
+    a.in[kQuantOffset2] = dummy();
+    a.passed[kQuantOffset2] = true;
+  });
+  expect_rejected(Base::kBsnd, {kInv, "quantScale2Optional: FIA-26 dtype; allowed", "FIA-26 dtype"},
+                  [](FiaAclArgs& a) { post_quant(a, tensor(DType::kInt32, {1})); });
+  expect_rejected(Base::kBsnd, {kInv, "quantOffset2Optional", "FIA-26 dtype and shape must equal quantScale2's"},
+                  [](FiaAclArgs& a) {
+                    const TensorView off = tensor(DType::kFloat32, {2});
+                    post_quant(a, tensor(DType::kFloat32, {1}), &off);
+                  });
+}
+
+TEST(FiaSitesB, FIA26_PostQuantExclusions) {
+  const auto per_tensor = [](FiaAclArgs& a) { post_quant(a, tensor(DType::kFloat32, {1})); };
+  expect_rejected(Base::kTndSink, {kInv, "quantScale2Optional", "FIA-26 post-quant is not allowed with learnableSink"}, per_tensor);
+  expect_rejected(Base::kMla, {kInv, "quantScale2Optional", "FIA-26 post-quant is not allowed with MLA (queryRope)"}, per_tensor);
+  expect_rejected(Base::kGqaPagedTnd, {kInv, "quantScale2Optional", "FIA-26 post-quant is not allowed with layout"}, per_tensor);
+}
+
+TEST(FiaSitesB, FIA26_PerChannel) {
+  // kDecodePse: BSND decode, N 4, V_D 32; per-channel [N, V_D] with softmaxLse [B, N, 1, 1].
+  expect_rejected(Base::kDecodePse, {kInv, "softmaxLse", "FIA-26 per-channel post-quant is not allowed with softmaxLse"},
+                  [](FiaAclArgs& a) {
+                    post_quant(a, tensor(DType::kFloat32, {4, 32}));
+                    a.lse_flag = true;
+                    a.lse = tensor(DType::kFloat32, {2, 4, 1, 1});
+                    a.lse_passed = true;
+                  });
+  // kBsnd: Q_S 3, V_D 16.
+  expect_rejected(Base::kBsnd, {kInv, "quantScale2Optional", "FIA-26 per-channel post-quant with Q_S > 1 needs V_D"},
+                  [](FiaAclArgs& a) {
+                    post_quant(a, tensor(DType::kFloat32, {4, 16}));
+                    a.lse_flag = false;
+                    a.lse_passed = false;
+                  });
+}
+
+// quantOffset2 with configurations that can fully mask a row: BSND, Q_S 3 (actQ 3, 2), causal
+// template mask.
+TEST(FiaSitesB, FIA26_OffsetFullyMaskedRows) {
+  FiaCase c = base_case(Base::kBsnd);
+  c.cfg.sparse_mode = 3;
+  c.mask = MaskForm::kTemplate;
+  auto d = make_case_data(c);
+  auto r = fia_test::build_fia_run(d->canon, d->cfg);
+  ASSERT_EQ(fia_aclnn_call(acl_args_of(*r)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  const auto with_offset = [](FiaAclArgs& a) {
+    const TensorView off = tensor(DType::kFloat32, {1});
+    post_quant(a, tensor(DType::kFloat32, {1}), &off);
+  };
+  expect_case_rejected(*r, {kInv, "preTokens/nextTokens", "FIA-26 with quantOffset2 and sparseMode 4 must be >= 0"},
+                       [&](FiaAclArgs& a) {
+                         with_offset(a);
+                         a.sparse = 4;
+                         a.pre = -1;
+                         a.next = 5;
+                       });
+  expect_case_rejected(*r, {kInv, "actualSeqLengths", "FIA-26 with quantOffset2 batch"}, [&](FiaAclArgs& a) {
+    with_offset(a);
+    a.has_asl_kv = true;
+    a.asl_kv = {1, 1};  // actKV 1 < actQ 3 under the causal mask
+  });
+}
+
+TEST(FiaSitesB, FIA40_PaddingTensorForm) {
+  expect_rejected(Base::kBsnd, {kInv, "kvPaddingSizeOptional", "FIA-40 shape"}, [](FiaAclArgs& a) {
+    a.in[kKvPadding] = tensor(DType::kInt64, {2});
+    a.passed[kKvPadding] = true;
+  });
+}
+
+// A null data pointer: the C API rejects it before the operator (a generic tensor check); the
+// C++ API reaches the rule's own site.
+TEST(FiaSitesB, FIA40_PaddingDataPointerCpp) {
+  FiaRun& r = *base(Base::kBsnd).run;
+  const std::vector<uint64_t> out0 = r.out.storage, lse0 = r.lse.storage;
+  FiaParams p = r.params;
+  TensorView t = tensor(DType::kInt64, {1});
+  t.data = nullptr;
+  p.kv_padding_size = &t;
+  EXPECT_EQ(run_fia_cpp(p), kParamNullptr);
+  const std::string msg = last_error_message();
+  EXPECT_NE(msg.find("kvPaddingSizeOptional: FIA-40 data pointer"), std::string::npos) << msg;
+  EXPECT_TRUE(r.out.storage == out0 && r.lse.storage == lse0) << "a rejected call wrote an output";
+}
+
+}  // namespace
+}  // namespace mlaops::testing
