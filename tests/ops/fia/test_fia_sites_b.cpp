@@ -1,6 +1,7 @@
 // Check-site negative tests of aclnnFusedInferAttentionScoreV4 (docs/testing.md, "Coverage
-// tables"): one call per site of FIA-26 (post-quant) and FIA-40 (left padding tensor form) that
-// no other test names by its exact tag. Each checks the status, a message naming the operator,
+// tables"): one call per site of FIA-26 (post-quant), FIA-40 (left padding tensor form), FIA-46 /
+// FIA-47 (shared prefix) and FIA-51 (tensor-list key / value) that no other test names by its
+// exact tag. Each checks the status, a message naming the operator,
 // the parameter and the site's tag, and that attentionOut and softmaxLse kept their canaries.
 #include <gtest/gtest.h>
 
@@ -17,7 +18,7 @@ namespace {
 constexpr aclnnStatus kInv = ACLNN_ERR_PARAM_INVALID;
 
 // Argument positions of FiaAclArgs::in (the C API's order).
-constexpr int kQuantScale2 = 10, kQuantOffset2 = 11, kKvPadding = 16;
+constexpr int kQuantScale2 = 10, kQuantOffset2 = 11, kKvPadding = 16, kKeyPrefix = 21, kValuePrefix = 22;
 
 // A tensor of `dims` over static storage large enough for every use below.
 TensorView tensor(DType dt, std::vector<int64_t> dims) {
@@ -138,6 +139,52 @@ TEST(FiaSitesB, FIA40_PaddingDataPointerCpp) {
   const std::string msg = last_error_message();
   EXPECT_NE(msg.find("kvPaddingSizeOptional: FIA-40 data pointer"), std::string::npos) << msg;
   EXPECT_TRUE(r.out.storage == out0 && r.lse.storage == lse0) << "a rejected call wrote an output";
+}
+
+// kBsnd's key / value are BSND [2, 10, 2, 16] BF16: prefixes [1, Sp, 2, 16].
+void prefix(FiaAclArgs& a, int64_t key_sp, int64_t value_sp, int64_t key_batch = 1) {
+  a.in[kKeyPrefix] = tensor(DType::kBFloat16, {key_batch, key_sp, 2, 16});
+  a.in[kValuePrefix] = tensor(DType::kBFloat16, {1, value_sp, 2, 16});
+  a.passed[kKeyPrefix] = a.passed[kValuePrefix] = true;
+}
+
+TEST(FiaSitesB, FIA46_FIA47_SharedPrefix) {
+  expect_rejected(Base::kBsnd, {kInv, "keySharedPrefixOptional", "FIA-46 shape"}, [](FiaAclArgs& a) { prefix(a, 4, 4, 2); });
+  expect_rejected(Base::kBsnd, {kInv, "valueSharedPrefixOptional", "FIA-46 sequence extent must equal keySharedPrefix's"},
+                  [](FiaAclArgs& a) { prefix(a, 4, 3); });
+  expect_rejected(Base::kBsnd, {kInv, "actualSharedPrefixLenOptional", "FIA-47 length"}, [](FiaAclArgs& a) {
+    prefix(a, 4, 4);
+    a.has_prefix = true;
+    a.prefix = {1, 1};
+  });
+  expect_rejected(Base::kBsnd, {kInv, "actualSharedPrefixLenOptional", "FIA-47 value"}, [](FiaAclArgs& a) {
+    prefix(a, 4, 4);
+    a.has_prefix = true;
+    a.prefix = {5};
+  });
+}
+
+// Tensor-list key / value for kBsnd (B 2, BSND, KV_N 2, D 16): element b is [1, S_b, 2, D].
+TensorView elem(int64_t s, int64_t d = 16, DType dt = DType::kBFloat16) { return tensor(dt, {1, s, 2, d}); }
+
+void lists(FiaAclArgs& a, std::vector<TensorView> k, std::vector<TensorView> v) {
+  a.key_views = std::move(k);
+  a.value_views = std::move(v);
+  a.in[1] = a.key_views[0];
+  a.in[2] = a.value_views[0];
+}
+
+TEST(FiaSitesB, FIA51_TensorListElements) {
+  expect_rejected(Base::kBsnd, {kInv, "value", "FIA-51 tensor list length must equal key's"},
+                  [](FiaAclArgs& a) { lists(a, {elem(10), elem(7)}, {elem(10)}); });
+  expect_rejected(Base::kBsnd, {kInv, "key", "FIA-51 tensor list length must equal the query batch"},
+                  [](FiaAclArgs& a) { lists(a, {elem(10), elem(7), elem(3)}, {elem(10), elem(7), elem(3)}); });
+  expect_rejected(Base::kBsnd, {kInv, "key[1]", "FIA-51 tensor list element dtype must equal element 0's"},
+                  [](FiaAclArgs& a) { lists(a, {elem(10), elem(7, 16, DType::kFloat16)}, {elem(10), elem(7)}); });
+  expect_rejected(Base::kBsnd, {kInv, "key[1]", "FIA-51 tensor list element head dim must equal element 0's"},
+                  [](FiaAclArgs& a) { lists(a, {elem(10), elem(7, 32)}, {elem(10), elem(7)}); });
+  expect_rejected(Base::kBsnd, {kInv, "value[1]", "FIA-51 sequence extent must equal key["},
+                  [](FiaAclArgs& a) { lists(a, {elem(10), elem(7)}, {elem(10), elem(5)}); });
 }
 
 }  // namespace
