@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "acl/acl.h"
+#include "api/objects.h"
 #include "api/stream.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -91,8 +92,9 @@ aclError release(void* p, MemKind kind, const char* fn) {
 }
 
 aclError check_copy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind, const char* fn) {
-  if (static_cast<int>(kind) < ACL_MEMCPY_HOST_TO_HOST || static_cast<int>(kind) > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: kind: allowed 0..7 (aclrtMemcpyKind), got %d", fn, (int)kind);
+  const int32_t k = mlaops::api::c_enum_value(kind);
+  if (k < ACL_MEMCPY_HOST_TO_HOST || k > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: kind: allowed 0..7 (aclrtMemcpyKind), got %d", fn, (int)k);
   if (count > destMax)
     return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: count: allowed <= destMax (%zu), got %zu", fn, destMax, count);
   if (count > 0 && (dst == nullptr || src == nullptr))
@@ -270,7 +272,7 @@ aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
 }
 
 size_t aclDataTypeSize(aclDataType dataType) {
-  return static_cast<size_t>(mlaops::dtype_size(static_cast<mlaops::DType>(dataType)));
+  return static_cast<size_t>(mlaops::dtype_size(static_cast<mlaops::DType>(mlaops::api::c_enum_value(dataType))));
 }
 
 const char* aclGetRecentErrMsg(void) { return mlaops::last_error_message(); }

@@ -135,12 +135,13 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     fail(mlaops::kParamNullptr, "%s: viewDims/storageDims is null with a non-zero count", fn);
     return nullptr;
   }
-  if (!mlaops::dtype_is_known(dataType) || dataType == ACL_DT_UNDEFINED) {
-    fail(mlaops::kParamInvalid, "%s: dataType: not a known aclDataType; got %d", fn, (int)dataType);
+  const int32_t dtype_value = mlaops::api::c_enum_value(dataType), format_value = mlaops::api::c_enum_value(format);
+  if (!mlaops::dtype_is_known(dtype_value) || dtype_value == ACL_DT_UNDEFINED) {
+    fail(mlaops::kParamInvalid, "%s: dataType: not a known aclDataType; got %d", fn, (int)dtype_value);
     return nullptr;
   }
-  if (!mlaops::format_is_known(format)) {
-    fail(mlaops::kParamInvalid, "%s: format: not a known aclFormat; got %d", fn, (int)format);
+  if (!mlaops::format_is_known(format_value)) {
+    fail(mlaops::kParamInvalid, "%s: format: not a known aclFormat; got %d", fn, (int)format_value);
     return nullptr;
   }
   if (offset < 0) {
@@ -213,7 +214,7 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
 }
 
 aclScalar* aclCreateScalar(void* value, aclDataType dataType) try {
-  const int64_t es = mlaops::dtype_size(static_cast<mlaops::DType>(dataType));
+  const int64_t es = mlaops::dtype_size(static_cast<mlaops::DType>(mlaops::api::c_enum_value(dataType)));
   if (value == nullptr || es <= 0 || es > 16) {
     mlaops::fail(mlaops::kParamInvalid, "aclCreateScalar: value must be non-null and dataType a whole-byte type");
     return nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "aclnn/acl_meta.h"
@@ -39,6 +40,17 @@ struct aclTensorList {
 };
 
 namespace mlaops::api {
+
+// The int a C caller passed for an enum parameter (aclDataType, aclFormat, aclrtMemcpyKind). C lets
+// a caller pass any int; reading a value outside the enum's range through the C++ enum type is
+// undefined (UBSan's enum check), so the bytes are copied and validated as an int.
+template <class E>
+inline int32_t c_enum_value(const E& e) {
+  static_assert(sizeof(E) == sizeof(int32_t), "a C enum parameter");
+  int32_t v;
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
 
 enum class ObjKind { kTensor, kScalar, kIntArray, kFloatArray, kBoolArray, kTensorList };
 

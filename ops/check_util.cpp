@@ -16,6 +16,12 @@ std::string shape_str(const TensorView& t) {
   return s + "]";
 }
 
+std::string strides_str(const TensorView& t) {
+  std::string s = "[";
+  for (int i = 0; i < t.rank; ++i) s += (i ? ", " : "") + std::to_string(t.strides[i]);
+  return s + "]";
+}
+
 std::string dims_str(std::initializer_list<int64_t> dims) {
   std::string s = "[";
   bool first = true;
@@ -83,8 +89,9 @@ Status dense(const char* op, const char* name, const char* rule, const TensorVie
   int64_t bytes;
   MLAOPS_CHECK(checked_nbytes(t, &bytes), kParamInvalid, "%s: %s: %s tensor too large (size overflows int64), shape %s",
                op, name, rule, shape_str(t).c_str());
-  MLAOPS_CHECK(t.is_contiguous(), kParamInvalid, "%s: %s: %s must be contiguous (row-major dense); got strides of %s",
-               op, name, rule, shape_str(t).c_str());
+  MLAOPS_CHECK(t.is_contiguous(), kParamInvalid,
+               "%s: %s: %s must be contiguous (row-major dense); got shape %s with strides %s", op, name, rule,
+               shape_str(t).c_str(), strides_str(t).c_str());
   const int64_t es = dtype_size(t.dtype);
   MLAOPS_CHECK(es <= 0 || reinterpret_cast<uintptr_t>(t.data) % static_cast<uintptr_t>(es) == 0, kParamInvalid,
                "%s: %s: %s data pointer must be aligned to the element size (%lld bytes); got %p", op, name, rule,
@@ -251,8 +258,9 @@ Status fits(const char* op, const char* name, const char* rule, const TensorView
 }
 
 Status contiguous(const char* op, const char* name, const char* rule, const TensorView& t) {
-  MLAOPS_CHECK(t.is_contiguous(), kParamInvalid, "%s: %s: %s must be contiguous (row-major dense); got strides of %s",
-               op, name, rule, shape_str(t).c_str());
+  MLAOPS_CHECK(t.is_contiguous(), kParamInvalid,
+               "%s: %s: %s must be contiguous (row-major dense); got shape %s with strides %s", op, name, rule,
+               shape_str(t).c_str(), strides_str(t).c_str());
   return kSuccess;
 }
 

@@ -8,20 +8,24 @@
 #      docs/reliability/concurrency.md);
 #   4. the aarch64 cross build's tests under qemu without the operator tests
 #      (scripts/test_aarch64.sh --quick; the full cross run is 13 to 29 min of tests on 2 cores,
-#      docs/testing.md).
-# Usage: scripts/test.sh [--no-sanitizers] [--no-tsan] [--no-aarch64]
+#      docs/testing.md);
+#   5. the libFuzzer targets (scripts/fuzz.sh: clang ASan+UBSan build, the kept regression
+#      inputs replayed, a short fuzz run per C entry point; docs/reliability/fuzz.md).
+# Usage: scripts/test.sh [--no-sanitizers] [--no-tsan] [--no-aarch64] [--no-fuzz]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 sanitizers=1
 tsan=1
 aarch64=1
+fuzz=1
 for arg in "$@"; do
   case "$arg" in
     --no-sanitizers) sanitizers=0 ;;
     --no-tsan) tsan=0 ;;
     --no-aarch64) aarch64=0 ;;
-    *) echo "usage: scripts/test.sh [--no-sanitizers] [--no-tsan] [--no-aarch64]" >&2; exit 2 ;;
+    --no-fuzz) fuzz=0 ;;
+    *) echo "usage: scripts/test.sh [--no-sanitizers] [--no-tsan] [--no-aarch64] [--no-fuzz]" >&2; exit 2 ;;
   esac
 done
 
@@ -51,5 +55,10 @@ fi
 if [ "$aarch64" = 1 ]; then
   echo "== aarch64 cross build and tests under qemu (without the operator tests)"
   scripts/test_aarch64.sh --quick
+fi
+if [ "$fuzz" = 1 ]; then
+  # 5 s per target in CI (the 45-minute budget, docs/ci.md); scripts/fuzz.sh alone defaults to 8
+  echo "== libFuzzer targets (clang ASan+UBSan): regression inputs, ${FUZZ_SECONDS:-5}s per target"
+  FUZZ_SECONDS=${FUZZ_SECONDS:-5} scripts/fuzz.sh
 fi
 echo "all tests passed"

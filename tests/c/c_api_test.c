@@ -46,6 +46,11 @@ int main(void) {
 
     CHECK(aclrtMalloc(&dev, sizeof host, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_SUCCESS);
     CHECK(aclrtMemcpy(dev, sizeof host, host, sizeof host, ACL_MEMCPY_HOST_TO_DEVICE) == ACL_SUCCESS);
+    /* a C caller may pass any int for an enum: unknown values are rejected, not read as the enum
+       (the library's C++ enum types do not hold them; found by tests/fuzz, fuzz_fia_v4) */
+    CHECK(aclCreateTensor(shape, 2, (aclDataType)99, NULL, 0, ACL_FORMAT_ND, shape, 2, dev) == NULL);
+    CHECK(aclCreateTensor(shape, 2, ACL_FLOAT, NULL, 0, (aclFormat)1000, shape, 2, dev) == NULL);
+    CHECK(aclDataTypeSize((aclDataType)99) == 0);
     t = aclCreateTensor(shape, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, shape, 2, dev);
     CHECK(t != NULL);
     CHECK(aclGetDataType(t, &dt) == ACLNN_SUCCESS && dt == ACL_FLOAT);
@@ -74,6 +79,7 @@ int main(void) {
 
     /* an error leaves a message naming the function and the values */
     CHECK(aclrtMemcpy(back, 4, host, 8, ACL_MEMCPY_HOST_TO_HOST) == ACL_ERROR_INVALID_PARAM);
+    CHECK(aclrtMemcpy(back, 4, host, 4, (aclrtMemcpyKind)1000) == ACL_ERROR_INVALID_PARAM);
     CHECK(strstr(aclGetRecentErrMsg(), "aclrtMemcpy") != NULL);
     CHECK(aclDataTypeSize(ACL_BF16) == 2);
     CHECK(aclFloat16ToFloat(aclFloatToFloat16(0.5f)) == 0.5f);

@@ -281,4 +281,36 @@ inline MlaPreprocessCase make_mla_preprocess_case(const MlaPreprocessCaseConfig&
   return c;
 }
 
+// A case at the vendor's sizes (the aclnn tests and the MlaPreprocess fuzz targets).
+struct MlaPreprocessVendorCase {
+  DType dt;
+  int64_t tokens, heads;
+  MlaPreprocessCacheMode cm;
+  MlaPreprocessQuantMode qm;
+  bool wuk_nz;
+  MlaPreprocessWeightForm form;
+  bool float_weights;
+};
+
+inline MlaPreprocessCaseConfig vendor_cfg(const MlaPreprocessVendorCase& v, uint64_t seed) {
+  MlaPreprocessCaseConfig c;
+  c.dtype = v.dt;
+  c.tokens = v.tokens;
+  c.heads = v.heads;
+  c.hidden = v.float_weights ? 6144 : 7168;
+  c.Hckv = 512;
+  c.Dr = 64;
+  c.Hcq = 1536;
+  c.D = 128;
+  c.cache_mode = v.cm;
+  c.quant_mode = v.qm;
+  c.wuk_nz = v.wuk_nz;
+  c.weight_form = v.form;
+  c.float_weights = v.float_weights;
+  c.block_size = 128;
+  c.block_num = 3;
+  c.seed = seed;
+  return c;
+}
+
 }  // namespace mlaops::testdata

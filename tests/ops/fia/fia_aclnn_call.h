@@ -25,6 +25,7 @@ struct FiaAclArgs {
   bool key_list_null = false, value_list_null = false;
   bool has_asl_q = false, has_asl_kv = false, has_prefix = false;
   std::vector<int64_t> asl_q, asl_kv, prefix;
+  const aclIntArray* asl_q_handle = nullptr;  // non-null: passed as actualSeqLengths instead (e.g. a dead handle)
   int64_t num_heads = 1, pre = 2147483647, next = 2147483647, kvn = 0, sparse = 0, inner = 0, block_size = 0;
   int64_t antiquant_mode = 0, key_aq_mode = 0, value_aq_mode = 0, query_quant_mode = 0;
   double scale = 1.0;
@@ -191,7 +192,7 @@ inline aclnnStatus fia_phase1(const FiaAclArgs& args, uint64_t* ws_size, aclOpEx
   std::string layout = a.layout;
   char* lp = a.null_layout ? nullptr : a.raw_layout ? const_cast<char*>(a.raw_layout) : layout.data();
   return aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
-      t[0], key.get(), value.get(), t[3], t[4], aq.get(), akv.get(), t[7], t[8], t[9], t[10], t[11], t[12], t[13],
+      t[0], key.get(), value.get(), t[3], t[4], a.asl_q_handle ? a.asl_q_handle : aq.get(), akv.get(), t[7], t[8], t[9], t[10], t[11], t[12], t[13],
       t[14], t[15], t[16], t[17], t[18], t[19], t[20], t[21], t[22], apre.get(), t[24], t[25], t[26], t[27], t[28],
       a.num_heads, a.scale, a.pre, a.next, lp, a.kvn, a.sparse, a.inner, a.block_size, a.antiquant_mode, a.lse_flag,
       a.key_aq_mode, a.value_aq_mode, a.query_quant_mode, out, lse, a.null_workspace_size ? nullptr : ws_size,

@@ -444,16 +444,16 @@ TEST(FiaAntiquant, FIA21_Errors) {
     e = H(DType::kBFloat16, d.v.dims);
     p.value = {e.view()};
   });
-  expect_rejected(c, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H&) {
+  expect_rejected(c, "keyAntiquantScaleOptional", "FIA-21 INT8 key/value need antiquant scales", [](FiaParams& p, D&, H&) {
     p.key_antiquant_scale = p.value_antiquant_scale = nullptr;
     p.key_antiquant_offset = p.value_antiquant_offset = nullptr;
   });
-  expect_rejected(c, "valueAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D&, H&) { p.value_antiquant_scale = nullptr; });
-  expect_rejected(c, "keyAntiquantOffsetOptional", "FIA-21", [](FiaParams& p, D&, H&) { p.key_antiquant_offset = nullptr; });
+  expect_rejected(c, "valueAntiquantScaleOptional", "FIA-21 keyAntiquantScale and valueAntiquantScale are given together", [](FiaParams& p, D&, H&) { p.value_antiquant_scale = nullptr; });
+  expect_rejected(c, "keyAntiquantOffsetOptional", "FIA-21 keyAntiquantOffset and valueAntiquantOffset are given together", [](FiaParams& p, D&, H&) { p.key_antiquant_offset = nullptr; });
   // modes
   expect_rejected(c, "keyAntiquantMode", "FIA-02 mode 6 (per-token-group FP4, Ascend 950 only) is not supported", [](FiaParams& p, D&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = 6; });
   expect_rejected(c, "keyAntiquantMode", "FIA-21", [](FiaParams& p, D&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = 7; });
-  expect_rejected(c, "valueAntiquantMode", "FIA-21", [](FiaParams& p, D&, H&) { p.value_antiquant_mode = 2; });
+  expect_rejected(c, "valueAntiquantMode", "FIA-21 equals keyAntiquantMode except key 0 + value 1", [](FiaParams& p, D&, H&) { p.value_antiquant_mode = 2; });
   // dtypes and shapes of the parameters
   expect_rejected(c, "keyAntiquantScaleOptional", "FIA-21", [](FiaParams& p, D& d, H& e) {
     e = H(DType::kFloat32, d.ks.dims);
@@ -469,7 +469,7 @@ TEST(FiaAntiquant, FIA21_Errors) {
     v = e.view();
     p.key_antiquant_scale = &v;
   });
-  expect_rejected(c, "keyAntiquantOffsetOptional", "FIA-21", [](FiaParams& p, D&, H& e) {
+  expect_rejected(c, "keyAntiquantOffsetOptional", "FIA-21 offset dtype and shape equal its scale's", [](FiaParams& p, D&, H& e) {
     e = H(DType::kBFloat16, {1, 2, 64});  // scale is (1, 2, 1, 64)
     static TensorView v;
     v = e.view();
@@ -505,16 +505,16 @@ TEST(FiaAntiquant, FIA21_Errors) {
   AqCase pre = c;
   pre.S = 2;
   pre.mode_k = pre.mode_v = 2;
-  expect_rejected(pre, "keyAntiquantMode", "FIA-21", [](FiaParams&, D&, H&) {});
+  expect_rejected(pre, "keyAntiquantMode", "FIA-21 Q_S > 1 allows modes 0 / 1", [](FiaParams&, D&, H&) {});
   pre.mode_k = pre.mode_v = 0;
   pre.dt = DType::kFloat16;
-  expect_rejected(pre, "query", "FIA-21", [](FiaParams&, D&, H&) {});
+  expect_rejected(pre, "query", "FIA-21 KV antiquant with Q_S > 1 needs a BF16 query", [](FiaParams&, D&, H&) {});
   pre.dt = DType::kBFloat16;
   pre.S = 17;
-  expect_rejected(pre, "query", "FIA-21", [](FiaParams&, D&, H&) {});
+  expect_rejected(pre, "query", "FIA-21 KV antiquant with Q_S > 1 allows Q_S <= 16", [](FiaParams&, D&, H&) {});
   pre.S = 2;
   pre.paged = true;
-  expect_rejected(pre, "blockTableOptional", "FIA-21", [](FiaParams&, D&, H&) {});
+  expect_rejected(pre, "blockTableOptional", "FIA-21 KV antiquant with Q_S > 1 excludes paged attention", [](FiaParams&, D&, H&) {});
   // combined parameters
   AqCase comb = c;
   comb.combined = true;
@@ -526,9 +526,21 @@ TEST(FiaAntiquant, FIA21_Errors) {
     p.antiquant_scale = &v;
     p.antiquant_offset = nullptr;
   });
-  expect_rejected(comb, "antiquantOffsetOptional", "FIA-21", [](FiaParams& p, D&, H&) { p.antiquant_scale = nullptr; });
+  expect_rejected(comb, "antiquantOffsetOptional", "FIA-21 an offset needs its scale", [](FiaParams& p, D&, H&) { p.antiquant_scale = nullptr; });
+  expect_rejected(comb, "antiquantScaleOptional", "FIA-21 combined per-channel parameters need equal key / value head dims", [](FiaParams& p, D& d, H& e) {
+    e = H(DType::kInt8, {d.v.dims[0], d.v.dims[1], d.v.dims[2], 32});  // V_D 32, K_D 64
+    static H o;
+    o = H(d.out_op.dtype, {d.out_op.dims[0], d.out_op.dims[1], d.out_op.dims[2], 32});
+    p.value = {e.view()};
+    p.attention_out = o.view();
+    p.softmax_lse_flag = false;
+    p.softmax_lse = nullptr;
+  });
+  AqCase comb_pre = comb;  // combined per-channel (mode 0) with Q_S > 1 and a BF16 query
+  comb_pre.S = 2;
+  expect_rejected(comb_pre, "query", "FIA-21 combined per-channel antiquant with Q_S > 1 needs a FLOAT16 query", [](FiaParams&, D&, H&) {});
   // features INT8 KV does not combine with here
-  expect_rejected(c, "inputLayout", "FIA-21", [](FiaParams& p, D& d, H& e) {
+  expect_rejected(c, "inputLayout", "FIA-21 KV antiquant with TND/NTD needs the NZ KV path (not supported yet)", [](FiaParams& p, D& d, H& e) {
     static std::vector<int64_t> aq, akv;
     e = H(DType::kBFloat16, {2, 4, 64});  // TND, T = 2
     p.query = e.view();

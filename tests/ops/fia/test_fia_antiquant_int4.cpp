@@ -263,13 +263,13 @@ TEST(FiaAntiquantInt4, FIA33_Errors) {
   // decode only
   I4Case pre = c;
   pre.S = 2;
-  expect_rejected(pre, "query", "FIA-33", [](FiaParams&, I4Data&, H&) {});
+  expect_rejected(pre, "query", "FIA-33 INT4 key/value allow decode only (Q_S = 1)", [](FiaParams&, I4Data&, H&) {});
   // no paged attention
   I4Case pg = c;
   pg.paged = true;
-  expect_rejected(pg, "blockTableOptional", "FIA-33", [](FiaParams&, I4Data&, H&) {});
+  expect_rejected(pg, "blockTableOptional", "FIA-33 INT4 key/value exclude paged attention", [](FiaParams&, I4Data&, H&) {});
   // no post-quant
-  expect_rejected(c, "quantScale2Optional", "FIA-33", [](FiaParams& p, I4Data&, H& e) {
+  expect_rejected(c, "quantScale2Optional", "FIA-33 INT4 key/value exclude post-quant (INT8 output)", [](FiaParams& p, I4Data&, H& e) {
     e = H(DType::kFloat32, {1}, 1.0);
     static TensorView v;
     v = e.view();
@@ -280,11 +280,13 @@ TEST(FiaAntiquantInt4, FIA33_Errors) {
   });
   // modes 2, 4, 5 are INT8 only (checked before the scale shapes)
   for (int64_t m : {2, 4, 5})
-    expect_rejected(c, "keyAntiquantMode", "FIA-33", [m](FiaParams& p, I4Data&, H&) {
+    expect_rejected(c, "keyAntiquantMode",
+                    "FIA-33 INT4 key/value allow modes 0 (per-channel), 1 (per-token), 3 (per-token x per-head)", [m](FiaParams& p, I4Data&, H&) {
       p.key_antiquant_mode = p.value_antiquant_mode = m;
     });
   // per-tensor mode 0 is INT8 only: separate and combined
-  expect_rejected(c, "keyAntiquantScaleOptional", "FIA-33", [](FiaParams& p, I4Data&, H& e) {
+  constexpr const char* kInt4PerTensor = "FIA-33 INT4 key/value allow per-channel mode 0 scales only (per-tensor is INT8 only)";
+  expect_rejected(c, "keyAntiquantScaleOptional", kInt4PerTensor, [](FiaParams& p, I4Data&, H& e) {
     e = H(DType::kBFloat16, {1}, 0.1);
     static TensorView v;
     v = e.view();
@@ -293,7 +295,7 @@ TEST(FiaAntiquantInt4, FIA33_Errors) {
   });
   I4Case comb = c;
   comb.combined = true;
-  expect_rejected(comb, "antiquantScaleOptional", "FIA-33", [](FiaParams& p, I4Data&, H& e) {
+  expect_rejected(comb, "antiquantScaleOptional", kInt4PerTensor, [](FiaParams& p, I4Data&, H& e) {
     e = H(DType::kBFloat16, {2}, 0.1);
     static TensorView v;
     v = e.view();
@@ -301,7 +303,7 @@ TEST(FiaAntiquantInt4, FIA33_Errors) {
     p.antiquant_offset = nullptr;
   });
   // left padding (FIA-33)
-  expect_rejected(c, "kvPaddingSizeOptional", "FIA-33", [](FiaParams& p, I4Data&, H& e) {
+  expect_rejected(c, "kvPaddingSizeOptional", "FIA-33 INT4 key/value exclude left padding", [](FiaParams& p, I4Data&, H& e) {
     e = H(DType::kInt64, {1}, 1.0);
     static TensorView v;
     v = e.view();

@@ -305,18 +305,18 @@ TEST(FiaAntiquantNz, FIA34_Errors) {
   using H = HostTensor;
   NzCase c;
   // FP16 query (and output)
-  expect_rejected(c, false, "query", "FIA-34", [](FiaParams& p, NzData& d, H&) {
+  expect_rejected(c, false, "query", "FIA-34 INT8 key/value in NZ need a BF16 query", [](FiaParams& p, NzData& d, H&) {
     p.query.dtype = DType::kFloat16;
     p.attention_out.dtype = DType::kFloat16;
     (void)d;
   });
   // offsets
-  expect_rejected(c, false, "keyAntiquantOffsetOptional", "FIA-34", [](FiaParams& p, NzData& d, H&) {
+  expect_rejected(c, false, "keyAntiquantOffsetOptional", "FIA-34 INT8 key/value in NZ take no offsets", [](FiaParams& p, NzData& d, H&) {
     p.key_antiquant_offset = &d.vks;
     p.value_antiquant_offset = &d.vvs;
   });
   // combined parameters
-  expect_rejected(c, false, "antiquantScaleOptional", "FIA-34", [](FiaParams& p, NzData&, H& e) {
+  expect_rejected(c, false, "antiquantScaleOptional", "FIA-34 INT8 key/value in NZ take separate key / value scales", [](FiaParams& p, NzData&, H& e) {
     e = H(DType::kBFloat16, {2, 1, 128}, 0.01);
     static TensorView v;
     v = e.view();
@@ -325,10 +325,10 @@ TEST(FiaAntiquantNz, FIA34_Errors) {
   });
   // mode 3 / 4
   for (int64_t m : {3, 4})
-    expect_rejected(c, false, "keyAntiquantMode", "FIA-34",
+    expect_rejected(c, false, "keyAntiquantMode", "FIA-34 INT8 key/value in NZ allow modes 0 (per-channel) and 1 (per-token)",
                     [m](FiaParams& p, NzData&, H&) { p.key_antiquant_mode = p.value_antiquant_mode = m; });
   // Q_S 1 with a mask; Q_S > 1 without sparse 3
-  expect_rejected(c, false, "sparseMode", "FIA-34", [](FiaParams& p, NzData&, H& e) {
+  expect_rejected(c, false, "sparseMode", "FIA-34 INT8 key/value in NZ with Q_S = 1 allow sparse 0 without a mask", [](FiaParams& p, NzData&, H& e) {
     e = H(DType::kUInt8, {2, 400});
     static TensorView v;
     v = e.view();
@@ -336,19 +336,20 @@ TEST(FiaAntiquantNz, FIA34_Errors) {
   });
   NzCase pre = c;
   pre.S = 4;
-  expect_rejected(pre, false, "sparseMode", "FIA-34", [](FiaParams& p, NzData&, H&) {
+  expect_rejected(pre, false, "sparseMode",
+                  "FIA-34 INT8 key/value in NZ with Q_S > 1 allow sparse 3 (causal, 2048 mask) or 9 (tree mask)", [](FiaParams& p, NzData&, H&) {
     p.sparse_mode = 0;
     p.atten_mask = nullptr;
   });
   // Q_S 17
   NzCase q17 = c;
   q17.S = 17;
-  expect_rejected(q17, false, "query", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  expect_rejected(q17, false, "query", "FIA-34 INT8 key/value in NZ allow Q_S 1..16", [](FiaParams&, NzData&, H&) {});
   // NTD
   NzCase ntd = c;
   ntd.layout = "TND";
   ntd.act_q = {1, 1};
-  expect_rejected(ntd, false, "inputLayout", "FIA-34", [](FiaParams& p, NzData& d, H&) {
+  expect_rejected(ntd, false, "inputLayout", "FIA-34 INT8 key/value in NZ allow BSH, BSND, BNSD, TND", [](FiaParams& p, NzData& d, H&) {
     p.input_layout = "NTD";
     p.query = d.q.reshaped({10, 2, 128}).view();
     p.attention_out = d.out_op.reshaped({10, 2, 128}).view();
@@ -369,17 +370,18 @@ TEST(FiaAntiquantNz, FIA34_Errors) {
   small.D = 64;
   small.bs = 16;
   small.act_kv = {37, 20};
-  expect_rejected(small, true, "key", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  expect_rejected(small, true, "key", "FIA-34 INT8 key/value in NZ need head dim 128", [](FiaParams&, NzData&, H&) {});
   NzCase bs16 = c;
   bs16.bs = 16;
-  expect_rejected(bs16, true, "blockSize", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  expect_rejected(bs16, true, "blockSize", "FIA-34 INT8 key/value in NZ allow blockSize 128 or 512", [](FiaParams&, NzData&, H&) {});
   NzCase ip0 = c;
   ip0.inner = 0;
-  expect_rejected(ip0, true, "innerPrecise", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  expect_rejected(ip0, true, "innerPrecise", "FIA-34 INT8 key/value in NZ allow innerPrecise 1", [](FiaParams&, NzData&, H&) {});
   NzCase heads = c;
   heads.N = 8;
   heads.KVN = 1;
-  expect_rejected(heads, true, "numHeads", "FIA-34", [](FiaParams&, NzData&, H&) {});
+  expect_rejected(heads, true, "numHeads",
+                  "FIA-34 INT8 key/value in NZ allow (numHeads, numKeyValueHeads) in {(10, 1), (64, 8), (80, 8), (128, 16)}", [](FiaParams&, NzData&, H&) {});
 }
 
 }  // namespace

@@ -337,11 +337,11 @@ TEST(FiaFullQuantRules, RejectedWithoutWriting) {
          a.in[2] = v16.view();
          a.passed[7] = false;
        }},
-      {"missing deqScale1", ACLNN_ERR_PARAM_INVALID, "deqScale1Optional", "FIA-30", nullptr,
+      {"missing deqScale1", ACLNN_ERR_PARAM_INVALID, "deqScale1Optional", "FIA-30 required with an INT8 query (full quantisation needs deqScale1, quantScale1 and deqScale2)", nullptr,
        [](FiaAclArgs& a) { a.passed[7] = false; }},
-      {"missing quantScale1", ACLNN_ERR_PARAM_INVALID, "quantScale1Optional", "FIA-30", nullptr,
+      {"missing quantScale1", ACLNN_ERR_PARAM_INVALID, "quantScale1Optional", "FIA-30 required with an INT8 query (full quantisation needs deqScale1, quantScale1 and deqScale2)", nullptr,
        [](FiaAclArgs& a) { a.passed[8] = false; }},
-      {"missing deqScale2", ACLNN_ERR_PARAM_INVALID, "deqScale2Optional", "FIA-30", nullptr,
+      {"missing deqScale2", ACLNN_ERR_PARAM_INVALID, "deqScale2Optional", "FIA-30 required with an INT8 query (full quantisation needs deqScale1, quantScale1 and deqScale2)", nullptr,
        [](FiaAclArgs& a) { a.passed[9] = false; }},
       {"deqScale1 INT32", ACLNN_ERR_PARAM_INVALID, "deqScale1Optional", "FIA-31", nullptr,
        [](FiaAclArgs& a) { a.in[7] = make_view(i32_one, DType::kInt32, {1}); }},
@@ -349,13 +349,14 @@ TEST(FiaFullQuantRules, RejectedWithoutWriting) {
        [](FiaAclArgs& a) { a.in[9] = make_view(h_one, F16, {1}); }},
       {"quantScale1 UINT64", ACLNN_ERR_PARAM_INVALID, "quantScale1Optional", "FIA-31", nullptr,
        [](FiaAclArgs& a) { a.in[8] = make_view(u64_one, U64, {1}); }},
-      {"deqScale1 two elements", ACLNN_ERR_PARAM_INVALID, "deqScale1Optional", "FIA-31", nullptr,
+      {"deqScale1 two elements", ACLNN_ERR_PARAM_INVALID, "deqScale1Optional", "FIA-31 per-tensor scale", nullptr,
        [](FiaAclArgs& a) { a.in[7] = make_view(f32_one, F32, {2}); }},
-      {"quantScale1 two elements", ACLNN_ERR_PARAM_INVALID, "quantScale1Optional", "FIA-31", nullptr,
+      {"quantScale1 two elements", ACLNN_ERR_PARAM_INVALID, "quantScale1Optional", "FIA-31 per-tensor scale", nullptr,
        [](FiaAclArgs& a) { a.in[8] = make_view(f32_one, F32, {1, 2}); }},
       {"Q_S 1 (decode)", ACLNN_ERR_PARAM_INVALID, "query", "FIA-32", [](FqCase& c) { c.Sq = 1; }, nullptr},
-      {"head dim 48", ACLNN_ERR_PARAM_INVALID, "query", "FIA-32", [](FqCase& c) { c.D = 48; }, nullptr},
-      {"TND layout", ACLNN_ERR_PARAM_INVALID, "inputLayout", "FIA-32", nullptr,
+      {"head dim 48", ACLNN_ERR_PARAM_INVALID, "query",
+       "FIA-32 INT8 head dims must be multiples of 32 (32-byte aligned) when Q_S > 1", [](FqCase& c) { c.D = 48; }, nullptr},
+      {"TND layout", ACLNN_ERR_PARAM_INVALID, "inputLayout", "FIA-32 INT8 full quantisation is not allowed with layout", nullptr,
        [](FiaAclArgs& a) {
          static HostTensor q, k;
          q = HostTensor(I8, {12, 4, 32});
@@ -373,7 +374,7 @@ TEST(FiaFullQuantRules, RejectedWithoutWriting) {
          a.lse_passed = false;
          a.lse_flag = false;
        }},
-      {"paged KV", ACLNN_ERR_PARAM_INVALID, "blockTableOptional", "FIA-32", [](FqCase& c) {
+      {"paged KV", ACLNN_ERR_PARAM_INVALID, "blockTableOptional", "FIA-32 paged attention is not allowed with an INT8 query", [](FqCase& c) {
          c.layout = "BNSD";
          c.Skv = 48;
        },
@@ -384,7 +385,8 @@ TEST(FiaFullQuantRules, RejectedWithoutWriting) {
          a.has_asl_kv = true;
          a.asl_kv = {48, 48};
        }},
-      {"tree mask (sparse 9)", ACLNN_ERR_PARAM_INVALID, "sparseMode", "FIA-32", nullptr,
+      {"tree mask (sparse 9)", ACLNN_ERR_PARAM_INVALID, "sparseMode",
+       "FIA-32 the tree mask (9) is not allowed with INT8 full quantisation", nullptr,
        [](FiaAclArgs& a) {
          static HostTensor tree;
          tree = HostTensor(DType::kUInt8, {2, 6, 6});  // a valid (B, Q_S, Q_S) tree: all zero
@@ -392,12 +394,14 @@ TEST(FiaFullQuantRules, RejectedWithoutWriting) {
          a.passed[4] = true;
          a.sparse = 9;
        }},
-      {"learnableSink", ACLNN_ERR_PARAM_INVALID, "learnableSinkOptional", "FIA-32", nullptr,
+      {"learnableSink", ACLNN_ERR_PARAM_INVALID, "learnableSinkOptional", "FIA-32 not allowed with INT8 full quantisation", nullptr,
        [](FiaAclArgs& a) {
          a.in[28] = make_view(h_one, DType::kBFloat16, {4});
          a.passed[28] = true;
        }},
-      {"KV antiquant scale", ACLNN_ERR_PARAM_INVALID, "keyAntiquantScaleOptional", "FIA-32", nullptr,
+      {"KV antiquant scale", ACLNN_ERR_PARAM_INVALID, "keyAntiquantScaleOptional",
+       "FIA-32 KV antiquant parameters are not allowed with INT8 full quantisation (key and value are dequantised by "
+       "deqScale1 / deqScale2)", nullptr,
        [](FiaAclArgs& a) {
          a.in[17] = make_view(f32_one, F32, {1});
          a.passed[17] = true;

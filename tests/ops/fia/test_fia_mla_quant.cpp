@@ -413,6 +413,13 @@ TEST(MlaQuantRules, FIA29_ScalesAndExclusions) {
       {"valueAntiquantMode 2", "valueAntiquantMode", "FIA-29 MLA full quant", [](FiaParams& p) { p.value_antiquant_mode = 2; }},
       {"pseShift", "pseShiftOptional", "FIA-29 MLA full quant", [](FiaParams& p) { p.pse_shift = &v_pse; }},
       {"learnableSink", "learnableSinkOptional", "FIA-29 MLA full quant", [](FiaParams& p) { p.learnable_sink = &v_sink; }},
+      {"key scale without data", "keyAntiquantScaleOptional", "FIA-17 null data of an MLA quant tensor",
+       [](FiaParams& p) {
+         static TensorView v;
+         v = *p.key_antiquant_scale;
+         v.data = nullptr;
+         p.key_antiquant_scale = &v;
+       }},
   };
   for (const Reject& r : rs) expect_rejected_cpp(r);
 }

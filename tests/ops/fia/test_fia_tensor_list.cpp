@@ -528,6 +528,20 @@ TEST(FiaTensorListRules, FIA51_ListShapes) {
     a.has_asl_kv = true;
     a.asl_kv = {10, 4, 20};
   });
+  expect_list_rejected(ACLNN_ERR_PARAM_INVALID, "actualSeqLengthsKvOptional", "FIA-11 tensor-list length", [](FiaAclArgs& a) {
+    a.has_asl_kv = true;
+    a.asl_kv = {10, 3};  // 2 lengths for 3 batches
+  });
+  // value elements of head dim 0 with a non-empty output: lists take no empty-tensor shortcut (FIA-08)
+  expect_list_rejected(ACLNN_ERR_PARAM_INVALID, "value", "value: FIA-08 head dim; allowed >= 1, got 0", [](FiaAclArgs& a) {
+    for (TensorView& v : a.value_views) {
+      v.dims[3] = 0;
+      int64_t expect = 1;  // the dense strides of a zero extent (TensorView::is_contiguous)
+      for (int i = v.rank - 1; i >= 0; --i) v.strides[i] = expect, expect *= v.dims[i];
+      v.storage_dims[3] = 0;
+    }
+    a.in[2] = a.value_views[0];
+  });
 }
 
 TEST(FiaTensorListRules, FIA51_AtMost256Batches) {
@@ -559,7 +573,7 @@ TEST(FiaTensorListRules, FIA01_NullElements) {
   FiaParams p = f.lr->list->params;
   p.value[1] = TensorView();
   EXPECT_EQ(run_fia_cpp(p), kParamNullptr);
-  EXPECT_NE(std::string(last_error_message()).find("value[1]: FIA-01"), std::string::npos) << last_error_message();
+  EXPECT_NE(std::string(last_error_message()).find("value[1]: FIA-01 tensor list element is null"), std::string::npos) << last_error_message();
   // C API: aclCreateTensorList refuses a null element, so the call gets a null list (161001)
   const aclTensor* ts[2] = {nullptr, nullptr};
   EXPECT_EQ(aclCreateTensorList(ts, 2), nullptr);
@@ -571,7 +585,7 @@ TEST(FiaTensorListRules, FIA01_NullElements) {
   p = r.params;
   p.key[2].data = nullptr;
   EXPECT_EQ(run_fia_cpp(p), kParamInvalid);
-  EXPECT_NE(std::string(last_error_message()).find("key[2]: FIA-17"), std::string::npos) << last_error_message();
+  EXPECT_NE(std::string(last_error_message()).find("key[2]: FIA-17 null data of a tensor list element"), std::string::npos) << last_error_message();
   // FIA-18: the output overlapping an element
   p = r.params;
   p.value[1].data = p.attention_out.data;

@@ -534,7 +534,7 @@ void remask(FiaRun& r, HostTensor& m, std::vector<int64_t> dims) {
 
 TEST(FiaTreeMaskRules, FIA14_Shapes) {
   const TreeCase bsnd = tc(gqa_small(), Tree::kRandom);  // B 2, Q_S 3
-  expect_rejected(bsnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 3, 4}); });
+  expect_rejected(bsnd, "attenMaskOptional", "FIA-14 tree mask (sparseMode 9) shape", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 3, 4}); });
   expect_rejected(bsnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {1, 3, 3}); });
   expect_rejected(bsnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 1, 3, 3}); });
   expect_rejected(bsnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {18}); });
@@ -544,6 +544,11 @@ TEST(FiaTreeMaskRules, FIA14_Shapes) {
   paged(c, 5, 128);
   const TreeCase tnd = tc(c, Tree::kRandom);
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {24}); });
+  // A [1] mask of any stride is dense; its offsets (sum actQ^2 times the stride) overflow (FIA-17)
+  expect_rejected(tnd, "attenMaskOptional", "FIA-17 the tree mask length sum actQ^2 overflows int64", [](FiaRun& r, HostTensor& m) {
+    remask(r, m, {1});
+    r.mask_view.strides[0] = int64_t{1} << 62;
+  });
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {1, 25}); });
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor& m) { remask(r, m, {2, 4, 4}); });
   expect_rejected(tnd, "attenMaskOptional", "FIA-14", [](FiaRun& r, HostTensor&) { r.params.atten_mask = nullptr; });

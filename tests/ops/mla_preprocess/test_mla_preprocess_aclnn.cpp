@@ -20,36 +20,8 @@ using testdata::MlaPreprocessWeightForm;
 using CM = MlaPreprocessCacheMode;
 using QM = MlaPreprocessQuantMode;
 
-struct VendorCase {
-  DType dt;
-  int64_t tokens, heads;
-  CM cm;
-  QM qm;
-  bool wuk_nz;
-  MlaPreprocessWeightForm form;
-  bool float_weights;
-};
-
-MlaPreprocessCaseConfig vendor_cfg(const VendorCase& v, uint64_t seed) {
-  MlaPreprocessCaseConfig c;
-  c.dtype = v.dt;
-  c.tokens = v.tokens;
-  c.heads = v.heads;
-  c.hidden = v.float_weights ? 6144 : 7168;
-  c.Hckv = 512;
-  c.Dr = 64;
-  c.Hcq = 1536;
-  c.D = 128;
-  c.cache_mode = v.cm;
-  c.quant_mode = v.qm;
-  c.wuk_nz = v.wuk_nz;
-  c.weight_form = v.form;
-  c.float_weights = v.float_weights;
-  c.block_size = 128;
-  c.block_num = 3;
-  c.seed = seed;
-  return c;
-}
+using VendorCase = testdata::MlaPreprocessVendorCase;
+using testdata::vendor_cfg;
 
 const VendorCase kCases[] = {
     // the aclnn doc example: fp16, tokenNum 8, headNum 32, cacheMode 1, quantMode 0, ND wuk

@@ -111,5 +111,47 @@ TEST(MlaPrologSites, PaNzRowWidths) {
   expect_site(hckv, hckv.params(), "kvCacheRef: MP-16 PA_NZ needs Hckv to be a multiple of c0");
 }
 
+// The V3 outputs too (queryNormOut and its scale).
+std::vector<std::vector<uint8_t>> written_v3(const MlaPrologCase& c) {
+  std::vector<std::vector<uint8_t>> w = written_bytes(c);
+  w.push_back(c.query_norm_out.bytes);
+  w.push_back(c.dequant_scale_q_norm_out.bytes);
+  return w;
+}
+
+TEST(MlaPrologSites, QueryNormScaleExactlyWhenQuantized) {
+  MlaPrologCaseConfig cfg;
+  cfg.scenario = MlaPrologScenario::kPartialQuantKvNoQuant;  // int8 queryNormOut needs its scale
+  cfg.query_norm = true;
+  MlaPrologCase c = make(cfg);
+  MlaPrologParams p = c.params();
+  p.dequant_scale_q_norm_out = nullptr;
+  expect_site_rejected(c, p, "MP-24 given exactly when queryNormOutOptional is given in a quantized scenario",
+                       kParamInvalid, &mla_prolog_workspace_size, &mla_prolog, &written_v3);
+}
+
+TEST(MlaPrologSites, TndCacheShape) {
+  MlaPrologCaseConfig cfg;
+  cfg.cache_mode = MlaPrologCacheMode::kTnd;
+  cfg.bsh = false;
+  MlaPrologCase c = make(cfg);
+  MlaPrologParams p = c.params();
+  const TensorView& kv = p.kv_cache;  // [T, 1, Hckv] read as [T - 1, 1, Hckv]
+  p.kv_cache = make_view(kv.data, kv.dtype, {kv.dims[0] - 1, 1, kv.dims[2]});
+  expect_site(c, p, "kvCacheRef: MP-26 TND cache [T, 1, H]");
+}
+
+TEST(MlaPrologSites, PerTileKvQuant) {
+  MlaPrologCase nq = make();  // no quant: bf16 weightUqQr and kvCache
+  MlaPrologParams p = nq.params();
+  p.kv_quant_per_tile = true;
+  expect_site(nq, p, "MP-27 per-tile KV quant (kvCacheQuantMode 3) needs int8 weightUqQr and an int8 kvCache");
+  MlaPrologCaseConfig cfg;
+  cfg.scenario = MlaPrologScenario::kPartialQuantKvQuantPerTile;
+  cfg.Hckv = 96;  // not a multiple of the tile (128)
+  MlaPrologCase c = make(cfg);
+  expect_site(c, c.params(), "rmsnormGammaCkv: MP-27 per-tile KV quant needs Hckv to be a multiple of the tile size");
+}
+
 }  // namespace
 }  // namespace mlaops::testing

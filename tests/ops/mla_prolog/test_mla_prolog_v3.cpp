@@ -31,25 +31,8 @@ constexpr auto PKV = MlaPrologScenario::kPartialQuantKvQuant;
 constexpr auto FQ = MlaPrologScenario::kFullQuantKvNoQuant;
 constexpr auto FKV = MlaPrologScenario::kFullQuantKvQuant;
 
-// The vendor's shapes (He 7168, Hcq 1536, Hckv 512, D 128, Dr 64), N 2, T 3.
 MlaPrologCaseConfig vendor_cfg(MlaPrologScenario sc, bool bsh, MlaPrologCacheMode mode) {
-  MlaPrologCaseConfig c;
-  c.scenario = sc;
-  c.N = 2;
-  c.He = 7168;
-  c.Hcq = 1536;
-  c.Hckv = 512;
-  c.D = 128;
-  c.Dr = 64;
-  c.B = 3;
-  c.S = 1;
-  c.bsh = bsh;
-  c.cache_mode = mode;
-  c.block_num = 2;
-  c.block_size = 16;
-  c.smooth = sc == PKV;
-  c.seed = 3 + static_cast<int>(sc);
-  return c;
+  return testdata::vendor_small_cfg(sc, bsh, mode);
 }
 
 MlaPrologCall v3_call() {
