@@ -28,6 +28,8 @@ namespace {
 
 using mlaops::kernels::GemmArgs;
 using mlaops::kernels::GemmKernels;
+using mlaops::kernels::GemmKind;
+using mlaops::kernels::gemm_scratch_bytes;
 using mlaops::kernels::GemmTArgs;
 
 // Bytes whose every 16-bit word is a normal bf16 in [-1, 1] (also fine as int8 data).
@@ -89,6 +91,9 @@ void run_t(benchmark::State& state, const GemmKernels* ks, Kind kind, int64_t M,
   g.n_begin = 0;
   g.n_end = N;
   const auto fn = s8 ? ks->s8_t : kind == Kind::kBf16T ? ks->bf16_t : ks->f16_t;
+  const GemmKind gk = s8 ? GemmKind::kS8T : kind == Kind::kBf16T ? GemmKind::kBf16T : GemmKind::kF16T;
+  Buffer scratch(static_cast<size_t>(std::max<int64_t>(64, gemm_scratch_bytes(gk, M, K, N))));
+  g.scratch = scratch.p;
   size_t i = 0;
   for (auto _ : state) {
     g.W = b_base + (i % copies) * b_stride;
@@ -134,6 +139,8 @@ void run(benchmark::State& state, const GemmKernels* ks, Kind kind, int64_t M, i
   g.n_begin = 0;
   g.n_end = N;
   const auto fn = s8 ? ks->s8 : ks->bf16;
+  Buffer scratch(static_cast<size_t>(std::max<int64_t>(64, gemm_scratch_bytes(s8 ? GemmKind::kS8 : GemmKind::kBf16, M, K, N))));
+  g.scratch = scratch.p;
 
   size_t i = 0;
   for (auto _ : state) {

@@ -108,11 +108,17 @@ void set_num_threads(int n) { g_threads_override.store(n > 0 ? n : 0, std::memor
 void parallel_for(int64_t n, int64_t min_chunk, RangeFn fn) { parallel_for(n, min_chunk, num_threads(), fn); }
 
 void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn) {
+  parallel_chunks(n, min_chunk, threads, [](void* f, int64_t b, int64_t e, int) { (*static_cast<RangeFn*>(f))(b, e); },
+                  &fn);
+}
+
+void parallel_chunks(int64_t n, int64_t min_chunk, int threads, void (*fn)(void* ctx, int64_t b, int64_t e, int chunk),
+                     void* ctx) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
   int64_t chunks = std::min<int64_t>(std::max(1, threads), (n + min_chunk - 1) / min_chunk);
   if (chunks <= 1 || in_parallel()) {
-    fn(0, n);
+    fn(ctx, 0, n, 0);
     return;
   }
   const int t = static_cast<int>(chunks);
@@ -121,16 +127,16 @@ void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn) {
   run_team(t, [&](int i) {
     const int64_t b = n * i / t;
     const int64_t e = n * (i + 1) / t;
-    if (b < e) error.run([&] { fn(b, e); });
+    if (b < e) error.run([&] { fn(ctx, b, e, i); });
   });
 #else
 #pragma omp parallel num_threads(t)
   {
-    const int64_t i = omp_get_thread_num();
+    const int i = omp_get_thread_num();
     const int64_t nt = omp_get_num_threads();
     const int64_t b = n * i / nt;
     const int64_t e = n * (i + 1) / nt;
-    if (b < e) error.run([&] { fn(b, e); });
+    if (b < e) error.run([&] { fn(ctx, b, e, i); });
   }
 #endif
   error.rethrow();

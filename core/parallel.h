@@ -28,6 +28,10 @@ class RangeFn {
 void parallel_for(int64_t n, int64_t min_chunk, RangeFn fn);
 // The same with at most `threads` chunks (an operator's plan passes the count it planned for).
 void parallel_for(int64_t n, int64_t min_chunk, int threads, RangeFn fn);
+// The same with fn(ctx, begin, end, chunk): chunk < threads is the index of the chunk (0 when it
+// runs inline), for per-thread buffers planned for `threads`.
+void parallel_chunks(int64_t n, int64_t min_chunk, int threads, void (*fn)(void* ctx, int64_t b, int64_t e, int chunk),
+                     void* ctx);
 
 // Like parallel_for but hands out the n items one at a time (dynamic schedule) to `threads`
 // workers (the plan's count: per-thread buffers are indexed by thread_index < threads);

@@ -144,16 +144,37 @@ float rms_norm_quant(const RunCtx& c, const float* v, const float* gamma, const 
   return s;
 }
 
+// The scratch of per-thread buffer `slot` (the plan's off_scratch): GEMM scratch and row vectors.
+char* thread_scratch(const RunCtx& c, int slot) {
+  return c.ws->at<char>(c.plan->off_thread + slot * c.plan->thread_bytes + c.plan->off_scratch);
+}
+
+// Runs fn(c, b, e, slot) over the chunk's tokens, parallel (slot: the per-thread buffer).
+void for_rows(const RunCtx& c, void (*fn)(const RunCtx&, int64_t, int64_t, int)) {
+  struct Ctx {
+    const RunCtx* c;
+    void (*fn)(const RunCtx&, int64_t, int64_t, int);
+  } x{&c, fn};
+  parallel_chunks(
+      c.tc, kMlaPreprocessRowsMinChunk, c.plan->threads,
+      [](void* v, int64_t b, int64_t e, int slot) {
+        const Ctx& k = *static_cast<const Ctx*>(v);
+        k.fn(*k.c, b, e, slot);
+      },
+      &x);
+}
+
 // Step 1 for tokens [b, e) of the chunk: a0 = RmsNormQuant(input[t]).
-void stage1_rows(const RunCtx& c, int64_t b, int64_t e) {
+void stage1_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   const MlaPreprocessParams& p = *c.p;
   const MlaPreprocessPlan& pl = *c.plan;
   const int64_t He = pl.dims.He;
-  std::vector<float> x(static_cast<size_t>(He)), y(static_cast<size_t>(He));
+  float* const x = reinterpret_cast<float*>(thread_scratch(c, slot));  // [He], then y [He]
+  float* const y = x + round_up(He * 4, kWorkspaceAlign) / 4;
   for (int64_t i = b; i < e; ++i) {
-    c.rk->load_dt(p.input.ptr<const uint16_t>() + (c.t0 + i) * He, pl.fp16, x.data(), He);
-    c.ws->at<double>(pl.off_scale)[2 * i] = rms_norm_quant(c, x.data(), c.k->gamma0.data(), c.k->beta0.data(), He,
-                                                           c.k->qs0_inv, c.k->qo0, y.data(),
+    c.rk->load_dt(p.input.ptr<const uint16_t>() + (c.t0 + i) * He, pl.fp16, x, He);
+    c.ws->at<double>(pl.off_scale)[2 * i] = rms_norm_quant(c, x, c.k->gamma0.data(), c.k->beta0.data(), He,
+                                                           c.k->qs0_inv, c.k->qo0, y,
                                                            c.ws->at<int8_t>(pl.off_a0) + i * He);
   }
 }
@@ -174,16 +195,20 @@ void project_input(const RunCtx& c) {
   g.r1 = pl.wdqkv_r1;
   g.C = c.ws->at<char>(pl.off_acc1);
   g.ldc = d.m1_cols;
-  parallel_for(ceil_div(d.m1_cols, 16), 1, pl.threads, [&](int64_t b, int64_t e) {
+  auto range = [&](int64_t b, int64_t e, int slot) {
     GemmTArgs gi = g;
     gi.n_begin = b * 16;
     gi.n_end = std::min(e * 16, d.m1_cols);
+    gi.scratch = thread_scratch(c, slot);
     pl.wdqkv_gemm(gi);
-  });
+  };
+  parallel_chunks(
+      ceil_div(d.m1_cols, 16), 1, pl.threads,
+      [](void* r, int64_t b, int64_t e, int slot) { (*static_cast<decltype(range)*>(r))(b, e, slot); }, &range);
 }
 
 // Step 3 for tokens [b, e) of the chunk.
-void stage2_rows(const RunCtx& c, int64_t b, int64_t e) {
+void stage2_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   const MlaPreprocessParams& p = *c.p;
   const MlaPreprocessPlan& pl = *c.plan;
   const MlaPreprocessShape& d = pl.dims;
@@ -191,7 +216,8 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e) {
   const kernels::MlaPreprocessRowKernels& rk = *c.rk;
   const bool f = pl.fp16;
   const CacheMode cm = pl.cache_mode;
-  std::vector<float> y(static_cast<size_t>(std::max(d.Hcq, d.Hckv))), rope(static_cast<size_t>(d.Dr));
+  float* const y = reinterpret_cast<float*>(thread_scratch(c, slot));  // [max(Hcq, Hckv)], then rope [Dr]
+  float* const rope = y + round_up(std::max(d.Hcq, d.Hckv) * 4, kWorkspaceAlign) / 4;
   for (int64_t i = b; i < e; ++i) {
     const int64_t t = c.t0 + i;
     // m1 = dtype(dequant(acc1)), [ckv | kpe | cq], as fp32 values of the dtype
@@ -207,27 +233,27 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e) {
     const float* cq = m1 + d.Hckv + d.Dr;
     if (pl.quant) {
       c.ws->at<double>(pl.off_scale)[2 * i + 1] = rms_norm_quant(
-          c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, k.qs1_inv, k.qo1, y.data(), c.ws->at<int8_t>(pl.off_a1) + i * d.Hcq);
+          c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, k.qs1_inv, k.qo1, y, c.ws->at<int8_t>(pl.off_a1) + i * d.Hcq);
     } else {
-      rms_norm(c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, y.data());
-      rk.store_dt(y.data(), f, c.ws->at<uint16_t>(pl.off_a1) + i * d.Hcq, d.Hcq);
+      rms_norm(c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, y);
+      rk.store_dt(y, f, c.ws->at<uint16_t>(pl.off_a1) + i * d.Hcq, d.Hcq);
     }
     // qDownOut = dtype(RmsNorm(cq) * gamma1 + beta1) (y before the quant; the wuq operand without it)
-    if (pl.q_down) rk.store_dt(y.data(), f, p.q_down_out->ptr<uint16_t>() + t * d.Hcq, d.Hcq);
+    if (pl.q_down) rk.store_dt(y, f, p.q_down_out->ptr<uint16_t>() + t * d.Hcq, d.Hcq);
     // cache rows: kN = RmsNorm(ckv, gamma2), kR = RoPE(kpe)
     if (load_slot(p.slot_mapping, t) == -1) continue;
-    rms_norm(c, m1, k.gamma2.data(), nullptr, d.Hckv, y.data());
+    rms_norm(c, m1, k.gamma2.data(), nullptr, d.Hckv, y);
     char* kv_row = c.ws->at<char>(pl.off_kv) + i * pl.kv.width * pl.kv.elem_size;
     if (cm == CacheMode::kInt8NzCache) {  // fp32 RmsNorm value / ctkvScale, through the fp16 double rounding
-      rk.quant_f16(y.data(), k.ctkv_inv, 0.0f, d.Hckv, reinterpret_cast<int8_t*>(kv_row));
+      rk.quant_f16(y, k.ctkv_inv, 0.0f, d.Hckv, reinterpret_cast<int8_t*>(kv_row));
     } else {
-      rk.store_dt(y.data(), f, reinterpret_cast<uint16_t*>(kv_row), d.Hckv);
+      rk.store_dt(y, f, reinterpret_cast<uint16_t*>(kv_row), d.Hckv);
     }
     kernels::rope_half_row(m1 + d.Hckv, p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr,
-                           f, d.Dr, rope.data());
+                           f, d.Dr, rope);
     uint16_t* kr = cm == CacheMode::kKvCache ? reinterpret_cast<uint16_t*>(kv_row) + d.Hckv
                                              : c.ws->at<uint16_t>(pl.off_kr) + i * d.Dr;
-    rk.store_dt(rope.data(), f, kr, d.Dr);
+    rk.store_dt(rope, f, kr, d.Dr);
   }
 }
 
@@ -271,6 +297,8 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g.ldc = pl.head_cols;
   g.n_begin = lo;
   g.n_end = hi;
+  char* const scratch = thread_scratch(c, thread);  // the GEMMs' scratch, then rope [Dr]
+  g.scratch = scratch;
   pl.wuq_gemm(g);
   head_lap(c, 0, t);
   const double* scale = c.ws->at<double>(pl.off_scale);
@@ -300,13 +328,11 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g3.ldc = d.Hckv;
   g3.n_begin = 0;
   g3.n_end = d.Hckv;
+  g3.scratch = scratch;
   pl.wuk_gemm(g3);
   head_lap(c, 2, t);
   const int64_t q_width = cm == CacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv;
-  constexpr int64_t kRopeStack = 256;
-  float rope_stack[kRopeStack];
-  std::vector<float> rope_heap(d.Dr > kRopeStack ? static_cast<size_t>(d.Dr) : 0);
-  float* rope = d.Dr > kRopeStack ? rope_heap.data() : rope_stack;
+  float* const rope = reinterpret_cast<float*>(scratch + pl.head_gemm_scratch);
   for (int64_t i = 0; i < c.tc; ++i) {
     const int64_t tk = c.t0 + i, row_out = tk * d.N + h;
     const float* q = qo + i * d.Hckv;
@@ -425,11 +451,11 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
   for (c.t0 = 0; c.t0 < d.T; c.t0 += pl->chunk) {
     c.tc = std::min(pl->chunk, d.T - c.t0);
     auto t = clock::now();
-    if (pl->quant) parallel_for(c.tc, kMlaPreprocessRowsMinChunk, pl->threads, [&](int64_t b, int64_t e) { stage1_rows(c, b, e); });
+    if (pl->quant) for_rows(c, stage1_rows);
     lap(0, t);
     project_input(c);
     lap(1, t);
-    parallel_for(c.tc, kMlaPreprocessRowsMinChunk, pl->threads, [&](int64_t b, int64_t e) { stage2_rows(c, b, e); });
+    for_rows(c, stage2_rows);
     lap(2, t);
     struct HeadCtx {
       const RunCtx* c;

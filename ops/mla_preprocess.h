@@ -72,6 +72,9 @@ struct MlaPreprocessPlan final : detail::PlanState {
   int64_t off_kr = 0;      // [chunk, Dr] kr rows (cacheMode 1..3)
   int64_t off_thread = 0;  // per-thread buffers, thread_bytes each
   int64_t thread_bytes = 0;
+  int64_t off_scratch = 0;  // within a thread's buffers: GEMM scratch and row vectors (run), all
+                            // in the workspace so a call allocates nothing once it writes outputs
+  int64_t head_gemm_scratch = 0;  // a head's GEMM scratch bytes there; its rope vector follows
   int64_t head_cols = 0;   // 16-aligned column window of one head in wuq (see run)
 
   std::string explain() const override;

@@ -105,6 +105,23 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
                    add_ok(per_thread, 4 * kWorkspaceAlign, &per_thread),
                kParamInvalid, "%s: MPP-15 workspace size overflows int64", op);
   per_thread = round_up(per_thread, kWorkspaceAlign);
+  // Then one phase at a time: RmsNormQuant's two rows, the wdqkv GEMM's scratch (all m1 columns:
+  // one chunk when it runs inline), a token row's two vectors, or a head's larger GEMM scratch
+  // and its rope vector.
+  const kernels::GemmKind t_kind = pl.quant ? kernels::GemmKind::kS8T : pl.fp16 ? kernels::GemmKind::kF16T
+                                                                               : kernels::GemmKind::kBf16T;
+  const auto vec = [](int64_t n) { return round_up(n * 4, kWorkspaceAlign); };
+  const int64_t stage1_scratch = pl.quant ? 2 * vec(d.He) : 0;
+  const int64_t proj_scratch = kernels::gemm_scratch_bytes(t_kind, c, d.He, d.m1_cols);
+  const int64_t rows_scratch = vec(std::max(d.Hcq, d.Hckv)) + vec(d.Dr);
+  pl.head_gemm_scratch = std::max(
+      kernels::gemm_scratch_bytes(t_kind, c, d.Hcq, pl.head_cols),
+      kernels::gemm_scratch_bytes(pl.fp16 ? kernels::GemmKind::kF16 : kernels::GemmKind::kBf16, c, d.D, d.Hckv));
+  pl.off_scratch = per_thread;
+  MLAOPS_CHECK(add_ok(per_thread,
+                      std::max({stage1_scratch, proj_scratch, rows_scratch, pl.head_gemm_scratch + vec(d.Dr)}),
+                      &per_thread),
+               kParamInvalid, "%s: MPP-15 workspace size overflows int64", op);
   MLAOPS_CHECK(mul_ok(per_thread, pl.threads, &threads_total), kParamInvalid, "%s: MPP-15 workspace overflow", op);
   WorkspaceLayout l;
   MLAOPS_TRY(l.add(a0, &pl.off_a0, op));

@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "core/checked_math.h"
 #include "core/error.h"
@@ -128,6 +127,11 @@ struct RunCtx {
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
 };
 
+// The scratch of per-thread buffer `slot` (the plan's off_scratch): GEMM scratch and row vectors.
+char* thread_scratch(const RunCtx& c, int slot) {
+  return c.ws->at<char>(c.plan->off_thread + slot * c.plan->thread_bytes + c.plan->off_scratch);
+}
+
 // B: the weight's data, laid out as `w` says.
 GemmArgs panel_gemm(const PanelMatrix& w, const void* B, const void* A, int64_t lda, int64_t M, void* C, int64_t ldc) {
   GemmArgs g;
@@ -159,11 +163,12 @@ void project_x(const RunCtx& c) {
   const int64_t p2 = ceil_div(d.Hckv + d.Dr, pl.wdkvkr.panel_width);
   const kernels::GemmFn fn = pl.x_gemm;
   // Enough panels per chunk of work that small T stays on one thread only when cheap.
-  parallel_for(p1 + p2, 1, pl.threads, [&](int64_t b, int64_t e) {
+  auto range = [&](int64_t b, int64_t e, int slot) {
     if (b < p1) {
       GemmArgs g = panel_gemm(pl.wdq, p.weight_dq.data, x, d.He, c.tc, acc, ldc);
       g.n_begin = b * pl.wdq.panel_width;
       g.n_end = std::min(std::min(e, p1) * pl.wdq.panel_width, d.Hcq);
+      g.scratch = thread_scratch(c, slot);
       fn(g);
     }
     if (e > p1) {
@@ -171,15 +176,19 @@ void project_x(const RunCtx& c) {
       GemmArgs g = panel_gemm(pl.wdkvkr, p.weight_dkv_kr.data, x, d.He, c.tc, acc + d.Hcq * 4, ldc);
       g.n_begin = (std::max(b, p1) - p1) * pl.wdkvkr.panel_width;
       g.n_end = std::min((e - p1) * pl.wdkvkr.panel_width, d.Hckv + d.Dr);
+      g.scratch = thread_scratch(c, slot);
       fn(g);
     }
-  });
+  };
+  parallel_chunks(
+      p1 + p2, 1, pl.threads,
+      [](void* r, int64_t b, int64_t e, int slot) { (*static_cast<decltype(range)*>(r))(b, e, slot); }, &range);
 }
 
 float load_f32(const TensorView* t, int64_t i) { return t->ptr<const float>()[i]; }
 
-// Step 2 for tokens [b, e) of the chunk.
-void token_rows(const RunCtx& c, int64_t b, int64_t e) {
+// Step 2 for tokens [b, e) of the chunk, with per-thread buffer `slot`.
+void token_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   const MlaPrologParams& p = *c.p;
   const MlaPrologPlan& pl = *c.plan;
   const MlaPrologDims& d = pl.dims;
@@ -188,8 +197,8 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
   const bool per_tile = mla_prolog_is_per_tile(sc);
   const float clip_alpha = per_tile ? load_f32(p.k_nope_clip_alpha, 0) : 0.0f;
   const int64_t ldc = d.Hcq + d.Hckv + d.Dr;
-  std::vector<float> tmp(static_cast<size_t>(std::max(d.Hcq, d.Hckv + d.Dr)));
-  std::vector<float> rope(static_cast<size_t>(d.Dr));
+  float* const tmp = reinterpret_cast<float*>(thread_scratch(c, slot));  // [max(Hcq, Hckv + Dr)], then rope [Dr]
+  float* const rope = tmp + round_up(std::max(d.Hcq, d.Hckv + d.Dr) * 4, kWorkspaceAlign) / 4;
   const uint16_t* gamma_cq = p.rmsnorm_gamma_cq.ptr<const uint16_t>();
   const uint16_t* gamma_ckv = p.rmsnorm_gamma_ckv.ptr<const uint16_t>();
   for (int64_t i = b; i < e; ++i) {
@@ -204,18 +213,18 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
     } else {
       pl.cv->round_bf16(cq, d.Hcq);
     }
-    kernels::rms_norm_row(cq, gamma_cq, d.Hcq, p.rmsnorm_epsilon_cq, tmp.data());
+    kernels::rms_norm_row(cq, gamma_cq, d.Hcq, p.rmsnorm_epsilon_cq, tmp);
     if (pl.scale_q)  // V3 α_q, before the smooth scale / dynamic quant
       for (int64_t j = 0; j < d.Hcq; ++j) tmp[j] *= pl.alpha_q;
     if (sc == MlaPrologScenario::kNoQuant) {
       uint16_t* a2 = c.ws->at<uint16_t>(pl.off_a2) + i * d.Hcq;
-      pl.cv->f32_to_bf16(tmp.data(), a2, d.Hcq);
+      pl.cv->f32_to_bf16(tmp, a2, d.Hcq);
       if (pl.query_norm) std::memcpy(p.query_norm_out->ptr<uint16_t>() + t * d.Hcq, a2, static_cast<size_t>(d.Hcq) * 2);
     } else {
       if (p.smooth_scales_cq != nullptr)
         for (int64_t j = 0; j < d.Hcq; ++j) tmp[j] *= load_f32(p.smooth_scales_cq, j);
       int8_t* a2 = c.ws->at<int8_t>(pl.off_a2) + i * d.Hcq;
-      const float s_cq = kernels::dyn_quant_row(tmp.data(), d.Hcq, a2);
+      const float s_cq = kernels::dyn_quant_row(tmp, d.Hcq, a2);
       c.ws->at<float>(pl.off_scale)[i] = s_cq;
       if (pl.query_norm) {  // V3: the int8 A operand and its per-token scale
         std::memcpy(p.query_norm_out->ptr<int8_t>() + t * d.Hcq, a2, static_cast<size_t>(d.Hcq));
@@ -231,18 +240,18 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
     } else {
       pl.cv->round_bf16(ck, d.Hckv + d.Dr);
     }
-    kernels::rms_norm_row(ck, gamma_ckv, d.Hckv, p.rmsnorm_epsilon_ckv, tmp.data());
+    kernels::rms_norm_row(ck, gamma_ckv, d.Hckv, p.rmsnorm_epsilon_ckv, tmp);
     if (pl.scale_kv)  // V3 α_kv, before the cast or quant
       for (int64_t j = 0; j < d.Hckv; ++j) tmp[j] *= pl.alpha_kv;
     kernels::rope_deinterleave_row(ck + d.Hckv, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
-                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
+                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
     if (per_tile) {  // the packed row: int8 tiles | bf16 rope | fp32 scales
       int8_t* row = c.ws->at<int8_t>(pl.off_kv) + i * d.kv_row;
       for (int64_t j = 0; j < d.Dr; ++j) {
         const uint16_t r = float_to_bf16(rope[j]);
         std::memcpy(row + d.Hckv + 2 * j, &r, 2);
       }
-      per_tile_quant_row(tmp.data(), d.Hckv, d.Dr, clip_alpha, row);
+      per_tile_quant_row(tmp, d.Hckv, d.Dr, clip_alpha, row);
       continue;
     }
     if (kvq) {
@@ -251,7 +260,7 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e) {
       for (int64_t j = 0; j < d.Hckv; ++j)
         kv[j] = int8_rint_sat(tmp[j] * load_f32(p.quant_scale_ckv, per_channel ? j : 0));
     } else {
-      pl.cv->f32_to_bf16(tmp.data(), c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv, d.Hckv);
+      pl.cv->f32_to_bf16(tmp, c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv, d.Hckv);
     }
     if (sc == MlaPrologScenario::kPartialQuantKvQuant) {
       int8_t* kr = c.ws->at<int8_t>(pl.off_kr) + i * d.Dr;
@@ -285,8 +294,12 @@ void head(const RunCtx& c, int64_t n, int thread) {
                           pl.head_cols);
   g.n_begin = lo;
   g.n_end = hi;
+  char* const scratch = thread_scratch(c, thread);  // the GEMM's scratch, then rope [Dr]
+  g.scratch = scratch;
   pl.uq_gemm(g);
-  std::vector<float> rope(static_cast<size_t>(d.Dr)), qr(static_cast<size_t>(d.Dr));
+  float* const rope = reinterpret_cast<float*>(
+      scratch + kernels::gemm_scratch_bytes(quant_a ? kernels::GemmKind::kS8 : kernels::GemmKind::kBf16, pl.chunk, d.Hcq,
+                                            pl.head_cols));  // as planned
   const float* scale = c.ws->at<float>(pl.off_scale);
   for (int64_t i = 0; i < c.tc; ++i) {
     float* row = qq + i * pl.head_cols + (col0 - lo);
@@ -309,6 +322,7 @@ void head(const RunCtx& c, int64_t n, int thread) {
   GemmArgs g3 = panel_gemm(wuk, p.weight_uk.ptr<const uint16_t>() + n * d.D * d.Hckv, qn, d.D, c.tc, qo, d.Hckv);
   g3.n_begin = 0;
   g3.n_end = d.Hckv;
+  g3.scratch = scratch;  // bf16: none used
   pl.uk_gemm(g3);
   const bool q_int8 = sc == MlaPrologScenario::kFullQuantKvQuant;
   for (int64_t i = 0; i < c.tc; ++i) {
@@ -317,7 +331,7 @@ void head(const RunCtx& c, int64_t n, int thread) {
     float* q = qo + i * d.Hckv;
     const float* row = qq + i * pl.head_cols + (col0 - lo);
     kernels::rope_deinterleave_row(row + d.D, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
-                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope.data());
+                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
     uint16_t* rope_out = p.query_rope_out.ptr<uint16_t>() + row_out * d.Dr;
     if (q_int8) {
       pl.cv->round_bf16(q, d.Hckv);
@@ -414,7 +428,9 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
     auto t = clock::now();
     project_x(c);
     lap(0, t);
-    parallel_for(c.tc, kMlaPrologRowsMinChunk, pl->threads, [&](int64_t b, int64_t e) { token_rows(c, b, e); });
+    parallel_chunks(
+        c.tc, kMlaPrologRowsMinChunk, pl->threads,
+        [](void* rc, int64_t b, int64_t e, int slot) { token_rows(*static_cast<const RunCtx*>(rc), b, e, slot); }, &c);
     lap(1, t);
     struct HeadCtx {
       const RunCtx* c;

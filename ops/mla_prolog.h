@@ -60,6 +60,8 @@ struct MlaPrologPlan final : detail::PlanState {
   int64_t off_thread = 0;   // per-thread buffers, thread_bytes each
   int64_t off_slots = 0;    // [T] int64 cache slot of each token (-1: no write), filled by the run's pre-pass
   int64_t thread_bytes = 0;
+  int64_t off_scratch = 0;  // within a thread's buffers: GEMM scratch and row vectors (run), all
+                            // in the workspace so a call allocates nothing once it writes outputs
   int64_t head_cols = 0;    // panel-aligned column window of one head in W_UQ_QR (see run)
 
   std::string explain() const override;

@@ -101,6 +101,16 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
                    product_ok({c, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) && add_ok(per_thread, t3, &per_thread),
                kParamInvalid, "%s: MP-14 workspace per thread overflows int64", op);
   per_thread = round_up(per_thread + 3 * kWorkspaceAlign, kWorkspaceAlign);
+  // Then one phase at a time: the x projection's GEMM scratch, a token row's two vectors, or a
+  // head's W_UQ_QR GEMM scratch and its rope vector (the W_UK GEMM, bf16, needs none).
+  const auto a_kind = [](bool s8) { return s8 ? kernels::GemmKind::kS8 : kernels::GemmKind::kBf16; };
+  const auto vec = [](int64_t n) { return round_up(n * 4, kWorkspaceAlign); };
+  const int64_t x_scratch = kernels::gemm_scratch_bytes(a_kind(full), c, d.He, proj_cols);
+  const int64_t rows_scratch = vec(std::max(d.Hcq, d.Hckv + d.Dr)) + vec(d.Dr);
+  const int64_t head_scratch = kernels::gemm_scratch_bytes(a_kind(quant_a), c, d.Hcq, pl.head_cols) + vec(d.Dr);
+  pl.off_scratch = per_thread;
+  MLAOPS_CHECK(add_ok(per_thread, std::max({x_scratch, rows_scratch, head_scratch}), &per_thread), kParamInvalid,
+               "%s: MP-14 workspace per thread overflows int64", op);
   MLAOPS_CHECK(mul_ok(per_thread, pl.threads, &threads_total), kParamInvalid, "%s: MP-14 workspace of all threads overflows int64", op);
   WorkspaceLayout l;
   MLAOPS_TRY(l.add(acc1, &pl.off_acc1, op));

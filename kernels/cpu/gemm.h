@@ -36,6 +36,7 @@ struct GemmArgs {
   void* C = nullptr;        // [M, N] float (bf16 GEMM) or int32_t (int8 GEMM)
   int64_t ldc = 0;
   int64_t n_begin = 0, n_end = 0;
+  void* scratch = nullptr;  // the caller's: gemm_scratch_bytes(kind, M, K, n_end - n_begin) bytes, 16-aligned
 };
 
 using GemmFn = void (*)(const GemmArgs&);
@@ -55,8 +56,25 @@ struct GemmTArgs {
   void* C = nullptr;        // [M, N] fp32 (float types) or int32 (int8), ldc
   int64_t ldc = 0;
   int64_t n_begin = 0, n_end = 0;
+  void* scratch = nullptr;  // the caller's: gemm_scratch_bytes(kind, M, K, n_end - n_begin) bytes, 16-aligned
 };
 using GemmTFn = void (*)(const GemmTArgs&);
+
+// Kernels allocate nothing: the scratch they need (widened or paired A blocks, row sums, folded
+// sums) is the caller's, planned before the call writes any output (a failed allocation then
+// leaves every output as it was; docs/reliability/guard_and_faults.md). The kind of a call:
+enum class GemmKind { kBf16, kS8, kF16, kBf16T, kS8T, kF16T };
+// Bytes of GemmArgs/GemmTArgs::scratch one call of `kind` needs in any row of the family, for at
+// most M rows, depth K and at most n_cols columns in [n_begin, n_end); 0 if none, else a multiple of 64.
+int64_t gemm_scratch_bytes(GemmKind kind, int64_t M, int64_t K, int64_t n_cols);
+// A transposed kernel's scratch: int32 row sums [M] at its start, its block from the next 64-byte
+// boundary on (the folded sums are 64-byte vectors; a workspace is only 16-aligned).
+inline void* gemm_t_block(void* scratch, int64_t M) {
+  const auto p = reinterpret_cast<uintptr_t>(scratch) + static_cast<uintptr_t>(M) * 4;
+  return reinterpret_cast<void*>((p + 63) / 64 * 64);
+}
+// The largest M the AVX-512 transposed kernels run on the W-streaming path (gemm_t_avx512.cpp).
+inline constexpr int64_t kGemmTStreamMaxM = 8;
 
 struct GemmKernels {
   GemmFn bf16;    // A bf16, B bf16 panels, C fp32

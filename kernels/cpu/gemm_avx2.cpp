@@ -14,7 +14,6 @@
 #include <array>
 #include <cstring>
 #include <utility>
-#include <vector>
 
 #include "kernels/cpu/gemm.h"
 
@@ -254,10 +253,10 @@ void s8_avx2(const GemmArgs& g) {
   }
   // A as sign-extended int16 pairs (A[m][2j], A[m][2j+1]), zero past K.
   const int64_t kp = (K + 1) / 2;
-  std::vector<int32_t> apairs(static_cast<size_t>(M * kp));
+  int32_t* const apairs = static_cast<int32_t*>(g.scratch);  // [M][kp] (gemm_scratch_bytes)
   for (int64_t m = 0; m < M; ++m) {
     const int8_t* a = A + m * g.lda;
-    int32_t* d = apairs.data() + m * kp;
+    int32_t* d = apairs + m * kp;
     for (int64_t j = 0; j < kp; ++j) {
       const auto lo = static_cast<uint16_t>(static_cast<int16_t>(a[2 * j]));
       const auto up = 2 * j + 1 < K ? static_cast<uint16_t>(static_cast<int16_t>(a[2 * j + 1])) : uint16_t{0};
@@ -283,7 +282,7 @@ void s8_avx2(const GemmArgs& g) {
         int64_t m0 = 0;
         for (int64_t i = 0; i < tiles; ++i) {
           const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-          t.ap = apairs.data() + m0 * kp + k0 / 2;
+          t.ap = apairs + m0 * kp + k0 / 2;
           t.c = C + m0 * g.ldc + p * 32 + h * 16;
           kTable[static_cast<size_t>(mr - 1)](t);
           m0 += mr;
@@ -387,14 +386,14 @@ void f16_avx2(const GemmArgs& g) {
   const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
   const int64_t tiles = (M + kF16MR - 1) / kF16MR;
   const int64_t kc = tiles == 1 ? K : kF16KC;
-  std::vector<float> abuf(static_cast<size_t>(M * std::min(kc, K)));
+  float* const abuf = static_cast<float*>(g.scratch);  // [M][min(kc, K)] (gemm_scratch_bytes)
   F16Tile t;
   t.ldb = g.ldb;
   t.ldc = g.ldc;
   t.nd = g.ldb != 16;
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     const int64_t kl = std::min(kc, K - k0);
-    for (int64_t m = 0; m < M; ++m) widen_f16(A + m * g.lda + k0, abuf.data() + m * kl, kl);
+    for (int64_t m = 0; m < M; ++m) widen_f16(A + m * g.lda + k0, abuf + m * kl, kl);
     t.lda = kl;
     t.kl = kl;
     t.accumulate = k0 > 0;
@@ -405,7 +404,7 @@ void f16_avx2(const GemmArgs& g) {
       int64_t m0 = 0;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-        t.a = abuf.data() + m0 * kl;
+        t.a = abuf + m0 * kl;
         t.c = C + m0 * g.ldc + p * 16;
         table[static_cast<size_t>(mr - 1)](t);
         m0 += mr;
@@ -598,15 +597,14 @@ void gemm_t_avx2(const GemmTArgs& g) {
                                                                     &t2_tile<KIND, 3>};
   const int64_t tiles = (M + kTMR - 1) / kTMR;
   const int64_t kc = tiles == 1 ? K : (KIND == TKind::kS8 ? 1024 : 512);  // a multiple of c0
-  const int64_t kcpad = (std::min(kc, K) + c0 - 1) / c0 * c0;
-  std::vector<typename Tr::E> abuf(static_cast<size_t>(M * kcpad));
+  auto* const abuf = static_cast<typename Tr::E*>(gemm_t_block(g.scratch, M));  // [M][kc padded to c0] (gemm_scratch_bytes)
   T2Tile t;
   t.wstep = g.r1 * 16 * c0;
   t.ldc = g.ldc;
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     const int64_t kl = std::min(kc, K - k0);
     const int64_t klpad = (kl + c0 - 1) / c0 * c0;
-    for (int64_t m = 0; m < M; ++m) t2_convert<KIND>(A + m * g.lda + k0, kl, abuf.data() + m * klpad, klpad);
+    for (int64_t m = 0; m < M; ++m) t2_convert<KIND>(A + m * g.lda + k0, kl, abuf + m * klpad, klpad);
     t.lda = klpad;
     t.panels = klpad / c0;
     t.accumulate = k0 > 0;
@@ -616,7 +614,7 @@ void gemm_t_avx2(const GemmTArgs& g) {
       int64_t m0 = 0;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-        t.a = abuf.data() + m0 * klpad;
+        t.a = abuf + m0 * klpad;
         t.c = C + m0 * g.ldc + nt * 16;
         kTable[static_cast<size_t>(mr - 1)](t);
         m0 += mr;

@@ -28,7 +28,6 @@
 #include <array>
 #include <cstring>
 #include <utility>
-#include <vector>
 
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_t_avx512.h"
@@ -482,12 +481,12 @@ void s8_avx512(const GemmArgs& g) {
   const auto* B = static_cast<const int8_t*>(g.B);
   auto* C = static_cast<int32_t*>(g.C);
 
-  std::vector<int32_t> rowsum(static_cast<size_t>(M));
+  int32_t* const rowsum = static_cast<int32_t*>(g.scratch);  // [M] (gemm_scratch_bytes)
   for (int64_t m = 0; m < M; ++m) {
     const int8_t* a = A + m * g.lda;
     int32_t s = 0;
     for (int64_t k = 0; k < K; ++k) s += a[k];
-    rowsum[static_cast<size_t>(m)] = s;
+    rowsum[m] = s;
   }
 
   static constexpr auto kInline = s8_table<false>(std::make_index_sequence<kS8MRInline>());
@@ -500,7 +499,7 @@ void s8_avx512(const GemmArgs& g) {
   if (M == 1) {
     t.a = A;
     t.kl = K;
-    t.rowsum = rowsum.data();
+    t.rowsum = rowsum;
     for (int64_t p = p_begin; p < p_end; p += kS8GemvNP) {
       const int np = static_cast<int>(std::min<int64_t>(kS8GemvNP, p_end - p));
       __mmask16 mlo[kS8GemvNP] = {}, mhi[kS8GemvNP] = {};
@@ -518,7 +517,7 @@ void s8_avx512(const GemmArgs& g) {
   if (M <= kS8MRInline) {
     t.a = A;
     t.kl = K;
-    t.rowsum = rowsum.data();
+    t.rowsum = rowsum;
     t.accumulate = false;
     for (int64_t p = p_begin; p < p_end; ++p) {
       const int64_t valid = g.n_end - p * 32;
@@ -556,7 +555,7 @@ void s8_avx512(const GemmArgs& g) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
         t.a = A + m0 * g.lda + k0;
         t.c = C + m0 * g.ldc + p * 32;
-        t.rowsum = rowsum.data() + m0;
+        t.rowsum = rowsum + m0;
         kPacked[static_cast<size_t>(mr - 1)](t);
         m0 += mr;
       }
@@ -653,14 +652,14 @@ void f16_avx512(const GemmArgs& g) {
   const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
   const int64_t tiles = (M + kF16MR - 1) / kF16MR;
   const int64_t kc = tiles == 1 ? K : kF16KC;
-  std::vector<float> abuf(static_cast<size_t>(M * std::min(kc, K)));
+  float* const abuf = static_cast<float*>(g.scratch);  // [M][min(kc, K)] (gemm_scratch_bytes)
   F16Tile t;
   t.ldb = g.ldb;
   t.panel_stride = g.panel_stride;
   t.ldc = g.ldc;
   for (int64_t k0 = 0; k0 < K; k0 += kc) {
     const int64_t kl = std::min(kc, K - k0);
-    for (int64_t m = 0; m < M; ++m) widen_f16(A + m * g.lda + k0, abuf.data() + m * kl, kl);
+    for (int64_t m = 0; m < M; ++m) widen_f16(A + m * g.lda + k0, abuf + m * kl, kl);
     t.lda = kl;
     t.kl = kl;
     t.accumulate = k0 > 0;
@@ -671,7 +670,7 @@ void f16_avx512(const GemmArgs& g) {
       int64_t m0 = 0;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-        t.a = abuf.data() + m0 * kl;
+        t.a = abuf + m0 * kl;
         t.c = C + m0 * g.ldc + pg * 16;
         kTable[static_cast<size_t>((mr - 1) * kF16NP + (np - 1))](t);
         m0 += mr;

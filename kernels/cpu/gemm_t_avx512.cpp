@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <vector>
 
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/gemm_t_avx512.h"
@@ -26,7 +25,7 @@ using namespace avx512;
 // Per-row partial sums are reduced horizontally (unpack / shuffle tree). The K tail zero-masks A
 // (W's padding is zero in storage); A is never read past K. Two drivers:
 //   * M <= kStreamMaxM (decode): W read in address order, 4 k panels per tile visit, sums folded
-//     into a per-thread scratch (gemm_t_stream, below);
+//     into the caller's scratch (gemm_t_stream, below);
 //   * larger M: register tiles of up to 3 rows of M x one 16-row W tile, the tile's K block
 //     copied into a contiguous L1 buffer and shared by all M tiles (gemm_t_drive).
 
@@ -250,7 +249,7 @@ void f16t_tile(const TTile& t) {
 // at M = 16 even, at M = 32 slower.
 constexpr int64_t kStreamPf = 1024;  // bytes
 constexpr int kStreamPanels = 4;     // k panels per visit of a tile: 4 sequential streams
-constexpr int64_t kStreamMaxM = 8;
+constexpr int64_t kStreamMaxM = kGemmTStreamMaxM;
 
 struct S8Stream {
   using T = int8_t;
@@ -349,10 +348,8 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
   struct Z {
     __m512i v;
   };
-  thread_local std::vector<Z> scratch;  // [nts][M][S] folded sums
-  const auto need = static_cast<size_t>(nts * M * S);
-  if (scratch.size() < need) scratch.resize(need);
-  Z* const sums = scratch.data();  // (one thread-local lookup per call)
+  static_assert(S <= 4 && sizeof(Z) == 64, "gemm_scratch_bytes bounds the folded sums at 4 vectors a row");
+  Z* const sums = static_cast<Z*>(gemm_t_block(g.scratch, M));  // [nts][M][S] folded sums (gemm_scratch_bytes)
   // int8, M >= 4: the visit's tiles made unsigned once, not once per row (W_DQKV, M = 8:
   // 19-23 -> 23-24 GB/s in a probe; at M = 2 it cost more than it saved)
   const bool prepped = P::kPrep && M >= 4;
@@ -467,16 +464,16 @@ void gemm_t_drive(const GemmTArgs& g, int64_t c0, int64_t kc_multi, const std::a
 
 void s8_t_avx512(const GemmTArgs& g) {
   if (g.M <= 0 || g.n_end <= g.n_begin) return;
-  std::vector<int32_t> rowsum(static_cast<size_t>(g.M));
+  int32_t* const rowsum = static_cast<int32_t*>(g.scratch);  // [M] (gemm_scratch_bytes)
   const auto* A = static_cast<const int8_t*>(g.A);
   for (int64_t m = 0; m < g.M; ++m) {
     int32_t s = 0;
     for (int64_t k = 0; k < g.K; ++k) s += A[m * g.lda + k];
-    rowsum[static_cast<size_t>(m)] = s;
+    rowsum[m] = s;
   }
-  if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<S8Stream>(g, rowsum.data());
+  if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<S8Stream>(g, rowsum);
   static constexpr std::array<TTileFn, kTMR> kTable{&s8t_tile<1>, &s8t_tile<2>, &s8t_tile<3>};
-  gemm_t_drive<int8_t, int32_t>(g, 32, 1024, kTable, rowsum.data());
+  gemm_t_drive<int8_t, int32_t>(g, 32, 1024, kTable, rowsum);
 }
 
 void bf16_t_avx512(const GemmTArgs& g) {

@@ -125,4 +125,29 @@ inline ::testing::AssertionResult check_c(const CBuffer& C, Kind kind, const std
   return ::testing::AssertionSuccess();
 }
 
+// A GEMM call's scratch (kernels/cpu/gemm.h): exactly gemm_scratch_bytes, 16 bytes past a 64-byte
+// boundary (only 16-aligned, like a malloc'd workspace), then 64 canary bytes the call must leave
+// alone (the bound holds).
+class Scratch {
+ public:
+  Scratch(GemmKind kind, int64_t M, int64_t K, int64_t n_cols)
+      : bytes_(static_cast<size_t>(gemm_scratch_bytes(kind, M, K, n_cols))), buf_(bytes_ + 3 * kCanary, kFill) {
+    const auto a = reinterpret_cast<uintptr_t>(buf_.data());
+    p_ = buf_.data() + (kCanary - a % kCanary) % kCanary + 16;
+  }
+  void* data() { return p_; }
+  bool canary_intact() const {
+    for (size_t i = 0; i < kCanary; ++i)
+      if (p_[bytes_ + i] != kFill) return false;
+    return true;
+  }
+
+ private:
+  static constexpr size_t kCanary = 64;
+  static constexpr unsigned char kFill = 0xA5;
+  size_t bytes_;
+  std::vector<unsigned char> buf_;
+  unsigned char* p_ = nullptr;
+};
+
 }  // namespace mlaops::kernels::gemm_test

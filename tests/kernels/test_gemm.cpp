@@ -82,7 +82,10 @@ void check_panel(Kind kind, int64_t M, int64_t K, int64_t N, bool nz, int64_t ld
       g.ldc = C.ldc;
       g.n_begin = nb;
       g.n_end = ne;
+      Scratch scratch(kind == Kind::kBf16 ? GemmKind::kBf16 : GemmKind::kF16, M, K, ne - nb);
+      g.scratch = scratch.data();
       (kind == Kind::kBf16 ? ks.k->bf16 : ks.k->f16)(g);
+      EXPECT_TRUE(scratch.canary_intact()) << ks.name << " wrote past gemm_scratch_bytes";
       ASSERT_TRUE(check_c(C, kind, ref, mag, M, N, nb, ne))
           << describe(ks.name, std::string(kind_name(kind)) + (nz ? " NZ" : " ND"), M, K, N, nb, ne, lda);
     }
@@ -188,7 +191,10 @@ void check_s8(int64_t M, int64_t K, int64_t N, int64_t lda_pad, const std::vecto
       g.ldc = C.ldc;
       g.n_begin = nb;
       g.n_end = ne;
+      Scratch scratch(GemmKind::kS8, M, K, ne - nb);
+      g.scratch = scratch.data();
       ks.k->s8(g);
+      EXPECT_TRUE(scratch.canary_intact()) << ks.name << " wrote past gemm_scratch_bytes";
       ASSERT_TRUE(check_c(C, Kind::kS8, ref, {}, M, N, nb, ne)) << describe(ks.name, "s8 NZ", M, K, N, nb, ne, lda);
     }
 }

@@ -100,7 +100,11 @@ void check_t(Kind kind, int64_t M, int64_t K, int64_t N, int64_t lda_pad, const 
       g.ldc = C.ldc;
       g.n_begin = nb;
       g.n_end = ne;
+      Scratch scratch(kind == Kind::kBf16 ? GemmKind::kBf16T : kind == Kind::kF16 ? GemmKind::kF16T : GemmKind::kS8T, M, K,
+                      ne - nb);
+      g.scratch = scratch.data();
       fn(g);
+      EXPECT_TRUE(scratch.canary_intact()) << ks.name << " wrote past gemm_scratch_bytes";
       ASSERT_TRUE(check_c(C, kind, ref, mag, M, N, nb, ne))
           << describe(ks.name, std::string(kind_name(kind)) + "_t", M, K, N, nb, ne, lda);
     }
@@ -157,6 +161,9 @@ TEST(GemmT, ZeroKWritesZeros) {
       g.ldc = 40;
       g.n_begin = 16;
       g.n_end = 40;
+      Scratch scratch(kind == Kind::kBf16 ? GemmKind::kBf16T : kind == Kind::kF16 ? GemmKind::kF16T : GemmKind::kS8T, 3, 0,
+                      24);
+      g.scratch = scratch.data();
       (kind == Kind::kBf16 ? ks.k->bf16_t : kind == Kind::kF16 ? ks.k->f16_t : ks.k->s8_t)(g);
       for (int64_t m = 0; m < 3; ++m)
         for (int64_t n = 0; n < 40; ++n)
