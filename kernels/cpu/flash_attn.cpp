@@ -32,7 +32,7 @@ struct Geo {
   int64_t kq;    // sp * kseg
   int64_t dvp;   // VD rounded up to 16
   int64_t tile;
-  int64_t off_a, off_k, off_s, off_p, off_v, off_pv, off_o, off_m, off_l, off_alpha, off_mask, total;
+  int64_t off_a, off_k, off_s, off_p, off_v, off_pv, off_o, off_m, off_l, off_alpha, off_mask, off_gemm, total;
 };
 
 Geo geometry(const FlashShape& s) {
@@ -59,6 +59,9 @@ Geo geometry(const FlashShape& s) {
   g.off_l = take(s.M * 4);
   g.off_alpha = take(s.M * 4);
   g.off_mask = take(s.R * g.tile);
+  // the GEMM rows' scratch (kernels/cpu/gemm.h): the FP16 gemm widens its A block to fp32; K is at
+  // most kq (S = A x K^T) or sp * tile (P x V); the bf16 gemm needs none
+  g.off_gemm = take(s.fp16 ? gemm_scratch_bytes(GemmKind::kF16, s.M, std::max(g.kq, g.sp * g.tile), 0) : 0);
   g.total = off;
   return g;
 }
@@ -346,6 +349,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
   float* L = reinterpret_cast<float*>(base + geo.off_l);         // [M]
   float* Alpha = reinterpret_cast<float*>(base + geo.off_alpha); // [M]
   uint8_t* MT = reinterpret_cast<uint8_t*>(base + geo.off_mask); // [R, tile] 1 = valid
+  void* const gemm_scratch = base + geo.off_gemm;
   constexpr int64_t sp = E::kSplit;
   const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = E::kSplit * geo.kseg, kseg = geo.kseg;
   const int64_t dvp = geo.dvp, QD = it.QD, VD = it.VD;
@@ -392,6 +396,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
     g1.ldc = tile;
     g1.n_begin = 0;
     g1.n_end = nbc;
+    g1.scratch = gemm_scratch;
     (E::kF16Gemm ? gk.f16 : gk.bf16)(g1);
     if constexpr (kBias) add_bias<E>(it, j0, nb, S, tile);
     for (int64_t m = 0; h16 && m < M; ++m)
@@ -429,6 +434,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
     g2.C = PV;
     g2.ldc = dvp;
     g2.n_begin = 0;
+    g2.scratch = gemm_scratch;
     if (v_in_place) {
       g2.N = VD;
       g2.K = nb;
