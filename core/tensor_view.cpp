@@ -85,7 +85,9 @@ TensorView make_view(void* data, DType dtype, const int64_t* dims, int rank, For
   for (int i = rank - 1; i >= 0; --i) {
     v.dims[i] = dims[i];
     v.strides[i] = stride;
-    stride *= dims[i] > 0 ? dims[i] : 1;
+    // wraps (unsigned) for shapes whose size overflows int64: the checks reject those by their
+    // checked size (checked_nbytes) and never use such a stride
+    stride = static_cast<int64_t>(static_cast<uint64_t>(stride) * static_cast<uint64_t>(dims[i] > 0 ? dims[i] : 1));
   }
   v.storage_rank = rank;
   for (int i = 0; i < rank; ++i) v.storage_dims[i] = dims[i];

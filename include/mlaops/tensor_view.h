@@ -39,7 +39,7 @@ struct TensorView {
     int64_t expect = 1;
     for (int i = rank - 1; i >= 0; --i) {
       if (dims[i] != 1 && strides[i] != expect) return false;
-      expect *= dims[i];
+      expect = static_cast<int64_t>(static_cast<uint64_t>(expect) * static_cast<uint64_t>(dims[i]));  // wraps, no UB
     }
     return true;
   }
