@@ -241,7 +241,7 @@ Status fia_full_quant_ref(const FiaParams& p) {
             int64_t dot = 0;
             for (int64_t d = 0; d < QD; ++d) dot += qi[static_cast<size_t>(d)] * ref::load_int(key, ka.offset(b, h, kv0 + j, d));
             double x = static_cast<float>(static_cast<double>(dot) * deq1);  // fp32 product
-            x = std::min(65504.0, std::max(-65504.0, x));
+            x = std::min(std::max(x, -65504.0), 65504.0);  // FP16 saturation; NaN stays NaN
             double sj = ref::to_fp16(ref::to_fp16(x) * sc_h);  // fp16 product of two FP16 values
             if (pse != nullptr) {
               const int64_t idx[4] = {pse->dims[0] == 1 ? 0 : b, n, i, kv0 + j};

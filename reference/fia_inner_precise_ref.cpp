@@ -38,10 +38,11 @@ double fia_ref_fp16_softmax_row(const double* dots, const char* valid, int64_t s
     for (int64_t j = j0; j < j1; ++j) {
       if (!valid[j]) continue;
       s[static_cast<size_t>(j - j0)] = ref::to_fp16(ref::to_fp16(dots[j]) * scale_h);  // fp16(fp16(q.k) * fp16(scale))
-      bm = std::max(bm, s[static_cast<size_t>(j - j0)]);
+      const double sj = s[static_cast<size_t>(j - j0)];
+      if (std::isnan(sj) || sj > bm) bm = std::isnan(bm) ? bm : sj;  // a NaN score makes the row NaN
     }
     if (bm == -inf) continue;  // no valid position in this block: the state stays
-    const double mn = std::max(m, bm);
+    const double mn = std::isnan(m) || m > bm ? m : bm;  // NaN propagates
     const double a = m == -inf ? 0.0 : std::exp(m - mn);
     double sum = 0.0;
     std::fill(pv.begin(), pv.end(), 0.0);

@@ -246,9 +246,10 @@ Status fia_mla_quant_ref(const FiaParams& p) {
             double dot = 0.0;
             for (int64_t d = 0; d < D + DR; ++d) dot += qv[static_cast<size_t>(d)] * kj[d];
             sc[static_cast<size_t>(j)] = p.scale_value * dot;
-            m = std::max(m, sc[static_cast<size_t>(j)]);
+            const double sj = sc[static_cast<size_t>(j)];
+            if (std::isnan(sj) || sj > m) m = std::isnan(m) ? m : sj;  // a NaN score makes the row NaN
           }
-          if (last >= 0 && m > -inf) {
+          if (last >= 0 && m != -inf) {  // NaN: computed (a NaN row), never the empty row
             double den = 0.0;
             for (int64_t j = 0; j <= last; ++j) {
               const double e = std::exp(sc[static_cast<size_t>(j)] - m);

@@ -42,6 +42,7 @@ void flash_mlaq_scalar(const MlaqArgs& a, void* scratch) {
       const uint16_t* qr = a.qr + m * DR;
       float* sm = s + m * B;
       float mx = ninf;
+      bool nan = false;  // a NaN score makes the row NaN (never the empty row; docs/reliability/numerics.md)
       for (int64_t j = 0; j < nb; ++j) {
         const int64_t t = p + j - a.mask_j0;  // column of the tree mask
         if (p + j < a.jlo[m] || p + j >= a.jhi[m] ||
@@ -57,9 +58,11 @@ void flash_mlaq_scalar(const MlaqArgs& a, void* scratch) {
           rd += bf16_to_float(qr[r]) * bf16_to_float(c.kr[rrow[j] + (r / 16) * c.kr_c1 + r % 16]);
         sm[j] = a.fac[m] * (static_cast<float>(dot) + rd);
         mx = std::max(mx, sm[j]);
+        nan = nan || sm[j] != sm[j];
       }
+      if (nan) mx = std::numeric_limits<float>::quiet_NaN();
       if (mx == ninf) continue;  // no valid position in this block
-      const float mnew = std::max(a.m[m], mx);
+      const float mnew = a.m[m] > mx ? a.m[m] : mx;  // NaN when mx is
       const float alpha = a.m[m] == ninf ? 0.0f : std::exp(a.m[m] - mnew);
       float* o = a.o + m * D;
       if (alpha != 1.0f)

@@ -255,11 +255,12 @@ void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
       const __m512 vninf = _mm512_set1_ps(ninf);
       __m512 sv[kH];
       __mmask16 vm[kH];
-      __mmask16 any = 0;
+      __mmask16 any = 0, nan = 0;
       __m512 mxv = vninf;
       for (int h = 0; h < kH; ++h) {
         sv[h] = _mm512_load_ps(b.s + m * kB + 16 * h);
-        vm[h] = _mm512_cmp_ps_mask(sv[h], vninf, _CMP_NEQ_OQ);
+        vm[h] = _mm512_cmp_ps_mask(sv[h], vninf, _CMP_NEQ_UQ);  // a NaN score is a valid position
+        nan = static_cast<__mmask16>(nan | _mm512_cmp_ps_mask(sv[h], sv[h], _CMP_UNORD_Q));
         any = static_cast<__mmask16>(any | vm[h]);
         mxv = _mm512_max_ps(mxv, sv[h]);
       }
@@ -269,8 +270,9 @@ void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
         b.alpha[m] = 1.0f;
         continue;
       }
-      const float mx = _mm512_reduce_max_ps(mxv);
-      const float mnew = std::max(a.m[m], mx);
+      // vmaxps drops a NaN of its first operand: a NaN score makes the row NaN (never the empty row)
+      const float mx = nan != 0 ? std::numeric_limits<float>::quiet_NaN() : _mm512_reduce_max_ps(mxv);
+      const float mnew = a.m[m] > mx ? a.m[m] : mx;  // NaN when mx is
       const float alpha = a.m[m] == ninf ? 0.0f : std::exp(a.m[m] - mnew);
       const __m512 mn = _mm512_set1_ps(mnew);
       __m512 sum = _mm512_setzero_ps();

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "mlaops/numeric.h"
 
@@ -66,7 +67,7 @@ namespace {
 
 float score_of(int32_t qk, float deq1, float scale_h) {
   float x = static_cast<float>(qk) * deq1;
-  x = std::min(65504.0f, std::max(-65504.0f, x));
+  x = std::min(std::max(x, -65504.0f), 65504.0f);  // saturate to FP16; NaN stays NaN (as vmaxps / vminps x, c)
   return round_fp16(round_fp16(x) * scale_h);
 }
 
@@ -93,14 +94,19 @@ int8_t quant_p(float e, float qs_h) {
 
 void row_quant_scalar(const float* s, int64_t n, float qs_h, float* m, int8_t* p, float* esum, int32_t* psum) {
   float cmax = -HUGE_VALF;
-  for (int64_t j = 0; j < n; ++j) cmax = std::max(cmax, s[j]);
+  bool nan = false;
+  for (int64_t j = 0; j < n; ++j) {
+    cmax = std::max(cmax, s[j]);
+    nan = nan || s[j] != s[j];
+  }
+  if (nan) cmax = std::numeric_limits<float>::quiet_NaN();  // a NaN score: a NaN row (mn below is NaN)
   *esum = 0.0f;
   *psum = 0;
   if (cmax == -HUGE_VALF) {
     std::memset(p, 0, static_cast<size_t>(n));
     return;
   }
-  const float mn = std::max(*m, cmax);
+  const float mn = *m > cmax ? *m : cmax;  // NaN when cmax is
   float es = 0.0f;
   int32_t ps = 0;
   for (int64_t j = 0; j < n; ++j) {

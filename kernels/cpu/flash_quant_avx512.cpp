@@ -132,10 +132,19 @@ void row_quant_avx512(const float* s, int64_t n, float qs_h, float* m, int8_t* p
   const __m512 ninf = _mm512_set1_ps(-__builtin_huge_valf());
   __m512 vmax = ninf;
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) vmax = _mm512_max_ps(vmax, _mm512_loadu_ps(s + j));
+  __mmask16 nan = 0;  // vmaxps drops a NaN of its first operand: NaN scores are tracked apart
+  for (; j + 16 <= n; j += 16) {
+    const __m512 v = _mm512_loadu_ps(s + j);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    vmax = _mm512_max_ps(vmax, v);
+  }
   const __mmask16 tail = static_cast<__mmask16>((1u << (n - j)) - 1u);
-  if (j < n) vmax = _mm512_max_ps(vmax, _mm512_mask_loadu_ps(ninf, tail, s + j));
-  const float cmax = _mm512_reduce_max_ps(vmax);
+  if (j < n) {
+    const __m512 v = _mm512_mask_loadu_ps(ninf, tail, s + j);
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    vmax = _mm512_max_ps(vmax, v);
+  }
+  const float cmax = nan != 0 ? __builtin_nanf("") : _mm512_reduce_max_ps(vmax);  // a NaN score: a NaN row
   *esum = 0.0f;
   *psum = 0;
   if (cmax == -__builtin_huge_valf()) {
