@@ -20,7 +20,9 @@
 #ifdef MLAOPS_TEST_ASAN
 // AclRuntimeRules.MemoryRules asks aclrtMalloc for 2^64 - 64 bytes: the allocator must return null
 // (ACL-09 "could not allocate") rather than end the process.
-extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
+extern "C" __attribute__((visibility("default"))) const char* __asan_default_options() {
+  return "allocator_may_return_null=1";
+}
 #endif
 
 namespace {
