@@ -57,20 +57,20 @@ aclError check_device(int32_t id, const char* fn) {
   const uint32_t count = device_count();
   if (id < 0 || static_cast<uint32_t>(id) >= count)
     return MLAOPS_FAIL_CODE(ACL_ERROR_RT_INVALID_DEVICEID,
-                            "%s: deviceId: allowed [0, %u) (the device count, MLAOPS_DEVICE_COUNT; every id is the "
+                            "%s: deviceId: ACL-05 allowed [0, %u) (the device count, MLAOPS_DEVICE_COUNT; every id is the "
                             "host CPU), got %d",
                             fn, count, (int)id);
   return ACL_SUCCESS;
 }
 
 aclError alloc(void** p, size_t size, MemKind kind, const char* fn) {
-  if (p == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: out-pointer is null", fn);
-  if (size == 0) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: size: allowed > 0, got 0", fn);
-  if (size > SIZE_MAX - kAlign) return MLAOPS_FAIL_CODE(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: size %zu is too large", fn, size);
+  if (p == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-04 out-pointer is null", fn);
+  if (size == 0) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: size: ACL-08 allowed > 0, got 0", fn);
+  if (size > SIZE_MAX - kAlign) return MLAOPS_FAIL_CODE(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: ACL-09 size %zu is too large", fn, size);
   const size_t rounded = (size + kAlign - 1) / kAlign * kAlign;
   void* mem = std::aligned_alloc(kAlign, rounded);
   if (mem == nullptr)
-    return MLAOPS_FAIL_CODE(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: could not allocate %zu bytes", fn, size);
+    return MLAOPS_FAIL_CODE(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: ACL-09 could not allocate %zu bytes", fn, size);
   std::lock_guard<std::mutex> lock(g_mu);
   allocations()[mem] = {size, kind};
   *p = mem;
@@ -78,12 +78,12 @@ aclError alloc(void** p, size_t size, MemKind kind, const char* fn) {
 }
 
 aclError release(void* p, MemKind kind, const char* fn) {
-  if (p == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: pointer is null", fn);
+  if (p == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-04 pointer is null", fn);
   {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = allocations().find(p);
     if (it == allocations().end() || it->second.second != kind)
-      return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: pointer %p was not returned by %s (or was freed already)", fn, p,
+      return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-10 pointer %p was not returned by %s (or was freed already)", fn, p,
                        kind == MemKind::kDevice ? "aclrtMalloc" : "aclrtMallocHost");
     allocations().erase(it);
   }
@@ -94,18 +94,18 @@ aclError release(void* p, MemKind kind, const char* fn) {
 aclError check_copy(void* dst, size_t destMax, const void* src, size_t count, aclrtMemcpyKind kind, const char* fn) {
   const int32_t k = mlaops::api::c_enum_value(kind);
   if (k < ACL_MEMCPY_HOST_TO_HOST || k > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE)
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: kind: allowed 0..7 (aclrtMemcpyKind), got %d", fn, (int)k);
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: kind: ACL-11 allowed 0..7 (aclrtMemcpyKind), got %d", fn, (int)k);
   if (count > destMax)
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: count: allowed <= destMax (%zu), got %zu", fn, destMax, count);
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: count: ACL-12 allowed <= destMax (%zu), got %zu", fn, destMax, count);
   if (count > 0 && (dst == nullptr || src == nullptr))
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: dst and src must be non-null for count %zu", fn, count);
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-13 dst and src must be non-null for count %zu", fn, count);
   return ACL_SUCCESS;
 }
 
 aclError check_set(void* ptr, size_t maxCount, size_t count, const char* fn) {
   if (count > maxCount)
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: count: allowed <= maxCount (%zu), got %zu", fn, maxCount, count);
-  if (count > 0 && ptr == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: devPtr is null for count %zu", fn, count);
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: count: ACL-12 allowed <= maxCount (%zu), got %zu", fn, maxCount, count);
+  if (count > 0 && ptr == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-13 devPtr is null for count %zu", fn, count);
   return ACL_SUCCESS;
 }
 
@@ -117,11 +117,11 @@ aclError aclInit(const char* configPath) {
   if (configPath != nullptr && configPath[0] != '\0') {
     FILE* f = std::fopen(configPath, "rb");
     if (f == nullptr)
-      return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_FILE, "aclInit: configPath: cannot open '%s'", configPath);
+      return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_FILE, "aclInit: configPath: ACL-01 cannot open '%s'", configPath);
     std::fclose(f);
   }
   std::lock_guard<std::mutex> lock(g_mu);
-  if (g_initialized) return MLAOPS_FAIL_CODE(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: already initialized (call aclFinalize first)");
+  if (g_initialized) return MLAOPS_FAIL_CODE(ACL_ERROR_REPEAT_INITIALIZE, "aclInit: ACL-02 already initialized (call aclFinalize first)");
   g_initialized = true;
   mlaops::reload_log_settings();  // CANN reads its log variables when the process starts
   return ACL_SUCCESS;
@@ -130,7 +130,7 @@ aclError aclInit(const char* configPath) {
 aclError aclFinalize(void) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    if (!g_initialized) return MLAOPS_FAIL_CODE(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize: not initialized (aclInit not called, or finalized already)");
+    if (!g_initialized) return MLAOPS_FAIL_CODE(ACL_ERROR_REPEAT_FINALIZE, "aclFinalize: ACL-03 not initialized (aclInit not called, or finalized already)");
     g_initialized = false;
   }
   return aclrtSynchronizeDevice();
@@ -138,7 +138,7 @@ aclError aclFinalize(void) {
 
 aclError aclrtGetVersion(int32_t* majorVersion, int32_t* minorVersion, int32_t* patchVersion) {
   if (!majorVersion || !minorVersion || !patchVersion)
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetVersion: null out-pointer");
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetVersion: ACL-04 null out-pointer");
   *majorVersion = MLAOPS_VERSION_MAJOR;
   *minorVersion = MLAOPS_VERSION_MINOR;
   *patchVersion = MLAOPS_VERSION_PATCH;
@@ -159,27 +159,27 @@ aclError aclrtResetDevice(int32_t deviceId) {
 }
 
 aclError aclrtGetDevice(int32_t* deviceId) {
-  if (deviceId == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is null");
+  if (deviceId == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: ACL-04 deviceId is null");
   if (t_device < 0)
-    return MLAOPS_FAIL_CODE(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetDevice: no device is set on this thread (call aclrtSetDevice)");
+    return MLAOPS_FAIL_CODE(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetDevice: ACL-06 no device is set on this thread (call aclrtSetDevice)");
   *deviceId = t_device;
   return ACL_SUCCESS;
 }
 
 aclError aclrtGetDeviceCount(uint32_t* count) {
-  if (count == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is null");
+  if (count == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: ACL-04 count is null");
   *count = device_count();
   return ACL_SUCCESS;
 }
 
 aclError aclrtGetRunMode(aclrtRunMode* runMode) {
-  if (runMode == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is null");
+  if (runMode == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: ACL-04 runMode is null");
   *runMode = ACL_HOST;
   return ACL_SUCCESS;
 }
 
 aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
-  if (context == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: context is null");
+  if (context == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtCreateContext: ACL-04 context is null");
   if (aclError e = check_device(deviceId, "aclrtCreateContext")) return e;
   const uintptr_t id = g_next_context.fetch_add(1) * 64 + 0xC000;
   {
@@ -196,7 +196,7 @@ aclError aclrtDestroyContext(aclrtContext context) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = contexts().find(reinterpret_cast<uintptr_t>(context));
   if (context == nullptr || it == contexts().end())
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: context: not a live context");
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext: context: ACL-07 not a live context");
   contexts().erase(it);
   if (t_context == reinterpret_cast<uintptr_t>(context)) t_context = 0;
   return ACL_SUCCESS;
@@ -206,15 +206,15 @@ aclError aclrtSetCurrentContext(aclrtContext context) {
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = contexts().find(reinterpret_cast<uintptr_t>(context));
   if (context == nullptr || it == contexts().end())
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: context: not a live context");
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext: context: ACL-07 not a live context");
   t_context = it->first;
   t_device = it->second;
   return ACL_SUCCESS;
 }
 
 aclError aclrtGetCurrentContext(aclrtContext* context) {
-  if (context == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: context is null");
-  if (t_context == 0) return MLAOPS_FAIL_CODE(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext: no current context");
+  if (context == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext: ACL-04 context is null");
+  if (t_context == 0) return MLAOPS_FAIL_CODE(ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext: ACL-06 no current context");
   *context = reinterpret_cast<aclrtContext>(t_context);
   return ACL_SUCCESS;
 }
@@ -262,9 +262,9 @@ aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value, size_t c
 }
 
 aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total) {
-  if (free == nullptr || total == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: null out-pointer");
+  if (free == nullptr || total == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: ACL-04 null out-pointer");
   if (static_cast<int>(attr) < ACL_DDR_MEM || static_cast<int>(attr) > ACL_HBM_MEM_P2P_HUGE1G)
-    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: attr: allowed 0..11, got %d", (int)attr);
+    return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo: attr: ACL-14 allowed 0..11, got %d", (int)attr);
   const long page = sysconf(_SC_PAGESIZE);
   *free = static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES)) * static_cast<size_t>(page);
   *total = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(page);

@@ -93,7 +93,7 @@ std::shared_ptr<Stream> find_stream(aclrtStream handle) {
 int run_on_stream(aclrtStream stream, Work work, const char* fn) {
   if (stream == nullptr) return work();
   auto s = find_stream(stream);
-  if (!s) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: stream: not a live stream (destroyed, or never created)", fn);
+  if (!s) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: stream: ACL-15 not a live stream (destroyed, or never created)", fn);
   s->enqueue(std::move(work));
   return 0;
 }
@@ -105,12 +105,12 @@ using mlaops::api::Stream;
 extern "C" {
 
 aclError aclrtCreateStream(aclrtStream* stream) {
-  if (stream == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream: out-pointer is null");
+  if (stream == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream: ACL-04 out-pointer is null");
   std::shared_ptr<Stream> s;
   try {
     s = std::make_shared<Stream>();
   } catch (...) {
-    return MLAOPS_FAIL_CODE(ACL_ERROR_RT_NO_STREAM_RESOURCE, "aclrtCreateStream: could not start the stream worker");
+    return MLAOPS_FAIL_CODE(ACL_ERROR_RT_NO_STREAM_RESOURCE, "aclrtCreateStream: ACL-16 could not start the stream worker");
   }
   const uintptr_t id = mlaops::api::g_next_id.fetch_add(1) * 64 + 0x5000;  // never 0, never reused
   {
@@ -122,13 +122,13 @@ aclError aclrtCreateStream(aclrtStream* stream) {
 }
 
 aclError aclrtDestroyStream(aclrtStream stream) {
-  if (stream == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream is null");
+  if (stream == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: ACL-04 stream is null");
   std::shared_ptr<Stream> s;
   {
     std::lock_guard<std::mutex> lock(mlaops::api::g_mu);
     auto it = mlaops::api::streams().find(mlaops::api::key(stream));
     if (it == mlaops::api::streams().end())
-      return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream: not a live stream");
+      return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream: stream: ACL-15 not a live stream");
     s = std::move(it->second);
     mlaops::api::streams().erase(it);
   }
@@ -139,7 +139,7 @@ aclError aclrtDestroyStream(aclrtStream stream) {
 aclError aclrtSynchronizeStream(aclrtStream stream) {
   if (stream == nullptr) return ACL_SUCCESS;  // the null (synchronous) stream has nothing pending
   auto s = mlaops::api::find_stream(stream);
-  if (!s) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: stream: not a live stream");
+  if (!s) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream: stream: ACL-15 not a live stream");
   std::string msg;
   const int code = s->synchronize(&msg);
   if (code != 0) mlaops::set_last_error(msg);

@@ -28,7 +28,7 @@ std::map<uintptr_t, Entry>& registry() {
 std::atomic<uintptr_t> g_next{1};
 std::atomic<RunObserver*> g_observer{nullptr};
 
-const char* kBusy = "in use by another thread (a run or an address rebinding of this executor is in progress; an "
+const char* kBusy = "ACL-57 in use by another thread (a run or an address rebinding of this executor is in progress; an "
                     "executor runs one call at a time)";
 
 // Holds an executor's busy flag for a scope; ok() is false when another thread holds it. The
@@ -63,7 +63,7 @@ int run_state(const ExecutorState& state, void* workspace, uint64_t workspace_si
 
 uintptr_t key(const aclOpExecutor* e) { return reinterpret_cast<uintptr_t>(e); }
 
-const char* kNotLive = "not a live executor (consumed by an earlier execute call, destroyed, or never created)";
+const char* kNotLive = "ACL-52 not a live executor (consumed by an earlier execute call, destroyed, or never created)";
 
 }  // namespace
 
@@ -106,26 +106,26 @@ namespace {
 
 aclnnStatus execute_impl(const char* op, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                          aclrtStream stream) {
-  if (executor == nullptr) return fail(kParamNullptr, "%s: executor is null", op);
+  if (executor == nullptr) return fail(kParamNullptr, "%s: ACL-50 executor is null", op);
   std::shared_ptr<ExecutorState> state;
   {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = registry().find(key(executor));
     if (it == registry().end()) return fail(kParamInvalid, "%s: executor: %s", op, kNotLive);
     if (it->second.state->op != op)
-      return fail(kParamInvalid, "%s: executor: created by %s, not by %sGetWorkspaceSize", op,
+      return fail(kParamInvalid, "%s: executor: ACL-53 created by %s, not by %sGetWorkspaceSize", op,
                   it->second.state->op.c_str(), op);
     state = it->second.state;
     if (!it->second.repeatable) registry().erase(it);  // consumed by this call, whatever its outcome
   }
   if (state->workspace_bytes > 0 && workspace == nullptr)
-    return fail(kParamNullptr, "%s: workspace: null, but the executor needs %llu bytes", op,
+    return fail(kParamNullptr, "%s: workspace: ACL-54 null, but the executor needs %llu bytes", op,
                 (unsigned long long)state->workspace_bytes);
   if (workspace_size < state->workspace_bytes)
-    return fail(kParamInvalid, "%s: workspaceSize: allowed >= %llu (from GetWorkspaceSize), got %llu", op,
+    return fail(kParamInvalid, "%s: workspaceSize: ACL-55 allowed >= %llu (from GetWorkspaceSize), got %llu", op,
                 (unsigned long long)state->workspace_bytes, (unsigned long long)workspace_size);
   if (stream != nullptr && !find_stream(stream))
-    return fail(kParamInvalid, "%s: stream: not a live stream (destroyed, or never created)", op);
+    return fail(kParamInvalid, "%s: stream: ACL-56 not a live stream (destroyed, or never created)", op);
   const bool queued = stream != nullptr;
   Work work = [state, workspace, workspace_size, queued]() -> int {
     int code;
@@ -169,10 +169,10 @@ Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, 
   *slot = TensorSlot();
   slot->is_list = true;
   if (l == nullptr) {
-    if (required) return fail(kParamNullptr, "%s: %s: required tensor list is null", op, name);
+    if (required) return fail(kParamNullptr, "%s: %s: ACL-40 required tensor list is null", op, name);
     return kSuccess;
   }
-  MLAOPS_CHECK(is_live(l, ObjKind::kTensorList), kParamInvalid, "%s: %s: not a live aclTensorList", op, name);
+  MLAOPS_CHECK(is_live(l, ObjKind::kTensorList), kParamInvalid, "%s: %s: ACL-41 not a live aclTensorList", op, name);
   for (size_t i = 0; i < l->tensors.size(); ++i) {
     TensorView v;
     bool present = false;
@@ -194,7 +194,7 @@ namespace {
 
 // Looks up a live executor for the address-rebinding calls; kSuccess or an error with message.
 mlaops::Status find_state(aclOpExecutor* executor, const char* fn, std::shared_ptr<ExecutorState>* out) {
-  if (executor == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: executor is null", fn);
+  if (executor == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: ACL-50 executor is null", fn);
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = registry().find(key(executor));
   if (it == registry().end()) return mlaops::fail(mlaops::kParamInvalid, "%s: executor: %s", fn, kNotLive);
@@ -205,16 +205,16 @@ mlaops::Status find_state(aclOpExecutor* executor, const char* fn, std::shared_p
 aclnnStatus set_addr(std::vector<TensorSlot>& slots, size_t index, aclTensor* tensor, void* addr, const char* fn,
                      const char* what) {
   if (index >= slots.size())
-    return mlaops::fail(mlaops::kParamInvalid, "%s: index: allowed < %zu (%s of this operator), got %zu", fn,
+    return mlaops::fail(mlaops::kParamInvalid, "%s: index: ACL-58 allowed < %zu (%s of this operator), got %zu", fn,
                         slots.size(), what, index);
   TensorSlot& s = slots[index];
   if (s.is_list)
-    return mlaops::fail(mlaops::kParamInvalid, "%s: index %zu is a tensor list; use aclSetDynamicInputTensorAddr", fn,
+    return mlaops::fail(mlaops::kParamInvalid, "%s: ACL-59 index %zu is a tensor list; use aclSetDynamicInputTensorAddr", fn,
                         index);
   if (!s.present)
-    return mlaops::fail(mlaops::kParamInvalid, "%s: index %zu is an optional tensor that was not passed", fn, index);
+    return mlaops::fail(mlaops::kParamInvalid, "%s: ACL-60 index %zu is an optional tensor that was not passed", fn, index);
   if (addr == nullptr && s.view.numel() > 0)
-    return mlaops::fail(mlaops::kParamNullptr, "%s: addr is null for a tensor with %lld elements", fn,
+    return mlaops::fail(mlaops::kParamNullptr, "%s: ACL-61 addr is null for a tensor with %lld elements", fn,
                         (long long)s.view.numel());
   s.view.data = addr ? static_cast<char*>(addr) + s.offset_bytes : nullptr;
   if (tensor != nullptr && is_live(tensor, ObjKind::kTensor)) tensor->data = addr;
@@ -230,7 +230,7 @@ aclnnStatus aclnnFinalize(void) { return ACLNN_SUCCESS; }
 
 aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
   return guarded("aclSetAclOpExecutorRepeatable", __FILE__, __LINE__, [&]() -> aclnnStatus {
-    if (executor == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclSetAclOpExecutorRepeatable: executor is null");
+    if (executor == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclSetAclOpExecutorRepeatable: ACL-50 executor is null");
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = registry().find(key(executor));
     if (it == registry().end())
@@ -242,7 +242,7 @@ aclnnStatus aclSetAclOpExecutorRepeatable(aclOpExecutor* executor) {
 
 aclnnStatus aclDestroyAclOpExecutor(aclOpExecutor* executor) {
   return guarded("aclDestroyAclOpExecutor", __FILE__, __LINE__, [&]() -> aclnnStatus {
-    if (executor == nullptr) return mlaops::fail(mlaops::kInnerNullptr, "aclDestroyAclOpExecutor: executor is null");
+    if (executor == nullptr) return mlaops::fail(mlaops::kInnerNullptr, "aclDestroyAclOpExecutor: ACL-51 executor is null");
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = registry().find(key(executor));
     if (it == registry().end())
@@ -283,15 +283,15 @@ aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor* executor, size_t irIndex
     BusyGuard busy(*st);
     if (!busy.ok()) return mlaops::fail(mlaops::kParamInvalid, "%s: executor: %s", fn, kBusy);
     if (irIndex >= st->inputs.size())
-      return mlaops::fail(mlaops::kParamInvalid, "%s: irIndex: allowed < %zu, got %zu", fn, st->inputs.size(), irIndex);
+      return mlaops::fail(mlaops::kParamInvalid, "%s: irIndex: ACL-62 allowed < %zu, got %zu", fn, st->inputs.size(), irIndex);
     TensorSlot& s = st->inputs[irIndex];
     if (!s.is_list || !s.present)
-      return mlaops::fail(mlaops::kParamInvalid, "%s: input %zu is not a tensor list that was passed", fn, irIndex);
+      return mlaops::fail(mlaops::kParamInvalid, "%s: ACL-63 input %zu is not a tensor list that was passed", fn, irIndex);
     if (relativeIndex >= s.list.size())
-      return mlaops::fail(mlaops::kParamInvalid, "%s: relativeIndex: allowed < %zu, got %zu", fn, s.list.size(),
+      return mlaops::fail(mlaops::kParamInvalid, "%s: relativeIndex: ACL-64 allowed < %zu, got %zu", fn, s.list.size(),
                           relativeIndex);
     if (addr == nullptr && s.list[relativeIndex].numel() > 0)
-      return mlaops::fail(mlaops::kParamNullptr, "%s: addr is null for a non-empty tensor", fn);
+      return mlaops::fail(mlaops::kParamNullptr, "%s: ACL-61 addr is null for a non-empty tensor", fn);
     s.list[relativeIndex].data = addr ? static_cast<char*>(addr) + s.list_offset_bytes[relativeIndex] : nullptr;
     if (tensors != nullptr && is_live(tensors, ObjKind::kTensorList) && relativeIndex < tensors->tensors.size() &&
         is_live(tensors->tensors[relativeIndex], ObjKind::kTensor))

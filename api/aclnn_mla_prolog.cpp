@@ -31,7 +31,7 @@ constexpr Status kGraphFailed = static_cast<Status>(-1);
 // The plain aclnnMlaPrologV3: both functions fail as the vendor's do (not supported, 561000) and
 // touch none of their arguments.
 Status plain_v3_unsupported(const char* fn) {
-  return fail(kInner, "%s: not supported (as in the vendor's release that had it); use aclnnMlaPrologV3WeightNz",
+  return fail(kInner, "%s: ACL-65 not supported (as in the vendor's release that had it); use aclnnMlaPrologV3WeightNz",
               fn);
 }
 

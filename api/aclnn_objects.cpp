@@ -47,11 +47,11 @@ int64_t view_offset_bytes(const aclTensor* t) { return t->offset * dtype_size(st
 Status to_view(const aclTensor* t, const char* op, const char* name, bool required, TensorView* out, bool* present) {
   if (present) *present = false;
   if (t == nullptr) {
-    if (required) return fail(kParamNullptr, "%s: %s: required tensor is null", op, name);
+    if (required) return fail(kParamNullptr, "%s: %s: ACL-40 required tensor is null", op, name);
     return kSuccess;
   }
   MLAOPS_CHECK(is_live(t, ObjKind::kTensor), kParamInvalid,
-               "%s: %s: not a live aclTensor (destroyed, or never created by aclCreateTensor)", op, name);
+               "%s: %s: ACL-41 not a live aclTensor (destroyed, or never created by aclCreateTensor)", op, name);
   TensorView v;
   v.dtype = static_cast<DType>(t->dtype);
   v.format = static_cast<Format>(t->format);
@@ -65,7 +65,7 @@ Status to_view(const aclTensor* t, const char* op, const char* name, bool requir
   int64_t n;
   checked_numel(v, &n);  // validated by aclCreateTensor
   if (n > 0) {
-    MLAOPS_CHECK(t->data != nullptr, kParamInvalid, "%s: %s: tensor data is null but the tensor has %lld elements",
+    MLAOPS_CHECK(t->data != nullptr, kParamInvalid, "%s: %s: ACL-42 tensor data is null but the tensor has %lld elements",
                  op, name, (long long)n);
     v.data = static_cast<char*>(t->data) + view_offset_bytes(t);
   } else {
@@ -101,19 +101,20 @@ bool view_extent(const std::vector<int64_t>& dims, const std::vector<int64_t>& s
 
 template <class T>
 aclnnStatus destroy_obj(const T* p, ObjKind kind, const char* fn) {
-  if (p == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: argument is null", fn);
+  if (p == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: ACL-32 argument is null", fn);
   if (!unregister_object(p, kind))
-    return mlaops::fail(mlaops::kParamInvalid, "%s: not a live object (already destroyed, or never created)", fn);
+    return mlaops::fail(mlaops::kParamInvalid, "%s: ACL-33 not a live object (already destroyed, or never created)", fn);
   delete p;
   return ACLNN_SUCCESS;
 }
 
 template <class T>
 aclnnStatus get_array(const std::vector<int64_t>& src, int64_t** out, uint64_t* num) {
+  int64_t* a = new (std::nothrow) int64_t[src.empty() ? 1 : src.size()];
+  if (a == nullptr) return mlaops::fail(mlaops::kRuntimeError, "ACL-34 out of memory");  // *out, *num untouched
+  std::copy(src.begin(), src.end(), a);
+  *out = a;
   *num = src.size();
-  *out = new (std::nothrow) int64_t[src.empty() ? 1 : src.size()];
-  if (*out == nullptr) return mlaops::fail(mlaops::kRuntimeError, "out of memory");
-  std::copy(src.begin(), src.end(), *out);
   return ACLNN_SUCCESS;
 }
 
@@ -127,25 +128,25 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
   using mlaops::fail;
   const char* fn = "aclCreateTensor";
   if (viewDimsNum > static_cast<uint64_t>(mlaops::kMaxRank) || storageDimsNum > static_cast<uint64_t>(mlaops::kMaxRank)) {
-    fail(mlaops::kParamInvalid, "%s: viewDimsNum/storageDimsNum: allowed <= %d, got %llu/%llu", fn, mlaops::kMaxRank,
+    fail(mlaops::kParamInvalid, "%s: viewDimsNum/storageDimsNum: ACL-20 allowed <= %d, got %llu/%llu", fn, mlaops::kMaxRank,
          (unsigned long long)viewDimsNum, (unsigned long long)storageDimsNum);
     return nullptr;
   }
   if ((viewDims == nullptr && viewDimsNum > 0) || (storageDims == nullptr && storageDimsNum > 0)) {
-    fail(mlaops::kParamNullptr, "%s: viewDims/storageDims is null with a non-zero count", fn);
+    fail(mlaops::kParamNullptr, "%s: ACL-21 viewDims/storageDims is null with a non-zero count", fn);
     return nullptr;
   }
   const int32_t dtype_value = mlaops::api::c_enum_value(dataType), format_value = mlaops::api::c_enum_value(format);
   if (!mlaops::dtype_is_known(dtype_value) || dtype_value == ACL_DT_UNDEFINED) {
-    fail(mlaops::kParamInvalid, "%s: dataType: not a known aclDataType; got %d", fn, (int)dtype_value);
+    fail(mlaops::kParamInvalid, "%s: dataType: ACL-22 not a known aclDataType; got %d", fn, (int)dtype_value);
     return nullptr;
   }
   if (!mlaops::format_is_known(format_value)) {
-    fail(mlaops::kParamInvalid, "%s: format: not a known aclFormat; got %d", fn, (int)format_value);
+    fail(mlaops::kParamInvalid, "%s: format: ACL-23 not a known aclFormat; got %d", fn, (int)format_value);
     return nullptr;
   }
   if (offset < 0) {
-    fail(mlaops::kParamInvalid, "%s: offset: allowed >= 0, got %lld", fn, (long long)offset);
+    fail(mlaops::kParamInvalid, "%s: offset: ACL-24 allowed >= 0, got %lld", fn, (long long)offset);
     return nullptr;
   }
   std::unique_ptr<aclTensor> owner(new (std::nothrow) aclTensor());  // freed on every early return
@@ -159,7 +160,7 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
   int64_t numel = 1;
   for (int64_t d : t->view_dims) {
     if (d < 0 || !mlaops::mul_ok(numel, d, &numel)) {
-      fail(mlaops::kParamInvalid, "%s: viewDims: each dim must be >= 0 and the product must fit int64", fn);
+      fail(mlaops::kParamInvalid, "%s: viewDims: ACL-26 each dim must be >= 0 and the product must fit int64", fn);
       return nullptr;
     }
   }
@@ -167,7 +168,7 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     t->strides.assign(stride, stride + viewDimsNum);
     for (int64_t s : t->strides) {
       if (s < 0) {
-        fail(mlaops::kParamInvalid, "%s: stride: allowed >= 0, got %lld", fn, (long long)s);
+        fail(mlaops::kParamInvalid, "%s: stride: ACL-25 allowed >= 0, got %lld", fn, (long long)s);
         return nullptr;
       }
     }
@@ -183,7 +184,7 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
   const int64_t es = mlaops::dtype_size(static_cast<mlaops::DType>(dataType));
   int64_t bytes;
   if (!view_extent(t->view_dims, t->strides, offset, &extent) || !mlaops::mul_ok(extent, es > 0 ? es : 1, &bytes)) {
-    fail(mlaops::kParamInvalid, "%s: view extent overflows int64", fn);
+    fail(mlaops::kParamInvalid, "%s: ACL-28 view extent overflows int64", fn);
     return nullptr;
   }
   if (storageDimsNum > 0) {
@@ -191,13 +192,13 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
     int64_t storage = 1;
     for (int64_t d : t->storage_dims) {
       if (d < 0 || !mlaops::mul_ok(storage, d, &storage)) {
-        fail(mlaops::kParamInvalid, "%s: storageDims: each dim must be >= 0 and the product must fit int64", fn);
+        fail(mlaops::kParamInvalid, "%s: storageDims: ACL-27 each dim must be >= 0 and the product must fit int64", fn);
         return nullptr;
       }
     }
     if (extent > storage) {
       fail(mlaops::kParamInvalid,
-           "%s: the view (offset %lld, extent %lld elements) reaches past the storage (%lld elements)", fn,
+           "%s: ACL-29 the view (offset %lld, extent %lld elements) reaches past the storage (%lld elements)", fn,
            (long long)offset, (long long)extent, (long long)storage);
       return nullptr;
     }
@@ -216,7 +217,7 @@ aclTensor* aclCreateTensor(const int64_t* viewDims, uint64_t viewDimsNum, aclDat
 aclScalar* aclCreateScalar(void* value, aclDataType dataType) try {
   const int64_t es = mlaops::dtype_size(static_cast<mlaops::DType>(mlaops::api::c_enum_value(dataType)));
   if (value == nullptr || es <= 0 || es > 16) {
-    mlaops::fail(mlaops::kParamInvalid, "aclCreateScalar: value must be non-null and dataType a whole-byte type");
+    mlaops::fail(mlaops::kParamInvalid, "aclCreateScalar: ACL-30 value must be non-null and dataType a whole-byte type");
     return nullptr;
   }
   std::unique_ptr<aclScalar> owner(new (std::nothrow) aclScalar());
@@ -233,7 +234,7 @@ aclScalar* aclCreateScalar(void* value, aclDataType dataType) try {
 
 aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) try {
   if (value == nullptr && size > 0) {
-    mlaops::fail(mlaops::kParamNullptr, "aclCreateIntArray: value is null with size %llu", (unsigned long long)size);
+    mlaops::fail(mlaops::kParamNullptr, "aclCreateIntArray: ACL-21 value is null with size %llu", (unsigned long long)size);
     return nullptr;
   }
   std::unique_ptr<aclIntArray> owner(new (std::nothrow) aclIntArray());
@@ -249,7 +250,7 @@ aclIntArray* aclCreateIntArray(const int64_t* value, uint64_t size) try {
 
 aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) try {
   if (value == nullptr && size > 0) {
-    mlaops::fail(mlaops::kParamNullptr, "aclCreateFloatArray: value is null with size %llu", (unsigned long long)size);
+    mlaops::fail(mlaops::kParamNullptr, "aclCreateFloatArray: ACL-21 value is null with size %llu", (unsigned long long)size);
     return nullptr;
   }
   std::unique_ptr<aclFloatArray> owner(new (std::nothrow) aclFloatArray());
@@ -265,7 +266,7 @@ aclFloatArray* aclCreateFloatArray(const float* value, uint64_t size) try {
 
 aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) try {
   if (value == nullptr && size > 0) {
-    mlaops::fail(mlaops::kParamNullptr, "aclCreateBoolArray: value is null with size %llu", (unsigned long long)size);
+    mlaops::fail(mlaops::kParamNullptr, "aclCreateBoolArray: ACL-21 value is null with size %llu", (unsigned long long)size);
     return nullptr;
   }
   std::unique_ptr<aclBoolArray> owner(new (std::nothrow) aclBoolArray());
@@ -281,12 +282,12 @@ aclBoolArray* aclCreateBoolArray(const bool* value, uint64_t size) try {
 
 aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size) try {
   if (value == nullptr && size > 0) {
-    mlaops::fail(mlaops::kParamNullptr, "aclCreateTensorList: value is null with size %llu", (unsigned long long)size);
+    mlaops::fail(mlaops::kParamNullptr, "aclCreateTensorList: ACL-21 value is null with size %llu", (unsigned long long)size);
     return nullptr;
   }
   for (uint64_t i = 0; i < size; ++i) {
     if (value[i] == nullptr || !mlaops::api::is_live(value[i], ObjKind::kTensor)) {
-      mlaops::fail(mlaops::kParamInvalid, "aclCreateTensorList: value[%llu] is not a live aclTensor",
+      mlaops::fail(mlaops::kParamInvalid, "aclCreateTensorList: ACL-31 value[%llu] is not a live aclTensor",
                    (unsigned long long)i);
       return nullptr;
     }
@@ -314,9 +315,9 @@ aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
   return destroy_obj(array, ObjKind::kBoolArray, "aclDestroyBoolArray");
 }
 aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
-  if (array == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclDestroyTensorList: argument is null");
+  if (array == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclDestroyTensorList: ACL-32 argument is null");
   if (!unregister_object(array, ObjKind::kTensorList))
-    return mlaops::fail(mlaops::kParamInvalid, "aclDestroyTensorList: not a live object (already destroyed, or never created)");
+    return mlaops::fail(mlaops::kParamInvalid, "aclDestroyTensorList: ACL-33 not a live object (already destroyed, or never created)");
   for (aclTensor* t : array->tensors)
     if (unregister_object(t, ObjKind::kTensor)) delete t;  // tensors destroyed by the caller already are skipped
   delete array;
@@ -325,24 +326,24 @@ aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
 
 #define MLAOPS_CHECK_GETTER(obj, kind, out, fn)                                                        \
   do {                                                                                                 \
-    if ((obj) == nullptr || (out) == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: null argument", fn); \
+    if ((obj) == nullptr || (out) == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: ACL-32 null argument", fn); \
     if (!mlaops::api::is_live((obj), (kind)))                                                          \
-      return mlaops::fail(mlaops::kParamInvalid, "%s: not a live object", fn);                         \
+      return mlaops::fail(mlaops::kParamInvalid, "%s: ACL-33 not a live object", fn);                         \
   } while (0)
 
 aclnnStatus aclGetViewShape(const aclTensor* tensor, int64_t** viewDims, uint64_t* viewDimsNum) {
   MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, viewDims, "aclGetViewShape");
-  if (viewDimsNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetViewShape: viewDimsNum is null");
+  if (viewDimsNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetViewShape: ACL-32 viewDimsNum is null");
   return get_array<int64_t>(tensor->view_dims, viewDims, viewDimsNum);
 }
 aclnnStatus aclGetStorageShape(const aclTensor* tensor, int64_t** storageDims, uint64_t* storageDimsNum) {
   MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, storageDims, "aclGetStorageShape");
-  if (storageDimsNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetStorageShape: storageDimsNum is null");
+  if (storageDimsNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetStorageShape: ACL-32 storageDimsNum is null");
   return get_array<int64_t>(tensor->storage_dims, storageDims, storageDimsNum);
 }
 aclnnStatus aclGetViewStrides(const aclTensor* tensor, int64_t** stridesValue, uint64_t* stridesNum) {
   MLAOPS_CHECK_GETTER(tensor, ObjKind::kTensor, stridesValue, "aclGetViewStrides");
-  if (stridesNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetViewStrides: stridesNum is null");
+  if (stridesNum == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclGetViewStrides: ACL-32 stridesNum is null");
   return get_array<int64_t>(tensor->strides, stridesValue, stridesNum);
 }
 aclnnStatus aclGetViewOffset(const aclTensor* tensor, int64_t* offset) {

@@ -10,9 +10,32 @@
 
 #include "acl/acl.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define MLAOPS_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define MLAOPS_TEST_ASAN 1
+#endif
+#endif
+#ifdef MLAOPS_TEST_ASAN
+// AclRuntimeRules.MemoryRules asks aclrtMalloc for 2^64 - 64 bytes: the allocator must return null
+// (ACL-09 "could not allocate") rather than end the process.
+extern "C" __attribute__((visibility("default"))) const char* __asan_default_options() {
+  return "allocator_may_return_null=1";
+}
+#endif
+
 namespace {
 
 std::string msg() { return aclGetRecentErrMsg(); }
+
+// A rejected runtime call (docs/c-api.md, "Rules"): its status, and a message naming the function
+// and the check site's words, which start with the rule id.
+void expect_rule(aclError got, aclError code, const char* fn, const char* site) {
+  EXPECT_EQ(got, code) << site;
+  EXPECT_NE(msg().find(fn), std::string::npos) << site << ": " << msg();
+  EXPECT_NE(msg().find(site), std::string::npos) << site << ": " << msg();
+}
 
 TEST(AclRuntime, InitFinalizeCodes) {
   EXPECT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE);
@@ -35,7 +58,7 @@ TEST(AclRuntime, DevicesAndContexts) {
   int32_t dev = 7;
   std::thread([&] { EXPECT_EQ(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL); }).join();
   EXPECT_EQ(aclrtSetDevice(8), ACL_ERROR_RT_INVALID_DEVICEID);  // default count 8
-  EXPECT_NE(msg().find("deviceId: allowed [0, 8)"), std::string::npos);
+  EXPECT_NE(msg().find("deviceId: ACL-05 allowed [0, 8)"), std::string::npos);
   EXPECT_EQ(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID);
   ASSERT_EQ(aclrtSetDevice(5), ACL_SUCCESS);  // any id below the count is the host
   EXPECT_EQ(aclrtGetDevice(&dev), ACL_SUCCESS);
@@ -199,7 +222,7 @@ TEST(AclRuntime, DeviceCountFromTheEnvironment) {
   EXPECT_EQ(count, 16u);
   EXPECT_EQ(aclrtSetDevice(15), ACL_SUCCESS);
   EXPECT_EQ(aclrtSetDevice(16), ACL_ERROR_RT_INVALID_DEVICEID);
-  EXPECT_NE(msg().find("allowed [0, 16)"), std::string::npos) << msg();
+  EXPECT_NE(msg().find("ACL-05 allowed [0, 16)"), std::string::npos) << msg();
   for (const char* bad : {"0", "-3", "abc", "2000", ""}) {  // not 1..1024: the default 8
     setenv("MLAOPS_DEVICE_COUNT", bad, 1);
     EXPECT_EQ(aclrtGetDeviceCount(&count), ACL_SUCCESS);
@@ -222,8 +245,155 @@ TEST(AclRuntime, ErrorMessagesAreThreadLocal) {
   }).join();
   EXPECT_EQ(other, "");
   EXPECT_EQ(msg(), mine);
-  EXPECT_NE(mine.find("aclrtSetDevice: deviceId: allowed [0, 8)"), std::string::npos);
+  EXPECT_NE(mine.find("aclrtSetDevice: deviceId: ACL-05 allowed [0, 8)"), std::string::npos);
   EXPECT_NE(mine.find("got 9"), std::string::npos);
+}
+
+// The rules of the runtime calls (ACL-01 .. ACL-16, docs/c-api.md "Rules"), each check site by
+// the words of its message; out-values and buffers stay untouched.
+TEST(AclRuntimeRules, InitAndFinalize) {
+  (void)aclFinalize();  // from here on not initialized, whatever ran before in this process
+  expect_rule(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "ACL-03 not initialized");
+  expect_rule(aclInit("/nonexistent/acl.json"), ACL_ERROR_INVALID_FILE, "aclInit", "configPath: ACL-01 cannot open '");
+  ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+  expect_rule(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "ACL-02 already initialized");
+  expect_rule(aclInit("/nonexistent/acl.json"), ACL_ERROR_INVALID_FILE, "aclInit", "ACL-01 cannot open");
+  EXPECT_EQ(aclFinalize(), ACL_SUCCESS);
+  expect_rule(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "ACL-03 not initialized");
+}
+
+TEST(AclRuntimeRules, NullPointerArguments) {
+  int32_t a = -5, b = -5, c = -5;
+  expect_rule(aclrtGetVersion(nullptr, &b, &c), ACL_ERROR_INVALID_PARAM, "aclrtGetVersion", "ACL-04 null out-pointer");
+  expect_rule(aclrtGetVersion(&a, &b, nullptr), ACL_ERROR_INVALID_PARAM, "aclrtGetVersion", "ACL-04 null out-pointer");
+  EXPECT_EQ(a, -5);
+  EXPECT_EQ(b, -5);
+  expect_rule(aclrtGetDevice(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtGetDevice", "ACL-04 deviceId is null");
+  expect_rule(aclrtGetDeviceCount(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount", "ACL-04 count is null");
+  expect_rule(aclrtGetRunMode(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode", "ACL-04 runMode is null");
+  expect_rule(aclrtCreateContext(nullptr, 0), ACL_ERROR_INVALID_PARAM, "aclrtCreateContext", "ACL-04 context is null");
+  expect_rule(aclrtGetCurrentContext(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtGetCurrentContext", "ACL-04 context is null");
+  size_t free_b = 7, total_b = 7;
+  expect_rule(aclrtGetMemInfo(ACL_DDR_MEM, nullptr, &total_b), ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo",
+              "ACL-04 null out-pointer");
+  expect_rule(aclrtGetMemInfo(ACL_DDR_MEM, &free_b, nullptr), ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo",
+              "ACL-04 null out-pointer");
+  EXPECT_EQ(free_b, 7u);
+  EXPECT_EQ(total_b, 7u);
+  expect_rule(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "aclrtMalloc",
+              "ACL-04 out-pointer is null");
+  expect_rule(aclrtMallocHost(nullptr, 16), ACL_ERROR_INVALID_PARAM, "aclrtMallocHost", "ACL-04 out-pointer is null");
+  expect_rule(aclrtFree(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtFree", "ACL-04 pointer is null");
+  expect_rule(aclrtFreeHost(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtFreeHost", "ACL-04 pointer is null");
+  expect_rule(aclrtCreateStream(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtCreateStream", "stream: ACL-04 out-pointer is null");
+  expect_rule(aclrtDestroyStream(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream", "ACL-04 stream is null");
+}
+
+TEST(AclRuntimeRules, DevicesAndContexts) {
+  expect_rule(aclrtSetDevice(8), ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice", "deviceId: ACL-05 allowed [0, 8)");
+  expect_rule(aclrtSetDevice(-1), ACL_ERROR_RT_INVALID_DEVICEID, "aclrtSetDevice", "ACL-05 allowed [0, 8)");
+  expect_rule(aclrtResetDevice(8), ACL_ERROR_RT_INVALID_DEVICEID, "aclrtResetDevice", "ACL-05 allowed [0, 8)");
+  aclrtContext ctx = reinterpret_cast<aclrtContext>(0x77);
+  expect_rule(aclrtCreateContext(&ctx, 99), ACL_ERROR_RT_INVALID_DEVICEID, "aclrtCreateContext", "ACL-05 allowed [0, 8)");
+  EXPECT_EQ(ctx, reinterpret_cast<aclrtContext>(0x77));
+  std::thread([] {  // a new thread has no device and no context
+    int32_t dev = 3;
+    expect_rule(aclrtGetDevice(&dev), ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetDevice", "ACL-06 no device is set");
+    EXPECT_EQ(dev, 3);
+    aclrtContext cur = reinterpret_cast<aclrtContext>(0x88);
+    expect_rule(aclrtGetCurrentContext(&cur), ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext",
+                "ACL-06 no current context");
+    EXPECT_EQ(cur, reinterpret_cast<aclrtContext>(0x88));
+  }).join();
+  std::thread([] {
+    aclrtContext c = nullptr;
+    ASSERT_EQ(aclrtCreateContext(&c, 1), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyContext(c), ACL_SUCCESS);
+    expect_rule(aclrtDestroyContext(c), ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext", "context: ACL-07 not a live context");
+    expect_rule(aclrtSetCurrentContext(c), ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext", "ACL-07 not a live context");
+    expect_rule(aclrtDestroyContext(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtDestroyContext", "ACL-07 not a live context");
+    expect_rule(aclrtSetCurrentContext(nullptr), ACL_ERROR_INVALID_PARAM, "aclrtSetCurrentContext",
+                "ACL-07 not a live context");
+    aclrtContext cur = reinterpret_cast<aclrtContext>(0x99);
+    expect_rule(aclrtGetCurrentContext(&cur), ACL_ERROR_RT_CONTEXT_NULL, "aclrtGetCurrentContext",
+                "ACL-06 no current context");  // the failed SetCurrentContext left none current
+    EXPECT_EQ(cur, reinterpret_cast<aclrtContext>(0x99));
+  }).join();
+}
+
+TEST(AclRuntimeRules, MemoryRules) {
+  void* const sentinel = reinterpret_cast<void*>(0x40);
+  void* p = sentinel;
+  expect_rule(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "aclrtMalloc", "size: ACL-08 allowed > 0, got 0");
+  expect_rule(aclrtMallocHost(&p, 0), ACL_ERROR_INVALID_PARAM, "aclrtMallocHost", "ACL-08 allowed > 0, got 0");
+  expect_rule(aclrtMalloc(&p, SIZE_MAX, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc", "ACL-09 size");
+  EXPECT_NE(msg().find("is too large"), std::string::npos) << msg();
+  expect_rule(aclrtMalloc(&p, SIZE_MAX - 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMalloc",
+              "ACL-09 could not allocate");
+  expect_rule(aclrtMallocHost(&p, SIZE_MAX - 64), ACL_ERROR_RT_MEMORY_ALLOCATION, "aclrtMallocHost",
+              "ACL-09 could not allocate");
+  EXPECT_EQ(p, sentinel);
+  int local = 0;
+  expect_rule(aclrtFree(&local), ACL_ERROR_INVALID_PARAM, "aclrtFree", "ACL-10 pointer");
+  EXPECT_NE(msg().find("was not returned by aclrtMalloc"), std::string::npos) << msg();
+  ASSERT_EQ(aclrtMalloc(&p, 8, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  expect_rule(aclrtFreeHost(p), ACL_ERROR_INVALID_PARAM, "aclrtFreeHost", "ACL-10 pointer");  // wrong kind
+  EXPECT_NE(msg().find("was not returned by aclrtMallocHost"), std::string::npos) << msg();
+  ASSERT_EQ(aclrtFree(p), ACL_SUCCESS);
+  expect_rule(aclrtFree(p), ACL_ERROR_INVALID_PARAM, "aclrtFree", "ACL-10 pointer");  // double free
+  size_t free_b = 7, total_b = 7;
+  expect_rule(aclrtGetMemInfo(static_cast<aclrtMemAttr>(12), &free_b, &total_b), ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo",
+              "attr: ACL-14 allowed 0..11, got 12");
+  expect_rule(aclrtGetMemInfo(static_cast<aclrtMemAttr>(-1), &free_b, &total_b), ACL_ERROR_INVALID_PARAM, "aclrtGetMemInfo",
+              "ACL-14 allowed 0..11, got -1");
+  EXPECT_EQ(free_b, 7u);
+  EXPECT_EQ(total_b, 7u);
+}
+
+TEST(AclRuntimeRules, CopyAndSetRules) {
+  std::vector<char> src(64, 9), dst(64, 0);
+  aclrtStream s = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  expect_rule(aclrtMemcpy(dst.data(), 64, src.data(), 8, static_cast<aclrtMemcpyKind>(8)), ACL_ERROR_INVALID_PARAM,
+              "aclrtMemcpy", "kind: ACL-11 allowed 0..7");
+  expect_rule(aclrtMemcpy(dst.data(), 64, src.data(), 8, static_cast<aclrtMemcpyKind>(-1)), ACL_ERROR_INVALID_PARAM,
+              "aclrtMemcpy", "ACL-11 allowed 0..7");
+  expect_rule(aclrtMemcpyAsync(dst.data(), 64, src.data(), 8, static_cast<aclrtMemcpyKind>(8), s), ACL_ERROR_INVALID_PARAM,
+              "aclrtMemcpyAsync", "ACL-11 allowed 0..7");
+  expect_rule(aclrtMemcpy(dst.data(), 16, src.data(), 17, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+              "aclrtMemcpy", "count: ACL-12 allowed <= destMax (16), got 17");
+  expect_rule(aclrtMemcpyAsync(dst.data(), 16, src.data(), 17, ACL_MEMCPY_HOST_TO_DEVICE, s), ACL_ERROR_INVALID_PARAM,
+              "aclrtMemcpyAsync", "ACL-12 allowed <= destMax");
+  expect_rule(aclrtMemset(dst.data(), 8, 1, 9), ACL_ERROR_INVALID_PARAM, "aclrtMemset",
+              "count: ACL-12 allowed <= maxCount (8), got 9");
+  expect_rule(aclrtMemsetAsync(dst.data(), 8, 1, 9, s), ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync",
+              "ACL-12 allowed <= maxCount");
+  expect_rule(aclrtMemcpy(nullptr, 16, src.data(), 8, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "aclrtMemcpy",
+              "ACL-13 dst and src must be non-null");
+  expect_rule(aclrtMemcpy(dst.data(), 16, nullptr, 8, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM, "aclrtMemcpy",
+              "ACL-13 dst and src must be non-null for count 8");
+  expect_rule(aclrtMemcpyAsync(dst.data(), 16, nullptr, 8, ACL_MEMCPY_HOST_TO_DEVICE, s), ACL_ERROR_INVALID_PARAM,
+              "aclrtMemcpyAsync", "ACL-13 dst and src must be non-null");
+  expect_rule(aclrtMemset(nullptr, 8, 0, 8), ACL_ERROR_INVALID_PARAM, "aclrtMemset", "ACL-13 devPtr is null for count 8");
+  expect_rule(aclrtMemsetAsync(nullptr, 8, 0, 8, s), ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync", "ACL-13 devPtr is null");
+  ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);  // nothing was queued
+  for (char v : dst) ASSERT_EQ(v, 0);
+}
+
+TEST(AclRuntimeRules, DeadStreams) {
+  std::vector<char> dst(16, 0), src(16, 5);
+  aclrtStream s = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  expect_rule(aclrtMemsetAsync(dst.data(), 16, 1, 16, s), ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync",
+              "stream: ACL-15 not a live stream (destroyed, or never created)");
+  expect_rule(aclrtMemcpyAsync(dst.data(), 16, src.data(), 16, ACL_MEMCPY_HOST_TO_HOST, s), ACL_ERROR_INVALID_PARAM,
+              "aclrtMemcpyAsync", "ACL-15 not a live stream (destroyed");
+  for (char v : dst) ASSERT_EQ(v, 0);
+  expect_rule(aclrtDestroyStream(s), ACL_ERROR_INVALID_PARAM, "aclrtDestroyStream", "stream: ACL-15 not a live stream");
+  expect_rule(aclrtSynchronizeStream(s), ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream", "ACL-15 not a live stream");
+  expect_rule(aclrtSynchronizeStream(reinterpret_cast<aclrtStream>(0x1234)), ACL_ERROR_INVALID_PARAM,
+              "aclrtSynchronizeStream", "ACL-15 not a live stream");
 }
 
 }  // namespace

@@ -92,7 +92,7 @@ TEST(Executor, WorkspaceChecks) {
   std::vector<float> ws(10);
   EXPECT_EQ(TestScale(nullptr, ws_size, ex, nullptr), ACLNN_ERR_PARAM_NULLPTR);
   EXPECT_EQ(TestScale(ws.data(), ws_size - 1, ex, nullptr), ACLNN_ERR_PARAM_INVALID);
-  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("workspaceSize: allowed >= 40"), std::string::npos);
+  EXPECT_NE(std::string(aclGetRecentErrMsg()).find("workspaceSize: ACL-55 allowed >= 40"), std::string::npos);
   EXPECT_EQ(b.out[1], -7.0f);
   EXPECT_EQ(TestScale(ws.data(), ws_size, ex, nullptr), ACLNN_SUCCESS);
   EXPECT_EQ(b.out[1], 2.0f);
@@ -239,6 +239,171 @@ TEST(Executor, ConcurrentCallsFromThreads) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// A rejected executor call (docs/c-api.md, "Rules"): its status, and a message naming the function
+// and the check site's words, which start with the rule id.
+void expect_rule(aclnnStatus got, aclnnStatus code, const char* fn, const char* site) {
+  const std::string m = aclGetRecentErrMsg();
+  EXPECT_EQ(got, code) << site;
+  EXPECT_NE(m.find(fn), std::string::npos) << site << ": " << m;
+  EXPECT_NE(m.find(site), std::string::npos) << site << ": " << m;
+}
+
+aclTensor* vector_tensor(std::vector<float>& v) {
+  const int64_t d[1] = {static_cast<int64_t>(v.size())};
+  return aclCreateTensor(d, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, d, 1, v.data());
+}
+
+// The execute-time rules (ACL-50 .. ACL-56): nothing runs, nothing is written.
+TEST(ExecutorRules, ExecuteAndLifetime) {
+  Buffers b(10);
+  std::vector<float> ws(10);
+  expect_rule(TestScale(ws.data(), 40, nullptr, nullptr), ACLNN_ERR_PARAM_NULLPTR, kOp, "ACL-50 executor is null");
+  expect_rule(TestScale(ws.data(), 40, reinterpret_cast<aclOpExecutor*>(0x40), nullptr), ACLNN_ERR_PARAM_INVALID, kOp,
+              "executor: ACL-52 not a live executor");
+  uint64_t n = 0;
+  aclOpExecutor* ex = nullptr;
+  ASSERT_EQ(TestScaleGetWorkspaceSize(b.tin, b.tout, &n, &ex), ACLNN_SUCCESS);
+  expect_rule(mlaops::api::execute("aclnnOther", ws.data(), n, ex, nullptr), ACLNN_ERR_PARAM_INVALID, "aclnnOther",
+              "executor: ACL-53 created by aclnnTestScale, not by aclnnOtherGetWorkspaceSize");
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);  // so that the rejected calls below leave it live
+  expect_rule(TestScale(nullptr, n, ex, nullptr), ACLNN_ERR_PARAM_NULLPTR, kOp,
+              "workspace: ACL-54 null, but the executor needs 40 bytes");
+  expect_rule(TestScale(ws.data(), n - 1, ex, nullptr), ACLNN_ERR_PARAM_INVALID, kOp,
+              "workspaceSize: ACL-55 allowed >= 40 (from GetWorkspaceSize), got 39");
+  aclrtStream s = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  expect_rule(TestScale(ws.data(), n, ex, s), ACLNN_ERR_PARAM_INVALID, kOp,
+              "stream: ACL-56 not a live stream (destroyed, or never created)");
+  for (float v : b.out) ASSERT_EQ(v, -7.0f);  // no rejected call ran
+  ASSERT_EQ(TestScale(ws.data(), n, ex, nullptr), ACLNN_SUCCESS);
+  EXPECT_EQ(b.out[3], 6.0f);
+  ASSERT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  expect_rule(TestScale(ws.data(), n, ex, nullptr), ACLNN_ERR_PARAM_INVALID, kOp, "ACL-52 not a live executor");
+  expect_rule(aclSetAclOpExecutorRepeatable(nullptr), ACLNN_ERR_PARAM_NULLPTR, "aclSetAclOpExecutorRepeatable",
+              "ACL-50 executor is null");
+  expect_rule(aclSetAclOpExecutorRepeatable(ex), ACLNN_ERR_PARAM_INVALID, "aclSetAclOpExecutorRepeatable",
+              "executor: ACL-52 not a live executor");
+  expect_rule(aclDestroyAclOpExecutor(nullptr), ACLNN_ERR_INNER_NULLPTR, "aclDestroyAclOpExecutor", "ACL-51 executor is null");
+  expect_rule(aclDestroyAclOpExecutor(ex), ACLNN_ERR_PARAM_INVALID, "aclDestroyAclOpExecutor",
+              "executor: ACL-52 not a live executor");
+  expect_rule(aclSetInputTensorAddr(nullptr, 0, nullptr, ws.data()), ACLNN_ERR_PARAM_NULLPTR, "aclSetInputTensorAddr",
+              "ACL-50 executor is null");
+  expect_rule(aclSetOutputTensorAddr(ex, 0, nullptr, ws.data()), ACLNN_ERR_PARAM_INVALID, "aclSetOutputTensorAddr",
+              "ACL-52 not a live executor");
+  expect_rule(aclSetDynamicInputTensorAddr(nullptr, 0, 0, nullptr, ws.data()), ACLNN_ERR_PARAM_NULLPTR,
+              "aclSetDynamicInputTensorAddr", "ACL-50 executor is null");
+}
+
+// The address-rebinding rules (ACL-58 .. ACL-64) on an executor with a tensor input, an optional
+// input that was not passed, a tensor-list input and an output: nothing is rebound.
+TEST(ExecutorRules, AddressRebinding) {
+  const char* op = "aclnnRebindRules";
+  std::vector<float> x(4, 1.0f), y(4, 2.0f), out(4, -7.0f), other(4, 5.0f);
+  aclTensor* tx = vector_tensor(x);
+  aclTensor* ty = vector_tensor(y);
+  aclTensor* tout = vector_tensor(out);
+  const aclTensor* items[1] = {ty};
+  aclTensorList* l = aclCreateTensorList(items, 1);
+  ASSERT_TRUE(tx && tout && l);
+  auto st = std::make_shared<ExecutorState>();
+  st->op = op;
+  st->inputs.resize(3);
+  st->outputs.resize(1);
+  ASSERT_EQ(mlaops::api::bind_slot(tx, op, "x", true, &st->inputs[0]), mlaops::kSuccess);
+  ASSERT_EQ(mlaops::api::bind_slot(nullptr, op, "maskOptional", false, &st->inputs[1]), mlaops::kSuccess);
+  ASSERT_EQ(mlaops::api::bind_list_slot(l, op, "key", true, &st->inputs[2]), mlaops::kSuccess);
+  ASSERT_EQ(mlaops::api::bind_slot(tout, op, "out", true, &st->outputs[0]), mlaops::kSuccess);
+  st->run = [](const ExecutorState& s, void*, uint64_t) -> mlaops::Status {
+    const float* a = reinterpret_cast<const float*>(s.inputs[0].view.data);
+    const float* k = reinterpret_cast<const float*>(s.inputs[2].list[0].data);
+    float* o = reinterpret_cast<float*>(s.outputs[0].view.data);
+    for (int i = 0; i < 4; ++i) o[i] = a[i] + k[i];
+    return mlaops::kSuccess;
+  };
+  aclOpExecutor* ex = mlaops::api::register_executor(st);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+  expect_rule(aclSetInputTensorAddr(ex, 3, nullptr, other.data()), ACLNN_ERR_PARAM_INVALID, "aclSetInputTensorAddr",
+              "index: ACL-58 allowed < 3 (tensor inputs of this operator), got 3");
+  expect_rule(aclSetOutputTensorAddr(ex, 1, nullptr, other.data()), ACLNN_ERR_PARAM_INVALID, "aclSetOutputTensorAddr",
+              "ACL-58 allowed < 1 (tensor outputs of this operator), got 1");
+  expect_rule(aclSetInputTensorAddr(ex, 2, nullptr, other.data()), ACLNN_ERR_PARAM_INVALID, "aclSetInputTensorAddr",
+              "ACL-59 index 2 is a tensor list; use aclSetDynamicInputTensorAddr");
+  expect_rule(aclSetInputTensorAddr(ex, 1, nullptr, other.data()), ACLNN_ERR_PARAM_INVALID, "aclSetInputTensorAddr",
+              "ACL-60 index 1 is an optional tensor that was not passed");
+  expect_rule(aclSetInputTensorAddr(ex, 0, tx, nullptr), ACLNN_ERR_PARAM_NULLPTR, "aclSetInputTensorAddr",
+              "ACL-61 addr is null for a tensor with 4 elements");
+  expect_rule(aclSetOutputTensorAddr(ex, 0, tout, nullptr), ACLNN_ERR_PARAM_NULLPTR, "aclSetOutputTensorAddr",
+              "ACL-61 addr is null for a tensor with");
+  expect_rule(aclSetDynamicInputTensorAddr(ex, 3, 0, l, other.data()), ACLNN_ERR_PARAM_INVALID,
+              "aclSetDynamicInputTensorAddr", "irIndex: ACL-62 allowed < 3, got 3");
+  expect_rule(aclSetDynamicInputTensorAddr(ex, 0, 0, l, other.data()), ACLNN_ERR_PARAM_INVALID,
+              "aclSetDynamicInputTensorAddr", "ACL-63 input 0 is not a tensor list that was passed");
+  expect_rule(aclSetDynamicInputTensorAddr(ex, 1, 0, l, other.data()), ACLNN_ERR_PARAM_INVALID,
+              "aclSetDynamicInputTensorAddr", "ACL-63 input 1 is not a tensor list");
+  expect_rule(aclSetDynamicInputTensorAddr(ex, 2, 1, l, other.data()), ACLNN_ERR_PARAM_INVALID,
+              "aclSetDynamicInputTensorAddr", "relativeIndex: ACL-64 allowed < 1, got 1");
+  expect_rule(aclSetDynamicInputTensorAddr(ex, 2, 0, l, nullptr), ACLNN_ERR_PARAM_NULLPTR, "aclSetDynamicInputTensorAddr",
+              "ACL-61 addr is null for a non-empty tensor");
+  ASSERT_EQ(mlaops::api::execute(op, nullptr, 0, ex, nullptr), ACLNN_SUCCESS);  // still the bound buffers
+  for (float v : out) EXPECT_EQ(v, 3.0f);
+  for (float v : other) EXPECT_EQ(v, 5.0f);
+  EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyTensor(tx), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyTensor(tout), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyTensorList(l), ACLNN_SUCCESS);
+}
+
+// ACL-57: while a run of a repeatable executor is in progress on a stream, another run and every
+// address rebinding of it are rejected and change nothing.
+TEST(ExecutorRules, BusyExecutor) {
+  const char* op = "aclnnBusyRules";
+  std::vector<float> x(4, 1.0f), out(4, -7.0f), other(4, 5.0f);
+  aclTensor* tx = vector_tensor(x);
+  aclTensor* tout = vector_tensor(out);
+  ASSERT_TRUE(tx && tout);
+  std::atomic<bool> started{false}, release{false};
+  std::atomic<int> runs{0};
+  auto st = std::make_shared<ExecutorState>();
+  st->op = op;
+  st->inputs.resize(1);
+  st->outputs.resize(1);
+  ASSERT_EQ(mlaops::api::bind_slot(tx, op, "x", true, &st->inputs[0]), mlaops::kSuccess);
+  ASSERT_EQ(mlaops::api::bind_slot(tout, op, "out", true, &st->outputs[0]), mlaops::kSuccess);
+  st->run = [&](const ExecutorState& s, void*, uint64_t) -> mlaops::Status {
+    runs++;
+    started = true;
+    while (!release) std::this_thread::yield();
+    const float* a = reinterpret_cast<const float*>(s.inputs[0].view.data);
+    float* o = reinterpret_cast<float*>(s.outputs[0].view.data);
+    for (int i = 0; i < 4; ++i) o[i] = 2 * a[i];
+    return mlaops::kSuccess;
+  };
+  aclOpExecutor* ex = mlaops::api::register_executor(st);
+  ASSERT_EQ(aclSetAclOpExecutorRepeatable(ex), ACLNN_SUCCESS);
+  aclrtStream s = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  ASSERT_EQ(mlaops::api::execute(op, nullptr, 0, ex, s), ACLNN_SUCCESS);  // queued; it waits for `release`
+  while (!started) std::this_thread::yield();
+  expect_rule(mlaops::api::execute(op, nullptr, 0, ex, nullptr), ACLNN_ERR_PARAM_INVALID, op,
+              "executor: ACL-57 in use by another thread");
+  expect_rule(aclSetInputTensorAddr(ex, 0, tx, other.data()), ACLNN_ERR_PARAM_INVALID, "aclSetInputTensorAddr",
+              "ACL-57 in use by another thread");
+  expect_rule(aclSetOutputTensorAddr(ex, 0, tout, other.data()), ACLNN_ERR_PARAM_INVALID, "aclSetOutputTensorAddr",
+              "ACL-57 in use by another thread");
+  expect_rule(aclSetDynamicInputTensorAddr(ex, 0, 0, nullptr, other.data()), ACLNN_ERR_PARAM_INVALID,
+              "aclSetDynamicInputTensorAddr", "ACL-57 in use by another thread");
+  release = true;
+  ASSERT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+  EXPECT_EQ(runs.load(), 1);
+  for (float v : out) EXPECT_EQ(v, 2.0f);
+  for (float v : other) EXPECT_EQ(v, 5.0f);
+  EXPECT_EQ(aclDestroyAclOpExecutor(ex), ACLNN_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  EXPECT_EQ(aclDestroyTensor(tx), ACLNN_SUCCESS);
+  EXPECT_EQ(aclDestroyTensor(tout), ACLNN_SUCCESS);
 }
 
 }  // namespace

@@ -120,7 +120,7 @@ TEST_F(Logging, RuntimeErrorToStdoutInCannFormat) {
   EXPECT_EQ(m.module, "ASCENDCL");
   EXPECT_EQ(std::stol(m.pid), static_cast<long>(getpid()));
   EXPECT_EQ(m.file, "acl_runtime.cpp");
-  EXPECT_NE(m.text.find("aclrtSetDevice: deviceId: allowed [0, 8)"), std::string::npos) << out;
+  EXPECT_NE(m.text.find("aclrtSetDevice: deviceId: ACL-05 allowed [0, 8)"), std::string::npos) << out;
   EXPECT_NE(m.text.find("got 100"), std::string::npos) << out;
   EXPECT_NE(m.text.find("107001"), std::string::npos) << out;
 }
@@ -133,7 +133,7 @@ TEST_F(Logging, RejectedAclnnCallLogsOneErrorLineNamingTheOperator) {
   ASSERT_TRUE(parse_line(out, &m)) << out;
   EXPECT_EQ(m.level, "ERROR");
   EXPECT_EQ(m.module, "OP");
-  EXPECT_NE(m.text.find("aclnnMlaPrologV2WeightNz failed, status 161001: aclnnMlaPrologV2WeightNz: executor is null"),
+  EXPECT_NE(m.text.find("aclnnMlaPrologV2WeightNz failed, status 161001: aclnnMlaPrologV2WeightNz: ACL-50 executor is null"),
             std::string::npos)
       << out;
 }
@@ -147,7 +147,7 @@ TEST_F(Logging, PlainMlaPrologV3LogsNotSupported) {
   ASSERT_TRUE(parse_line(out, &m)) << out;
   EXPECT_EQ(m.level, "ERROR");
   EXPECT_EQ(m.module, "OP");
-  EXPECT_NE(m.text.find("aclnnMlaPrologV3 failed, status 561000: aclnnMlaPrologV3: not supported"),
+  EXPECT_NE(m.text.find("aclnnMlaPrologV3 failed, status 561000: aclnnMlaPrologV3: ACL-65 not supported"),
             std::string::npos)
       << out;
   out = capture([] {
@@ -160,7 +160,7 @@ TEST_F(Logging, PlainMlaPrologV3LogsNotSupported) {
   });
   ASSERT_TRUE(parse_line(out, &m)) << out;
   EXPECT_EQ(m.level, "ERROR");
-  EXPECT_NE(m.text.find("status 561000: aclnnMlaPrologV3GetWorkspaceSize: not supported"), std::string::npos)
+  EXPECT_NE(m.text.find("status 561000: aclnnMlaPrologV3GetWorkspaceSize: ACL-65 not supported"), std::string::npos)
       << out;
 }
 
