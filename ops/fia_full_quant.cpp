@@ -166,12 +166,17 @@ Status fia_fq_plan(FiaPlan* plan, const char* op) {
   int64_t M = 0;
   MLAOPS_CHECK(mul_ok(P.G, P.R, &M) && M <= (int64_t{1} << 40) && P.QD <= (int64_t{1} << 20) &&
                    P.VD <= (int64_t{1} << 20),
-               kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
+               kParamInvalid,
+               "%s: query: FIA-17 workspace overflows int64 (INT8 full quantisation scratch bound); allowed G x rows "
+               "<= 2^40, D and V_D <= 2^20, got G %lld x rows %lld, D %lld, V_D %lld",
+               op, (long long)P.G, (long long)P.R, (long long)P.QD, (long long)P.VD);
   P.thread_bytes = round_up(scratch_layout(M, P.QD, P.VD).total, kWorkspaceAlign);
   WorkspaceLayout l;
   int64_t threads_total = 0;
-  MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid, "%s: FIA-17 workspace overflows int64",
-               op);
+  MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid,
+               "%s: workspace: FIA-17 workspace overflows int64 (INT8 full quantisation per-thread scratch x threads); "
+               "allowed <= 2^63 - 1 bytes, got %lld bytes x %d threads",
+               op, (long long)P.thread_bytes, P.threads);
   MLAOPS_TRY(l.add(threads_total, &P.off_thread, op));
   if (P.post_quant) MLAOPS_TRY(l.add(2 * P.N * P.VD * 4, &P.off_pq, op));
   P.workspace_bytes = n_items == 0 ? 0 : l.total();

@@ -227,7 +227,10 @@ Status fia_mlaq_plan(FiaPlan* plan, const char* op) {
   const Sizes s = thread_sizes(P.mq.rows, P.QD, P.DR);
   P.thread_bytes = s.total;
   int64_t all;
-  MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &all), kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
+  MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &all), kParamInvalid,
+               "%s: workspace: FIA-17 workspace overflows int64 (MLA full quant per-thread scratch x threads); allowed "
+               "<= 2^63 - 1 bytes, got %lld bytes x %d threads",
+               op, (long long)P.thread_bytes, P.threads);
   P.off_thread = 0;
   int64_t total = all;
   if (P.splits > 1) {  // partial states per (item, split): o [rows][D], m [rows], l [rows]
@@ -238,7 +241,10 @@ Status fia_mlaq_plan(FiaPlan* plan, const char* op) {
                              P.partial_o_floats + 2 * P.partial_ml_floats, 4},
                             &bytes) &&
                      add_ok(total, bytes, &total),
-                 kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
+                 kParamInvalid,
+                 "%s: workspace: FIA-17 workspace overflows int64 (MLA full quant KV-split partials); allowed <= 2^63 - 1 "
+                 "bytes, got %zu items x %lld splits",
+                 op, P.items.size(), (long long)P.splits);
     P.off_partial = all;
   }
   P.workspace_bytes = P.items.empty() ? 0 : total;

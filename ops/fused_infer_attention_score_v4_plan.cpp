@@ -269,6 +269,20 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     }
   }
   // Workspace: per-thread scratch (the largest kind), INT8 buffers, sink floats, KV-split partials.
+  // FIA-17, first the bound of the per-thread scratch: the kernels' formulas
+  // (flash_group_scratch_bytes, flash_decode_scratch_bytes, flash_decode_i8_scratch_bytes,
+  // fia_aq_thread_bytes) are unchecked int64 sums of products of two shape factors (rows up to
+  // 16 x M, or positions up to 512, by channels) times constants, below 2^10 x (M + 1024) x
+  // (D + D_R + V_D + 1024) in all; this bound fitting int64 with 2^20 to spare keeps each of them
+  // below 2^53 (the C++ API takes any head dim and head count: a query of one row and D 2^58
+  // overflowed them before any check).
+  int64_t channels, bound;
+  MLAOPS_CHECK(add_ok(fs.QD, fs.DR, &channels) && add_ok(channels, fs.VD, &channels) &&
+                   add_ok(channels, 1024, &channels) && product_ok({fs.M + 1024, channels, int64_t{1} << 20}, &bound),
+               kParamInvalid,
+               "%s: query: FIA-17 per-thread scratch bound overflows int64; allowed (M + 1024) x (D + D_R + V_D + "
+               "1024) x 2^20 <= 2^63 - 1, got M %lld (G x rows per item), D %lld, D_R %lld, V_D %lld",
+               op, (long long)fs.M, (long long)fs.QD, (long long)fs.DR, (long long)fs.VD);
   int64_t scratch = kernels::flash_group_scratch_bytes(fs, copy ? group : 1);
   if (all_decode) scratch = std::max(scratch, kernels::flash_decode_scratch_bytes(group, P.G, fs.QD, fs.VD, P.fp16));
   if (P.pgroup) {  // the merge's two states per item (fia_prefix_merge)
@@ -280,8 +294,10 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   P.thread_bytes = round_up(scratch, kWorkspaceAlign);
   WorkspaceLayout l;
   int64_t threads_total;
-  MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid, "%s: FIA-17 workspace overflows int64",
-               op);
+  MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid,
+               "%s: workspace: FIA-17 workspace overflows int64 (per-thread scratch x threads); allowed <= 2^63 - 1 "
+               "bytes, got %lld bytes x %d threads",
+               op, (long long)P.thread_bytes, P.threads);
   MLAOPS_TRY(l.add(threads_total, &P.off_thread, op));
   if (P.aq.on) {
     // per thread: a chunk of KV rows of up to 16 heads dequantised to the query dtype and two
@@ -291,7 +307,10 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     int64_t buf_bytes, state_bytes, all_threads, ch;
     MLAOPS_CHECK(product_ok({kFiaAqChunk, heads, P.QD + P.VD, 2 * P.aq.split}, &buf_bytes) &&
                      product_ok({heads, fs.M, P.VD * P.aq.split + P.QD + 2, 8 * P.aq.split}, &state_bytes),
-                 kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
+                 kParamInvalid,
+                 "%s: workspace: FIA-17 workspace overflows int64 (INT8 chunk buffers of a thread); allowed <= 2^63 - 1 "
+                 "bytes, got %lld heads, M %lld, D %lld, V_D %lld",
+                 op, (long long)heads, (long long)fs.M, (long long)P.QD, (long long)P.VD);
     int64_t per_thread = fia_aq_thread_bytes(heads, fs.M, P.QD, P.VD, P.aq.split);
     for (const FiaPlan::Task& t : P.tasks)
       if (fam.value(t.row).kind == AttnKind::kDecodeI8)
@@ -301,7 +320,10 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
         per_thread = std::max(per_thread, kernels::flash_decode_i8_scratch_bytes(1, P.G, P.QD, P.VD));
     MLAOPS_CHECK(mul_ok(round_up(per_thread, kWorkspaceAlign), P.threads, &all_threads) &&
                      product_ok({KVN, P.QD + P.VD, 2, 4}, &ch),
-                 kParamInvalid, "%s: FIA-17 workspace overflows int64", op);
+                 kParamInvalid,
+                 "%s: workspace: FIA-17 workspace overflows int64 (INT8 buffers x threads, channel parameters); allowed "
+                 "<= 2^63 - 1 bytes, got %lld bytes x %d threads, KV_N %lld x (D %lld + V_D %lld) x 8",
+                 op, (long long)per_thread, P.threads, (long long)KVN, (long long)P.QD, (long long)P.VD);
     P.aq_thread_bytes = round_up(per_thread, kWorkspaceAlign);
     MLAOPS_TRY(l.add(all_threads, &P.off_aq_thread, op));
     MLAOPS_TRY(l.add(ch, &P.off_aq_ch, op));
@@ -313,7 +335,9 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     P.partial_ml_floats = P.G * P.R;
     int64_t bytes;
     MLAOPS_CHECK(product_ok({n_items, P.splits, P.partial_o_floats + 2 * P.partial_ml_floats, 4}, &bytes), kParamInvalid,
-                 "%s: FIA-17 workspace overflows int64", op);
+                 "%s: workspace: FIA-17 workspace overflows int64 (KV-split partials); allowed <= 2^63 - 1 bytes, got "
+                 "%lld items x %lld splits x %lld floats",
+                 op, (long long)n_items, (long long)P.splits, (long long)(P.partial_o_floats + 2 * P.partial_ml_floats));
     MLAOPS_TRY(l.add(bytes, &P.off_partial, op));
   }
   if (P.pgroup) {  // the per-head counts and item lists of the merge (fia_run)
@@ -334,7 +358,9 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     P.pp_per = P.pp_o_floats + 2 * P.G * P.prow_rows;
     int64_t bytes;
     MLAOPS_CHECK(product_ok({n_units, P.psplits, P.pp_per, 4}, &bytes), kParamInvalid,
-                 "%s: FIA-17 workspace overflows int64", op);
+                 "%s: workspace: FIA-17 workspace overflows int64 (prefix units' partials); allowed <= 2^63 - 1 bytes, "
+                 "got %lld units x %lld splits x %lld floats",
+                 op, (long long)n_units, (long long)P.psplits, (long long)P.pp_per);
     MLAOPS_TRY(l.add(bytes, &P.off_ppartial, op));
   }
   P.workspace_bytes = n_items == 0 ? 0 : l.total();

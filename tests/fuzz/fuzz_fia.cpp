@@ -21,9 +21,6 @@
 #include "ops/fia/fia_entry_call.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 
-// The entry point of this target (its own one-line source, tests/fuzz/CMakeLists.txt).
-extern "C" const int mlaops_fuzz_entry;
-
 namespace mlaops::fuzz {
 namespace {
 
@@ -32,8 +29,7 @@ using testing::FiaAclArgs;
 const Entry kEntry = static_cast<Entry>(mlaops_fuzz_entry);
 
 [[noreturn]] void fail(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "fuzz_fia %s: %s: %s\n", testing::entry_name(kEntry), what, detail.c_str());
-  std::abort();
+  fail_target(std::string("fuzz_fia ") + testing::entry_name(kEntry) + ":", what, detail);
 }
 
 struct Problem {
@@ -208,6 +204,8 @@ void edit(FuzzedDataProvider& in, FiaAclArgs* a, ExactBuffers* bufs, const fia_t
   }
 }
 
+}  // namespace
+
 void run_one(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   Problem pb = make_problem(in);
@@ -267,19 +265,22 @@ void run_one(const uint8_t* data, size_t size) {
   if (a.lse_passed)
     std::memcpy(run->lse.data(), a.lse.data, static_cast<size_t>(bytes_of(a.lse.dtype, view_elements(a.lse))));
   const testing::FiaCompare c = testing::compare_fia(*run, *ref, pb.canon.dtype, m.lse_passed);
-  // The per-element bounds, the cosine and the lse rule of the operator tests; their mean relative
-  // error bound (1.5e-2 BF16) is left out: on the fuzzer's small outputs (a few hundred elements,
-  // many near 0) it reached 1.56e-2 to 1.69e-2 with every element within its bound
+  // The operator tests' rule (fia_compare.h): per-element bounds, cosine, lse and the mean
+  // relative error bound (2e-3 FP16, 1.5e-2 BF16), the mean for BF16 only on outputs of at least
+  // kMeanRelMinBf16 elements. On fewer, a handful of elements near 0 (relative error up to
+  // atol_rms / 1e-3 = 10 each, within their element bound) decide the BF16 mean: of 2793 compared
+  // problems (the FIA, FIA V4, IFA and PFA targets' generators) 14 of the 836 BF16 ones below 1024
+  // elements exceeded 1.5e-2 (up to 3.6e-2, at 16 to 512 elements), the 556 from 1024 on stayed
+  // at or below 9.3e-3, and the 1401 FP16 ones at or below 2.2e-4 at any size
   // (docs/reliability/fuzz.md, "Findings").
+  constexpr int64_t kMeanRelMinBf16 = 1024;
   const testing::Tolerance t = testing::fia_out_tolerance(pb.canon.dtype);
-  if (c.out.bad != 0 || !(c.out.cosine >= t.min_cosine) || c.lse.bad != 0)
+  const bool mean_applies = pb.canon.dtype != DType::kBFloat16 || c.out.n >= kMeanRelMinBf16;
+  if (std::getenv("MLAOPS_FUZZ_VERBOSE") != nullptr)  // the statistics of every compared problem
+    std::fprintf(stderr, "compare: %s | %s\n", c.str().c_str(), describe(pb).c_str());
+  if (c.out.bad != 0 || !(c.out.cosine >= t.min_cosine) || c.lse.bad != 0 ||
+      (mean_applies && !(c.out.mean_rel <= t.max_mean_rel)))
     fail("compare", c.str() + " | " + describe(pb));
 }
 
-}  // namespace
 }  // namespace mlaops::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  mlaops::fuzz::run_one(data, size);
-  return 0;
-}

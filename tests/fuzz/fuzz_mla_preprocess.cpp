@@ -18,17 +18,13 @@
 #include "ops/mla_preprocess/mla_preprocess_compare.h"
 #include "reference/mla_preprocess_ref.h"
 
-// The entry point of this target (its own one-line source, tests/fuzz/CMakeLists.txt).
-extern "C" const int mlaops_fuzz_entry;
-
 namespace mlaops::fuzz {
 namespace {
 
 const int kEntry = mlaops_fuzz_entry;
 
 [[noreturn]] void fail(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "fuzz_mla_preprocess (entry %d) %s: %s\n", kEntry, what, detail.c_str());
-  std::abort();
+  fail_target("fuzz_mla_preprocess (entry " + std::to_string(kEntry) + ")", what, detail);
 }
 
 using CM = MlaPreprocessCacheMode;
@@ -56,15 +52,13 @@ struct Fixture {
 };
 
 Fixture& fixture(int i) {
-  static std::array<std::unique_ptr<Fixture>, kCount> f;
-  if (!f[static_cast<size_t>(i)]) {
+  return lazy_fixture<Fixture, kCount>(i, [](int k) {
     auto x = std::make_unique<Fixture>();
-    x->fast = testdata::make_mla_preprocess_case(config(i));
-    x->ref = testdata::make_mla_preprocess_case(config(i));
+    x->fast = testdata::make_mla_preprocess_case(config(k));
+    x->ref = testdata::make_mla_preprocess_case(config(k));
     if (mla_preprocess_ref(x->ref.params()) != kSuccess) fail("reference", last_error_message());
-    f[static_cast<size_t>(i)] = std::move(x);
-  }
-  return *f[static_cast<size_t>(i)];
+    return x;
+  });
 }
 
 void edit(FuzzedDataProvider& in, testing::MlaPreprocessArgs* a, ExactBuffers* bufs) {
@@ -96,6 +90,8 @@ void edit(FuzzedDataProvider& in, testing::MlaPreprocessArgs* a, ExactBuffers* b
   }
 }
 
+}  // namespace
+
 void run_one(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
   // One fixture per target by default (building one takes seconds under ASan at these shapes);
@@ -114,7 +110,7 @@ void run_one(const uint8_t* data, size_t size) {
       if (!testdata::all_bytes(*h, c.cfg.canary)) return false;
     return true;
   };
-  const bool ok = run_phases(
+  run_phases(
       edits,
       [&](uint64_t* ws_size, aclOpExecutor** ex) {
         return testing::mla_preprocess_phase1(c, [&](testing::MlaPreprocessArgs& a) { a = edited; }, ws_size, ex);
@@ -122,16 +118,7 @@ void run_one(const uint8_t* data, size_t size) {
       [&](void* w, uint64_t size, aclOpExecutor* ex) {
         return kEntry == 2 ? aclnnMlaPreprocessV2(w, size, ex, nullptr) : aclnnMlaPreprocess(w, size, ex, nullptr);
       },
-      canary_kept, fail);
-  if (!ok || edits > 0) return;
-  const std::string bad = testing::mla_preprocess_mismatches(c, fx.ref);
-  if (!bad.empty()) fail("compare", bad);
+      canary_kept, [&] { return testing::mla_preprocess_mismatches(c, fx.ref); }, fail);
 }
 
-}  // namespace
 }  // namespace mlaops::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  mlaops::fuzz::run_one(data, size);
-  return 0;
-}

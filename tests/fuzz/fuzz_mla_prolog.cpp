@@ -21,17 +21,13 @@
 #include "ops/mla_prolog/mla_prolog_compare.h"
 #include "reference/mla_prolog_ref.h"
 
-// The entry point of this target (its own one-line source, tests/fuzz/CMakeLists.txt).
-extern "C" const int mlaops_fuzz_entry;
-
 namespace mlaops::fuzz {
 namespace {
 
 const int kEntry = mlaops_fuzz_entry;
 
 [[noreturn]] void fail(const char* what, const std::string& detail) {
-  std::fprintf(stderr, "fuzz_mla_prolog (entry %d) %s: %s\n", kEntry, what, detail.c_str());
-  std::abort();
+  fail_target("fuzz_mla_prolog (entry " + std::to_string(kEntry) + ")", what, detail);
 }
 
 constexpr MlaPrologScenario kScenarios[] = {
@@ -49,20 +45,17 @@ struct Fixture {
 
 // Built on first use (a case and its reference run take a second at these shapes).
 Fixture& fixture(int i) {
-  static std::array<std::unique_ptr<Fixture>, kCount> f;
-  if (!f[static_cast<size_t>(i)]) {
+  return lazy_fixture<Fixture, kCount>(i, [](int k) {
     auto x = std::make_unique<Fixture>();
     if (kEntry == 4) {  // the plain V3 rejects everything: the small default case is enough
       x->fast = testdata::make_mla_prolog_case(testdata::MlaPrologCaseConfig{});
-      f[static_cast<size_t>(i)] = std::move(x);
-      return *f[static_cast<size_t>(i)];
+      return x;
     }
-    x->fast = testdata::make_mla_prolog_case(config(kScenarios[i]));
-    x->ref = testdata::make_mla_prolog_case(config(kScenarios[i]));
+    x->fast = testdata::make_mla_prolog_case(config(kScenarios[k]));
+    x->ref = testdata::make_mla_prolog_case(config(kScenarios[k]));
     if (mla_prolog_ref(x->ref.params()) != kSuccess) fail("reference", last_error_message());
-    f[static_cast<size_t>(i)] = std::move(x);
-  }
-  return *f[static_cast<size_t>(i)];
+    return x;
+  });
 }
 
 void edit(FuzzedDataProvider& in, testing::MlaPrologArgs* a, testing::MlaPrologCall* call, std::string* mode,
@@ -94,6 +87,8 @@ void edit(FuzzedDataProvider& in, testing::MlaPrologArgs* a, testing::MlaPrologC
     }
   }
 }
+
+}  // namespace
 
 void run_one(const uint8_t* data, size_t size) {
   FuzzedDataProvider in(data, size);
@@ -139,23 +134,14 @@ void run_one(const uint8_t* data, size_t size) {
     if (!canary_kept()) fail("plain V3", "an output byte changed");
     return;
   }
-  const bool ok = run_phases(
+  run_phases(
       edits, [&](uint64_t* size, aclOpExecutor** x) { return testing::mla_prolog_phase1(c, call, size, x); },
       [&](void* w, uint64_t size, aclOpExecutor* x) {
         return kEntry == 3   ? aclnnMlaPrologV3WeightNz(w, size, x, nullptr)
                : kEntry == 2 ? aclnnMlaPrologV2WeightNz(w, size, x, nullptr)
                              : aclnnMlaProlog(w, size, x, nullptr);
       },
-      canary_kept, fail);
-  if (!ok || edits > 0) return;
-  const std::string bad = testing::mla_prolog_mismatches(c, fx.ref);
-  if (!bad.empty()) fail("compare", bad);
+      canary_kept, [&] { return testing::mla_prolog_mismatches(c, fx.ref); }, fail);
 }
 
-}  // namespace
 }  // namespace mlaops::fuzz
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  mlaops::fuzz::run_one(data, size);
-  return 0;
-}

@@ -10,6 +10,7 @@
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +24,30 @@
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
+// The entry point of a target: its own one-line source (tests/fuzz/CMakeLists.txt).
+extern "C" const int mlaops_fuzz_entry;
+
 namespace mlaops::fuzz {
+
+// One input of a target: each family's source (fuzz_<family>.cpp) defines it; the libFuzzer entry
+// (fuzz_main.cpp, linked into every target) calls it.
+void run_one(const uint8_t* data, size_t size);
+
+// Reports a failure of target `who` (its name and entry point) and aborts: libFuzzer keeps the input.
+[[noreturn]] inline void fail_target(const std::string& who, const char* what, const std::string& detail) {
+  std::fprintf(stderr, "%s %s: %s\n", who.c_str(), what, detail.c_str());
+  std::abort();
+}
+
+// Fixture i (of kN) of a target, made by `build(i)` (a std::unique_ptr<F>) on first use and kept
+// for the process: building one with its float64 reference takes seconds under ASan.
+template <class F, int kN, class Build>
+F& lazy_fixture(int i, Build&& build) {
+  static std::array<std::unique_ptr<F>, kN> made;
+  std::unique_ptr<F>& slot = made[static_cast<size_t>(i)];
+  if (!slot) slot = build(i);
+  return *slot;
+}
 
 // Bytes of n elements of dtype dt (sub-byte types packed).
 inline int64_t bytes_of(DType dt, int64_t n) {
@@ -239,16 +263,16 @@ inline void edit_index(FuzzedDataProvider& in, TensorView* v, bool passed, DType
 
 // Phase 1 (`phase1(&ws_size, &executor)`), then phase 2 (`phase2(workspace, size, executor)`)
 // on an exact workspace block. A rejected or failed call must leave `kept()` true; an unedited
-// one (edits == 0) must succeed. Failures go to `fail(phase, detail)` (which does not return).
-// Returns true when both phases succeeded.
-template <class P1, class P2, class Kept, class Fail>
-inline bool run_phases(int edits, P1&& phase1, P2&& phase2, Kept&& kept, Fail&& fail) {
+// one (edits == 0) must succeed and `mismatches()` (its comparison with the float64 reference)
+// must return "". Failures go to `fail(phase, detail)` (which does not return).
+template <class P1, class P2, class Kept, class Mismatches, class Fail>
+inline void run_phases(int edits, P1&& phase1, P2&& phase2, Kept&& kept, Mismatches&& mismatches, Fail&& fail) {
   uint64_t ws_size = 0;
   aclOpExecutor* ex = nullptr;
   if (phase1(&ws_size, &ex) != ACLNN_SUCCESS) {
     if (edits == 0) fail("phase 1", std::string("an unedited call was rejected: ") + last_error_message());
     if (!kept()) fail("phase 1", "a rejected call changed a cache or output byte");
-    return false;
+    return;
   }
   if (ws_size > (uint64_t{1} << 32)) fail("phase 1", "workspace over 4 GiB");
   ExactBuffers ws;
@@ -256,9 +280,11 @@ inline bool run_phases(int edits, P1&& phase1, P2&& phase2, Kept&& kept, Fail&& 
   if (phase2(w, ws_size, ex) != ACLNN_SUCCESS) {
     if (edits == 0) fail("phase 2", std::string("an unedited call failed: ") + last_error_message());
     if (!kept()) fail("phase 2", "a failed call changed a cache or output byte");
-    return false;
+    return;
   }
-  return true;
+  if (edits > 0) return;
+  const std::string bad = mismatches();
+  if (!bad.empty()) fail("compare", bad);
 }
 
 }  // namespace mlaops::fuzz
