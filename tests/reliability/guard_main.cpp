@@ -1,7 +1,8 @@
 // main() of the guard-page binaries (docs/reliability/guard_and_faults.md): runs the linked
 // C-API suites twice, once with every tensor flush against a trailing PROT_NONE page, once flush
-// against a leading one (tests/support/guarded_alloc.h). A read or write past either end of any
-// tensor is a SIGSEGV, so the test crashes instead of passing.
+// against a leading one (tests/support/guarded_alloc.h); the workspace of each call too. A read or
+// write past either end of any tensor or workspace is a SIGSEGV, so the test crashes instead of
+// passing.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -19,8 +20,9 @@ class GuardModes : public ::testing::EmptyTestEventListener {
     std::printf("[ guard    ] tensors flush against the %s guard page\n", mlaops::testing::guard_mode_name(mode));
   }
   void OnTestProgramEnd(const ::testing::UnitTest&) override {
-    std::printf("[ guard    ] %lld tensors placed in guarded regions\n",
-                static_cast<long long>(mlaops::testing::guarded_tensor_count()));
+    std::printf("[ guard    ] %lld tensors and %lld workspaces placed in guarded regions\n",
+                static_cast<long long>(mlaops::testing::guarded_tensor_count()),
+                static_cast<long long>(mlaops::testing::guarded_workspace_count()));
   }
 };
 

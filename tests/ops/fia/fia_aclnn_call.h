@@ -210,11 +210,11 @@ inline aclnnStatus fia_aclnn_call(const FiaAclArgs& a, aclrtStream stream = null
   if (s != ACLNN_SUCCESS) return s;
   if (between) between();
   guard_refresh();
-  void* ws = nullptr;
-  if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
+  CallWorkspace workspace(ws_size);  // in a guard mode: flush against a guard page (tests/support/guarded_alloc.h)
+  if (!workspace.ok()) return ACLNN_ERR_RUNTIME_ERROR;
+  void* ws = workspace.get();
   s = aclnnFusedInferAttentionScoreV4(ws, ws_size, ex, stream);
   if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
-  if (ws) aclrtFree(ws);
   return s;
 }
 

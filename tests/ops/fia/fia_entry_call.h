@@ -213,11 +213,11 @@ inline aclnnStatus entry_call(Entry e, const FiaAclArgs& a, aclrtStream stream =
   aclnnStatus s = entry_phase1(e, a, &ws_size, &ex);
   if (s != ACLNN_SUCCESS) return s;
   if (ws_out != nullptr) *ws_out = ws_size;
-  void* ws = nullptr;
-  if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
+  CallWorkspace workspace(ws_size);  // in a guard mode: flush against a guard page (tests/support/guarded_alloc.h)
+  if (!workspace.ok()) return ACLNN_ERR_RUNTIME_ERROR;
+  void* ws = workspace.get();
   s = entry_phase2(e, ws, ws_size, ex, stream);
   if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
-  if (ws) aclrtFree(ws);
   return s;
 }
 

@@ -121,13 +121,13 @@ inline aclnnStatus mla_preprocess_call(const testdata::MlaPreprocessCase& c, con
   aclOpExecutor* ex = nullptr;
   aclnnStatus s = mla_preprocess_phase1(c, mutate, &ws_size, &ex);
   if (s != ACLNN_SUCCESS) return s;
-  void* ws = nullptr;
-  if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
+  CallWorkspace workspace(ws_size);  // in a guard mode: flush against a guard page (tests/support/guarded_alloc.h)
+  if (!workspace.ok()) return ACLNN_ERR_RUNTIME_ERROR;
+  void* ws = workspace.get();
   MlaPreprocessArgs a = args_of(c);
   if (mutate) mutate(a);
   s = a.v2 ? aclnnMlaPreprocessV2(ws, ws_size, ex, stream) : aclnnMlaPreprocess(ws, ws_size, ex, stream);
   if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
-  if (ws) aclrtFree(ws);
   return s;
 }
 

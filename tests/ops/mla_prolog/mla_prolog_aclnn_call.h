@@ -126,13 +126,13 @@ inline aclnnStatus mla_prolog_call(const testdata::MlaPrologCase& c, const MlaPr
   aclOpExecutor* ex = nullptr;
   aclnnStatus s = mla_prolog_phase1(c, call, &ws_size, &ex);
   if (s != ACLNN_SUCCESS) return s;
-  void* ws = nullptr;
-  if (ws_size > 0 && aclrtMalloc(&ws, ws_size, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return ACLNN_ERR_RUNTIME_ERROR;
+  CallWorkspace workspace(ws_size);  // in a guard mode: flush against a guard page (tests/support/guarded_alloc.h)
+  if (!workspace.ok()) return ACLNN_ERR_RUNTIME_ERROR;
+  void* ws = workspace.get();
   s = call.v3   ? aclnnMlaPrologV3WeightNz(ws, ws_size, ex, stream)
       : call.v2 ? aclnnMlaPrologV2WeightNz(ws, ws_size, ex, stream)
                 : aclnnMlaProlog(ws, ws_size, ex, stream);
   if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
-  if (ws) aclrtFree(ws);
   return s;
 }
 
