@@ -8,7 +8,9 @@
 //   3. per token: dequant -> m1 = [ckv | kpe | cq] in the input dtype; RmsNormQuant(cq) -> a1
 //      (or RmsNorm + dtype rounding); kN = RmsNorm(ckv), kR = RoPE(kpe) -> cache rows staged
 //   4. per head (parallel over heads): a1 @ wuq[head]^T -> dequant -> [qn | qp];
-//      qn @ wuk[head] -> qNope (-> int8 * qNopeScale in cacheMode 2); RoPE(qp) -> qRope
+//      qn @ wuk[head] -> qNope (-> int8 * qNopeScale in cacheMode 2); RoPE(qp) -> qRope.
+//      Decode chunks (plan.wuq_whole) run a1 @ wuq^T for all heads first, as one GEMM split
+//      evenly over the threads (long runs of W in address order), and the heads start at dequant.
 //   5. scatter the staged rows into the cache outputs (kvCacheOut / krCacheOut, placed by the input
 //      caches' geometry) in token order (duplicates: last wins; -1 skips)
 // Each weight is streamed once per chunk (one chunk for T <= 256 tokens). The element-wise
@@ -44,8 +46,12 @@ inline float ld_dt(uint16_t v, bool fp16) { return fp16 ? fp16_to_float(v) : bf1
 // Per-call constants, read once (the small parameter tensors), as fp32 values.
 struct Consts {
   std::vector<float> gamma0, beta0, gamma1, beta1, gamma2;
-  std::vector<float> ds0, ds1, q_nope_scale;
-  std::vector<int32_t> bias0, bias1;
+  std::vector<float> q_nope_scale;
+  // deScale and bias per channel: the tensors' own values where they are FP32 / INT32 already
+  // (no per-call copy: N * (D + Dr) values each at N = 128), else the converted copy.
+  std::vector<float> ds0_v, ds1_v;
+  const float *ds0 = nullptr, *ds1 = nullptr;
+  const int32_t *bias0 = nullptr, *bias1 = nullptr;
   float qs0_inv = 0, qo0 = 0, qs1_inv = 0, qo1 = 0, ctkv_inv = 0;
 };
 
@@ -56,23 +62,16 @@ std::vector<float> load_dt_vec(const TensorView& t, int64_t n, bool fp16) {
   return v;
 }
 
-// deScale: INT64 holding fp32 bits in the low 32 bits (fp16 input) or FP32 (bf16 input).
-std::vector<float> load_descale(const TensorView& t, int64_t n) {
-  std::vector<float> v(static_cast<size_t>(n));
+// deScale: INT64 holding fp32 bits in the low 32 bits (fp16 input; converted into `v`) or FP32
+// (bf16 input; read in place).
+const float* load_descale(const TensorView& t, int64_t n, std::vector<float>& v) {
+  if (t.dtype != DType::kInt64) return t.ptr<const float>();
+  v.resize(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
-    if (t.dtype == DType::kInt64) {
-      const uint64_t bits = static_cast<uint64_t>(t.ptr<const int64_t>()[i]);
-      v[static_cast<size_t>(i)] = bits_float(static_cast<uint32_t>(bits & 0xffffffffu));
-    } else {
-      v[static_cast<size_t>(i)] = t.ptr<const float>()[i];
-    }
+    const uint64_t bits = static_cast<uint64_t>(t.ptr<const int64_t>()[i]);
+    v[static_cast<size_t>(i)] = bits_float(static_cast<uint32_t>(bits & 0xffffffffu));
   }
-  return v;
-}
-
-std::vector<int32_t> load_i32_vec(const TensorView& t, int64_t n) {
-  const int32_t* p = t.ptr<const int32_t>();
-  return std::vector<int32_t>(p, p + n);
+  return v.data();
 }
 
 Consts load_consts(const MlaPreprocessParams& p, const MlaPreprocessPlan& pl) {
@@ -85,11 +84,11 @@ Consts load_consts(const MlaPreprocessParams& p, const MlaPreprocessPlan& pl) {
   c.beta1 = load_dt_vec(p.beta1, d.Hcq, f);
   c.gamma2 = load_dt_vec(p.gamma2, d.Hckv, f);
   if (pl.quant) {
-    c.ds0 = load_descale(*p.de_scale0, d.m1_cols);
-    c.ds1 = load_descale(*p.de_scale1, d.m2_cols);
+    c.ds0 = load_descale(*p.de_scale0, d.m1_cols, c.ds0_v);
+    c.ds1 = load_descale(*p.de_scale1, d.m2_cols, c.ds1_v);
     if (!pl.per_token) {
-      c.bias0 = load_i32_vec(*p.bias0, d.m1_cols);
-      c.bias1 = load_i32_vec(*p.bias1, d.m2_cols);
+      c.bias0 = p.bias0->ptr<const int32_t>();
+      c.bias1 = p.bias1->ptr<const int32_t>();
       c.qs0_inv = 1.0f / ld_dt(p.quant_scale0->ptr<const uint16_t>()[0], f);  // the kernel multiplies by 1/qs
       c.qs1_inv = 1.0f / ld_dt(p.quant_scale1->ptr<const uint16_t>()[0], f);
       c.qo0 = p.quant_offset0->ptr<const int8_t>()[0];
@@ -179,6 +178,21 @@ void stage1_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   }
 }
 
+// A transposed-NZ GEMM g over all of its g.N columns, parallel over 16-channel groups in
+// contiguous ranges (each thread reads its tiles of every k panel in address order).
+void t_gemm_all(const RunCtx& c, kernels::GemmTFn fn, const GemmTArgs& g) {
+  auto range = [&](int64_t b, int64_t e, int slot) {
+    GemmTArgs gi = g;
+    gi.n_begin = b * 16;
+    gi.n_end = std::min(e * 16, g.N);
+    gi.scratch = thread_scratch(c, slot);
+    fn(gi);
+  };
+  parallel_chunks(
+      ceil_div(g.N, 16), 1, c.plan->threads,
+      [](void* r, int64_t b, int64_t e, int slot) { (*static_cast<decltype(range)*>(r))(b, e, slot); }, &range);
+}
+
 // Step 2: acc1[tc, m1_cols] = A @ wdqkv^T (int32 or fp32), parallel over 16-channel groups.
 void project_input(const RunCtx& c) {
   const MlaPreprocessParams& p = *c.p;
@@ -195,16 +209,30 @@ void project_input(const RunCtx& c) {
   g.r1 = pl.wdqkv_r1;
   g.C = c.ws->at<char>(pl.off_acc1);
   g.ldc = d.m1_cols;
-  auto range = [&](int64_t b, int64_t e, int slot) {
-    GemmTArgs gi = g;
-    gi.n_begin = b * 16;
-    gi.n_end = std::min(e * 16, d.m1_cols);
-    gi.scratch = thread_scratch(c, slot);
-    pl.wdqkv_gemm(gi);
-  };
-  parallel_chunks(
-      ceil_div(d.m1_cols, 16), 1, pl.threads,
-      [](void* r, int64_t b, int64_t e, int slot) { (*static_cast<decltype(range)*>(r))(b, e, slot); }, &range);
+  t_gemm_all(c, pl.wdqkv_gemm, g);
+}
+
+// The A operand, weights and output of the wuq GEMM (columns set by the caller).
+GemmTArgs wuq_args(const RunCtx& c) {
+  const MlaPreprocessPlan& pl = *c.plan;
+  const MlaPreprocessShape& d = pl.dims;
+  GemmTArgs g;
+  g.M = c.tc;
+  g.N = d.m2_cols;
+  g.K = d.Hcq;
+  g.A = c.ws->at<char>(pl.off_a1);
+  g.lda = d.Hcq;
+  g.W = c.p->wuq.data;
+  g.r1 = pl.wuq_r1;
+  return g;
+}
+
+// Step 4a (plan.wuq_whole, decode): acc2[tc, m2_cols] = a1 @ wuq^T for all heads at once.
+void project_wuq(const RunCtx& c) {
+  GemmTArgs g = wuq_args(c);
+  g.C = c.ws->at<char>(c.plan->off_acc2);
+  g.ldc = c.plan->dims.m2_cols;
+  t_gemm_all(c, c.plan->wuq_gemm, g);
 }
 
 // Step 3 for tokens [b, e) of the chunk.
@@ -223,8 +251,8 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
     // m1 = dtype(dequant(acc1)), [ckv | kpe | cq], as fp32 values of the dtype
     float* m1 = c.ws->at<float>(pl.off_m1) + i * d.m1_cols;
     if (pl.quant) {
-      rk.dequant(c.ws->at<int32_t>(pl.off_acc1) + i * d.m1_cols, pl.per_token ? nullptr : k.bias0.data(),
-                 k.ds0.data(), static_cast<float>(c.ws->at<double>(pl.off_scale)[2 * i]), f, d.m1_cols, m1);
+      rk.dequant(c.ws->at<int32_t>(pl.off_acc1) + i * d.m1_cols, pl.per_token ? nullptr : k.bias0,
+                 k.ds0, static_cast<float>(c.ws->at<double>(pl.off_scale)[2 * i]), f, d.m1_cols, m1);
     } else {
       std::memcpy(m1, c.ws->at<float>(pl.off_acc1) + i * d.m1_cols, static_cast<size_t>(d.m1_cols) * 4);
       rk.round_dt(m1, f, d.m1_cols);
@@ -280,35 +308,34 @@ void head(const RunCtx& c, int64_t h, int thread) {
   const int64_t lo = col0 / 16 * 16;
   const int64_t hi = std::min(round_up(col0 + hw, 16), d.m2_cols);
   char* tb = c.ws->at<char>(pl.off_thread + thread * pl.thread_bytes);
-  float* qq = reinterpret_cast<float*>(tb);  // [tc, head_cols]: wuq columns lo..hi-1
-  uint16_t* qn = reinterpret_cast<uint16_t*>(tb + round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign));  // [tc, D]
+  // The head's wuq product, row i at q0 + i * qld: the whole GEMM's acc2 (wuq_whole), else this
+  // thread's [tc, head_cols] buffer of wuq columns lo..hi-1.
+  const int64_t q_bytes = pl.wuq_whole ? 0 : round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign);
+  float* const q0 = pl.wuq_whole ? c.ws->at<float>(pl.off_acc2) + col0
+                                 : reinterpret_cast<float*>(tb) + (col0 - lo);
+  const int64_t qld = pl.wuq_whole ? d.m2_cols : pl.head_cols;
+  uint16_t* qn = reinterpret_cast<uint16_t*>(tb + q_bytes);  // [tc, D]
   float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
   auto t = c.profile ? clock_type::now() : clock_type::time_point{};
-  // a1 @ wuq[lo:hi]^T (the kernel addresses C by absolute column)
-  GemmTArgs g;
-  g.M = c.tc;
-  g.N = d.m2_cols;
-  g.K = d.Hcq;
-  g.A = c.ws->at<char>(pl.off_a1);
-  g.lda = d.Hcq;
-  g.W = p.wuq.data;
-  g.r1 = pl.wuq_r1;
-  g.C = reinterpret_cast<char*>(qq) - lo * 4;
-  g.ldc = pl.head_cols;
-  g.n_begin = lo;
-  g.n_end = hi;
   char* const scratch = thread_scratch(c, thread);  // the GEMMs' scratch, then rope [Dr]
-  g.scratch = scratch;
-  pl.wuq_gemm(g);
+  if (!pl.wuq_whole) {  // a1 @ wuq[lo:hi]^T (the kernel addresses C by absolute column)
+    GemmTArgs g = wuq_args(c);
+    g.C = reinterpret_cast<char*>(tb) - lo * 4;
+    g.ldc = pl.head_cols;
+    g.n_begin = lo;
+    g.n_end = hi;
+    g.scratch = scratch;
+    pl.wuq_gemm(g);
+  }
   head_lap(c, 0, t);
   const double* scale = c.ws->at<double>(pl.off_scale);
   for (int64_t i = 0; i < c.tc; ++i) {
-    float* row = qq + i * pl.head_cols + (col0 - lo);
+    float* row = q0 + i * qld;
     if (!pl.quant) {
       rk.round_dt(row, f, hw);
     } else {  // in place: int32 in, fp32 values of the dtype out
-      rk.dequant(reinterpret_cast<const int32_t*>(row), pl.per_token ? nullptr : k.bias1.data() + col0,
-                 k.ds1.data() + col0, static_cast<float>(scale[2 * i + 1]), f, hw, row);
+      rk.dequant(reinterpret_cast<const int32_t*>(row), pl.per_token ? nullptr : k.bias1 + col0,
+                 k.ds1 + col0, static_cast<float>(scale[2 * i + 1]), f, hw, row);
     }
     rk.store_dt(row, f, qn + i * d.D, d.D);
   }
@@ -342,7 +369,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
     } else {
       rk.store_dt(q, f, p.q_out.ptr<uint16_t>() + row_out * q_width, d.Hckv);
     }
-    const float* qp = qq + i * pl.head_cols + (col0 - lo) + d.D;
+    const float* qp = q0 + i * qld + d.D;
     kernels::rope_half_row(qp, p.cos.ptr<const uint16_t>() + tk * d.Dr, p.sin.ptr<const uint16_t>() + tk * d.Dr, f,
                            d.Dr, rope);
     uint16_t* rope_out = cm == CacheMode::kKvCache ? p.q_out.ptr<uint16_t>() + row_out * q_width + d.Hckv
@@ -442,7 +469,7 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
   std::atomic<int64_t> head_ns[4] = {0, 0, 0, 0};  // per call: concurrent calls keep their own
   c.head_ns = head_ns;
   using clock = std::chrono::steady_clock;
-  double phase[5] = {0, 0, 0, 0, 0};
+  double phase[6] = {0, 0, 0, 0, 0, 0};
   auto lap = [&](int i, clock::time_point& t) {
     const auto now = clock::now();
     phase[i] += std::chrono::duration<double, std::micro>(now - t).count();
@@ -457,21 +484,23 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
     lap(1, t);
     for_rows(c, stage2_rows);
     lap(2, t);
+    if (pl->wuq_whole) project_wuq(c);
+    lap(3, t);
     struct HeadCtx {
       const RunCtx* c;
     } hc{&c};
     parallel_items(d.N, pl->threads,
                    [](void* ctx, int64_t n, int thread) { head(*static_cast<HeadCtx*>(ctx)->c, n, thread); }, &hc);
-    lap(3, t);
-    scatter(c);
     lap(4, t);
+    scatter(c);
+    lap(5, t);
   }
   if (profile)
     std::fprintf(stderr,
                  "%s: T=%lld N=%lld He=%lld cacheMode=%d quantMode=%d: rmsnormquant %.0f us, wdqkv %.0f us, token rows "
-                 "%.0f us, heads %.0f us, scatter %.0f us\n",
+                 "%.0f us, wuq (all heads) %.0f us, heads %.0f us, scatter %.0f us\n",
                  op, (long long)d.T, (long long)d.N, (long long)d.He, static_cast<int>(pl->cache_mode),
-                 pl->per_token ? 1 : 0, phase[0], phase[1], phase[2], phase[3], phase[4]);
+                 pl->per_token ? 1 : 0, phase[0], phase[1], phase[2], phase[3], phase[4], phase[5]);
   if (profile)
     std::fprintf(stderr, "%s: heads (thread-summed): wuq gemm %.0f us, dequant %.0f us, wuk gemm %.0f us, epilogue %.0f us\n",
                  op, head_ns[0].load() / 1e3, head_ns[1].load() / 1e3, head_ns[2].load() / 1e3,

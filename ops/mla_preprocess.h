@@ -62,12 +62,17 @@ struct MlaPreprocessPlan final : detail::PlanState {
   // (parallel_for), the heads on `threads` threads (parallel_items), the scatter.
   int64_t chunk = 0;
   int threads = 1;
+  // Decode-sized chunks (chunk <= kernels::kGemmTStreamMaxM): the wuq GEMM of all heads runs as
+  // one GEMM over 16-channel groups split evenly across the threads, before the heads, instead
+  // of one 192-column window per head (ops/mla_preprocess.cpp, docs/performance.md).
+  bool wuq_whole = false;
   // Workspace layout (byte offsets).
   int64_t off_a0 = 0;      // [chunk, He] int8: RmsNormQuant(input) (quantized path)
   int64_t off_scale = 0;   // [chunk, 2] double: per-token scales of the two stages (quantMode 1)
   int64_t off_acc1 = 0;    // [chunk, m1_cols] int32 / fp32: the first projection
   int64_t off_m1 = 0;      // [chunk, m1_cols] fp32: m1 in the input dtype's values
   int64_t off_a1 = 0;      // [chunk, Hcq] int8 or dtype bits: the A operand of the wuq GEMM
+  int64_t off_acc2 = 0;    // [chunk, m2_cols] int32 / fp32: the wuq GEMM of all heads (wuq_whole)
   int64_t off_kv = 0;      // [chunk, kv width] kv rows in the cache dtype, staged for the scatter
   int64_t off_kr = 0;      // [chunk, Dr] kr rows (cacheMode 1..3)
   int64_t off_thread = 0;  // per-thread buffers, thread_bytes each

@@ -95,24 +95,31 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   pl.threads = num_threads();
   pl.chunk = std::min<int64_t>(std::max<int64_t>(d.T, 1), 256);
   pl.head_cols = round_up(d.D + d.Dr, 16) + 16;
+  // Decode: the wuq weights of one head are 16-row tiles scattered over every k panel (W^T in
+  // NZ: runs of (D + Dr) / 16 tiles, N * (D + Dr) * 32 bytes apart), so a head at a time reads
+  // short pieces; the whole GEMM gives each thread long runs in address order.
+  pl.wuq_whole = pl.chunk <= kernels::kGemmTStreamMaxM;
   const int64_t c = pl.chunk;
-  int64_t a0 = 0, acc1 = 0, m1 = 0, a1 = 0, kv = 0, kr = 0, t1 = 0, t2 = 0, t3 = 0, per_thread = 0, threads_total = 0;
+  int64_t a0 = 0, acc1 = 0, m1 = 0, a1 = 0, acc2 = 0, kv = 0, kr = 0, t1 = 0, t2 = 0, t3 = 0, per_thread = 0,
+          threads_total = 0;
   MLAOPS_CHECK(product_ok({c, pl.quant ? d.He : 0}, &a0) && product_ok({c, d.m1_cols, 4}, &acc1) &&
                    product_ok({c, d.m1_cols, 4}, &m1) && product_ok({c, d.Hcq, 2}, &a1) &&
+                   product_ok({pl.wuq_whole ? c : 0, d.m2_cols, 4}, &acc2) &&
                    product_ok({c, pl.kv.width, pl.kv.elem_size}, &kv) && product_ok({c, d.Dr, 2}, &kr) &&
-                   product_ok({c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
+                   product_ok({pl.wuq_whole ? 0 : c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
                    product_ok({c, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) && add_ok(per_thread, t3, &per_thread) &&
                    add_ok(per_thread, 4 * kWorkspaceAlign, &per_thread),
                kParamInvalid, "%s: MPP-15 workspace size overflows int64", op);
   per_thread = round_up(per_thread, kWorkspaceAlign);
-  // Then one phase at a time: RmsNormQuant's two rows, the wdqkv GEMM's scratch (all m1 columns:
-  // one chunk when it runs inline), a token row's two vectors, or a head's larger GEMM scratch
+  // Then one phase at a time: RmsNormQuant's two rows, the wdqkv (and whole wuq) GEMM's scratch
+  // (all columns: one chunk when it runs inline), a token row's two vectors, or a head's larger GEMM scratch
   // and its rope vector.
   const kernels::GemmKind t_kind = pl.quant ? kernels::GemmKind::kS8T : pl.fp16 ? kernels::GemmKind::kF16T
                                                                                : kernels::GemmKind::kBf16T;
   const auto vec = [](int64_t n) { return round_up(n * 4, kWorkspaceAlign); };
   const int64_t stage1_scratch = pl.quant ? 2 * vec(d.He) : 0;
-  const int64_t proj_scratch = kernels::gemm_scratch_bytes(t_kind, c, d.He, d.m1_cols);
+  const int64_t proj_scratch = std::max(kernels::gemm_scratch_bytes(t_kind, c, d.He, d.m1_cols),
+                                        pl.wuq_whole ? kernels::gemm_scratch_bytes(t_kind, c, d.Hcq, d.m2_cols) : 0);
   const int64_t rows_scratch = vec(std::max(d.Hcq, d.Hckv)) + vec(d.Dr);
   pl.head_gemm_scratch = std::max(
       kernels::gemm_scratch_bytes(t_kind, c, d.Hcq, pl.head_cols),
@@ -129,6 +136,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   MLAOPS_TRY(l.add(acc1, &pl.off_acc1, op));
   MLAOPS_TRY(l.add(m1, &pl.off_m1, op));
   MLAOPS_TRY(l.add(a1, &pl.off_a1, op));
+  MLAOPS_TRY(l.add(acc2, &pl.off_acc2, op));
   MLAOPS_TRY(l.add(kv, &pl.off_kv, op));
   MLAOPS_TRY(l.add(mla_preprocess_has_rope_outputs(cm) ? kr : 0, &pl.off_kr, op));
   MLAOPS_TRY(l.add(threads_total, &pl.off_thread, op));
@@ -158,16 +166,19 @@ std::string MlaPreprocessPlan::explain() const {
   if (d.T == 0) return s + "work: none (T = 0: nothing computed, the caches untouched); workspace 0 bytes\n";
   std::snprintf(b, sizeof b,
                 "work: %lld chunk(s) of up to %lld tokens; per chunk: %sthe wdqkv GEMM over %lld 16-channel groups and "
-                "the token rows (parallel_for), the %lld heads on %d thread(s) (parallel_items), then the cache "
+                "the token rows (parallel_for), %s, the %lld heads on %d thread(s) (parallel_items), then the cache "
                 "scatter in token order\n",
                 (long long)ceil_div(d.T, chunk), (long long)chunk, quant ? "RmsNormQuant of the input rows, " : "",
-                (long long)ceil_div(d.m1_cols, 16), (long long)d.N, threads);
+                (long long)ceil_div(d.m1_cols, 16),
+                wuq_whole ? "the wuq GEMM of all heads over its 16-channel groups (parallel_for; decode)"
+                          : "the wuq GEMM per head (in the heads)",
+                (long long)d.N, threads);
   s += b;
   std::snprintf(b, sizeof b,
-                "workspace %llu bytes: a0 @%lld, scales @%lld, wdqkv product @%lld, m1 @%lld, a1 @%lld, kv rows @%lld, "
-                "kr rows @%lld, %d x %lld per-thread head buffers @%lld\n",
+                "workspace %llu bytes: a0 @%lld, scales @%lld, wdqkv product @%lld, m1 @%lld, a1 @%lld, wuq product "
+                "@%lld, kv rows @%lld, kr rows @%lld, %d x %lld per-thread head buffers @%lld\n",
                 (unsigned long long)workspace_bytes, (long long)off_a0, (long long)off_scale, (long long)off_acc1,
-                (long long)off_m1, (long long)off_a1, (long long)off_kv, (long long)off_kr, threads,
+                (long long)off_m1, (long long)off_a1, (long long)off_acc2, (long long)off_kv, (long long)off_kr, threads,
                 (long long)thread_bytes, (long long)off_thread);
   return s + b;
 }
