@@ -305,10 +305,13 @@ struct PvI8 {
 // Step 3 (bf16 / INT8), the nk keys of the block for one head: rows [0, GT) of o (stride VDp) x
 // 32-channel chunks [c0, c0 + CC), accumulated in registers over the key pairs (address order):
 // the two V rows interleaved by vpunpck{l,h}wd against the broadcast P pair; w: the rows' P
-// pairs, pair j at w + j * nG. The first npf keys' rows of the next block are prefetched.
+// pairs, pair j at w + j * nG. Rows of the next block's first npf keys are prefetched: pstep 1,
+// both rows of each pair; else the call is share pfirst of pstep calls on the head's rows and pair
+// p prefetches row p * pstep + pfirst (one row per pair, values_pv).
 template <class E, int GT, int CC>
 inline void pv_block(const E& e, const typename E::T* vb, const int64_t* voff, int64_t nk, const uint32_t* w,
-                     int64_t nG, float* o, int64_t VDp, int64_t c0, int64_t npf) {
+                     int64_t nG, float* o, int64_t VDp, int64_t c0, int64_t npf, int64_t pstep = 1,
+                     int64_t pfirst = 0) {
   using Acc = typename E::Acc;
   Acc acc[GT][CC][2];
 #pragma GCC unroll 8
@@ -337,8 +340,12 @@ inline void pv_block(const E& e, const typename E::T* vb, const int64_t* voff, i
   };
   int64_t j = 0;
   for (; j + 1 < nk; j += 2) {
-    if (j < npf) e.prefetch(vb + voff[BK + j]);
-    if (j + 1 < npf) e.prefetch(vb + voff[BK + j + 1]);
+    if (pstep == 1) {
+      if (j < npf) e.prefetch(vb + voff[BK + j]);
+      if (j + 1 < npf) e.prefetch(vb + voff[BK + j + 1]);
+    } else if (const int64_t t = j / 2 * pstep + pfirst; t < npf) {
+      e.prefetch(vb + voff[BK + t]);
+    }
     pair(vb + voff[j], vb + voff[j + 1], w + j / 2 * nG);
   }
   if (j < nk) pair(vb + voff[j], nullptr, w + j / 2 * nG);
@@ -350,34 +357,43 @@ inline void pv_block(const E& e, const typename E::T* vb, const int64_t* voff, i
 }
 
 // Step 3 (bf16 / INT8) over the block: per head, row tile of GT and channel range of CC chunks;
-// the head's first call also prefetches its V rows of the next block. Tail: a last 32-chunk half
-// full (bf16, VD % 32 == 16) takes the HALF policy `et`.
+// the head's V rows of the next block are prefetched one row per key pair, spread over all of the
+// head's calls (ncalls > 1: call ci takes rows ci, ci + ncalls, ...; ncalls == 1: two per pair),
+// so that the prefetches go out at the pace of the arithmetic rather than in a burst on its first
+// call (docs/performance.md, GQA decode). Tail: a last 32-chunk half full (bf16, VD % 32 == 16)
+// takes the HALF policy `et`.
 template <int G, class E, class ET>
 void values_pv(const Ctx& x, int64_t nk, const E& e, const ET& et, const typename E::T* const* vbase) {
   constexpr int GT = G < 8 ? G : 8;
   constexpr int CC = GT == 1 ? 4 : 8 / GT;  // accumulators 2 * GT * CC <= 16
   const int64_t nG = x.nG, VDp = x.VDp, nch = (x.VD + 31) / 32;
   const bool half_tail = x.VD % 32 != 0;
-  for (int64_t h = 0; h < x.n; ++h)
+  const int64_t ncalls = (G / GT) * (nch / CC + nch % CC);  // pv_block calls per head
+  const bool spread = ncalls > 1;
+  for (int64_t h = 0; h < x.n; ++h) {
+    int64_t ci = 0;
     for (int64_t g0 = 0; g0 < G; g0 += GT) {
       const E eh = e.for_head(h);
       const ET eth = et.for_head(h);
       const int64_t r = h * G + g0;
       float* o = x.sc.o + r * VDp;
       const uint32_t* w = x.sc.p + r;
-      const int64_t npf = g0 == 0 && nk == BK ? x.n_next : 0;
+      const int64_t npf = (spread || g0 == 0) && nk == BK ? x.n_next : 0;
       int64_t c0 = 0;
-      for (; c0 + CC <= nch; c0 += CC) {
-        const int64_t pf = c0 == 0 ? npf : 0;
-        if (half_tail && c0 + CC == nch) pv_block<ET, GT, CC>(eth, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
-        else pv_block<E, GT, CC>(eh, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+      for (; c0 + CC <= nch; c0 += CC, ++ci) {
+        const int64_t pf = spread || c0 == 0 ? npf : 0;
+        const int64_t ps = spread ? ncalls : 1, p0 = spread ? ci : 0;
+        if (half_tail && c0 + CC == nch) pv_block<ET, GT, CC>(eth, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf, ps, p0);
+        else pv_block<E, GT, CC>(eh, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf, ps, p0);
       }
-      for (; c0 < nch; ++c0) {
-        const int64_t pf = c0 == 0 ? npf : 0;
-        if (half_tail && c0 + 1 == nch) pv_block<ET, GT, 1>(eth, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
-        else pv_block<E, GT, 1>(eh, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf);
+      for (; c0 < nch; ++c0, ++ci) {
+        const int64_t pf = spread || c0 == 0 ? npf : 0;
+        const int64_t ps = spread ? ncalls : 1, p0 = spread ? ci : 0;
+        if (half_tail && c0 + 1 == nch) pv_block<ET, GT, 1>(eth, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf, ps, p0);
+        else pv_block<E, GT, 1>(eh, vbase[h], x.sc.v_off, nk, w, nG, o, VDp, c0, pf, ps, p0);
       }
     }
+  }
 }
 
 // The group's final rows: the permuted channel order of the pair-interleaved P x V undone
