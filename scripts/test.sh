@@ -29,36 +29,40 @@ for arg in "$@"; do
   esac
 done
 
+start=$(date +%s)
+# each stage's header names the time since the start (docs/ci.md: the 45-minute budget)
+stage() { echo "== $1 [$(( $(date +%s) - start )) s]"; }
+
 scripts/setup.sh
 
-echo "== release tests"
+stage "release tests"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
 if [ "${MLAOPS_NO_PYTHON:-0}" != 1 ]; then
-  echo "== Python tests (pytest, the mlaops package installed in .venv)"
+  stage "Python tests (pytest, the mlaops package installed in .venv)"
   .venv/bin/python -m pytest -q -p no:cacheprovider tests/python
 fi
 
 if [ "$sanitizers" = 1 ]; then
-  echo "== ASan+UBSan build and tests"
+  stage "ASan+UBSan build and tests"
   cmake --preset asan-ubsan >/dev/null
   cmake --build --preset asan-ubsan
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir build/asan-ubsan --output-on-failure -j "$jobs" -LE install
 fi
 if [ "$tsan" = 1 ]; then
-  echo "== ThreadSanitizer build and concurrency test"
+  stage "ThreadSanitizer build and concurrency test"
   cmake --preset tsan >/dev/null
   cmake --build --preset tsan --target test_concurrency
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 timeout 900 build/tsan/tests/test_concurrency --gtest_brief=1
 fi
 if [ "$aarch64" = 1 ]; then
-  echo "== aarch64 cross build and tests under qemu (without the operator tests)"
+  stage "aarch64 cross build and tests under qemu (without the operator tests)"
   scripts/test_aarch64.sh --quick
 fi
 if [ "$fuzz" = 1 ]; then
   # 2 s per target in CI (the 45-minute budget, docs/ci.md); scripts/fuzz.sh alone defaults to 8
-  echo "== libFuzzer targets (clang ASan+UBSan): regression inputs, ${FUZZ_SECONDS:-2}s per target"
+  stage "libFuzzer targets (clang ASan+UBSan): regression inputs, ${FUZZ_SECONDS:-2}s per target"
   FUZZ_SECONDS=${FUZZ_SECONDS:-2} scripts/fuzz.sh
 fi
-echo "all tests passed"
+echo "all tests passed [$(( $(date +%s) - start )) s]"

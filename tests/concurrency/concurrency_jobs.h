@@ -75,22 +75,6 @@ inline int explained_threads(const std::string& e) {
   return std::atoi(e.c_str() + b);
 }
 
-// The vendor's sizes (Hcq 1536, Hckv 512, D 128, Dr 64: the C API checks them), 2 heads, 2 tokens.
-inline testdata::MlaPrologCaseConfig mla_prolog_cfg() {
-  testdata::MlaPrologCaseConfig c;
-  c.N = 2;
-  c.He = 6144;
-  c.Hcq = 1536;
-  c.Hckv = 512;
-  c.D = 128;
-  c.Dr = 64;
-  c.B = 2;
-  c.S = 1;
-  c.block_num = 2;
-  c.block_size = 16;
-  return c;
-}
-
 // A case of its own for one job: views onto the prototype's read-only inputs (made once per
 // kind: drawing the weights is most of the cost under ThreadSanitizer) and copies of everything
 // a call writes, and of the cacheIndex (a test edits it).
@@ -109,9 +93,10 @@ inline std::shared_ptr<testdata::MlaPrologCase> mla_prolog_case(bool v3) {
   static const auto protos = [] {
     std::vector<std::unique_ptr<C>> v;
     for (bool three : {false, true}) {
-      testdata::MlaPrologCaseConfig cfg = mla_prolog_cfg();
-      cfg.scenario = three ? MlaPrologScenario::kPartialQuantKvQuant : MlaPrologScenario::kNoQuant;
-      cfg.smooth = three;
+      // the vendor's sizes (the C API checks them), 2 heads, 2 tokens [2, 1, He]
+      testdata::MlaPrologCaseConfig cfg = testdata::vendor_small_cfg(
+          three ? MlaPrologScenario::kPartialQuantKvQuant : MlaPrologScenario::kNoQuant, true, MlaPrologCacheMode::kPaBsnd);
+      cfg.B = 2;
       cfg.He = three ? 1024 : 6144;  // the smallest hidden size each version accepts
       cfg.seed = three ? 31 : 17;
       v.push_back(std::make_unique<C>(testdata::make_mla_prolog_case(cfg)));
@@ -157,18 +142,11 @@ inline std::unique_ptr<Job> mla_prolog_job(bool v3) {
 inline std::unique_ptr<Job> mla_preprocess_job() {
   using C = testdata::MlaPreprocessCase;
   static const auto proto = [] {
-    testdata::MlaPreprocessCaseConfig cfg;
-    cfg.tokens = 2;
-    cfg.heads = 16;     // the vendor's sizes (the C API checks them)
-    cfg.hidden = 7168;
-    cfg.Hckv = 512;
-    cfg.Dr = 64;
-    cfg.Hcq = 1536;
-    cfg.D = 128;
-    cfg.block_size = 128;
-    cfg.block_num = 3;
-    cfg.seed = 23;
-    return std::make_unique<C>(testdata::make_mla_preprocess_case(cfg));
+    // the vendor's sizes (the C API checks them), 2 tokens, 16 heads
+    return std::make_unique<C>(testdata::make_mla_preprocess_case(testdata::vendor_cfg(
+        {DType::kFloat16, 2, 16, MlaPreprocessCacheMode::kKvCache, MlaPreprocessQuantMode::kPerTensorAsymm, false,
+         testdata::MlaPreprocessWeightForm::kNz4d, false},
+        23)));
   }();
   auto c = copy_case<C>(*proto,
                         {&C::input, &C::gamma0, &C::beta0, &C::quant_scale0, &C::quant_offset0, &C::wdqkv,

@@ -348,17 +348,24 @@ inline MlaPrologCase make_mla_prolog_case(const MlaPrologCaseConfig& cfg) {
   return c;
 }
 
-// The vendor's shapes (He 7168, Hcq 1536, Hckv 512, D 128, Dr 64), N 2, T 3 (the V3 tests and the
-// MlaProlog fuzz targets).
+// The split sizes the C API accepts (Hcq 1536, Hckv 512, D 128, Dr 64: MP-07 in
+// docs/ops/mla_prolog.md), set on `c`.
+inline void set_vendor_sizes(MlaPrologCaseConfig& c) {
+  c.Hcq = 1536;
+  c.Hckv = 512;
+  c.D = 128;
+  c.Dr = 64;
+}
+
+// The vendor's shapes (He 7168, Hcq 1536, Hckv 512, D 128, Dr 64), N 2, T 3, two 16-token blocks
+// (the V3 tests, the MlaProlog negative tests, the concurrency jobs and the MlaProlog fuzz
+// targets; those with another T, He or seed set it on the result).
 inline MlaPrologCaseConfig vendor_small_cfg(MlaPrologScenario sc, bool bsh, MlaPrologCacheMode mode) {
   MlaPrologCaseConfig c;
   c.scenario = sc;
   c.N = 2;
   c.He = 7168;
-  c.Hcq = 1536;
-  c.Hckv = 512;
-  c.D = 128;
-  c.Dr = 64;
+  set_vendor_sizes(c);
   c.B = 3;
   c.S = 1;
   c.bsh = bsh;

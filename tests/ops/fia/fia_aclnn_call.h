@@ -10,6 +10,7 @@
 #include "acl/acl.h"
 #include "aclnnop/aclnn_fused_infer_attention_score_v4.h"
 #include "ops/acl_tensor_util.h"
+#include "ops/aclnn_phase2.h"
 #include "tests/support/guarded_alloc.h"
 #include "reference/fia_test_data.h"
 
@@ -178,25 +179,60 @@ inline void guard_args(FiaAclArgs& a) {
   guard_views(v.data(), v.size());
 }
 
+// The C-API objects of one call on `args` (in a guard mode, with its tensors in guarded regions),
+// alive as long as this object: a handle per input position (null where not passed; key and
+// value go as the lists), the key / value tensor lists, the int arrays, the outputs, and the
+// layout argument (null, the raw pointer, or the layout string). Every entry point's phase 1
+// (fia_phase1, fia_entry_call.h) takes its arguments from here.
+struct FiaAclObjects {
+  FiaAclArgs a;
+  std::vector<AclTensor> t;
+  AclTensorListHandle key, value;
+  AclIntArrayHandle aq, akv, apre;
+  AclTensor out, lse;
+  std::string layout;
+  char* lp;
+
+  explicit FiaAclObjects(const FiaAclArgs& args)
+      : a(guarded(args)),
+        t(inputs(a)),
+        key(a.in[1], a.key_list_len, a.key_list_null, a.key_views),
+        value(a.in[2], a.value_list_len, a.value_list_null, a.value_views),
+        aq(a.has_asl_q, a.asl_q),
+        akv(a.has_asl_kv, a.asl_kv),
+        apre(a.has_prefix, a.prefix),
+        out(a.out, a.out_passed),
+        lse(a.lse, a.lse_passed),
+        layout(a.layout),
+        lp(a.null_layout ? nullptr : a.raw_layout ? const_cast<char*>(a.raw_layout) : layout.data()) {}
+  FiaAclObjects(const FiaAclObjects&) = delete;
+  FiaAclObjects& operator=(const FiaAclObjects&) = delete;
+
+ private:
+  static FiaAclArgs guarded(const FiaAclArgs& args) {
+    FiaAclArgs g = args;
+    guard_args(g);
+    return g;
+  }
+  static std::vector<AclTensor> inputs(const FiaAclArgs& g) {
+    std::vector<AclTensor> v;
+    v.reserve(FiaAclArgs::kIn);
+    for (int i = 0; i < FiaAclArgs::kIn; ++i) v.emplace_back(g.in[i], g.passed[i] && i != 1 && i != 2);
+    return v;
+  }
+};
+
 // Phase 1 only.
 inline aclnnStatus fia_phase1(const FiaAclArgs& args, uint64_t* ws_size, aclOpExecutor** ex) {
-  FiaAclArgs a = args;
-  guard_args(a);
-  std::vector<AclTensor> t;
-  t.reserve(FiaAclArgs::kIn);
-  for (int i = 0; i < FiaAclArgs::kIn; ++i) t.emplace_back(a.in[i], a.passed[i] && i != 1 && i != 2);
-  AclTensorListHandle key(a.in[1], a.key_list_len, a.key_list_null, a.key_views);
-  AclTensorListHandle value(a.in[2], a.value_list_len, a.value_list_null, a.value_views);
-  AclIntArrayHandle aq(a.has_asl_q, a.asl_q), akv(a.has_asl_kv, a.asl_kv), apre(a.has_prefix, a.prefix);
-  AclTensor out(a.out, a.out_passed), lse(a.lse, a.lse_passed);
-  std::string layout = a.layout;
-  char* lp = a.null_layout ? nullptr : a.raw_layout ? const_cast<char*>(a.raw_layout) : layout.data();
+  const FiaAclObjects o(args);
+  const FiaAclArgs& a = o.a;
+  const std::vector<AclTensor>& t = o.t;
   return aclnnFusedInferAttentionScoreV4GetWorkspaceSize(
-      t[0], key.get(), value.get(), t[3], t[4], a.asl_q_handle ? a.asl_q_handle : aq.get(), akv.get(), t[7], t[8], t[9], t[10], t[11], t[12], t[13],
-      t[14], t[15], t[16], t[17], t[18], t[19], t[20], t[21], t[22], apre.get(), t[24], t[25], t[26], t[27], t[28],
-      a.num_heads, a.scale, a.pre, a.next, lp, a.kvn, a.sparse, a.inner, a.block_size, a.antiquant_mode, a.lse_flag,
-      a.key_aq_mode, a.value_aq_mode, a.query_quant_mode, out, lse, a.null_workspace_size ? nullptr : ws_size,
-      a.null_executor ? nullptr : ex);
+      t[0], o.key.get(), o.value.get(), t[3], t[4], a.asl_q_handle ? a.asl_q_handle : o.aq.get(), o.akv.get(), t[7],
+      t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15], t[16], t[17], t[18], t[19], t[20], t[21], t[22],
+      o.apre.get(), t[24], t[25], t[26], t[27], t[28], a.num_heads, a.scale, a.pre, a.next, o.lp, a.kvn, a.sparse,
+      a.inner, a.block_size, a.antiquant_mode, a.lse_flag, a.key_aq_mode, a.value_aq_mode, a.query_quant_mode, o.out,
+      o.lse, a.null_workspace_size ? nullptr : ws_size, a.null_executor ? nullptr : ex);
 }
 
 // Both phases on `stream` (nullptr: synchronous), then synchronize. `between` runs after phase 1
@@ -210,12 +246,7 @@ inline aclnnStatus fia_aclnn_call(const FiaAclArgs& a, aclrtStream stream = null
   if (s != ACLNN_SUCCESS) return s;
   if (between) between();
   guard_refresh();
-  CallWorkspace workspace(ws_size);  // in a guard mode: flush against a guard page (tests/support/guarded_alloc.h)
-  if (!workspace.ok()) return ACLNN_ERR_RUNTIME_ERROR;
-  void* ws = workspace.get();
-  s = aclnnFusedInferAttentionScoreV4(ws, ws_size, ex, stream);
-  if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
-  return s;
+  return aclnn_phase2(aclnnFusedInferAttentionScoreV4, ws_size, ex, stream);
 }
 
 }  // namespace mlaops::testing

@@ -123,18 +123,14 @@ inline FiaAclArgs mapped_v4(Entry e, const FiaAclArgs& a) {
 // Phase 1 of entry point `e` on `a`.
 inline aclnnStatus entry_phase1(Entry e, const FiaAclArgs& args, uint64_t* ws_size, aclOpExecutor** ex) {
   if (e == Entry::kFiaV4) return fia_phase1(args, ws_size, ex);
-  FiaAclArgs a = args;
-  guard_args(a);
-  std::vector<AclTensor> t;
-  t.reserve(FiaAclArgs::kIn);
-  for (int i = 0; i < FiaAclArgs::kIn; ++i) t.emplace_back(a.in[i], a.passed[i] && i != 1 && i != 2);
-  AclTensorListHandle key(a.in[1], a.key_list_len, a.key_list_null, a.key_views);
-  AclTensorListHandle value(a.in[2], a.value_list_len, a.value_list_null, a.value_views);
+  const FiaAclObjects o(args);
+  const FiaAclArgs& a = o.a;
+  const std::vector<AclTensor>& t = o.t;
+  const AclTensorListHandle &key = o.key, &value = o.value;
+  const AclIntArrayHandle &aq = o.aq, &akv = o.akv, &apre = o.apre;
+  const AclTensor &out = o.out, &lse = o.lse;
+  char* const lp = o.lp;
   AclTensor key1(a.in[1], !a.key_list_null), value1(a.in[2], !a.value_list_null);  // PFA
-  AclIntArrayHandle aq(a.has_asl_q, a.asl_q), akv(a.has_asl_kv, a.asl_kv), apre(a.has_prefix, a.prefix);
-  AclTensor out(a.out, a.out_passed), lse(a.lse, a.lse_passed);
-  std::string layout = a.layout;
-  char* lp = a.null_layout ? nullptr : a.raw_layout ? const_cast<char*>(a.raw_layout) : layout.data();
   uint64_t* w = a.null_workspace_size ? nullptr : ws_size;
   aclOpExecutor** x = a.null_executor ? nullptr : ex;
   switch (e) {
@@ -213,12 +209,10 @@ inline aclnnStatus entry_call(Entry e, const FiaAclArgs& a, aclrtStream stream =
   aclnnStatus s = entry_phase1(e, a, &ws_size, &ex);
   if (s != ACLNN_SUCCESS) return s;
   if (ws_out != nullptr) *ws_out = ws_size;
-  CallWorkspace workspace(ws_size);  // in a guard mode: flush against a guard page (tests/support/guarded_alloc.h)
-  if (!workspace.ok()) return ACLNN_ERR_RUNTIME_ERROR;
-  void* ws = workspace.get();
-  s = entry_phase2(e, ws, ws_size, ex, stream);
-  if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
-  return s;
+  const auto run = [e](void* ws, uint64_t size, aclOpExecutor* x, aclrtStream st) {
+    return entry_phase2(e, ws, size, x, st);
+  };
+  return aclnn_phase2(run, ws_size, ex, stream);
 }
 
 }  // namespace mlaops::testing

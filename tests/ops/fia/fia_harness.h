@@ -220,6 +220,13 @@ inline Status run_fia_cpp(const FiaParams& p) {
 struct FiaWorst {
   double out_rel = 0, out_abs = 0, lse_rel = 0;
   int runs = 0;
+  // Counts one compared run, keeping its errors where they are the worst so far.
+  void add(const FiaCompare& r) {
+    out_rel = std::max(out_rel, r.out.max_rel);
+    out_abs = std::max(out_abs, r.out.max_abs);
+    lse_rel = std::max(lse_rel, r.lse.max_rel);
+    ++runs;
+  }
 };
 // One kernel configuration of check_every_isa: an ISA level, and optionally a kernel override
 // (the attention family's portable row at the best level: the panel path on that level's GEMM,
@@ -228,6 +235,10 @@ struct FiaKernelConfig {
   Isa isa;
   const char* override_rows;  // "" = none
 };
+// "<name> isa=<level>[ kernel=<rows>]": a case under a kernel configuration, for failure messages.
+inline std::string fia_kernel_config_name(const std::string& name, const FiaKernelConfig& k) {
+  return name + " isa=" + isa_name(k.isa) + (*k.override_rows ? " kernel=" : "") + k.override_rows;
+}
 inline std::vector<FiaKernelConfig> fia_kernel_configs() {
   std::vector<FiaKernelConfig> v;
   for (Isa isa : test_isas()) v.push_back({isa, ""});
@@ -240,7 +251,7 @@ inline FiaWorst check_every_isa(const FiaCaseData& data, const FiaRun& ref, DTyp
   FiaWorst w;
   for (const FiaKernelConfig& k : fia_kernel_configs()) {
     if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
-    const std::string where = name + " isa=" + isa_name(k.isa) + (*k.override_rows ? " kernel=" : "") + k.override_rows;
+    const std::string where = fia_kernel_config_name(name, k);
     for (int t : threads) {
       set_num_threads(t);
       auto op = fia_test::build_fia_run(data.canon, data.cfg);
@@ -252,10 +263,7 @@ inline FiaWorst check_every_isa(const FiaCaseData& data, const FiaRun& ref, DTyp
       }
       const FiaCompare r = compare_fia(*op, ref, dtype, lse);
       EXPECT_TRUE(r.ok) << where << " threads=" << t << ": " << r.str();
-      w.out_rel = std::max(w.out_rel, r.out.max_rel);
-      w.out_abs = std::max(w.out_abs, r.out.max_abs);
-      w.lse_rel = std::max(w.lse_rel, r.lse.max_rel);
-      ++w.runs;
+      w.add(r);
     }
   }
   set_kernel_override("");

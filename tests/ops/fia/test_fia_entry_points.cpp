@@ -161,9 +161,7 @@ TEST_P(FiaEntryPoints, MatchReferenceAndV4Bitwise) {
     if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
     for (int t : {1, 2}) {
       set_num_threads(t);
-      check_entry(ec, *data, *ref,
-                  ec.name + " isa=" + isa_name(k.isa) + (*k.override_rows ? " kernel=" : "") + k.override_rows +
-                      " threads=" + std::to_string(t));
+      check_entry(ec, *data, *ref, fia_kernel_config_name(ec.name, k) + " threads=" + std::to_string(t));
       ++runs;
     }
   }

@@ -26,20 +26,13 @@
 #include "mlaops/runtime.h"
 #include "mlaops/status.h"
 #include "ops/fia/fia_aclnn_call.h"
+#include "ops/fia/fia_harness.h"
 #include "ops/fia/fia_mla_quant_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {
 namespace {
-
-Status run_cpp(const FiaParams& p) {
-  uint64_t ws = 0;
-  const Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
-  if (s != kSuccess) return s;
-  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
-  return fused_infer_attention_score_v4(p, buf.data(), ws);
-}
 
 struct Err {
   double out_rel_rms = 0;  // max |op - ref| / rms(ref)
@@ -147,7 +140,7 @@ TEST(MlaQuant, MatchesReference) {
         set_num_threads(t);
         HostTensor out(DType::kBFloat16, d->out_dims, std::nan("")), lse(DType::kFloat32, d->lse_dims, std::nan(""));
         const TensorView lv = lse.view();
-        const Status s = run_cpp(mq_params(*d, out.view(), c.lse ? &lv : nullptr));
+        const Status s = run_fia_cpp(mq_params(*d, out.view(), c.lse ? &lv : nullptr));
         set_num_threads(0);
         ASSERT_EQ(s, kSuccess) << last_error_message();
         const Err e = compare(out, ref_out, c.lse ? &lse : nullptr, c.lse ? &ref_lse : nullptr);
@@ -201,53 +194,13 @@ TEST(MlaQuant, PlanRunsOnNewContents) {
 
 // The vendor's DeepSeek decode full quant call through the C API: BSND_NBSD, INT8 query
 // (T, 1, N, 512), dequant_scale_query (T, 1, N), INT8 NZ caches, blockSize 128.
-FiaAclArgs acl_args(const MqData& d, const FiaParams& p) {
-  FiaAclArgs a;
-  auto put = [&](int i, const TensorView* t) {
-    if (t != nullptr) {
-      a.in[i] = *t;
-      a.passed[i] = true;
-    }
-  };
-  put(0, &p.query);
-  put(1, &p.key[0]);
-  put(2, &p.value[0]);
-  put(4, p.atten_mask);
-  put(14, p.block_table);
-  put(17, p.key_antiquant_scale);
-  put(19, p.value_antiquant_scale);
-  put(24, p.query_rope);
-  put(25, p.key_rope);
-  put(27, p.dequant_scale_query);
-  if (p.actual_seq_lengths) {
-    a.has_asl_q = true;
-    a.asl_q = *p.actual_seq_lengths;
-  }
-  a.has_asl_kv = true;
-  a.asl_kv = d.asl_kv;
-  a.num_heads = p.num_heads;
-  a.scale = p.scale_value;
-  a.layout = p.input_layout;
-  a.kvn = 1;
-  a.sparse = p.sparse_mode;
-  a.block_size = p.block_size;
-  a.query_quant_mode = 3;
-  a.lse_flag = p.softmax_lse_flag;
-  a.out = p.attention_out;
-  if (p.softmax_lse) {
-    a.lse = *p.softmax_lse;
-    a.lse_passed = true;
-  }
-  return a;
-}
-
 TEST(MlaQuant, VendorDeepSeekDecodeThroughTheCApi) {
   MqCase c = mk("vendor_decode", "BSND_NBSD", 4, 32, 1, {513, 128, 1, 300}, 128, 0, 31);
   auto d = mq_make(c);
   HostTensor out(DType::kBFloat16, d->out_dims), lse(DType::kFloat32, d->lse_dims);
   const TensorView lv = lse.view();
   const FiaParams p = mq_params(*d, out.view(), &lv);
-  ASSERT_EQ(fia_aclnn_call(acl_args(*d, p)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  ASSERT_EQ(fia_aclnn_call(acl_args_of_params(p)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
   HostTensor ref_out(DType::kFloat64, d->out_dims), ref_lse(DType::kFloat32, d->lse_dims);
   const TensorView rlv = ref_lse.view();
   ASSERT_EQ(fused_infer_attention_score_v4_ref(mq_params(*d, ref_out.view(), &rlv)), kSuccess);
@@ -274,11 +227,11 @@ void expect_rejected_cpp(const Reject& r) {
   const auto out0 = out.storage, lse0 = lse.storage;
   const TensorView lv = lse.view();
   FiaParams p = mq_params(*d, out.view(), &lv);
-  ASSERT_EQ(run_cpp(p), kSuccess) << last_error_message();  // the base is valid
+  ASSERT_EQ(run_fia_cpp(p), kSuccess) << last_error_message();  // the base is valid
   std::memset(out.data(), 0x5A, out.storage.size() * 8);
   std::memset(lse.data(), 0x5A, lse.storage.size() * 8);
   r.mutate(p);
-  const Status s = run_cpp(p);
+  const Status s = run_fia_cpp(p);
   const std::string msg = last_error_message();
   EXPECT_EQ(s, kParamInvalid) << msg;
   EXPECT_NE(msg.find(r.param), std::string::npos) << "message does not name " << r.param << ": " << msg;
@@ -389,7 +342,7 @@ TEST(MlaQuantRules, FIA28_ShapesLayoutsMasks) {
   HostTensor out(DType::kBFloat16, d17->out_dims);
   std::memset(out.data(), 0x5A, out.storage.size() * 8);
   const auto out0 = out.storage;
-  EXPECT_EQ(run_cpp(mq_params(*d17, out.view(), nullptr)), kParamInvalid);
+  EXPECT_EQ(run_fia_cpp(mq_params(*d17, out.view(), nullptr)), kParamInvalid);
   const std::string msg = last_error_message();
   EXPECT_NE(msg.find("FIA-28 MLA full quant"), std::string::npos) << msg;
   EXPECT_NE(msg.find("query"), std::string::npos) << msg;
@@ -434,9 +387,9 @@ TEST(MlaQuantRules, FIA19_VendorRangesThroughTheCApi) {
     std::memset(out.data(), 0x5A, out.storage.size() * 8);
     const auto out0 = out.storage;
     const FiaParams p = mq_params(*d, out.view(), nullptr);
-    EXPECT_EQ(run_cpp(p), kSuccess) << last_error_message();  // the C++ API accepts it
+    EXPECT_EQ(run_fia_cpp(p), kSuccess) << last_error_message();  // the C++ API accepts it
     std::memset(out.data(), 0x5A, out.storage.size() * 8);
-    EXPECT_EQ(fia_aclnn_call(acl_args(*d, p)), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_EQ(fia_aclnn_call(acl_args_of_params(p)), ACLNN_ERR_PARAM_INVALID);
     const std::string msg = aclGetRecentErrMsg();
     EXPECT_NE(msg.find("FIA-19 MLA full quant"), std::string::npos) << msg;
     EXPECT_NE(msg.find(param), std::string::npos) << msg;
@@ -454,7 +407,7 @@ TEST(MlaQuantRules, Int8QueryWithoutRopeOrScaleIsNotMlaQuant) {
   p.query_rope = nullptr;
   p.key_rope = nullptr;
   p.dequant_scale_query = nullptr;
-  EXPECT_EQ(run_cpp(p), kParamInvalid);
+  EXPECT_EQ(run_fia_cpp(p), kParamInvalid);
   EXPECT_NE(std::string(last_error_message()).find("FIA-03 (= query dtype (FLOAT16 for an INT8 query), or INT8 with quantScale2, FIA-26)"), std::string::npos) << last_error_message();
 }
 

@@ -263,7 +263,7 @@ TEST_P(FiaPostQuant, MatchesReference) {
   int runs = 0;
   for (const FiaKernelConfig& k : fia_kernel_configs()) {
     if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
-    const std::string where = c.name + " isa=" + isa_name(k.isa) + (*k.override_rows ? " kernel=" : "") + k.override_rows;
+    const std::string where = fia_kernel_config_name(c.name, k);
     for (int t : {1, 2}) {
       set_num_threads(t);
       auto op = build(p, *data, sc, of);

@@ -180,7 +180,7 @@ TEST_P(FiaPrefix, MatchesReference) {
   FiaWorst w;
   for (const FiaKernelConfig& k : fia_kernel_configs()) {
     if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
-    const std::string where = c.name + " isa=" + isa_name(k.isa) + (*k.override_rows ? " kernel=" : "") + k.override_rows;
+    const std::string where = fia_kernel_config_name(c.name, k);
     for (int t : {1, 2}) {
       set_num_threads(t);
       auto op = build(p, *d, c.dtype, pass_len);
@@ -190,10 +190,7 @@ TEST_P(FiaPrefix, MatchesReference) {
       ASSERT_EQ(s, kSuccess) << where << ": " << last_error_message();
       const FiaCompare r = compare_fia(*op->run, *ref->run, c.dtype, c.cfg.lse);
       EXPECT_TRUE(r.ok) << where << " threads=" << t << ": " << r.str();
-      w.out_rel = std::max(w.out_rel, r.out.max_rel);
-      w.out_abs = std::max(w.out_abs, r.out.max_abs);
-      w.lse_rel = std::max(w.lse_rel, r.lse.max_rel);
-      ++w.runs;
+      w.add(r);
     }
   }
   set_kernel_override("");

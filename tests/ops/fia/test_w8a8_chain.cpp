@@ -30,6 +30,7 @@
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/mla_prolog.h"
 #include "mlaops/runtime.h"
+#include "ops/fia/fia_harness.h"
 #include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "reference/mla_prolog_test_data.h"
@@ -54,14 +55,6 @@ Status run_prolog(const MlaPrologParams& p) {
   if (s != kSuccess) return s;
   std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
   return mla_prolog(p, buf.data(), ws);
-}
-
-Status run_fia(const FiaParams& p) {
-  uint64_t ws = 0;
-  Status s = fused_infer_attention_score_v4_workspace_size(p, &ws);
-  if (s != kSuccess) return s;
-  std::vector<uint64_t> buf(static_cast<size_t>(ws / 8 + 1));
-  return fused_infer_attention_score_v4(p, buf.data(), ws);
 }
 
 // The float64 layer of one token row of a case: latent kvn [Hckv], key rope kr [Dr]; with
@@ -319,7 +312,7 @@ TEST(W8A8Chain, MlaPrologFullQuantThenFiaMlaFullQuant) {
       set_num_threads(t);
       FTensor out(DType::kBFloat16, {kN, B, 1, kHckv}), lse(DType::kFloat32, {B, kN, 1, 1});
       const TensorView lv = lse.view();
-      const Status s = run_fia(params(out.view(), &lv));
+      const Status s = run_fia_cpp(params(out.view(), &lv));
       set_num_threads(0);
       ASSERT_EQ(s, kSuccess) << last_error_message();
       double ss = 0;

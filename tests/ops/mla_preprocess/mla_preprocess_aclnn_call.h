@@ -13,6 +13,7 @@
 #include "aclnnop/aclnn_mla_preprocess.h"
 #include "aclnnop/aclnn_mla_preprocess_v2.h"
 #include "ops/acl_tensor_util.h"
+#include "ops/aclnn_phase2.h"
 #include "tests/support/guarded_alloc.h"
 #include "reference/mla_preprocess_test_data.h"
 
@@ -20,10 +21,7 @@ namespace mlaops::testing {
 
 // Every tensor argument in prototype order (24 inputs, then the 4 outputs and V2's qDownOut), as
 // (view, passed) pairs, and the attributes, which a test may edit.
-struct MlaPreprocessArgs {
-  static constexpr int kCount = 29;
-  TensorView v[kCount];
-  bool passed[kCount] = {};
+struct MlaPreprocessArgs : NamedTensorArgs<MlaPreprocessArgs, 29> {
   int64_t wdq_dim = 1536, q_rope_dim = 64, k_rope_dim = 64;
   double epsilon = 1e-6;
   int64_t q_rotary_coeff = 2, k_rotary_coeff = 2;
@@ -43,12 +41,6 @@ struct MlaPreprocessArgs {
         "qDownOut"};
     return names[i];
   }
-  int index(const std::string& n) const {
-    for (int i = 0; i < kCount; ++i)
-      if (n == name(i)) return i;
-    return -1;
-  }
-  TensorView& operator[](const std::string& n) { return v[index(n)]; }
 };
 
 // The one-element tensor passed for a tensor the case does not use.
@@ -70,9 +62,8 @@ inline MlaPreprocessArgs args_of(const testdata::MlaPreprocessCase& c) {
       &c.wuq,     &c.de_scale1,     &c.bias1,        &c.gamma2,       &c.cos,           &c.sin,
       &c.wuk,     &c.kv_cache,      &c.kv_cache_rope, &c.slot_mapping, &c.ctkv_scale,   &c.q_nope_scale,
       &c.q_out,   &c.kv_cache,      &c.q_rope_out,   &c.kv_cache_rope, &c.q_down_out};
+  a.set_from(hs);
   for (int i = 0; i < MlaPreprocessArgs::kCount; ++i) {
-    a.v[i] = hs[i]->view;
-    a.passed[i] = hs[i]->present();
     if (!a.passed[i] && !nullable_in_aclnn(MlaPreprocessArgs::name(i))) {
       a.v[i] = placeholder_view();
       a.passed[i] = true;
@@ -93,12 +84,7 @@ inline aclnnStatus mla_preprocess_phase1(const testdata::MlaPreprocessCase& c, c
                                          uint64_t* workspace_size, aclOpExecutor** executor) {
   MlaPreprocessArgs a = args_of(c);
   if (mutate) mutate(a);
-  TensorView* views[MlaPreprocessArgs::kCount];
-  for (int i = 0; i < MlaPreprocessArgs::kCount; ++i) views[i] = a.passed[i] ? &a.v[i] : nullptr;
-  guard_views(views, MlaPreprocessArgs::kCount);  // in a guard mode (tests/support/guarded_alloc.h)
-  std::vector<AclTensor> t;
-  t.reserve(MlaPreprocessArgs::kCount);
-  for (int i = 0; i < MlaPreprocessArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
+  const std::vector<AclTensor> t = a.guarded_tensors();
   if (a.v2)
     return aclnnMlaPreprocessV2GetWorkspaceSize(
         t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9], t[10], t[11], t[12], t[13], t[14], t[15], t[16],
@@ -121,14 +107,9 @@ inline aclnnStatus mla_preprocess_call(const testdata::MlaPreprocessCase& c, con
   aclOpExecutor* ex = nullptr;
   aclnnStatus s = mla_preprocess_phase1(c, mutate, &ws_size, &ex);
   if (s != ACLNN_SUCCESS) return s;
-  CallWorkspace workspace(ws_size);  // in a guard mode: flush against a guard page (tests/support/guarded_alloc.h)
-  if (!workspace.ok()) return ACLNN_ERR_RUNTIME_ERROR;
-  void* ws = workspace.get();
   MlaPreprocessArgs a = args_of(c);
   if (mutate) mutate(a);
-  s = a.v2 ? aclnnMlaPreprocessV2(ws, ws_size, ex, stream) : aclnnMlaPreprocess(ws, ws_size, ex, stream);
-  if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
-  return s;
+  return aclnn_phase2(a.v2 ? aclnnMlaPreprocessV2 : aclnnMlaPreprocess, ws_size, ex, stream);
 }
 
 }  // namespace mlaops::testing

@@ -26,6 +26,7 @@
 #include "ops/print_names.h"
 #include "reference/mla_preprocess_ref.h"
 #include "reference/mla_preprocess_test_data.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::testing {
 
@@ -45,20 +46,6 @@ inline Status run_fast(const MlaPreprocessCase& c) {
 
 inline void expect_match(const MlaPreprocessCase& fast, const MlaPreprocessCase& ref) {
   EXPECT_EQ(mla_preprocess_mismatches(fast, ref), "");
-}
-
-// Every ISA level the machine has, each with 1 and 2 threads.
-template <class F>
-void for_each_isa_and_threads(F&& f) {
-  for (Isa isa : runnable_isas()) {
-    set_isa(isa);
-    for (int threads : {1, 2}) {
-      set_num_threads(threads);
-      f();
-    }
-  }
-  reset_isa();
-  set_num_threads(0);
 }
 
 // The reference once, then the fast path under every ISA and thread count.

@@ -29,34 +29,18 @@ enum Base { kFp16Cm1Qm0, kBf16Cm2Qm0, kFp16Cm0Qm1, kBf16Weights, kBf16Cm3Qm1 };
 const MlaPreprocessCase& base_case(Base b) {
   static std::unique_ptr<MlaPreprocessCase> cases[5];
   if (cases[b]) return *cases[b];
-  MlaPreprocessCaseConfig c;
-  c.tokens = 2;
-  c.heads = 16;
-  c.hidden = 7168;
-  c.Hckv = 512;
-  c.Dr = 64;
-  c.Hcq = 1536;
-  c.D = 128;
-  c.block_num = 2;
-  c.block_size = 128;
+  testdata::MlaPreprocessVendorCase v{DType::kFloat16, 2, 16, CM::kKvCache, QM::kPerTensorAsymm,
+                                      false, testdata::MlaPreprocessWeightForm::kNz4d, false};
   switch (b) {
-    case kFp16Cm1Qm0: c.dtype = DType::kFloat16; c.cache_mode = CM::kKropeCtkv; break;
-    case kBf16Cm2Qm0: c.dtype = DType::kBFloat16; c.cache_mode = CM::kInt8NzCache; break;
-    case kFp16Cm0Qm1: c.dtype = DType::kFloat16; c.cache_mode = CM::kKvCache; c.quant_mode = QM::kPerTokenSymm; break;
-    case kBf16Weights:
-      c.dtype = DType::kBFloat16;
-      c.cache_mode = CM::kKropeCtkv;
-      c.float_weights = true;
-      c.hidden = 6144;
-      break;
-    case kBf16Cm3Qm1:  // through aclnnMlaPreprocessV2 (qDownOut)
-      c.dtype = DType::kBFloat16;
-      c.cache_mode = CM::kNzCache;
-      c.quant_mode = QM::kPerTokenSymm;
-      c.q_down = true;
-      break;
+    case kFp16Cm1Qm0: v.cm = CM::kKropeCtkv; break;
+    case kBf16Cm2Qm0: v.dt = DType::kBFloat16; v.cm = CM::kInt8NzCache; break;
+    case kFp16Cm0Qm1: v.qm = QM::kPerTokenSymm; break;
+    case kBf16Weights: v.dt = DType::kBFloat16; v.cm = CM::kKropeCtkv; v.float_weights = true; break;  // hidden 6144
+    case kBf16Cm3Qm1: v.dt = DType::kBFloat16; v.cm = CM::kNzCache; v.qm = QM::kPerTokenSymm; break;
   }
-  c.seed = 77 + static_cast<uint64_t>(b);
+  MlaPreprocessCaseConfig c = testdata::vendor_cfg(v, 77 + static_cast<uint64_t>(b));
+  c.block_num = 2;
+  c.q_down = b == kBf16Cm3Qm1;  // through aclnnMlaPreprocessV2 (qDownOut)
   cases[b] = std::make_unique<MlaPreprocessCase>(testdata::make_mla_preprocess_case(c));
   return *cases[b];
 }

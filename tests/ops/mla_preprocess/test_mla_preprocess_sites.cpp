@@ -129,19 +129,12 @@ TEST(MlaPreprocessSites, SlotOutOfRange) {
 // aclnnMlaPreprocessV2 makes the caches contiguous before its kernel reads their geometry: a
 // padded block axis (accepted by aclnnMlaPreprocess, MPP-05's cache layout) is rejected there.
 TEST(MlaPreprocessSites, V2NeedsContiguousCaches) {
-  MlaPreprocessCaseConfig cfg;  // the aclnn layer's vendor ranges (hidden 7168, N 16, ...)
-  cfg.tokens = 2;
-  cfg.heads = 16;
-  cfg.hidden = 7168;
-  cfg.Hckv = 512;
-  cfg.Dr = 64;
-  cfg.Hcq = 1536;
-  cfg.D = 128;
+  // the aclnn layer's vendor ranges (hidden 7168, N 16, ...)
+  MlaPreprocessCaseConfig cfg =
+      testdata::vendor_cfg({DType::kBFloat16, 2, 16, MlaPreprocessCacheMode::kNzCache,
+                            MlaPreprocessQuantMode::kPerTokenSymm, false, testdata::MlaPreprocessWeightForm::kNz4d, false},
+                           1);
   cfg.block_num = 4;
-  cfg.block_size = 128;
-  cfg.dtype = DType::kBFloat16;
-  cfg.cache_mode = MlaPreprocessCacheMode::kNzCache;
-  cfg.quant_mode = MlaPreprocessQuantMode::kPerTokenSymm;
   cfg.q_down = true;  // qDownOut: the call goes through aclnnMlaPreprocessV2
   const MlaPreprocessCase c = make(cfg);
   const auto before = written_bytes(c);

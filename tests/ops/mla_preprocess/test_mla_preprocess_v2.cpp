@@ -127,21 +127,10 @@ TEST(MlaPreprocessCacheOutputs, DistinctBuffersReceiveOnlyThisCallsRows) {
 // ---- through the C API at the vendor's shapes ----
 
 MlaPreprocessCaseConfig vendor(DType dt, CM cm, QM qm, int64_t heads, bool q_down, uint64_t seed) {
-  MlaPreprocessCaseConfig c;
-  c.dtype = dt;
-  c.cache_mode = cm;
-  c.quant_mode = qm;
-  c.tokens = 2;
-  c.heads = heads;
-  c.hidden = 7168;
-  c.Hckv = 512;
-  c.Dr = 64;
-  c.Hcq = 1536;
-  c.D = 128;
+  MlaPreprocessCaseConfig c =
+      testdata::vendor_cfg({dt, 2, heads, cm, qm, false, testdata::MlaPreprocessWeightForm::kNz4d, false}, seed);
   c.block_num = 2;
-  c.block_size = 128;
   c.q_down = q_down;
-  c.seed = seed;
   return c;
 }
 

@@ -12,16 +12,15 @@
 #include "aclnnop/aclnn_mla_prolog_v2_weight_nz.h"
 #include "aclnnop/aclnn_mla_prolog_v3_weight_nz.h"
 #include "ops/acl_tensor_util.h"
+#include "ops/aclnn_phase2.h"
 #include "tests/support/guarded_alloc.h"
 #include "reference/mla_prolog_test_data.h"
 
 namespace mlaops::testing {
 
-// Every tensor argument in prototype order, as (view, passed) pairs a test may edit.
-struct MlaPrologArgs {
-  static constexpr int kCount = 26;  // the V1 / V2 tensors, then the V3 ones
-  TensorView v[kCount];
-  bool passed[kCount] = {};
+// Every tensor argument in prototype order (the 21 V1 / V2 tensors, then the V3 ones), as
+// (view, passed) pairs a test may edit.
+struct MlaPrologArgs : NamedTensorArgs<MlaPrologArgs, 26> {
   static const char* name(int i) {
     static const char* const names[kCount] = {
         "tokenX", "weightDq", "weightUqQr", "weightUk", "weightDkvKr", "rmsnormGammaCq", "rmsnormGammaCkv",
@@ -32,12 +31,6 @@ struct MlaPrologArgs {
         "actualSeqLenOptional", "kNopeClipAlphaOptional"};
     return names[i];
   }
-  int index(const std::string& n) const {
-    for (int i = 0; i < kCount; ++i)
-      if (n == name(i)) return i;
-    return -1;
-  }
-  TensorView& operator[](const std::string& n) { return v[index(n)]; }
 };
 
 inline MlaPrologArgs args_of(const testdata::MlaPrologCase& c) {
@@ -49,10 +42,7 @@ inline MlaPrologArgs args_of(const testdata::MlaPrologCase& c) {
       &c.quant_scale_ckv, &c.quant_scale_ckr, &c.smooth_scales_cq, &c.query_out, &c.query_rope_out,
       &c.dequant_scale_q_nope_out, &c.query_norm_out, &c.dequant_scale_q_norm_out, &c.actual_seq_len,
       &c.k_nope_clip_alpha};
-  for (int i = 0; i < MlaPrologArgs::kCount; ++i) {
-    a.v[i] = hs[i]->view;
-    a.passed[i] = hs[i]->present();
-  }
+  a.set_from(hs);
   return a;
 }
 
@@ -89,12 +79,7 @@ inline aclnnStatus mla_prolog_phase1(const testdata::MlaPrologCase& c, const Mla
   // V3 takes no (1) placeholder of dequantScaleQNopeOut: null outside FULL_QUANT_KV_QUANT
   if (call.v3 && c.cfg.scenario != MlaPrologScenario::kFullQuantKvQuant) a.passed[21] = false;
   if (call.mutate) call.mutate(a);
-  TensorView* views[MlaPrologArgs::kCount];
-  for (int i = 0; i < MlaPrologArgs::kCount; ++i) views[i] = a.passed[i] ? &a.v[i] : nullptr;
-  guard_views(views, MlaPrologArgs::kCount);  // in a guard mode (tests/support/guarded_alloc.h)
-  std::vector<AclTensor> t;
-  t.reserve(MlaPrologArgs::kCount);
-  for (int i = 0; i < MlaPrologArgs::kCount; ++i) t.emplace_back(a.v[i], a.passed[i]);
+  const std::vector<AclTensor> t = a.guarded_tensors();
   std::string mode = mla_prolog_cache_mode_name(c.cfg.cache_mode);
   char* mode_arg = call.cache_mode ? const_cast<char*>(call.cache_mode) : mode.data();
   if (call.v3) {
@@ -126,14 +111,8 @@ inline aclnnStatus mla_prolog_call(const testdata::MlaPrologCase& c, const MlaPr
   aclOpExecutor* ex = nullptr;
   aclnnStatus s = mla_prolog_phase1(c, call, &ws_size, &ex);
   if (s != ACLNN_SUCCESS) return s;
-  CallWorkspace workspace(ws_size);  // in a guard mode: flush against a guard page (tests/support/guarded_alloc.h)
-  if (!workspace.ok()) return ACLNN_ERR_RUNTIME_ERROR;
-  void* ws = workspace.get();
-  s = call.v3   ? aclnnMlaPrologV3WeightNz(ws, ws_size, ex, stream)
-      : call.v2 ? aclnnMlaPrologV2WeightNz(ws, ws_size, ex, stream)
-                : aclnnMlaProlog(ws, ws_size, ex, stream);
-  if (s == ACLNN_SUCCESS && stream != nullptr) s = aclrtSynchronizeStream(stream);
-  return s;
+  return aclnn_phase2(call.v3 ? aclnnMlaPrologV3WeightNz : call.v2 ? aclnnMlaPrologV2WeightNz : aclnnMlaProlog, ws_size,
+                      ex, stream);
 }
 
 }  // namespace mlaops::testing

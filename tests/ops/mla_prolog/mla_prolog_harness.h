@@ -17,6 +17,7 @@
 #include "ops/mla_prolog.h"
 #include "reference/mla_prolog_ref.h"
 #include "reference/mla_prolog_test_data.h"
+#include "tests/support/isa_list.h"
 
 namespace mlaops::testing {
 
@@ -46,20 +47,6 @@ inline void run_and_compare(const MlaPrologCaseConfig& cfg) {
   MlaPrologCase fast = testdata::make_mla_prolog_case(cfg);
   ASSERT_EQ(run_fast(fast), kSuccess) << last_error_message() << " | " << describe(cfg);
   expect_match(fast, ref);
-}
-
-// Every ISA level the machine has, each with 1 and 2 threads.
-template <class F>
-void for_each_isa_and_threads(F&& f) {
-  for (Isa isa : runnable_isas()) {
-    set_isa(isa);
-    for (int threads : {1, 2}) {
-      set_num_threads(threads);
-      f();
-    }
-  }
-  reset_isa();
-  set_num_threads(0);
 }
 
 }  // namespace mlaops::testing

@@ -22,10 +22,7 @@ MlaPrologCaseConfig vendor_cfg(MlaPrologScenario sc, int64_t N, int64_t He, int6
   c.scenario = sc;
   c.N = N;
   c.He = He;
-  c.Hcq = 1536;
-  c.Hckv = 512;
-  c.D = 128;
-  c.Dr = 64;
+  testdata::set_vendor_sizes(c);
   c.B = B;
   c.S = S;
   c.bsh = bsh;

@@ -25,20 +25,11 @@ const MlaPrologCase& vendor_case(MlaPrologScenario sc, bool bsh = false) {
   static MlaPrologCase* cases[6] = {};
   const int i = bsh ? 5 : static_cast<int>(sc);
   if (cases[i] == nullptr) {
-    MlaPrologCaseConfig c;
-    c.scenario = bsh ? MlaPrologScenario::kNoQuant : sc;
+    MlaPrologCaseConfig c =
+        testdata::vendor_small_cfg(bsh ? MlaPrologScenario::kNoQuant : sc, bsh, MlaPrologCacheMode::kPaBsnd);
     c.smooth = sc == MlaPrologScenario::kPartialQuantKvQuant;
-    c.N = 2;
-    c.He = 7168;
-    c.Hcq = 1536;
-    c.Hckv = 512;
-    c.D = 128;
-    c.Dr = 64;
     c.B = 2;
-    c.S = 1;
-    c.bsh = bsh;
-    c.block_num = 2;
-    c.block_size = 16;
+    c.seed = 1;
     cases[i] = new MlaPrologCase(testdata::make_mla_prolog_case(c));
   }
   return *cases[i];

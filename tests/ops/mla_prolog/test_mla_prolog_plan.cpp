@@ -147,15 +147,7 @@ TEST(MlaPrologPlan, RefusesOverlappingOrMisalignedTensors) {
 TEST(MlaPrologPlan, RefusesInvalidOrForeignPlansAndShortWorkspace) {
   const MlaPrologCase c = testdata::make_mla_prolog_case(cfg_of(MlaPrologScenario::kNoQuant, 1));
   expect_refused(OpPlan(), c, c.params(), kParamNullptr, {"mla_prolog: plan: not a valid plan"});
-  testdata::MlaPreprocessCaseConfig pc;
-  pc.hidden = 64;
-  pc.Hcq = 48;
-  pc.Hckv = 64;
-  pc.D = 32;
-  pc.Dr = 16;
-  pc.heads = 2;
-  pc.block_size = 16;
-  const testdata::MlaPreprocessCase other = testdata::make_mla_preprocess_case(pc);
+  const testdata::MlaPreprocessCase other = testdata::make_mla_preprocess_case(testdata::MlaPreprocessCaseConfig{});
   OpPlan foreign;
   ASSERT_EQ(mla_preprocess_plan(other.params(), &foreign), kSuccess) << last_error_message();
   expect_refused(foreign, c, c.params(), kParamInvalid, {"mla_prolog: plan: made for mla_preprocess"});

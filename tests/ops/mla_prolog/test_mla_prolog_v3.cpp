@@ -41,6 +41,21 @@ MlaPrologCall v3_call() {
   return c;
 }
 
+// `base` through aclnnMlaPrologV3WeightNz under every ISA level (a clone per run) against the
+// reference (computed once, on a clone).
+void expect_v3_matches_reference(const MlaPrologCase& base) {
+  MlaPrologCase ref = base.clone();
+  ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message() << " | " << describe(base.cfg);
+  for (Isa isa : runnable_isas()) {
+    set_isa(isa);
+    SCOPED_TRACE(isa_name(isa));
+    MlaPrologCase fast = base.clone();
+    ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(base.cfg);
+    expect_match(fast, ref);
+  }
+  reset_isa();
+}
+
 std::vector<const HostTensor*> outputs_of(const MlaPrologCase& c) {
   return {&c.query_out, &c.query_rope_out, &c.kv_cache, &c.kr_cache, &c.dequant_scale_q_nope_out,
           &c.query_norm_out, &c.dequant_scale_q_norm_out};
@@ -86,18 +101,8 @@ TEST(MlaPrologV3, ScalesAndQueryNormAgainstReference) {
     cfg.kc_scale = sc == FKV ? 10.0 : 0.5;
     cfg.query_norm = true;
     // the case generated once and the reference computed once; every ISA runs a clone against it
-    const MlaPrologCase base = testdata::make_mla_prolog_case(cfg);
-    MlaPrologCase ref = base.clone();
-    ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
-    for (Isa isa : runnable_isas()) {
-      set_isa(isa);
-      SCOPED_TRACE(isa_name(isa));
-      MlaPrologCase fast = base.clone();
-      ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
-      expect_match(fast, ref);
-    }
+    expect_v3_matches_reference(testdata::make_mla_prolog_case(cfg));
   }
-  reset_isa();
 }
 
 // ---- rules ----
@@ -127,12 +132,12 @@ const MlaPrologCase& v3_case(MlaPrologScenario sc) {
   return *cases[i];
 }
 
-void expect_rejected(MlaPrologScenario sc, aclnnStatus code, const char* param, const char* rule, MlaPrologCall call,
-                     const char* cache_mode = nullptr) {
-  const MlaPrologCase& c = v3_case(sc);
+// Calls aclnnMlaPrologV3WeightNz on `c` with `call`; expects `code`, a message naming the
+// parameter and the rule, and every output and cache byte unchanged.
+void expect_rejected_in(const MlaPrologCase& c, aclnnStatus code, const char* param, const char* rule,
+                        MlaPrologCall call) {
   const Snapshot before(c);
   call.v3 = true;
-  call.cache_mode = cache_mode;
   const aclnnStatus s = mla_prolog_call(c, call);
   const std::string msg = aclGetRecentErrMsg();
   EXPECT_EQ(s, code) << msg;
@@ -140,6 +145,13 @@ void expect_rejected(MlaPrologScenario sc, aclnnStatus code, const char* param, 
   EXPECT_NE(msg.find(rule), std::string::npos) << "message does not name " << rule << ": " << msg;
   EXPECT_NE(msg.find("aclnnMlaPrologV3WeightNz"), std::string::npos) << msg;
   EXPECT_TRUE(before.same(c)) << "a rejected call changed an output or cache byte (" << rule << ")";
+}
+
+// The same on the scenario's case (v3_case), with the cacheMode string `cache_mode` (null: the case's).
+void expect_rejected(MlaPrologScenario sc, aclnnStatus code, const char* param, const char* rule, MlaPrologCall call,
+                     const char* cache_mode = nullptr) {
+  call.cache_mode = cache_mode;
+  expect_rejected_in(v3_case(sc), code, param, rule, call);
 }
 
 MlaPrologCall modes(int64_t w, int64_t kv, int64_t q) {
@@ -355,18 +367,8 @@ TEST(MlaPrologV3, NewCacheModesAndPerTileAgainstReference) {
     MlaPrologCaseConfig cfg = mode_cfg(k.sc, k.mode, k.bsh);
     cfg.query_norm = k.sc == PKVT;
     cfg.kc_scale = k.sc == FKVT ? 10.0 : 1.0;
-    const MlaPrologCase base = testdata::make_mla_prolog_case(cfg);  // generated once, cloned per run
-    MlaPrologCase ref = base.clone();
-    ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message() << " | " << describe(cfg);
-    for (Isa isa : runnable_isas()) {
-      set_isa(isa);
-      SCOPED_TRACE(isa_name(isa));
-      MlaPrologCase fast = base.clone();
-      ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
-      expect_match(fast, ref);
-    }
+    expect_v3_matches_reference(testdata::make_mla_prolog_case(cfg));
   }
-  reset_isa();
 }
 
 // A case of a new mode, built once per (scenario, mode, token layout).
@@ -375,19 +377,6 @@ const MlaPrologCase& mode_case(MlaPrologScenario sc, MlaPrologCacheMode mode, bo
   std::unique_ptr<MlaPrologCase>& c = cases[{static_cast<int>(sc), static_cast<int>(mode), bsh}];
   if (c == nullptr) c = std::make_unique<MlaPrologCase>(testdata::make_mla_prolog_case(mode_cfg(sc, mode, bsh)));
   return *c;
-}
-
-void expect_rejected_in(const MlaPrologCase& c, aclnnStatus code, const char* param, const char* rule,
-                        MlaPrologCall call) {
-  const Snapshot before(c);
-  call.v3 = true;
-  const aclnnStatus s = mla_prolog_call(c, call);
-  const std::string msg = aclGetRecentErrMsg();
-  EXPECT_EQ(s, code) << msg;
-  EXPECT_NE(msg.find(param), std::string::npos) << "message does not name " << param << ": " << msg;
-  EXPECT_NE(msg.find(rule), std::string::npos) << "message does not name " << rule << ": " << msg;
-  EXPECT_NE(msg.find("aclnnMlaPrologV3WeightNz"), std::string::npos) << msg;
-  EXPECT_TRUE(before.same(c)) << "a rejected call changed an output or cache byte (" << rule << ")";
 }
 
 // Writes v into element i of an int64 / int32 / fp32 input for the duration of one call.
@@ -619,15 +608,7 @@ TEST(MlaPrologV3, WiderVendorRangesAgainstReference) {
     cfg.block_num = k.block_num;
     cfg.query_norm = k.sc == PKV;
     const MlaPrologCase base = testdata::make_mla_prolog_case(cfg);  // generated once, cloned per run
-    MlaPrologCase ref = base.clone();
-    ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message() << " | " << describe(cfg);
-    for (Isa isa : runnable_isas()) {
-      set_isa(isa);
-      SCOPED_TRACE(isa_name(isa));
-      MlaPrologCase fast = base.clone();
-      ASSERT_EQ(mla_prolog_call(fast, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg() << " | " << describe(cfg);
-      expect_match(fast, ref);
-    }
+    expect_v3_matches_reference(base);
     // V2 keeps its own ranges: the same call is rejected there (S, He, Hcq, D or BlockSize)
     if (!mla_prolog_is_per_tile(k.sc) && !mla_prolog_cache_blocks(k.mode)) {
       MlaPrologCase v2 = base.clone();
