@@ -451,8 +451,10 @@ std::vector<std::string> called_names(const std::string& code) {
 }
 
 TEST(RefUtilIndependence, ReferencesIncludeOnlyPublicStructsAndTheErrorChannel) {
-  const std::filesystem::path dir = std::filesystem::path(__FILE__).parent_path().parent_path().parent_path() / "reference";
-  if (!std::filesystem::exists(dir / "ref_util.h")) GTEST_SKIP() << "sources not found at " << dir;
+  // MLAOPS_REFERENCE_DIR: the reference's source folder (tests/CMakeLists.txt; not __FILE__, which a
+  // compiler cache may make relative)
+  const std::filesystem::path dir = MLAOPS_REFERENCE_DIR;
+  ASSERT_TRUE(std::filesystem::exists(dir / "ref_util.h")) << "sources not found at " << dir;
   const std::vector<std::string> allowed = {"core/error.h",         "mlaops/dtype.h",         "mlaops/status.h",
                                             "mlaops/tensor_view.h", "mlaops/fused_infer_attention_score.h",
                                             "mlaops/mla_prolog.h",  "mlaops/mla_preprocess.h"};
