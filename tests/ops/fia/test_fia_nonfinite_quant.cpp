@@ -193,27 +193,21 @@ AqResult aq_check(const AqNf& c, const std::function<void(AqNfData&)>& poison, b
   }
   for (int64_t ip : {0, 1}) {
     d->op.inner_precise = ip;
-    for (Isa isa : test_isas()) {
-      if (!set_isa(isa)) continue;
+    for_each_isa_and_threads([&](Isa isa, int t) {
       const bool place = in_place(d->op), exact = place || ip == 0;
-      for (int t : {1, 2}) {
-        const std::string where = c.name + " isa=" + isa_name(isa) + " innerPrecise=" + std::to_string(ip) +
-                                  (place ? " in-place" : "") + " threads=" + std::to_string(t);
-        set_num_threads(t);
-        std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
-        const Status s = run_fia_cpp(d->op);
-        set_num_threads(0);
-        if (s != kSuccess) {
-          ADD_FAILURE() << where << ": " << last_error_message();
-          continue;
-        }
-        expect_same_nonfinite(where, d->out_op, exact ? gold.out_exact : gold.out_round, out_tol(c.dt), inf_may_be_nan);
-        expect_same_lse(where, d->lse_op, exact ? gold.lse_exact : gold.lse_round, place ? kLseRelInPlace : kLseRel,
-                        place ? kLseAbsInPlace : kLseAbs);
+      const std::string where = c.name + " isa=" + isa_name(isa) + " innerPrecise=" + std::to_string(ip) +
+                                (place ? " in-place" : "") + " threads=" + std::to_string(t);
+      std::memset(d->out_op.data(), 0xEE, d->out_op.storage.size() * 8);
+      const Status s = run_fia_cpp(d->op);
+      if (s != kSuccess) {
+        ADD_FAILURE() << where << ": " << last_error_message();
+        return;
       }
-    }
+      expect_same_nonfinite(where, d->out_op, exact ? gold.out_exact : gold.out_round, out_tol(c.dt), inf_may_be_nan);
+      expect_same_lse(where, d->lse_op, exact ? gold.lse_exact : gold.lse_round, place ? kLseRelInPlace : kLseRel,
+                      place ? kLseAbsInPlace : kLseAbs);
+    });
   }
-  reset_isa();
   return {gold.out_exact, gold.lse_exact};
 }
 
@@ -361,36 +355,30 @@ FqResult fq_check(FqCase c, const std::function<void(FqData&)>& poison) {
     return {};
   }
   const HostTensor rout = fia_test::layout_to_bnsd(ref->out, ref->out_l, c.B, c.N, c.Sq, c.D);
-  for (Isa isa : test_isas()) {
-    if (!set_isa(isa)) continue;
-    for (int t : {1, 2}) {
-      const std::string where = c.name + " isa=" + isa_name(isa) + " threads=" + std::to_string(t);
-      auto op = make_data(c);
-      poison(*op);
-      op->bind(c.int8_out ? I8 : F16);
-      set_num_threads(t);
-      const Status s = run_fia_cpp(op->params);
-      set_num_threads(0);
-      if (s != kSuccess) {
-        ADD_FAILURE() << where << ": " << last_error_message();
+  for_each_isa_and_threads([&](Isa isa, int t) {
+    const std::string where = c.name + " isa=" + isa_name(isa) + " threads=" + std::to_string(t);
+    auto op = make_data(c);
+    poison(*op);
+    op->bind(c.int8_out ? I8 : F16);
+    const Status s = run_fia_cpp(op->params);
+    if (s != kSuccess) {
+      ADD_FAILURE() << where << ": " << last_error_message();
+      return;
+    }
+    const HostTensor a = fia_test::layout_to_bnsd(op->out, op->out_l, c.B, c.N, c.Sq, c.D);
+    int64_t nan_diff = 0, bad = 0;
+    for (int64_t i = 0; i < rout.numel(); ++i) {
+      const double x = a.flat(i), y = rout.flat(i);
+      if (std::isnan(x) || std::isnan(y)) {
+        nan_diff += std::isnan(x) != std::isnan(y);
         continue;
       }
-      const HostTensor a = fia_test::layout_to_bnsd(op->out, op->out_l, c.B, c.N, c.Sq, c.D);
-      int64_t nan_diff = 0, bad = 0;
-      for (int64_t i = 0; i < rout.numel(); ++i) {
-        const double x = a.flat(i), y = rout.flat(i);
-        if (std::isnan(x) || std::isnan(y)) {
-          nan_diff += std::isnan(x) != std::isnan(y);
-          continue;
-        }
-        const double lim = c.int8_out ? 1.0 : kMaxUlps * ulp_fp16(y) + 1e-6;
-        if (!(std::fabs(x - y) <= lim) && bad++ < 4) ADD_FAILURE() << where << " out " << i << ": " << x << " vs " << y;
-      }
-      EXPECT_EQ(nan_diff, 0) << where << ": NaN positions differ from the reference";
-      expect_same_lse(where, op->lse, ref->lse, 1e-5, 1e-5);
+      const double lim = c.int8_out ? 1.0 : kMaxUlps * ulp_fp16(y) + 1e-6;
+      if (!(std::fabs(x - y) <= lim) && bad++ < 4) ADD_FAILURE() << where << " out " << i << ": " << x << " vs " << y;
     }
-  }
-  reset_isa();
+    EXPECT_EQ(nan_diff, 0) << where << ": NaN positions differ from the reference";
+    expect_same_lse(where, op->lse, ref->lse, 1e-5, 1e-5);
+  });
   return {rout, ref->lse.as(DType::kFloat64)};
 }
 
@@ -471,25 +459,19 @@ MqResult mq_check(const MqCase& c, const std::function<void(MqData&)>& poison) {
     ADD_FAILURE() << c.name << ": reference: " << last_error_message();
     return {};
   }
-  for (Isa isa : test_isas()) {
-    if (!set_isa(isa)) continue;
-    for (int t : {1, 2}) {
-      const std::string where = c.name + " isa=" + isa_name(isa) + " threads=" + std::to_string(t);
-      set_num_threads(t);
-      HostTensor out(BF, d->out_dims, 0.0), lse(DType::kFloat32, d->lse_dims, 0.0);
-      const TensorView lv = lse.view();
-      const Status s = run_fia_cpp(mq_params(*d, out.view(), &lv));
-      set_num_threads(0);
-      if (s != kSuccess) {
-        ADD_FAILURE() << where << ": " << last_error_message();
-        continue;
-      }
-      // test_fia_mla_quant's bound: 7.8e-3 |ref| + 1e-2 rms(ref)
-      expect_same_nonfinite(where, out, ref_out, Tolerance{7.8e-3, 1e-2, 1, 0, 0, 0, 0, 0});
-      expect_same_lse(where, lse, ref_lse, 1e-4, 1e-5);
+  for_each_isa_and_threads([&](Isa isa, int t) {
+    const std::string where = c.name + " isa=" + isa_name(isa) + " threads=" + std::to_string(t);
+    HostTensor out(BF, d->out_dims, 0.0), lse(DType::kFloat32, d->lse_dims, 0.0);
+    const TensorView lv = lse.view();
+    const Status s = run_fia_cpp(mq_params(*d, out.view(), &lv));
+    if (s != kSuccess) {
+      ADD_FAILURE() << where << ": " << last_error_message();
+      return;
     }
-  }
-  reset_isa();
+    // test_fia_mla_quant's bound: 7.8e-3 |ref| + 1e-2 rms(ref)
+    expect_same_nonfinite(where, out, ref_out, Tolerance{7.8e-3, 1e-2, 1, 0, 0, 0, 0, 0});
+    expect_same_lse(where, lse, ref_lse, 1e-4, 1e-5);
+  });
   return {ref_out, ref_lse.as(DType::kFloat64)};
 }
 
