@@ -29,9 +29,10 @@ inline int64_t linear_to_offset(const TensorView& t, int64_t linear) {
   return off;
 }
 
-inline double load_f64(const TensorView& t, int64_t off) {
-  const char* p = static_cast<const char*>(t.data);
-  switch (t.dtype) {
+// Element `off` of a dense buffer of `dtype` (the TensorView forms below read t.data / t.dtype).
+inline double load_f64(const void* data, DType dtype, int64_t off) {
+  const char* p = static_cast<const char*>(data);
+  switch (dtype) {
     case DType::kFloat32: { float v; std::memcpy(&v, p + off * 4, 4); return v; }
     case DType::kFloat64: { double v; std::memcpy(&v, p + off * 8, 8); return v; }
     case DType::kFloat16: { uint16_t v; std::memcpy(&v, p + off * 2, 2); return fp16_to_float(v); }
@@ -48,6 +49,7 @@ inline double load_f64(const TensorView& t, int64_t off) {
     default: return 0.0;
   }
 }
+inline double load_f64(const TensorView& t, int64_t off) { return load_f64(t.data, t.dtype, off); }
 
 // Integer read (exact for 64-bit types).
 inline int64_t load_i64(const TensorView& t, int64_t off) {
@@ -61,9 +63,9 @@ inline int64_t load_i64(const TensorView& t, int64_t off) {
 
 // Writes v: float types round to nearest even from the double; integer types take v as an
 // already rounded value and saturate (NaN -> 0).
-inline void store_f64(const TensorView& t, int64_t off, double v) {
-  char* p = static_cast<char*>(t.data);
-  switch (t.dtype) {
+inline void store_f64(void* data, DType dtype, int64_t off, double v) {
+  char* p = static_cast<char*>(data);
+  switch (dtype) {
     case DType::kFloat32: { float f = static_cast<float>(v); std::memcpy(p + off * 4, &f, 4); return; }
     case DType::kFloat64: std::memcpy(p + off * 8, &v, 8); return;
     case DType::kFloat16: { uint16_t h = double_to_fp16(v); std::memcpy(p + off * 2, &h, 2); return; }
@@ -80,5 +82,6 @@ inline void store_f64(const TensorView& t, int64_t off, double v) {
     default: return;
   }
 }
+inline void store_f64(const TensorView& t, int64_t off, double v) { store_f64(t.data, t.dtype, off, v); }
 
 }  // namespace mlaops

@@ -167,9 +167,10 @@ struct AntiquantRef {
   int64_t KVN = 1, D = 1, block_size = 1;
   bool exact = false;  // FiaRefAntiquant::kExact: no rounding to the query dtype
 
+  // the scale tensor's geometry, set by load_params: elements per tensor (half of a combined
+  // key + value tensor), this tensor's first element, the last dim
+  int64_t half = 1, base = 0, S = 1;
   int64_t index(int64_t b, int64_t h, int64_t t, int64_t d, int64_t blk, int64_t slot) const {
-    const int64_t n = scale->numel(), half = combined ? n / 2 : n, base = combined ? which * half : 0;
-    const int64_t S = scale->dim(-1);
     switch (mode) {
       case 0: return half == 1 ? base : base + h * D + d;  // per-tensor / per-channel (KV_N, [1,] D) or (H)
       case 1: return base + b * S + t;                       // ([1,] B, S)
@@ -183,6 +184,10 @@ struct AntiquantRef {
   // indexes these instead of walking the tensors' strides for each K / V element.
   std::vector<double> scale_v, offset_v;
   void load_params() {
+    const int64_t n = scale->numel();
+    half = combined ? n / 2 : n;
+    base = combined ? which * half : 0;
+    S = scale->dim(-1);
     for (auto [t, v] : {std::pair{scale, &scale_v}, std::pair{offset, &offset_v}})
       for (int64_t i = 0; t != nullptr && i < t->numel(); ++i) v->push_back(ref::load(*t, ref::linear_offset(*t, i)));
   }

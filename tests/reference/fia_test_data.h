@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <limits>
@@ -68,12 +69,31 @@ struct HostTensor {
     for (int64_t v : idx) off = off * dims[i++] + v;
     return off;
   }
-  double flat(int64_t i) const { return load_f64(view(), i); }
-  void set_flat(int64_t i, double v) { store_f64(view(), i, v); }
+  // element access on the dense buffer (no view built per element: the test data's hot loop)
+  double flat(int64_t i) const { return load_f64(data(), dtype, i); }
+  void set_flat(int64_t i, double v) { store_f64(data(), dtype, i, v); }
+  // element i of this tensor := element si of src (the stored bytes when the dtypes match)
+  void copy_flat(int64_t i, const HostTensor& src, int64_t si) {
+    const int64_t es = dtype_size(dtype);
+    if (src.dtype == dtype && es > 0) {
+      std::memcpy(static_cast<char*>(data()) + i * es, static_cast<const char*>(src.data()) + si * es,
+                  static_cast<size_t>(es));
+    } else {
+      set_flat(i, src.flat(si));
+    }
+  }
   double get(std::initializer_list<int64_t> idx) const { return flat(index(idx)); }
   void set(std::initializer_list<int64_t> idx, double v) { set_flat(index(idx), v); }
-  void fill(double v) {
-    for (int64_t i = 0, n = numel(); i < n; ++i) set_flat(i, v);
+  void fill(double v) {  // the first element converted once, its bytes repeated
+    const int64_t n = numel(), es = dtype_size(dtype);
+    if (n == 0) return;
+    set_flat(0, v);
+    if (es <= 0) {
+      for (int64_t i = 1; i < n; ++i) set_flat(i, v);
+      return;
+    }
+    char* p = static_cast<char*>(data());
+    for (int64_t i = 1; i < n; ++i) std::memcpy(p + i * es, p, static_cast<size_t>(es));
   }
   // Same data, new dims (same element count).
   HostTensor reshaped(std::vector<int64_t> new_dims) const {
@@ -165,7 +185,7 @@ inline HostTensor bnsd_to_layout(const HostTensor& c, FiaLayout l) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t n = 0; n < N; ++n)
       for (int64_t s = 0; s < S; ++s)
-        for (int64_t d = 0; d < D; ++d) r.set_flat(layout_index(l, B, N, S, D, b, n, s, d), c.get({b, n, s, d}));
+        for (int64_t d = 0; d < D; ++d) r.copy_flat(layout_index(l, B, N, S, D, b, n, s, d), c, c.index({b, n, s, d}));
   return r;
 }
 
@@ -178,7 +198,7 @@ inline HostTensor bnsd_to_packed(const HostTensor& c, const std::vector<int64_t>
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t s = 0; s < lens[static_cast<size_t>(b)]; ++s)
       for (int64_t n = 0; n < N; ++n)
-        for (int64_t d = 0; d < D; ++d) r.set_flat(layout_index(l, B, N, T, D, b, n, t0 + s, d), c.get({b, n, s, d}));
+        for (int64_t d = 0; d < D; ++d) r.copy_flat(layout_index(l, B, N, T, D, b, n, t0 + s, d), c, c.index({b, n, s, d}));
     t0 += lens[static_cast<size_t>(b)];
   }
   return r;
@@ -267,7 +287,7 @@ inline HostTensor paged_pool(const HostTensor& c, const std::vector<int64_t>& kv
       const int64_t blk = static_cast<int64_t>(block_table.get({b, p / block_size}));
       for (int64_t h = 0; h < KVN; ++h)
         for (int64_t d = 0; d < D; ++d)
-          pool.set_flat(paged_index(cache_rank, block_size, KVN, D, blk, h, p % block_size, d), c.get({b, h, p, d}));
+          pool.copy_flat(paged_index(cache_rank, block_size, KVN, D, blk, h, p % block_size, d), c, c.index({b, h, p, d}));
     }
   return pool;
 }
