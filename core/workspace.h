@@ -3,6 +3,7 @@
 // workspace is carved the same way (WorkspaceArena).
 #pragma once
 
+#include <climits>
 #include <cstdint>
 
 #include "core/checked_math.h"
@@ -13,12 +14,17 @@ inline constexpr int64_t kWorkspaceAlign = 64;
 
 class WorkspaceLayout {
  public:
-  // Reserves `bytes` (>= 0) and writes its offset; fails on overflow.
-  Status add(int64_t bytes, int64_t* offset, const char* what) {
-    if (bytes < 0) return fail(kParamInvalid, "%s: negative workspace request (%lld)", what, (long long)bytes);
-    int64_t start = round_up(total_, kWorkspaceAlign);
+  // `op` and `rule` (a literal naming the rule id and the site, e.g. "FIA-17 workspace overflows
+  // int64 (the sum of its parts)") word the failure of add().
+  WorkspaceLayout(const char* op, const char* rule) : op_(op), rule_(rule) {}
+  // Reserves `bytes` (>= 0) and writes its offset; fails (nothing reserved) when the aligned sum
+  // of the parts overflows int64.
+  Status add(int64_t bytes, int64_t* offset) {
+    const int64_t start = round_up(total_, kWorkspaceAlign);
     int64_t end;
-    if (start < total_ || !add_ok(start, bytes, &end)) return fail(kParamInvalid, "%s: workspace size overflows int64", what);
+    if (bytes < 0 || start < total_ || !add_ok(start, bytes, &end) || end > INT64_MAX - kWorkspaceAlign)
+      return fail(kParamInvalid, "%s: workspace: %s; allowed <= 2^63 - 1 bytes in all, got %lld bytes of earlier parts + %lld",
+                  op_, rule_, (long long)total_, (long long)bytes);
     *offset = start;
     total_ = end;
     return kSuccess;
@@ -26,6 +32,8 @@ class WorkspaceLayout {
   int64_t total() const { return total_ == 0 ? 0 : round_up(total_, kWorkspaceAlign); }
 
  private:
+  const char* op_;
+  const char* rule_;
   int64_t total_ = 0;
 };
 

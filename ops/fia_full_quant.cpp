@@ -171,14 +171,14 @@ Status fia_fq_plan(FiaPlan* plan, const char* op) {
                "<= 2^40, D and V_D <= 2^20, got G %lld x rows %lld, D %lld, V_D %lld",
                op, (long long)P.G, (long long)P.R, (long long)P.QD, (long long)P.VD);
   P.thread_bytes = round_up(scratch_layout(M, P.QD, P.VD).total, kWorkspaceAlign);
-  WorkspaceLayout l;
+  WorkspaceLayout l(op, "FIA-17 workspace overflows int64 (the sum of its parts)");
   int64_t threads_total = 0;
   MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid,
                "%s: workspace: FIA-17 workspace overflows int64 (INT8 full quantisation per-thread scratch x threads); "
                "allowed <= 2^63 - 1 bytes, got %lld bytes x %d threads",
                op, (long long)P.thread_bytes, P.threads);
-  MLAOPS_TRY(l.add(threads_total, &P.off_thread, op));
-  if (P.post_quant) MLAOPS_TRY(l.add(2 * P.N * P.VD * 4, &P.off_pq, op));
+  MLAOPS_TRY(l.add(threads_total, &P.off_thread));
+  if (P.post_quant) MLAOPS_TRY(l.add(2 * P.N * P.VD * 4, &P.off_pq));
   P.workspace_bytes = n_items == 0 ? 0 : l.total();
   return kSuccess;
 }

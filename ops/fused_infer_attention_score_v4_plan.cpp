@@ -292,13 +292,13 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
         scratch = std::max(scratch, kernels::flash_decode_scratch_bytes(1, P.G, fs.QD, fs.VD, P.fp16));
   }
   P.thread_bytes = round_up(scratch, kWorkspaceAlign);
-  WorkspaceLayout l;
+  WorkspaceLayout l(op, "FIA-17 workspace overflows int64 (the sum of its parts)");
   int64_t threads_total;
   MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid,
                "%s: workspace: FIA-17 workspace overflows int64 (per-thread scratch x threads); allowed <= 2^63 - 1 "
                "bytes, got %lld bytes x %d threads",
                op, (long long)P.thread_bytes, P.threads);
-  MLAOPS_TRY(l.add(threads_total, &P.off_thread, op));
+  MLAOPS_TRY(l.add(threads_total, &P.off_thread));
   if (P.aq.on) {
     // per thread: a chunk of KV rows of up to 16 heads dequantised to the query dtype and two
     // attention states per head (fia_aq_thread_bytes), or the in-place kernel's scratch; once
@@ -325,11 +325,11 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
                  "<= 2^63 - 1 bytes, got %lld bytes x %d threads, KV_N %lld x (D %lld + V_D %lld) x 8",
                  op, (long long)per_thread, P.threads, (long long)KVN, (long long)P.QD, (long long)P.VD);
     P.aq_thread_bytes = round_up(per_thread, kWorkspaceAlign);
-    MLAOPS_TRY(l.add(all_threads, &P.off_aq_thread, op));
-    MLAOPS_TRY(l.add(ch, &P.off_aq_ch, op));
+    MLAOPS_TRY(l.add(all_threads, &P.off_aq_thread));
+    MLAOPS_TRY(l.add(ch, &P.off_aq_ch));
   }
-  if (P.sink) MLAOPS_TRY(l.add(P.N * 4, &P.off_sink, op));
-  if (P.post_quant) MLAOPS_TRY(l.add(2 * P.N * P.VD * 4, &P.off_pq, op));
+  if (P.sink) MLAOPS_TRY(l.add(P.N * 4, &P.off_sink));
+  if (P.post_quant) MLAOPS_TRY(l.add(2 * P.N * P.VD * 4, &P.off_pq));
   if (P.splits > 1 || P.pgroup) {  // the prefix work range: every item writes partials
     P.partial_o_floats = P.G * P.R * P.VD;
     P.partial_ml_floats = P.G * P.R;
@@ -338,7 +338,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
                  "%s: workspace: FIA-17 workspace overflows int64 (KV-split partials); allowed <= 2^63 - 1 bytes, got "
                  "%lld items x %lld splits x %lld floats",
                  op, (long long)n_items, (long long)P.splits, (long long)(P.partial_o_floats + 2 * P.partial_ml_floats));
-    MLAOPS_TRY(l.add(bytes, &P.off_partial, op));
+    MLAOPS_TRY(l.add(bytes, &P.off_partial));
   }
   if (P.pgroup) {  // the per-head counts and item lists of the merge (fia_run)
     P.pcount.assign(static_cast<size_t>(KVN), 0);
@@ -351,7 +351,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
     P.hitems.assign(P.items.size(), 0);
     std::vector<int64_t> fill(P.hat.begin(), P.hat.end() - 1);
     for (int64_t i = 0; i < n_items; ++i) P.hitems[static_cast<size_t>(fill[static_cast<size_t>(P.items[static_cast<size_t>(i)].h)]++)] = i;
-    MLAOPS_TRY(l.add(KVN * 8, &P.off_pcount, op));
+    MLAOPS_TRY(l.add(KVN * 8, &P.off_pcount));
   }
   if (P.pgroup) {  // the units' partials: [unit, psplit] x (o [G * rows, V_D], m, l)
     P.pp_o_floats = P.G * P.prow_rows * P.VD;
@@ -361,7 +361,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
                  "%s: workspace: FIA-17 workspace overflows int64 (prefix units' partials); allowed <= 2^63 - 1 bytes, "
                  "got %lld units x %lld splits x %lld floats",
                  op, (long long)n_units, (long long)P.psplits, (long long)P.pp_per);
-    MLAOPS_TRY(l.add(bytes, &P.off_ppartial, op));
+    MLAOPS_TRY(l.add(bytes, &P.off_ppartial));
   }
   P.workspace_bytes = n_items == 0 ? 0 : l.total();
   return kSuccess;

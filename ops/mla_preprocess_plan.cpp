@@ -130,16 +130,16 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
                       &per_thread),
                kParamInvalid, "%s: MPP-15 workspace size overflows int64", op);
   MLAOPS_CHECK(mul_ok(per_thread, pl.threads, &threads_total), kParamInvalid, "%s: MPP-15 workspace overflow", op);
-  WorkspaceLayout l;
-  MLAOPS_TRY(l.add(a0, &pl.off_a0, op));
-  MLAOPS_TRY(l.add(c * 16, &pl.off_scale, op));
-  MLAOPS_TRY(l.add(acc1, &pl.off_acc1, op));
-  MLAOPS_TRY(l.add(m1, &pl.off_m1, op));
-  MLAOPS_TRY(l.add(a1, &pl.off_a1, op));
-  MLAOPS_TRY(l.add(acc2, &pl.off_acc2, op));
-  MLAOPS_TRY(l.add(kv, &pl.off_kv, op));
-  MLAOPS_TRY(l.add(mla_preprocess_has_rope_outputs(cm) ? kr : 0, &pl.off_kr, op));
-  MLAOPS_TRY(l.add(threads_total, &pl.off_thread, op));
+  WorkspaceLayout l(op, "MPP-15 workspace overflows int64 (the sum of its parts)");
+  MLAOPS_TRY(l.add(a0, &pl.off_a0));
+  MLAOPS_TRY(l.add(c * 16, &pl.off_scale));
+  MLAOPS_TRY(l.add(acc1, &pl.off_acc1));
+  MLAOPS_TRY(l.add(m1, &pl.off_m1));
+  MLAOPS_TRY(l.add(a1, &pl.off_a1));
+  MLAOPS_TRY(l.add(acc2, &pl.off_acc2));
+  MLAOPS_TRY(l.add(kv, &pl.off_kv));
+  MLAOPS_TRY(l.add(mla_preprocess_has_rope_outputs(cm) ? kr : 0, &pl.off_kr));
+  MLAOPS_TRY(l.add(threads_total, &pl.off_thread));
   pl.thread_bytes = per_thread;
   pl.workspace_bytes = d.T == 0 ? 0 : static_cast<uint64_t>(l.total());
   verbose_plan(pl);

@@ -112,16 +112,16 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   MLAOPS_CHECK(add_ok(per_thread, std::max({x_scratch, rows_scratch, head_scratch}), &per_thread), kParamInvalid,
                "%s: MP-14 workspace per thread overflows int64", op);
   MLAOPS_CHECK(mul_ok(per_thread, pl.threads, &threads_total), kParamInvalid, "%s: MP-14 workspace of all threads overflows int64", op);
-  WorkspaceLayout l;
-  MLAOPS_TRY(l.add(acc1, &pl.off_acc1, op));
-  MLAOPS_TRY(l.add(a2, &pl.off_a2, op));
-  MLAOPS_TRY(l.add(c * 4, &pl.off_scale, op));
-  MLAOPS_TRY(l.add(kv, &pl.off_kv, op));
-  MLAOPS_TRY(l.add(kr, &pl.off_kr, op));
-  MLAOPS_TRY(l.add(threads_total, &pl.off_thread, op));
+  WorkspaceLayout l(op, "MP-14 workspace overflows int64 (the sum of its parts)");
+  MLAOPS_TRY(l.add(acc1, &pl.off_acc1));
+  MLAOPS_TRY(l.add(a2, &pl.off_a2));
+  MLAOPS_TRY(l.add(c * 4, &pl.off_scale));
+  MLAOPS_TRY(l.add(kv, &pl.off_kv));
+  MLAOPS_TRY(l.add(kr, &pl.off_kr));
+  MLAOPS_TRY(l.add(threads_total, &pl.off_thread));
   int64_t slots;
   MLAOPS_CHECK(mul_ok(d.T, 8, &slots), kParamInvalid, "%s: MP-14 workspace slots overflow int64", op);
-  MLAOPS_TRY(l.add(slots, &pl.off_slots, op));
+  MLAOPS_TRY(l.add(slots, &pl.off_slots));
   pl.thread_bytes = per_thread;
   pl.workspace_bytes = d.T == 0 ? 0 : static_cast<uint64_t>(l.total());
   verbose_plan(pl);

@@ -37,18 +37,22 @@ TEST(CheckedMath, DetectsOverflow) {
 }
 
 TEST(Workspace, LayoutAlignsAndChecks) {
-  WorkspaceLayout l;
+  WorkspaceLayout l("test_op", "TEST-01 workspace overflows int64");
   int64_t a, b, c;
   EXPECT_EQ(l.total(), 0);
-  ASSERT_EQ(l.add(10, &a, "a"), kSuccess);
-  ASSERT_EQ(l.add(100, &b, "b"), kSuccess);
-  ASSERT_EQ(l.add(0, &c, "c"), kSuccess);
+  ASSERT_EQ(l.add(10, &a), kSuccess);
+  ASSERT_EQ(l.add(100, &b), kSuccess);
+  ASSERT_EQ(l.add(0, &c), kSuccess);
   EXPECT_EQ(a, 0);
   EXPECT_EQ(b, 64);
   EXPECT_EQ(c, 192);
   EXPECT_EQ(l.total(), 192);
-  EXPECT_EQ(l.add(-1, &a, "neg"), kParamInvalid);
-  EXPECT_EQ(l.add(kMax, &a, "huge"), kParamInvalid);
+  EXPECT_EQ(l.add(-1, &a), kParamInvalid);
+  EXPECT_EQ(l.add(kMax, &a), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("test_op: workspace: TEST-01 workspace overflows int64; allowed"),
+            std::string::npos)
+      << last_error_message();
+  EXPECT_EQ(l.total(), 192);  // a failed add reserves nothing
   std::vector<char> buf(256);
   WorkspaceArena arena(buf.data(), buf.size());
   EXPECT_EQ(arena.at<char>(b), buf.data() + 64);

@@ -200,6 +200,19 @@ TEST(FiaWorkspaceOverflow, FIA17_PrefixUnitPartials) {
   EXPECT_EQ(phase1(ok.p, &need), kSuccess) << last_error_message();
 }
 
+// The sum of the parts (core/workspace.h): items' and units' partials each fit int64 (1.5 x 2^62
+// bytes for Q_S 1 and 1.5 x 2^18 batches: every row is an item and a unit) but not together.
+TEST(FiaWorkspaceOverflow, FIA17_SumOfTheParts) {
+  Threads t(2);
+  PrefixCall c((kOne << 18) + (kOne << 17), 1, false);
+  expect_phase1_rejected(c.p, "workspace: FIA-17 workspace overflows int64 (the sum of its parts)",
+                         "allowed <= 2^63 - 1 bytes in all, got ");
+  PrefixCall ok((kOne << 18) - (kOne << 16), 1, false);  // control: 1.5 x 2^62 bytes in all
+  uint64_t need = 0;
+  EXPECT_EQ(phase1(ok.p, &need), kSuccess) << last_error_message();
+  EXPECT_GT(need, (uint64_t{3} << 61) - 1);
+}
+
 // INT8 full quantisation (ops/fia_full_quant.cpp): its own scratch bound (G x rows <= 2^40, D and
 // V_D <= 2^20), then the per-thread scratch x threads. Q_S 2, BSND, per-tensor scales.
 TEST(FiaWorkspaceOverflow, FIA17_FullQuantScratchBound) {

@@ -525,7 +525,7 @@ TEST(MlaPreprocessTables, RankRows) {
 TEST(MlaPreprocessTables, ModeRows) {
   const int64_t past = static_cast<int64_t>(std::size(table::kCacheModes));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "cacheMode", "MPP-06",
-                  [past](MlaPreprocessArgs& a) { a.cache_mode = past; });
+                  [=](MlaPreprocessArgs& a) { a.cache_mode = past; });
   for (const auto& row : table::kQuantModes) {
     if (row.implemented) continue;
     const std::string rule = std::string("MPP-07 ") + row.name + " is not implemented";
