@@ -235,13 +235,26 @@ bool preprocess_plan(int64_t N, int64_t T, int threads, ScalingPoint* out, std::
     x.bytes = static_cast<double>(d.He * d.m1_cols) + 2.0 * t * static_cast<double>(d.He);
     out->phases.push_back(x);
     out->phases.push_back(rows_phase("rows2", tc, mlaops::kMlaPreprocessRowsMinChunk, pl.threads, reps));
+    const double wuq_ops = 2.0 * t * static_cast<double>(d.m2_cols * d.Hcq);
+    const double wuq_bytes = static_cast<double>(d.m2_cols * d.Hcq);
+    if (pl.wuq_whole) {  // decode chunks: one wuq GEMM of all heads over 16-column groups, then the heads
+      ScalingPhase q;
+      q.name = "wuq";
+      q.repeats = reps;
+      std::vector<double> qcols;
+      add_panels(d.m2_cols, 16, &qcols);
+      split_static(qcols, 1, pl.threads, &q);
+      q.ops_int8 = wuq_ops;
+      q.bytes = wuq_bytes;
+      out->phases.push_back(q);
+    }
     ScalingPhase h;
     h.name = "heads";
     h.repeats = reps;
     split_dynamic(std::vector<double>(static_cast<size_t>(d.N), 1.0), pl.threads, &h);
-    h.ops_int8 = 2.0 * t * static_cast<double>(d.m2_cols * d.Hcq);
+    h.ops_int8 = pl.wuq_whole ? 0.0 : wuq_ops;
     h.flops_bf16 = 2.0 * t * static_cast<double>(d.N * d.D * d.Hckv);
-    h.bytes = static_cast<double>(d.m2_cols * d.Hcq) + 2.0 * static_cast<double>(d.N * d.D * d.Hckv) +
+    h.bytes = (pl.wuq_whole ? 0.0 : wuq_bytes) + 2.0 * static_cast<double>(d.N * d.D * d.Hckv) +
               2.0 * t * static_cast<double>(d.N * (d.Hckv + d.Dr));
     out->phases.push_back(h);
   }

@@ -182,6 +182,17 @@ TEST(ScalingPlans, MlaPreprocessChunks) {
   EXPECT_EQ(phase(p, "wdqkv").repeats, 4);
   EXPECT_EQ(phase(p, "heads").units, 32);
   EXPECT_EQ(phase(p, "heads").active, 32);
+  for (const ScalingPhase& ph : p.phases) EXPECT_NE(ph.name, "wuq");  // prefill chunks: wuq per head
+}
+
+// MlaPreprocess N 128 T 1 (a decode chunk): the wuq GEMM of all heads first, 128 x 192 columns in
+// 1536 groups of 16, split statically; the heads then run W_UK only.
+TEST(ScalingPlans, MlaPreprocessDecodeWuqFirst) {
+  const ScalingPoint p = at(find(cases(), "mla_preprocess.int8.N128.T1"), 32);
+  EXPECT_EQ(phase(p, "wuq").units, 1536);
+  EXPECT_EQ(phase(p, "wuq").max_units, 48);
+  EXPECT_EQ(phase(p, "heads").units, 128);
+  EXPECT_EQ(phase(p, "heads").ops_int8, 0.0);
 }
 
 // MLA prefill 128 x 4096, N 128: 128 items (one per head, 128 query rows each) run in head groups
