@@ -72,14 +72,15 @@ struct HostTensor {
   // element access on the dense buffer (no view built per element: the test data's hot loop)
   double flat(int64_t i) const { return load_f64(data(), dtype, i); }
   void set_flat(int64_t i, double v) { store_f64(data(), dtype, i, v); }
-  // element i of this tensor := element si of src (the stored bytes when the dtypes match)
-  void copy_flat(int64_t i, const HostTensor& src, int64_t si) {
+  // elements [i, i + n) of this tensor := elements [si, si + n) of src (the stored bytes when the
+  // dtypes match)
+  void copy_run(int64_t i, const HostTensor& src, int64_t si, int64_t n) {
     const int64_t es = dtype_size(dtype);
     if (src.dtype == dtype && es > 0) {
       std::memcpy(static_cast<char*>(data()) + i * es, static_cast<const char*>(src.data()) + si * es,
-                  static_cast<size_t>(es));
+                  static_cast<size_t>(n * es));
     } else {
-      set_flat(i, src.flat(si));
+      for (int64_t k = 0; k < n; ++k) set_flat(i + k, src.flat(si + k));
     }
   }
   double get(std::initializer_list<int64_t> idx) const { return flat(index(idx)); }
@@ -184,8 +185,7 @@ inline HostTensor bnsd_to_layout(const HostTensor& c, FiaLayout l) {
   HostTensor r(c.dtype, layout_dims(l, B, N, S, D));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t s = 0; s < S; ++s)
-        for (int64_t d = 0; d < D; ++d) r.copy_flat(layout_index(l, B, N, S, D, b, n, s, d), c, c.index({b, n, s, d}));
+      for (int64_t s = 0; s < S; ++s) r.copy_run(layout_index(l, B, N, S, D, b, n, s, 0), c, c.index({b, n, s, 0}), D);
   return r;
 }
 
@@ -197,8 +197,7 @@ inline HostTensor bnsd_to_packed(const HostTensor& c, const std::vector<int64_t>
   int64_t t0 = 0;
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t s = 0; s < lens[static_cast<size_t>(b)]; ++s)
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t d = 0; d < D; ++d) r.copy_flat(layout_index(l, B, N, T, D, b, n, t0 + s, d), c, c.index({b, n, s, d}));
+      for (int64_t n = 0; n < N; ++n) r.copy_run(layout_index(l, B, N, T, D, b, n, t0 + s, 0), c, c.index({b, n, s, 0}), D);
     t0 += lens[static_cast<size_t>(b)];
   }
   return r;
@@ -285,9 +284,12 @@ inline HostTensor paged_pool(const HostTensor& c, const std::vector<int64_t>& kv
   for (int64_t b = 0; b < B; ++b)
     for (int64_t p = 0; p < kv_lens[static_cast<size_t>(b)]; ++p) {
       const int64_t blk = static_cast<int64_t>(block_table.get({b, p / block_size}));
+      // contiguous channels: all D (ranks 3, 4), 16 per (block, head, chunk, slot) in NZ (paged_index)
+      const int64_t run = cache_rank == 3 || cache_rank == 4 ? D : 16;
       for (int64_t h = 0; h < KVN; ++h)
-        for (int64_t d = 0; d < D; ++d)
-          pool.copy_flat(paged_index(cache_rank, block_size, KVN, D, blk, h, p % block_size, d), c, c.index({b, h, p, d}));
+        for (int64_t d = 0; d < D; d += run)
+          pool.copy_run(paged_index(cache_rank, block_size, KVN, D, blk, h, p % block_size, d), c, c.index({b, h, p, d}),
+                        std::min(run, D - d));
     }
   return pool;
 }
@@ -381,8 +383,10 @@ struct FiaCanonical {
       if (t.numel() == 0) return;
       for (int64_t b = 0; b < t.dims[0]; ++b)
         for (int64_t n = 0; n < t.dims[1]; ++n)
-          for (int64_t s = len(b); s < t.dims[2]; ++s)
-            for (int64_t d = 0; d < t.dims[3]; ++d) t.set({b, n, s, d}, kNaN);
+          for (int64_t s = len(b); s < t.dims[2]; ++s) {
+            t.set({b, n, s, 0}, kNaN);
+            for (int64_t d = 1; d < t.dims[3]; ++d) t.copy_run(t.index({b, n, s, d}), t, t.index({b, n, s, 0}), 1);
+          }
     };
     auto lq = [this](int64_t b) { return len_q(b); };
     auto lkv = [this](int64_t b) { return len_kv(b); };

@@ -135,7 +135,7 @@ std::vector<PqCase> cases() {
   v.push_back(pq(c, true, true));
   c = fia_case("decode_paged_bsh_nbsd_tensor_fp16", F16, 2, 4, 1, 1, 200, 32, "BSH_NBSD");
   c.act_kv = {200, 31};
-  paged(c, 2, 128);
+  paged(c, 5, 128);  // NZ pool
   v.push_back(pq(c, false, true));
   c = fia_case("prefill_bnsd_nbsd_causal_channel", BF, 2, 4, 2, 12, 30, 32, "BNSD_NBSD");
   c.act_q = {12, 5};
