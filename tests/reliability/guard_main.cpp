@@ -2,10 +2,14 @@
 // C-API suites twice, once with every tensor flush against a trailing PROT_NONE page, once flush
 // against a leading one (tests/support/guarded_alloc.h); the workspace of each call too. A read or
 // write past either end of any tensor or workspace is a SIGSEGV, so the test crashes instead of
-// passing.
+// passing. With MLAOPS_GUARD_CPU_TIMES set, each test's CPU time (user + system, every thread;
+// getrusage) is printed after it: the figures that size the guard binaries' filters
+// (docs/reliability/guard_and_faults.md), which wall times on a shared machine cannot give.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "tests/support/guarded_alloc.h"
 
@@ -26,11 +30,30 @@ class GuardModes : public ::testing::EmptyTestEventListener {
   }
 };
 
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+class CpuTimes : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestStart(const ::testing::TestInfo&) override { start_ = cpu_seconds(); }
+  void OnTestEnd(const ::testing::TestInfo& t) override {
+    std::printf("[ cpu      ] %s.%s %.3f s\n", t.test_suite_name(), t.name(), cpu_seconds() - start_);
+  }
+
+ private:
+  double start_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   GTEST_FLAG_SET(repeat, 2);  // the two placements
   ::testing::UnitTest::GetInstance()->listeners().Append(new GuardModes);  // owned by gtest
+  if (std::getenv("MLAOPS_GUARD_CPU_TIMES") != nullptr) ::testing::UnitTest::GetInstance()->listeners().Append(new CpuTimes);
   return RUN_ALL_TESTS();
 }
