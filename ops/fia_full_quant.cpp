@@ -258,6 +258,13 @@ void fia_fq_run_item(const FiaParams& p, const FiaPlan& P, int64_t index, const 
         int8_t* pr = pq + mm * C;
         fk.row_quant(sr, upto, sc.qs1_h, &mx[m], pr, &esum, &psum[mm]);
         std::memset(pr + upto, 0, static_cast<size_t>(n4 - upto));
+        if (mx[m] == ninf && l[m] == 0.0f) {  // a valid position whose score is -inf (pseShift): the
+          for (int64_t j = jlo; j < jhi; ++j)  // all -inf state of kernels/cpu/attn_combine.h
+            if (it.mask == nullptr || it.mask[i * it.mask_i_stride + (c0 + j) * it.mask_j_stride] == 0) {
+              l[m] = kernels::kAllNegInfL;
+              break;
+            }
+        }
         const float a = mx[m] == m_old ? 1.0f : (m_old == ninf ? 0.0f : std::exp(m_old - mx[m]));
         alpha[mm] = a;
         l[m] = l[m] * a + esum;

@@ -237,11 +237,13 @@ Status fia_mla_quant_ref(const FiaParams& p) {
           const int64_t last = p.sparse_mode == 3 ? std::min(s2 - 1, i + s2 - s1) : s2 - 1;
           sc.assign(static_cast<size_t>(std::max<int64_t>(last + 1, 0)), 0.0);
           double m = -inf;
+          bool any = false;  // a valid position (its score may be -inf)
           for (int64_t j = 0; j <= last; ++j) {
             if (tree_masked(b, i, j, s1, s2)) {
               sc[static_cast<size_t>(j)] = -inf;
               continue;
             }
+            any = true;
             const double* kj = &kc[static_cast<size_t>(j * (D + DR))];
             double dot = 0.0;
             for (int64_t d = 0; d < D + DR; ++d) dot += qv[static_cast<size_t>(d)] * kj[d];
@@ -249,7 +251,9 @@ Status fia_mla_quant_ref(const FiaParams& p) {
             const double sj = sc[static_cast<size_t>(j)];
             if (std::isnan(sj) || sj > m) m = std::isnan(m) ? m : sj;  // a NaN score makes the row NaN
           }
-          if (last >= 0 && m != -inf) {  // NaN: computed (a NaN row), never the empty row
+          // computed whenever the row has a valid position: a NaN score, or scores all -inf
+          // (exp(-inf - -inf)), give a NaN row, never the empty row (as the general reference)
+          if (any) {
             double den = 0.0;
             for (int64_t j = 0; j <= last; ++j) {
               const double e = std::exp(sc[static_cast<size_t>(j)] - m);

@@ -34,6 +34,9 @@ void finish_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float
     if (lse != nullptr) *lse = std::numeric_limits<float>::infinity();
     return;
   }
+  // Valid positions, all scores -inf (m = -inf, l = kAllNegInfL): exp(-inf - -inf) = NaN
+  // without a sink; with one, exp(-inf - t) = 0 leaves the sink term alone (out 0, lse t).
+  if (m == -std::numeric_limits<float>::infinity() && it.sink == nullptr) l = std::numeric_limits<float>::quiet_NaN();
   if (it.fp16_softmax) {  // out = fp16(o / fp16(l)) (attn_fp16_softmax.h; no sink on this path)
     if (lse != nullptr) *lse = m + std::log(l);
     if (it.pq_scale != nullptr) {
@@ -89,6 +92,14 @@ void attn_merge_splits(const FlashItem& it, int64_t splits, float* o, const floa
     for (int64_t s = 0; s < splits; ++s)
       if (l[s * ml_stride + row] != 0.0f) mx = std::max(mx, m[s * ml_stride + row]);
     float* acc = o + row * VD;  // split 0's row, overwritten with the merged one
+    if (mx == -std::numeric_limits<float>::infinity()) {  // every split empty or all -inf (attn_combine.h)
+      float lt = 0.0f;
+      for (int64_t s = 0; s < splits; ++s)
+        if (l[s * ml_stride + row] != 0.0f) lt = kAllNegInfL;
+      std::fill(acc, acc + VD, 0.0f);
+      finish_row(it, row / it.R, row % it.R, acc, mx, lt);
+      continue;
+    }
     const float w0 = l[row] != 0.0f ? std::exp(m[row] - mx) : 0.0f;
     for (int64_t d = 0; d < VD; ++d) acc[d] = l[row] != 0.0f ? acc[d] * w0 : 0.0f;
     float lt = l[row] != 0.0f ? l[row] * w0 : 0.0f;
@@ -108,6 +119,14 @@ void attn_merge_state(float* o, float* m, float* l, const float* o2, const float
                       int64_t VD) {
   for (int64_t r = 0; r < M; ++r) {
     if (l2[r] == 0.0f) continue;  // an empty chunk; a NaN one poisons the row
+    if (m2[r] == -std::numeric_limits<float>::infinity()) {  // all -inf (attn_combine.h): adds nothing
+      if (l[r] == 0.0f) {
+        std::fill(o + r * VD, o + (r + 1) * VD, 0.0f);
+        m[r] = m2[r];
+        l[r] = kAllNegInfL;
+      }
+      continue;
+    }
     if (l[r] == 0.0f) {
       std::copy(o2 + r * VD, o2 + (r + 1) * VD, o + r * VD);
       m[r] = m2[r];

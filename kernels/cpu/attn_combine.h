@@ -4,6 +4,11 @@
 // empty or fully masked rows. One place for these rules:
 //   * a row with no valid position (l == 0) gives output 0 and lse +inf, sink or not; a NaN l
 //     (a NaN or +inf score) is not that: the row comes out NaN (docs/numerics.md);
+//   * a row with valid positions whose scores are all -inf has the state m = -inf,
+//     l = kAllNegInfL (a kernel sets it when a block's max is -inf although the row had a valid
+//     position there; a later finite block replaces it, as its alpha = 0): without a sink it
+//     comes out NaN, out and lse, as exp(-inf - -inf) in an fp32 softmax (and in the float64
+//     reference); with a sink the sink alone is the denominator (out 0, lse = the sink logit);
 //   * with a sink logit t for the row's head: M = max(m, t), L = l * exp(m - M) + exp(t - M),
 //     out = o * exp(m - M) / L, lse = M + log(L) (the sink enters the denominator only);
 //   * otherwise out = o / l, lse = m + log(l);
@@ -15,6 +20,10 @@
 #include "kernels/cpu/attn_item.h"
 
 namespace mlaops::kernels {
+
+// l of a row state whose valid positions all scored -inf (m = -inf); any l != 0 with m = -inf
+// means that, as no other state has m = -inf and l != 0 (attn_combine.h, above).
+inline constexpr float kAllNegInfL = 1.0f;
 
 // The item's result from its state: rows m = g * R + r (g < G, r < R) at o + m * ldo [VD]
 // unnormalised, running max mx[m] and sum l[m]. Writes the partial of a KV split

@@ -23,7 +23,10 @@ inline void dequant_one(int x, int64_t d, const float* ch_scale, const float* ch
   const float sc = ch_scale ? ch_scale[d] : row_scale;
   const float v = (static_cast<float>(x) + off) * sc;
   dst[d] = round_to(v, fp16);
-  if (dst_lo != nullptr) dst_lo[d] = round_to(v - (fp16 ? fp16_to_float(dst[d]) : bf16_to_float(dst[d])), fp16);
+  if (dst_lo != nullptr) {  // +-inf: the rounded value carries it, residual 0 (inf - inf would be NaN)
+    const float h = fp16 ? fp16_to_float(dst[d]) : bf16_to_float(dst[d]);
+    dst_lo[d] = round_to(std::isinf(h) ? 0.0f : v - h, fp16);
+  }
 }
 
 }  // namespace

@@ -27,6 +27,11 @@ void dequant_groups(Group group, int64_t n, const float* ch_scale, const float* 
   };
   constexpr int kRne = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
   auto bf16_back = [](__m256i h) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)); };
+  // v - h, 0 where h is +-inf (the rounded value carries it; inf - inf would be NaN)
+  auto residual = [](__m512 v, __m512 h) {
+    const __mmask16 fin = _mm512_cmp_ps_mask(_mm512_abs_ps(h), _mm512_set1_ps(__builtin_huge_valf()), _CMP_NEQ_UQ);
+    return _mm512_maskz_sub_ps(fin, v, h);
+  };
   int64_t d = 0;
   if (fp16) {
     for (; d + 16 <= n; d += 16) {
@@ -35,7 +40,7 @@ void dequant_groups(Group group, int64_t n, const float* ch_scale, const float* 
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + d), h);
       if (dst_lo != nullptr)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst_lo + d),
-                            _mm512_cvtps_ph(_mm512_sub_ps(v, _mm512_cvtph_ps(h)), kRne));
+                            _mm512_cvtps_ph(residual(v, _mm512_cvtph_ps(h)), kRne));
     }
   } else {
     for (; d + 32 <= n; d += 32) {  // vcvtne2ps2bf16: RNE, subnormal inputs as zero (the scalar rule)
@@ -43,8 +48,8 @@ void dequant_groups(Group group, int64_t n, const float* ch_scale, const float* 
       const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);
       _mm512_storeu_si512(dst + d, h);
       if (dst_lo != nullptr) {
-        const __m512 r0 = _mm512_sub_ps(v0, bf16_back(_mm512_castsi512_si256(h)));
-        const __m512 r1 = _mm512_sub_ps(v1, bf16_back(_mm512_extracti64x4_epi64(h, 1)));
+        const __m512 r0 = residual(v0, bf16_back(_mm512_castsi512_si256(h)));
+        const __m512 r1 = residual(v1, bf16_back(_mm512_extracti64x4_epi64(h, 1)));
         _mm512_storeu_si512(dst_lo + d, (__m512i)_mm512_cvtne2ps_pbh(r1, r0));
       }
     }
@@ -54,7 +59,7 @@ void dequant_groups(Group group, int64_t n, const float* ch_scale, const float* 
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + d), h);
       if (dst_lo != nullptr)
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst_lo + d),
-                            (__m256i)_mm512_cvtneps_pbh(_mm512_sub_ps(v, bf16_back(h))));
+                            (__m256i)_mm512_cvtneps_pbh(residual(v, bf16_back(h))));
     }
   }
   if (d < n) tail(d);

@@ -69,7 +69,8 @@ Geo geometry(const FlashShape& s) {
 // hi + lo == x exactly for an FP16 value x (11 significant bits <= 8 + 8).
 inline void split_bf16(float x, uint16_t* hi, uint16_t* lo) {
   *hi = float_to_bf16(x);
-  *lo = float_to_bf16(x - bf16_to_float(*hi));
+  const float h = bf16_to_float(*hi);
+  *lo = float_to_bf16(std::isinf(h) ? 0.0f : x - h);  // +-inf: hi carries it (inf - inf would be NaN)
 }
 
 inline const uint16_t* kv_row(const FlashKv& kv, int64_t p) { return kv.base + kv.row(p); }
@@ -277,7 +278,7 @@ void pack_keys(const FlashItem& it, int64_t j0, int64_t nb, int64_t nbc, int64_t
       const int64_t p = j0 + c;
       E::gather(it.k, kv_row(it.k, p), QD, col, col + kseg * 16, 16);
       if (DR > 0) E::gather(it.kr, kv_row(it.kr, p), DR, col + QD * 16, col + (kseg + QD) * 16, 16);
-      for (int64_t d = 0; d < QD + DR; ++d) col[(2 * kseg + d) * 16] = col[d * 16];  // third segment = hi
+      for (int64_t d = 0; d < QD + DR; ++d) col[(2 * kseg + d) * 16] = lanes::hi_for_lo(col[d * 16]);  // third = hi
     }
   }
 }
@@ -408,9 +409,11 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
       float* s = S + m * tile;
       uint16_t* pr = P + m * pld;
       const float rmax = kern.softmax->scale_max(s, mt, nb, scale);
-      if (rmax == ninf) {  // no valid position in this block for this row (or all scores -inf)
+      if (rmax == ninf) {  // no valid position in this block for this row, or all its scores -inf
         std::memset(pr, 0, static_cast<size_t>(pld * 2));
         Alpha[m] = 1.0f;
+        // valid positions, all -inf, nothing finite before: the all -inf state (attn_combine.h)
+        if (Mx[m] == ninf && std::memchr(mt, 1, static_cast<size_t>(nb)) != nullptr) L[m] = kAllNegInfL;
         continue;
       }
       const float mnew = std::max(Mx[m], rmax);
@@ -447,7 +450,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
       for (int64_t c = 0; c < nb; ++c) {
         uint16_t* row = VP + c * dvp;
         E::gather(it.v, kv_row(it.v, j0 + c), VD, row, row + 2 * tile * dvp, 1);
-        if constexpr (sp == 3) std::memcpy(row + tile * dvp, row, static_cast<size_t>(VD) * 2);
+        if constexpr (sp == 3) lanes::copy_hi_for_lo(row, row + tile * dvp, VD);  // meets P's lo
       }
       g2.N = dvp;
       g2.K = sp * tile;

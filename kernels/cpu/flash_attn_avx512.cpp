@@ -24,8 +24,9 @@
 #include <limits>
 #include <utility>
 
-#include "kernels/cpu/simd_avx512.h"
+#include "kernels/cpu/attn_combine.h"
 #include "kernels/cpu/flash_attn_lanes.h"
+#include "kernels/cpu/simd_avx512.h"
 #include "kernels/cpu/softmax_avx512.h"
 
 namespace mlaops::kernels::lanes {
@@ -81,7 +82,9 @@ void load_row(const FlashKv& kv, const uint16_t* row, int64_t D, bool fp16, uint
       const __mmask16 m = mask16(n - d);
       const __m512 x = cvtph(_mm256_maskz_loadu_epi16(m, src + d));
       const __m512i h = bf16_bits(x);
-      const __m512i l = bf16_bits(_mm512_sub_ps(x, _mm512_castsi512_ps(_mm512_slli_epi32(h, 16))));
+      const __m512 hf = _mm512_castsi512_ps(_mm512_slli_epi32(h, 16));  // lo 0 where hi is +-inf
+      const __mmask16 fin = _mm512_cmp_ps_mask(_mm512_abs_ps(hf), _mm512_set1_ps(__builtin_huge_valf()), _CMP_NEQ_UQ);
+      const __m512i l = bf16_bits(_mm512_maskz_sub_ps(fin, x, hf));
       _mm256_mask_storeu_epi16(hi + d0 + d, m, _mm512_cvtepi32_epi16(h));
       _mm256_mask_storeu_epi16(lo + d0 + d, m, _mm512_cvtepi32_epi16(l));
     }
@@ -342,11 +345,16 @@ void softmax_tile(const SoftmaxArgs& a) {
     for (int64_t v = v0; v < v0 + mv; ++v) {
       float* s = a.st + v * 16;
       __m512 mx = ninf;
+      __mmask16 seen = a.nb > 0 ? 0xFFFF : 0;  // lanes with a valid position in this tile
+      if constexpr (kMasked) seen = 0;
       for (int64_t c = 0; c < a.nb; ++c) {
         __m512 x = _mm512_load_ps(s + c * a.mp);
         if constexpr (kBias) x = _mm512_fmadd_ps(x, sc, _mm512_load_ps(a.bt + c * a.mp + v * 16));
         else x = _mm512_mul_ps(x, sc);
-        if constexpr (kMasked) x = _mm512_mask_blend_ps(a.lm[c * a.nv + v], ninf, x);
+        if constexpr (kMasked) {
+          x = _mm512_mask_blend_ps(a.lm[c * a.nv + v], ninf, x);
+          seen = static_cast<__mmask16>(seen | a.lm[c * a.nv + v]);
+        }
         _mm512_store_ps(s + c * a.mp, x);
         mx = _mm512_max_ps(mx, x);
       }
@@ -379,7 +387,11 @@ void softmax_tile(const SoftmaxArgs& a) {
         }
       }
       const __m512 lold = _mm512_load_ps(a.l + v * 16);
-      _mm512_store_ps(a.l + v * 16, _mm512_add_ps(_mm512_mul_ps(lold, al), sum));
+      __m512 lnew = _mm512_add_ps(_mm512_mul_ps(lold, al), sum);
+      // valid positions, all -inf, nothing finite before: the all -inf state (attn_combine.h)
+      const __mmask16 dead = static_cast<__mmask16>(none & first & seen);
+      if (dead != 0) lnew = _mm512_mask_mov_ps(lnew, dead, _mm512_set1_ps(kAllNegInfL));
+      _mm512_store_ps(a.l + v * 16, lnew);
       _mm512_store_ps(a.mx + v * 16, mnew);
       _mm512_store_ps(a.alpha + v * 16, al);
     }
@@ -440,7 +452,8 @@ void pack_v(const FlashItem& it, const uint16_t* const* vrows, int64_t nb, int64
     interleave(hi0, hi1, dvp, dvp, dst, ilo, ihi);
     if (it.fp16) {
       interleave(lo0, lo1, dvp, dvp, VB + (kpn + kp) * dvp, ilo, ihi);
-      std::memcpy(VB + (2 * kpn + kp) * dvp, dst, static_cast<size_t>(dvp) * 4);
+      copy_hi_for_lo(reinterpret_cast<const uint16_t*>(dst), reinterpret_cast<uint16_t*>(VB + (2 * kpn + kp) * dvp),
+                     2 * dvp);  // meets P's lo
     }
   }
 }
@@ -635,7 +648,7 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
       std::memset(row, 0, static_cast<size_t>(kq) * 2);
       load_row(w.k, krows[c], QD, it.fp16, row, row + kseg);
       if (DR > 0) load_row(w.kr, rrows[c], DR, it.fp16, row + QD, row + kseg + QD);
-      if (it.fp16) std::memcpy(row + 2 * kseg, row, static_cast<size_t>(kseg) * 2);  // [hi | lo | hi]
+      if (it.fp16) copy_hi_for_lo(row, row + 2 * kseg, kseg);  // [hi | lo | hi]
     }
   };
   if (!k_direct) {

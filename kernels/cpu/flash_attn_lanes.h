@@ -28,6 +28,15 @@
 
 namespace mlaops::kernels::lanes {
 
+// FP16 operands split into exact BF16 parts multiply as [hi | hi | lo] against [hi | lo | hi]: the
+// segment of hi parts that meets the other operand's lo parts gets 0 for an infinite hi (hi x hi
+// already carries it; lo x inf would be NaN where lo is 0, docs/reliability/numerics.md). Bits
+// of finite and NaN values are copied as they are.
+inline uint16_t hi_for_lo(uint16_t hi) { return (hi & 0x7FFF) == 0x7F80 ? uint16_t{0} : hi; }
+inline void copy_hi_for_lo(const uint16_t* src, uint16_t* dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = hi_for_lo(src[i]);
+}
+
 constexpr int64_t kTile = 128;     // KV positions per tile
 constexpr int64_t kMinRows = 16;   // items with fewer rows take the panel path
 constexpr int64_t kMaxGroup = 4;   // row vectors per group

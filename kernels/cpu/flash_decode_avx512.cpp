@@ -199,7 +199,7 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
     score(x, nk);
     if (a.bias != nullptr) add_bias(x, j0, nk, F16);
     if (a.mask != nullptr) apply_mask(x, j0, nk);
-    softmax_rows<F16 ? PStore::kF32 : PStore::kBf16Pairs>(x, nk);
+    softmax_rows<F16 ? PStore::kF32 : PStore::kBf16Pairs>(x, j0, nk);
     values<G, F16, NZ>(x, nk);
   }
   finish_group<!F16>(x, items, nullptr);

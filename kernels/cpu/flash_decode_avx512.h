@@ -182,13 +182,22 @@ inline void apply_mask(const Ctx& x, int64_t j0, int64_t nk) {
   }
 }
 
+// Whether item `it` has a valid (unmasked) position among [j0, j0 + nk), nk > 0.
+inline bool block_has_valid(const FlashItem& it, int64_t j0, int64_t nk) {
+  if (it.mask == nullptr || j0 < it.mask_j0) return true;
+  const uint8_t* m = it.mask + it.row0 * it.mask_i_stride + (j0 - it.mask_j0) * it.mask_j_stride;
+  for (int64_t j = 0; j < nk; ++j)
+    if (m[j * it.mask_j_stride] == 0) return true;
+  return false;
+}
+
 // How step 2 stores P: bf16 pairs into sc.p, fp32 into sc.s in place (fp16 operands), or int16
 // pairs P * 32767 into sc.p (INT8 key / value).
 enum class PStore { kBf16Pairs, kF32, kI16Pairs };
 
 // Step 2 on the nk keys of S, 16 rows per vector: m, l, alpha; P stored as PS says.
 template <PStore PS>
-void softmax_rows(const Ctx& x, int64_t nk) {
+void softmax_rows(const Ctx& x, int64_t j0, int64_t nk) {
   const int64_t nG = x.nG;
   const float* S = x.sc.s;
   const __m512 ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
@@ -222,6 +231,18 @@ void softmax_rows(const Ctx& x, int64_t nk) {
     }
     const __m512 l = _mm512_maskz_loadu_ps(in, x.sc.l + r0);
     _mm512_mask_storeu_ps(x.sc.l + r0, in, _mm512_fmadd_ps(l, a, sum));
+    // rows still at max -inf: those that had a valid position (here or before) are all -inf
+    // (the state m = -inf, l = kAllNegInfL of attn_combine.h); rare, so checked row by row
+    const __mmask16 dead = static_cast<__mmask16>(in & ~had & _mm512_cmp_ps_mask(mnew, ninf, _CMP_EQ_OQ));
+    if (dead != 0) {
+      alignas(64) float lold[16];
+      _mm512_store_ps(lold, l);
+      for (int64_t i = 0; i < 16; ++i) {
+        const int64_t r = r0 + i;
+        if (((dead >> i) & 1) != 0 && (lold[i] != 0.0f || block_has_valid(x.items[r / x.G], j0, nk)))
+          x.sc.l[r] = kAllNegInfL;
+      }
+    }
     _mm512_mask_storeu_ps(x.sc.m + r0, in, mnew);
     _mm512_mask_storeu_ps(x.sc.alpha + r0, in, a);
   }

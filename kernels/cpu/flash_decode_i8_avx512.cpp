@@ -199,7 +199,7 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
     if (tok_k) fold_key_tokens(x, kv, j0, nk, qsum, toff);
     if (a.bias != nullptr) add_bias(x, j0, nk, a.fp16);
     if (a.mask != nullptr) apply_mask(x, j0, nk);
-    softmax_rows<PStore::kI16Pairs>(x, nk);
+    softmax_rows<PStore::kI16Pairs>(x, j0, nk);
     if (tok_v) fold_value_tokens(x, kv, j0, nk, cacc, vmul, toff);
     PvI8<I4, NZ> e{x.VD, x.vc0s};
     e.mults = tok_v ? vmul : nullptr;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/cpu/attn_combine.h"
 #include "mlaops/numeric.h"
 
 namespace mlaops::kernels {
@@ -43,6 +44,7 @@ void flash_mlaq_scalar(const MlaqArgs& a, void* scratch) {
       float* sm = s + m * B;
       float mx = ninf;
       bool nan = false;  // a NaN score makes the row NaN (never the empty row; docs/reliability/numerics.md)
+      bool valid = false;  // a valid position in this block (its scores may all be -inf)
       for (int64_t j = 0; j < nb; ++j) {
         const int64_t t = p + j - a.mask_j0;  // column of the tree mask
         if (p + j < a.jlo[m] || p + j >= a.jhi[m] ||
@@ -57,11 +59,15 @@ void flash_mlaq_scalar(const MlaqArgs& a, void* scratch) {
         for (int64_t r = 0; r < DR; ++r)
           rd += bf16_to_float(qr[r]) * bf16_to_float(c.kr[rrow[j] + (r / 16) * c.kr_c1 + r % 16]);
         sm[j] = a.fac[m] * (static_cast<float>(dot) + rd);
+        valid = true;
         mx = std::max(mx, sm[j]);
         nan = nan || sm[j] != sm[j];
       }
       if (nan) mx = std::numeric_limits<float>::quiet_NaN();
-      if (mx == ninf) continue;  // no valid position in this block
+      if (mx == ninf) {  // no valid position in this block, or all its scores -inf
+        if (valid && a.m[m] == ninf) a.l[m] = kAllNegInfL;  // the all -inf state (attn_combine.h)
+        continue;
+      }
       const float mnew = a.m[m] > mx ? a.m[m] : mx;  // NaN when mx is
       const float alpha = a.m[m] == ninf ? 0.0f : std::exp(a.m[m] - mnew);
       float* o = a.o + m * D;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/cpu/attn_combine.h"
 #include "kernels/cpu/flash_mla_quant.h"
 #include "kernels/cpu/simd_avx512.h"
 #include "kernels/cpu/softmax_avx512.h"
@@ -145,6 +146,16 @@ void scores_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t p, int64_
   }
 }
 
+// Whether row m has a valid position among [p, p + nb) (the rule of scores_tile).
+bool row_has_valid(const MlaqArgs& a, int64_t m, int64_t p, int64_t nb) {
+  const int64_t lo = std::max<int64_t>(a.jlo[m], p), hi = std::min<int64_t>(a.jhi[m], p + nb);
+  for (int64_t j = lo; j < hi; ++j) {
+    const int64_t t = j - a.mask_j0;
+    if (a.mask == nullptr || t < 0 || a.mask[(m % a.mask_rows) * a.mask_i + t * a.mask_j] == 0) return true;
+  }
+  return false;
+}
+
 // o[m] = o[m] * alpha[m] + P[m] V for rows m0 .. m0 + R - 1, channels [c0, c0 + 64), npair pairs.
 template <int R>
 void pv_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t c0, int64_t npair) {
@@ -268,6 +279,8 @@ void flash_mlaq_avx512(const MlaqArgs& a, void* scratch) {
       if (any == 0) {
         for (int h = 0; h < kH / 2; ++h) _mm512_store_si512(pp + 16 * h, _mm512_setzero_si512());
         b.alpha[m] = 1.0f;
+        // valid positions, all -inf, nothing finite before: the all -inf state (attn_combine.h)
+        if (a.m[m] == ninf && a.l[m] == 0.0f && row_has_valid(a, m, p, nb)) a.l[m] = kAllNegInfL;
         continue;
       }
       // vmaxps drops a NaN of its first operand: a NaN score makes the row NaN (never the empty row)

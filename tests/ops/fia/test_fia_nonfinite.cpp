@@ -89,7 +89,8 @@ TEST(FiaNonFinite, FIA58_ScaleValueCppApi) {
 struct NanCheck {
   HostTensor out, lse;
 };
-NanCheck check_with_nans(const FiaCase& c, const std::function<void(fia_test::FiaCanonical&)>& poison) {
+NanCheck check_with_nans(const FiaCase& c, const std::function<void(fia_test::FiaCanonical&)>& poison,
+                         const std::vector<int>& threads = {1, 2}) {
   auto data = make_case_data(c);
   poison(data->canon);
   auto ref = reference_run(*data);
@@ -98,7 +99,7 @@ NanCheck check_with_nans(const FiaCase& c, const std::function<void(fia_test::Fi
   const Tolerance tol = fia_out_tolerance(c.dtype);
   for (const FiaKernelConfig& k : fia_kernel_configs()) {
     if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
-    for (int t : {1, 2}) {
+    for (int t : threads) {
       const std::string where = c.name + " isa=" + isa_name(k.isa) + " " + k.override_rows + " threads=" +
                                 std::to_string(t);
       set_num_threads(t);
@@ -282,6 +283,82 @@ TEST(FiaNonFinite, OtherPathsFollowTheReference) {
     if (!x.cfg.value_is_key) {
       NanCheck vv = check_with_nans(x, [&](fia_test::FiaCanonical& k) { k.v.set({b, hk, 1, 2}, kNaN); });
       EXPECT_GT(total_nans(vv.out), 0);
+    }
+  }
+}
+
+// ---- rows whose valid scores are all -inf ----
+
+// +inf in channel d of KV head h's keys at positions [0, j_end) of batch b and the query element
+// d of h's group rows negative (latent: the rope channel d of key and query instead): every score
+// of those rows at those positions is -inf.
+void neg_inf_scores(fia_test::FiaCanonical& k, int64_t b, int64_t h, int64_t d, int64_t j_end, bool rope) {
+  HostTensor& kt = rope ? k.kr : k.k;
+  HostTensor& qt = rope ? k.qr : k.q;
+  for (int64_t j = 0; j < j_end; ++j) kt.set({b, h, j, d}, kInf);
+  const int64_t G = k.N / k.KVN;
+  for (int64_t n = h * G; n < (h + 1) * G; ++n)
+    for (int64_t i = 0; i < k.Sq; ++i) qt.set({b, n, i, d}, -std::fabs(qt.get({b, n, i, d})) - 0.125);
+}
+
+// A row with valid positions whose scores are all -inf: NaN (out and lse), as exp(-inf - -inf) in
+// the reference's fp32-style softmax, never the empty row (0 / +inf); with a sink the sink alone
+// is the denominator (out 0, lse the sink logit). -inf at part of the positions (the first half:
+// whole KV splits and blocks) is weight 0: the rows stay finite. Every kernel configuration,
+// 1 to 4 threads (the long KV cases split it); docs/reliability/numerics.md.
+TEST(FiaNonFinite, AllMinusInfScoresGiveNaNRows) {
+  std::vector<FiaCase> v = data_cases();
+  FiaCase c = fia_case("decode_long_bf16", BF, 1, 4, 1, 1, 1100, 64, "BNSD");  // KV splits
+  v.push_back(c);
+  c = fia_case("prefill_causal_fp16", F16, 1, 4, 2, 6, 300, 64, "BNSD");
+  sparse(c, 3, MaskForm::kTemplate);
+  v.push_back(c);
+  for (const FiaCase& x : v) {
+    SCOPED_TRACE(x.name);
+    const int64_t b = x.B - 1, h = x.KVN - 1, G = x.N / x.KVN, len = x.act_kv.empty() ? x.Skv : x.act_kv[static_cast<size_t>(b)];
+    NanCheck r = check_with_nans(x, [&](fia_test::FiaCanonical& k) { neg_inf_scores(k, b, h, 1, len, false); },
+                                 {1, 2, 3, 4});
+    EXPECT_EQ(total_nans(r.out), G * x.Sq * x.Dv);
+    for (int64_t g = 0; g < G; ++g) EXPECT_EQ(nan_count(r.out, x, b, h * G + g, x.Sq - 1), x.Dv);
+    if (x.cfg.lse) {
+      EXPECT_EQ(total_nans(r.lse), G * x.Sq);
+    }
+    NanCheck half = check_with_nans(x, [&](fia_test::FiaCanonical& k) { neg_inf_scores(k, b, h, 1, len / 2, false); },
+                                    {1, 2, 3, 4});
+    EXPECT_EQ(total_nans(half.out), 0);
+  }
+}
+
+// The same on the other attention paths: MLA (the -inf from the rope part), a sink (finite: out 0,
+// lse the sink logit), a pseShift, a causal TND prefill.
+TEST(FiaNonFinite, AllMinusInfScoresOtherPaths) {
+  std::vector<FiaCase> v;
+  FiaCase c = fia_case("mla_decode_paged", BF, 2, 16, 1, 1, 300, 512, "BNSD_NBSD");
+  c.Dv = 512;
+  c.act_kv = {300, 17};
+  mla(c, 64);
+  c.cfg.value_is_key = true;
+  paged(c, 4, 16);
+  v.push_back(c);
+  c = fia_case("tnd_causal_sink", BF, 2, 4, 2, 3, 20, 64, "TND");
+  c.act_q = {3, 2};
+  c.act_kv = {20, 9};
+  sparse(c, 3, MaskForm::kTemplate);
+  c.sink = true;
+  v.push_back(c);
+  c = fia_case("decode_pse_bsnd", BF, 2, 4, 2, 1, 20, 32, "BSND");
+  c.pse = PseForm::kRandom;
+  v.push_back(c);
+  for (const FiaCase& x : v) {
+    SCOPED_TRACE(x.name);
+    const bool rope = x.Dr > 0;
+    const int64_t b = 0, h = x.KVN - 1, G = x.N / x.KVN, len = x.act_kv.empty() ? x.Skv : x.act_kv[static_cast<size_t>(b)];
+    NanCheck r = check_with_nans(x, [&](fia_test::FiaCanonical& k) { neg_inf_scores(k, b, h, 1, len, rope); },
+                                 {1, 2, 4});
+    const int64_t rows = x.act_q.empty() ? x.Sq : x.act_q[static_cast<size_t>(b)];
+    EXPECT_EQ(total_nans(r.out), x.sink ? 0 : G * rows * x.Dv);
+    if (x.cfg.lse) {
+      EXPECT_EQ(total_nans(r.lse), x.sink ? 0 : G * rows);
     }
   }
 }

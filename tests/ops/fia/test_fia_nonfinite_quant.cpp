@@ -47,19 +47,15 @@ constexpr DType BF = DType::kBFloat16;
 // ---- comparison ----
 
 // op (any dtype) against ref (same shape): NaN positions equal, +-inf positions and values equal,
-// the rest within tol (poisoned positions zeroed in both). With inf_may_be_nan, op may hold NaN
-// where ref holds +-inf (an infinite K / V value split into exact hi + lo parts: lo = inf - inf;
-// docs/reliability/numerics.md). Returns the number of NaNs of ref.
+// the rest within tol (poisoned positions zeroed in both). Returns the number of NaNs of ref.
 int64_t expect_same_nonfinite(const std::string& where, const HostTensor& op, const HostTensor& ref,
-                              const Tolerance& tol, bool inf_may_be_nan = false) {
+                              const Tolerance& tol) {
   HostTensor a = op.as(DType::kFloat64), b = ref.as(DType::kFloat64);
   int64_t nan_diff = 0, inf_diff = 0, nans = 0, finite = 0;
   for (int64_t i = 0; i < b.numel(); ++i) {
     const double x = a.flat(i), y = b.flat(i);
     nans += std::isnan(y);
-    if (inf_may_be_nan && std::isnan(x) && std::isinf(y)) {
-      // accepted: non-finite where the reference is infinite
-    } else if (std::isnan(x) || std::isnan(y)) {
+    if (std::isnan(x) || std::isnan(y)) {
       nan_diff += std::isnan(x) != std::isnan(y);
     } else if (std::isinf(x) || std::isinf(y)) {
       inf_diff += x != y;
@@ -182,7 +178,7 @@ struct AqResult {
 
 // The case with `poison` applied, against the goldens (exact in place or with innerPrecise 0,
 // rounded to the query dtype with innerPrecise 1) under every ISA, innerPrecise 0 / 1, 1 / 2 threads.
-AqResult aq_check(const AqNf& c, const std::function<void(AqNfData&)>& poison, bool inf_may_be_nan = false) {
+AqResult aq_check(const AqNf& c, const std::function<void(AqNfData&)>& poison) {
   auto d = aq_build(c);
   poison(*d);
   aq_bind(c, *d);
@@ -203,7 +199,7 @@ AqResult aq_check(const AqNf& c, const std::function<void(AqNfData&)>& poison, b
         ADD_FAILURE() << where << ": " << last_error_message();
         return;
       }
-      expect_same_nonfinite(where, d->out_op, exact ? gold.out_exact : gold.out_round, out_tol(c.dt), inf_may_be_nan);
+      expect_same_nonfinite(where, d->out_op, exact ? gold.out_exact : gold.out_round, out_tol(c.dt));
       expect_same_lse(where, d->lse_op, exact ? gold.lse_exact : gold.lse_round, place ? kLseRelInPlace : kLseRel,
                       place ? kLseAbsInPlace : kLseAbs);
     });
@@ -297,30 +293,54 @@ TEST(FiaNonFiniteQuant, AntiquantValueScaleNaNPoisonsOutputOnly) {
 
 // +-inf offsets. A key offset +inf at channel d of KV head h makes every key element there +inf;
 // with the query element d of h's group rows positive every score of those rows is +inf:
-// inf - inf = NaN in the softmax, those rows only (out and lse). (With the query element negative
-// every score is -inf: the reference gives NaN, exp(-inf - -inf), the kernels the empty row;
-// docs/reliability/numerics.md "Non-finite data on the quantised paths", not covered here.)
-// A value offset -inf at channel d of head 0: column d of group 0 is -inf in the reference,
-// softmaxLse finite. The operator gives -inf or NaN there: the paths that split a dequantised value
-// into exact hi + lo parts (innerPrecise 0 on the dequantising path; FP16 as BF16 hi / lo) get
-// lo = -inf - -inf = NaN (docs/reliability/numerics.md); every other element matches.
-TEST(FiaNonFiniteQuant, AntiquantInfOffsetsFollowTheReference) {
-  for (const AqNf& c : aq_cases()) {
-    if (c.mode != 0) continue;
-    SCOPED_TRACE(c.name);
-    const int64_t h = c.KVN - 1, G = c.N / c.KVN;
+// inf - inf = NaN in the softmax, those rows only (out and lse). With the query element negative
+// every score is -inf: a row whose valid scores are all -inf is NaN too (exp(-inf - -inf), the
+// reference's fp32-style softmax; never the empty row 0 / +inf), those rows only.
+// A value offset -inf at channel d of head 0: column d of group 0 is -inf, softmaxLse finite, on
+// every path (the paths that split a value into exact hi + lo parts take lo = 0 where hi is
+// infinite; docs/reliability/numerics.md); every other element matches.
+void expect_inf_key_offset_rows(const AqNf& c) {
+  const int64_t h = c.KVN - 1, G = c.N / c.KVN;
+  for (double sign : {1.0, -1.0}) {
+    SCOPED_TRACE(sign > 0 ? "query element positive: scores +inf" : "query element negative: scores -inf");
     AqResult r = aq_check(c, [&](AqNfData& d) {
       d.ko.set({0, h, 0, 4}, kInf);
       for (int64_t b = 0; b < c.B; ++b)
         for (int64_t n = h * G; n < (h + 1) * G; ++n)
-          for (int64_t i = 0; i < c.S; ++i) d.q.set({b, n, i, 4}, std::fabs(d.q.get({b, n, i, 4})) + 0.125);
+          for (int64_t i = 0; i < c.S; ++i) d.q.set({b, n, i, 4}, sign * (std::fabs(d.q.get({b, n, i, 4})) + 0.125));
     });
     EXPECT_EQ(count_nan(r.out), c.B * G * c.S * c.D);
     EXPECT_EQ(count_nan(r.lse), c.B * G * c.S);
-    AqResult r2 = aq_check(c, [&](AqNfData& d) { d.vo.set({0, 0, 0, 9}, -kInf); }, true);
+    EXPECT_EQ(nan_in(r.out, row_of(c, c.B - 1, h * G, c.S - 1), c.D), c.D);
+  }
+}
+
+TEST(FiaNonFiniteQuant, AntiquantInfOffsetsFollowTheReference) {
+  for (const AqNf& c : aq_cases()) {
+    if (c.mode != 0) continue;
+    SCOPED_TRACE(c.name);
+    expect_inf_key_offset_rows(c);
+    AqResult r2 = aq_check(c, [&](AqNfData& d) { d.vo.set({0, 0, 0, 9}, -kInf); });
     EXPECT_EQ(count_nan(r2.lse), 0);
+    EXPECT_EQ(count_nan(r2.out), 0);
     EXPECT_EQ(r2.out.flat(row_of(c, 0, 0, 0) + 9), -kInf);
   }
+}
+
+// The same with one batch and one KV head over a long KV (1100 positions): 2 threads split the
+// KV (the partial states merged by attn_merge_splits), the dequantising path runs several chunks
+// (attn_merge_state).
+TEST(FiaNonFiniteQuant, AntiquantInfKeyOffsetLongKv) {
+  for (bool int4 : {false, true})
+    for (DType dt : {BF, DType::kFloat16}) {
+      AqNf c;
+      c.int4 = int4;
+      c.dt = dt;
+      c.B = 1, c.N = 4, c.KVN = 1, c.L = 1100;
+      c.name = std::string(int4 ? "int4" : "int8") + " mode0 long kv" + (dt == BF ? " bf16" : " fp16");
+      SCOPED_TRACE(c.name);
+      expect_inf_key_offset_rows(c);
+    }
 }
 
 // Denormal query rows and denormal scales: finite, matching the reference.
@@ -393,7 +413,8 @@ FqCase fq_case(bool int8_out) {
 }
 
 // pseShift NaN / +inf at (b, n, i, j): row (b, n, i) is NaN (an INT8 output: 0); -inf masks that
-// one position (the row stays finite, as the reference's exp(-inf)); denormals: finite.
+// one position (the row stays finite, as the reference's exp(-inf)), at every position it makes
+// the row NaN; denormals: finite.
 TEST(FiaNonFiniteQuant, FullQuantPseNonFinite) {
   for (bool int8_out : {false, true}) {
     const FqCase c = fq_case(int8_out);
@@ -414,6 +435,17 @@ TEST(FiaNonFiniteQuant, FullQuantPseNonFinite) {
       d.pse.set({0, 0, 0, 3}, 1e-7);  // FP16 denormal
     });
     EXPECT_EQ(count_nan(r.out) + count_nan(r.lse), 0);
+    // -inf at every position of row (b, n, i): all its valid scores -inf, NaN as the reference's
+    // exp(-inf - -inf) (an INT8 output: 0), lse NaN; at the first 100 of 150 positions: finite.
+    for (int64_t upto : {c.Skv, int64_t{100}}) {
+      FqResult ra = fq_check(c, [&](FqData& d) {
+        for (int64_t j = 0; j < upto; ++j) d.pse.set({b, n, i, j}, -kInf);
+      });
+      EXPECT_EQ(count_nan(ra.lse), upto == c.Skv ? 1 : 0);
+      if (!int8_out) {
+        EXPECT_EQ(count_nan(ra.out), upto == c.Skv ? c.D : 0);
+      }
+    }
   }
 }
 
@@ -523,6 +555,28 @@ TEST(FiaNonFiniteQuant, MlaQuantCacheAndScalesNaN) {
     EXPECT_EQ(count_nan(r3.lse), 0);
     MqResult r4 = mq_check(c, [](MqData& d) { d.dq.set_flat(1, 1e-40); });  // a denormal scale
     EXPECT_EQ(count_nan(r4.out), 0);
+  }
+}
+
+// keyRope +inf at rope channel 18 of every position of batch 0 and queryRope there negative for
+// every head of batch 0: every score of batch 0 is -inf, its rows NaN (out and lse), as the
+// reference's exp(-inf - -inf); at the first half of the positions only: weight 0, finite rows.
+TEST(FiaNonFiniteQuant, MlaQuantAllMinusInfScores) {
+  for (const MqCase& c : mq_cases()) {
+    SCOPED_TRACE(c.name);
+    const int64_t rows0 = c.QS * c.N, len = c.act_kv[0];
+    for (int64_t upto : {len, len / 2}) {
+      MqResult r = mq_check(c, [&](MqData& d) {
+        for (int64_t j = 0; j < upto; ++j) {
+          const int64_t blk = static_cast<int64_t>(d.bt.get({0, j / c.bs}));
+          d.kr.set({blk, 0, 1, j % c.bs, 2}, kInf);
+        }
+        for (int64_t s = 0; s < c.QS; ++s)
+          for (int64_t n = 0; n < c.N; ++n) d.qr.set({0, s, n, 18}, -std::fabs(d.qr.get({0, s, n, 18})) - 0.125);
+      });
+      EXPECT_EQ(count_nan(r.out), upto == len ? rows0 * 512 : 0);
+      EXPECT_EQ(count_nan(r.lse), upto == len ? rows0 : 0);
+    }
   }
 }
 
