@@ -225,29 +225,25 @@ bool preprocess_plan(int64_t N, int64_t T, int threads, ScalingPoint* out, std::
     if (reps == 0) continue;
     const double t = static_cast<double>(tc);
     if (pl.quant) out->phases.push_back(rows_phase("rows1", tc, mlaops::kMlaPreprocessRowsMinChunk, pl.threads, reps));
-    ScalingPhase x;
-    x.name = "wdqkv";
-    x.repeats = reps;
-    std::vector<double> cols;
-    add_panels(d.m1_cols, 16, &cols);
-    split_static(cols, 1, pl.threads, &x);
-    x.ops_int8 = 2.0 * t * static_cast<double>(d.He * d.m1_cols);
-    x.bytes = static_cast<double>(d.He * d.m1_cols) + 2.0 * t * static_cast<double>(d.He);
-    out->phases.push_back(x);
+    // a GEMM over `ncols` weight columns in 16-column groups, split statically (t_gemm_all)
+    auto gemm_phase = [&](const char* name, int64_t ncols, double ops, double bytes) {
+      ScalingPhase x;
+      x.name = name;
+      x.repeats = reps;
+      std::vector<double> cols;
+      add_panels(ncols, 16, &cols);
+      split_static(cols, 1, pl.threads, &x);
+      x.ops_int8 = ops;
+      x.bytes = bytes;
+      out->phases.push_back(x);
+    };
+    gemm_phase("wdqkv", d.m1_cols, 2.0 * t * static_cast<double>(d.He * d.m1_cols),
+               static_cast<double>(d.He * d.m1_cols) + 2.0 * t * static_cast<double>(d.He));
     out->phases.push_back(rows_phase("rows2", tc, mlaops::kMlaPreprocessRowsMinChunk, pl.threads, reps));
     const double wuq_ops = 2.0 * t * static_cast<double>(d.m2_cols * d.Hcq);
     const double wuq_bytes = static_cast<double>(d.m2_cols * d.Hcq);
-    if (pl.wuq_whole) {  // decode chunks: one wuq GEMM of all heads over 16-column groups, then the heads
-      ScalingPhase q;
-      q.name = "wuq";
-      q.repeats = reps;
-      std::vector<double> qcols;
-      add_panels(d.m2_cols, 16, &qcols);
-      split_static(qcols, 1, pl.threads, &q);
-      q.ops_int8 = wuq_ops;
-      q.bytes = wuq_bytes;
-      out->phases.push_back(q);
-    }
+    // decode chunks: one wuq GEMM of all heads first, then the heads run W_UK only
+    if (pl.wuq_whole) gemm_phase("wuq", d.m2_cols, wuq_ops, wuq_bytes);
     ScalingPhase h;
     h.name = "heads";
     h.repeats = reps;

@@ -253,11 +253,13 @@ TEST(FiaNonFinite, DenormalInputs) {
 // The other attention paths (MLA with rope and the latent cache as value, a sink, a pseShift, a
 // causal prefill in TND, FP16 prefill): a NaN query element, key element and value element each
 // give the reference's NaN positions (and only those) under every kernel configuration.
-TEST(FiaNonFinite, OtherPathsFollowTheReference) {
+// MLA decode (paged, the latent cache as value; KV length mla_kv in batch 0), a causal TND
+// prefill with a sink, a decode with a pseShift.
+std::vector<FiaCase> other_path_cases(int64_t mla_kv) {
   std::vector<FiaCase> v;
-  FiaCase c = fia_case("mla_decode_paged", BF, 2, 16, 1, 1, 40, 512, "BNSD_NBSD");
+  FiaCase c = fia_case("mla_decode_paged", BF, 2, 16, 1, 1, mla_kv, 512, "BNSD_NBSD");
   c.Dv = 512;
-  c.act_kv = {40, 17};
+  c.act_kv = {mla_kv, 17};
   mla(c, 64);
   c.cfg.value_is_key = true;
   paged(c, 4, 16);
@@ -271,8 +273,12 @@ TEST(FiaNonFinite, OtherPathsFollowTheReference) {
   c = fia_case("decode_pse_bsnd", BF, 2, 4, 2, 1, 20, 32, "BSND");
   c.pse = PseForm::kRandom;
   v.push_back(c);
-  c = fia_case("prefill_bnsd_fp16", F16, 1, 2, 2, 33, 70, 64, "BNSD");
-  v.push_back(c);
+  return v;
+}
+
+TEST(FiaNonFinite, OtherPathsFollowTheReference) {
+  std::vector<FiaCase> v = other_path_cases(40);
+  v.push_back(fia_case("prefill_bnsd_fp16", F16, 1, 2, 2, 33, 70, 64, "BNSD"));
   for (const FiaCase& x : v) {
     SCOPED_TRACE(x.name);
     const int64_t b = x.B - 1, hk = x.KVN - 1;
@@ -332,23 +338,7 @@ TEST(FiaNonFinite, AllMinusInfScoresGiveNaNRows) {
 // The same on the other attention paths: MLA (the -inf from the rope part), a sink (finite: out 0,
 // lse the sink logit), a pseShift, a causal TND prefill.
 TEST(FiaNonFinite, AllMinusInfScoresOtherPaths) {
-  std::vector<FiaCase> v;
-  FiaCase c = fia_case("mla_decode_paged", BF, 2, 16, 1, 1, 300, 512, "BNSD_NBSD");
-  c.Dv = 512;
-  c.act_kv = {300, 17};
-  mla(c, 64);
-  c.cfg.value_is_key = true;
-  paged(c, 4, 16);
-  v.push_back(c);
-  c = fia_case("tnd_causal_sink", BF, 2, 4, 2, 3, 20, 64, "TND");
-  c.act_q = {3, 2};
-  c.act_kv = {20, 9};
-  sparse(c, 3, MaskForm::kTemplate);
-  c.sink = true;
-  v.push_back(c);
-  c = fia_case("decode_pse_bsnd", BF, 2, 4, 2, 1, 20, 32, "BSND");
-  c.pse = PseForm::kRandom;
-  v.push_back(c);
+  const std::vector<FiaCase> v = other_path_cases(300);
   for (const FiaCase& x : v) {
     SCOPED_TRACE(x.name);
     const bool rope = x.Dr > 0;
