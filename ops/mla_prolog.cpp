@@ -224,7 +224,7 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
       if (p.smooth_scales_cq != nullptr)
         for (int64_t j = 0; j < d.Hcq; ++j) tmp[j] *= load_f32(p.smooth_scales_cq, j);
       int8_t* a2 = c.ws->at<int8_t>(pl.off_a2) + i * d.Hcq;
-      const float s_cq = kernels::dyn_quant_row(tmp, d.Hcq, a2);
+      const float s_cq = kernels::dyn_quant_row(*pl.cv, tmp, d.Hcq, a2);
       c.ws->at<float>(pl.off_scale)[i] = s_cq;
       if (pl.query_norm) {  // V3: the int8 A operand and its per-token scale
         std::memcpy(p.query_norm_out->ptr<int8_t>() + t * d.Hcq, a2, static_cast<size_t>(d.Hcq));
@@ -256,9 +256,11 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
     }
     if (kvq) {
       int8_t* kv = c.ws->at<int8_t>(pl.off_kv) + i * d.Hckv;
-      const bool per_channel = sc == MlaPrologScenario::kPartialQuantKvQuant;
-      for (int64_t j = 0; j < d.Hckv; ++j)
-        kv[j] = int8_rint_sat(tmp[j] * load_f32(p.quant_scale_ckv, per_channel ? j : 0));
+      if (sc == MlaPrologScenario::kPartialQuantKvQuant) {  // per channel
+        for (int64_t j = 0; j < d.Hckv; ++j) kv[j] = int8_rint_sat(tmp[j] * load_f32(p.quant_scale_ckv, j));
+      } else {
+        pl.cv->mul_rint_i8(tmp, load_f32(p.quant_scale_ckv, 0), kv, d.Hckv);
+      }
     } else {
       pl.cv->f32_to_bf16(tmp, c.ws->at<uint16_t>(pl.off_kv) + i * d.Hckv, d.Hckv);
     }

@@ -1,6 +1,6 @@
 // Row conversions of the operators' epilogues, bit-identical on every ISA to the scalar rules of
 // include/mlaops/numeric.h (round to nearest even to bf16, NaN quiet; int8 round half away from
-// zero with saturation, NaN -> 0).
+// zero, or to even for mul_rint_i8, with saturation, NaN -> 0).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,8 @@ struct ConvertKernels {
   float (*absmax)(const float* x, int64_t n);
   // y[i] = int8_round_sat(x[i] / d)   (d != 0; IEEE division, then ties away from zero)
   void (*div_round_i8)(const float* x, float d, int8_t* y, int64_t n);
+  // y[i] = int8_rint_sat(x[i] * s)     (the fp32 product, then ties to even; NaN -> 0)
+  void (*mul_rint_i8)(const float* x, float s, int8_t* y, int64_t n);
 };
 
 // The family "convert" (convert.cpp): convert_avx512, convert_avx2, convert_scalar.

@@ -65,8 +65,24 @@ void div_round_i8_avx2(const float* x, float d, int8_t* y, int64_t n) {
   for (; i < n; ++i) y[i] = int8_round_sat(x[i] / d);
 }
 
+// Ties to even: clamp, NaN -> 0, then the conversion in the default rounding mode.
+void mul_rint_i8_avx2(const float* x, float s, int8_t* y, int64_t n) {
+  const __m256 sv = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_mul_ps(_mm256_loadu_ps(x + i), sv);
+    __m256 r = _mm256_min_ps(_mm256_max_ps(v, _mm256_set1_ps(-128.0f)), _mm256_set1_ps(127.0f));
+    r = _mm256_and_ps(r, _mm256_cmp_ps(v, v, _CMP_ORD_Q));  // NaN -> 0
+    const __m256i q = _mm256_cvtps_epi32(_mm256_round_ps(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    const __m128i w = _mm_packs_epi32(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + i), _mm_packs_epi16(w, w));
+  }
+  for (; i < n; ++i) y[i] = int8_rint_sat(x[i] * s);
+}
+
 }  // namespace
 
-constinit const ConvertKernels convert_avx2{f32_to_bf16_avx2, round_bf16_avx2, absmax_avx2, div_round_i8_avx2};
+constinit const ConvertKernels convert_avx2{f32_to_bf16_avx2, round_bf16_avx2, absmax_avx2, div_round_i8_avx2,
+                                            mul_rint_i8_avx2};
 
 }  // namespace mlaops::kernels

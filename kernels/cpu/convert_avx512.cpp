@@ -68,9 +68,28 @@ void div_round_i8_avx512(const float* x, float d, int8_t* y, int64_t n) {
   }
 }
 
+// Ties to even: the clamp first (a value past the int8 range saturates either way), then the
+// conversion in the default rounding mode, written out; NaN -> 0.
+inline __m128i rint_i8(__m512 v) {
+  __m512 r = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-128.0f)), _mm512_set1_ps(127.0f));
+  r = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), r);
+  return _mm512_cvtsepi32_epi8(_mm512_cvt_roundps_epi32(r, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+
+void mul_rint_i8_avx512(const float* x, float s, int8_t* y, int64_t n) {
+  const __m512 sv = _mm512_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), rint_i8(_mm512_mul_ps(_mm512_loadu_ps(x + i), sv)));
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    _mm_mask_storeu_epi8(y + i, m, rint_i8(_mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), sv)));
+  }
+}
+
 }  // namespace
 
 constinit const ConvertKernels convert_avx512{f32_to_bf16_avx512, round_bf16_avx512, absmax_avx512,
-                                              div_round_i8_avx512};
+                                              div_round_i8_avx512, mul_rint_i8_avx512};
 
 }  // namespace mlaops::kernels

@@ -23,10 +23,13 @@ float absmax_scalar(const float* x, int64_t n) {
 void div_round_i8_scalar(const float* x, float d, int8_t* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = int8_round_sat(x[i] / d);
 }
+void mul_rint_i8_scalar(const float* x, float s, int8_t* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = int8_rint_sat(x[i] * s);
+}
 
 }  // namespace
 
 constinit const ConvertKernels convert_scalar{f32_to_bf16_scalar, round_bf16_scalar, absmax_scalar,
-                                              div_round_i8_scalar};
+                                              div_round_i8_scalar, mul_rint_i8_scalar};
 
 }  // namespace mlaops::kernels

@@ -541,6 +541,12 @@ void s8_avx512(const GemmArgs& g) {
     for (int64_t k0 = 0; k0 < K || k0 == 0; k0 += kS8KC) {
       const int64_t kl = std::min(kS8KC, K - k0);
       const int64_t ng = (kl + 3) / 4;
+      // The B block packed next (this panel's next K block, or the next panel's first): its
+      // bytes are prefetched into L2 a slice per M tile, so the packing does not wait on DRAM
+      // (weights larger than the L3 are streamed once per call or chunk).
+      const int8_t* next = k0 + kS8KC < K ? bp + (k0 + kS8KC) * 32 : p + 1 < p_end ? bp + g.panel_stride : nullptr;
+      const int64_t next_bytes = next == nullptr ? 0 : (k0 + kS8KC < K ? (std::min(kS8KC, K - k0 - kS8KC) + 3) / 4 : (std::min(kS8KC, K) + 3) / 4) * 128;
+      const int64_t pf_slice = (next_bytes / tiles + 63) / 64 * 64;
       for (int64_t gi = 0; gi < ng; ++gi) {
         __m512i v0, v1;
         s8_transform(bp + (k0 + gi * 4) * 32, kc, v0, v1);
@@ -553,6 +559,8 @@ void s8_avx512(const GemmArgs& g) {
       int64_t m0 = 0;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        if (pf_slice > 0 && i * pf_slice < next_bytes)
+          prefetch_range_l2(next + i * pf_slice, std::min(pf_slice, next_bytes - i * pf_slice));
         t.a = A + m0 * g.lda + k0;
         t.c = C + m0 * g.ldc + p * 32;
         t.rowsum = rowsum + m0;

@@ -1,5 +1,7 @@
 #include "kernels/cpu/mla_rows.h"
 
+#include "kernels/cpu/convert.h"
+
 #include <cmath>
 
 #include "mlaops/numeric.h"
@@ -31,15 +33,13 @@ void rope_half_row(const float* v, const uint16_t* c, const uint16_t* s, bool fp
   }
 }
 
-float dyn_quant_row(const float* v, int64_t n, int8_t* q) {
-  float m = 0.0f;
-  for (int64_t j = 0; j < n; ++j) m = std::fmax(m, std::fabs(v[j]));
+float dyn_quant_row(const ConvertKernels& cv, const float* v, int64_t n, int8_t* q) {
+  const float m = cv.absmax(v, n);  // NaN ignored
   if (m == 0.0f) {
     for (int64_t j = 0; j < n; ++j) q[j] = 0;
     return 0.0f;
   }
-  const float inv = 127.0f / m;
-  for (int64_t j = 0; j < n; ++j) q[j] = int8_rint_sat(static_cast<double>(v[j] * inv));
+  cv.mul_rint_i8(v, 127.0f / m, q, n);
   return m / 127.0f;
 }
 

@@ -1,11 +1,13 @@
 // Row-wise pieces of the MLA prologue operators (RmsNorm, RoPE, dynamic quant), fp32 in and
-// out with float64 accumulation of the reductions. Portable C++; the projections around them
-// dominate the cost. Kernels never see API structs.
+// out with float64 accumulation of the reductions. Portable C++ (the dynamic quant on the
+// convert kernels of the active ISA). Kernels never see API structs.
 #pragma once
 
 #include <cstdint>
 
 namespace mlaops::kernels {
+
+struct ConvertKernels;
 
 // y[j] = v[j] / sqrt(sum(v^2) / n + eps) * gamma[j]            v, y: [n] fp32; gamma: [n] bf16 bits
 void rms_norm_row(const float* v, const uint16_t* gamma, int64_t n, double eps, float* y);
@@ -22,7 +24,8 @@ void rope_deinterleave_row(const float* v, const uint16_t* c, const uint16_t* s,
 void rope_half_row(const float* v, const uint16_t* c, const uint16_t* s, bool fp16, int64_t dr, float* out);
 
 // Per-row dynamic symmetric int8 quant: m = max|v|, q[j] = clamp(rint(v[j] * (127 / m))), returns
-// the dequant scale m / 127. An all-zero row gives scale 0 and q = 0.
-float dyn_quant_row(const float* v, int64_t n, int8_t* q);
+// the dequant scale m / 127 (NaN elements ignored in m). An all-zero row gives scale 0 and q = 0.
+// Runs on the convert kernels `cv` of the active ISA (bit-identical on every ISA).
+float dyn_quant_row(const ConvertKernels& cv, const float* v, int64_t n, int8_t* q);
 
 }  // namespace mlaops::kernels

@@ -59,6 +59,12 @@ TEST(ConvertKernels, EveryIsaMatchesScalarBitForBit) {
           k.div_round_i8(x, d, q2.data(), static_cast<int64_t>(n));
           ASSERT_EQ(q1, q2) << "n=" << n << " d=" << d;
         }
+        for (float sc : {1.0f, 0.5f, 3.0f, 127.0f / 3e38f, 1e30f, -2.0f}) {
+          std::vector<int8_t> q1(n + 1, 55), q2(n + 1, 55);
+          s.mul_rint_i8(x, sc, q1.data(), static_cast<int64_t>(n));
+          k.mul_rint_i8(x, sc, q2.data(), static_cast<int64_t>(n));
+          ASSERT_EQ(q1, q2) << "n=" << n << " s=" << sc;
+        }
       }
     }
   }
@@ -71,6 +77,9 @@ TEST(ConvertKernels, ScalarRules) {
   s.div_round_i8(x, 1.0f, q, 8);
   const int8_t want[] = {1, -1, 2, 3, -3, 127, -128, 0};
   for (int i = 0; i < 8; ++i) EXPECT_EQ(q[i], want[i]) << i;
+  s.mul_rint_i8(x, 1.0f, q, 8);  // ties to even
+  const int8_t want_even[] = {0, 0, 2, 2, -2, 127, -128, 0};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(q[i], want_even[i]) << i;
   EXPECT_EQ(s.absmax(x, 8), 300.0f);  // NaN ignored
   EXPECT_EQ(s.absmax(x, 0), 0.0f);
 }
