@@ -243,8 +243,8 @@ void token_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
     kernels::rms_norm_row(ck, gamma_ckv, d.Hckv, p.rmsnorm_epsilon_ckv, tmp);
     if (pl.scale_kv)  // V3 α_kv, before the cast or quant
       for (int64_t j = 0; j < d.Hckv; ++j) tmp[j] *= pl.alpha_kv;
-    kernels::rope_deinterleave_row(ck + d.Hckv, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
-                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
+    pl.cv->rope_deinterleave(ck + d.Hckv, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
+                             p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
     if (per_tile) {  // the packed row: int8 tiles | bf16 rope | fp32 scales
       int8_t* row = c.ws->at<int8_t>(pl.off_kv) + i * d.kv_row;
       for (int64_t j = 0; j < d.Dr; ++j) {
@@ -332,8 +332,8 @@ void head(const RunCtx& c, int64_t n, int thread) {
     const int64_t row_out = t * d.N + n;
     float* q = qo + i * d.Hckv;
     const float* row = qq + i * pl.head_cols + (col0 - lo);
-    kernels::rope_deinterleave_row(row + d.D, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
-                                   p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
+    pl.cv->rope_deinterleave(row + d.D, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
+                             p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
     uint16_t* rope_out = p.query_rope_out.ptr<uint16_t>() + row_out * d.Dr;
     if (q_int8) {
       pl.cv->round_bf16(q, d.Hckv);
@@ -350,7 +350,7 @@ void head(const RunCtx& c, int64_t n, int thread) {
         rope_out[j] = dqs == 0.0f ? uint16_t{0} : float_to_bf16(round_bf16(rope[j]) * qs / dqs);
     } else {
       pl.cv->f32_to_bf16(q, p.query_out.ptr<uint16_t>() + row_out * d.Hckv, d.Hckv);
-      for (int64_t j = 0; j < d.Dr; ++j) rope_out[j] = float_to_bf16(rope[j]);
+      pl.cv->f32_to_bf16(rope, rope_out, d.Dr);
     }
   }
 }

@@ -21,6 +21,9 @@ struct ConvertKernels {
   void (*div_round_i8)(const float* x, float d, int8_t* y, int64_t n);
   // y[i] = int8_rint_sat(x[i] * s)     (the fp32 product, then ties to even; NaN -> 0)
   void (*mul_rint_i8)(const float* x, float s, int8_t* y, int64_t n);
+  // MlaPrologV2's RoPE of one interleaved row, kernels::rope_deinterleave_row (mla_rows.h): float64
+  // products of the fp32 and bf16 values (exact), then one rounding to fp32; dr even
+  void (*rope_deinterleave)(const float* v, const uint16_t* c, const uint16_t* s, int64_t dr, float* out);
 };
 
 // The family "convert" (convert.cpp): convert_avx512, convert_avx2, convert_scalar.

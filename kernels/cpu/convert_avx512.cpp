@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/simd_avx512.h"
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
 
 namespace mlaops::kernels {
@@ -87,9 +88,41 @@ void mul_rint_i8_avx512(const float* x, float s, int8_t* y, int64_t n) {
   }
 }
 
+// 8 bf16 values as 8 doubles (exact).
+inline __m512d bf16x8_pd(const uint16_t* p) {
+  const __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16);
+  return _mm512_cvtps_pd(_mm256_castsi256_ps(w));
+}
+
+// rope_deinterleave_row, 8 pairs at a time: every product of an fp32 and a bf16 value is exact
+// in float64, so the sum rounds once to float64 as in the scalar row (fused or not), then to fp32.
+void rope_deinterleave_avx512(const float* v, const uint16_t* c, const uint16_t* s, int64_t dr, float* out) {
+  const int64_t h = dr / 2;
+  alignas(64) static constexpr int32_t kEven[16] = {0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15};
+  const __m512i idx = _mm512_load_si512(kEven);
+  int64_t i = 0;
+  for (; i + 8 <= h; i += 8) {
+    const __m512 x = _mm512_permutexvar_ps(idx, _mm512_loadu_ps(v + 2 * i));  // evens | odds
+    const __m512d even = _mm512_cvtps_pd(_mm512_castps512_ps256(x));
+    const __m512d odd = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(x), 1)));
+    const __m512d lo = _mm512_sub_pd(_mm512_mul_pd(even, bf16x8_pd(c + i)), _mm512_mul_pd(odd, bf16x8_pd(s + i)));
+    const __m512d hi = _mm512_add_pd(_mm512_mul_pd(odd, bf16x8_pd(c + h + i)), _mm512_mul_pd(even, bf16x8_pd(s + h + i)));
+    _mm256_storeu_ps(out + i, _mm512_cvtpd_ps(lo));
+    _mm256_storeu_ps(out + h + i, _mm512_cvtpd_ps(hi));
+  }
+  if (i < h) {  // the last pairs (dr not a multiple of 16): the portable row on the rest
+    const int64_t r = h - i;
+    float part[16];
+    uint16_t cc[16], ss[16];
+    for (int64_t j = 0; j < r; ++j) cc[j] = c[i + j], cc[r + j] = c[h + i + j], ss[j] = s[i + j], ss[r + j] = s[h + i + j];
+    rope_deinterleave_row(v + 2 * i, cc, ss, 2 * r, part);
+    for (int64_t j = 0; j < r; ++j) out[i + j] = part[j], out[h + i + j] = part[r + j];
+  }
+}
+
 }  // namespace
 
 constinit const ConvertKernels convert_avx512{f32_to_bf16_avx512, round_bf16_avx512, absmax_avx512,
-                                              div_round_i8_avx512, mul_rint_i8_avx512};
+                                              div_round_i8_avx512, mul_rint_i8_avx512, rope_deinterleave_avx512};
 
 }  // namespace mlaops::kernels

@@ -1,6 +1,7 @@
 #include <cmath>
 
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
 
 namespace mlaops::kernels {
@@ -30,6 +31,7 @@ void mul_rint_i8_scalar(const float* x, float s, int8_t* y, int64_t n) {
 }  // namespace
 
 constinit const ConvertKernels convert_scalar{f32_to_bf16_scalar, round_bf16_scalar, absmax_scalar,
-                                              div_round_i8_scalar, mul_rint_i8_scalar};
+                                              div_round_i8_scalar, mul_rint_i8_scalar,
+                                              rope_deinterleave_row};
 
 }  // namespace mlaops::kernels

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/convert.h"
+#include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
 #include "tests/support/isa_list.h"
 
@@ -65,6 +66,27 @@ TEST(ConvertKernels, EveryIsaMatchesScalarBitForBit) {
           k.mul_rint_i8(x, sc, q2.data(), static_cast<int64_t>(n));
           ASSERT_EQ(q1, q2) << "n=" << n << " s=" << sc;
         }
+      }
+    }
+  }
+}
+
+// MlaPrologV2's RoPE row: every ISA gives the portable row's bits (random fp32 values incl. the
+// specials above, random bf16 cos / sin incl. NaN and inf bit patterns), every even width to 80.
+TEST(ConvertKernels, RopeDeinterleaveMatchesThePortableRow) {
+  const std::vector<float> vals = test_values(7, 4000);
+  std::mt19937 rng(11);
+  std::vector<uint16_t> cs(4000);
+  for (auto& w : cs) w = static_cast<uint16_t>(rng() % 8 == 0 ? rng() : float_bits(std::ldexp(static_cast<float>(rng() % 2001) / 1000.0f - 1.0f, 0)) >> 16);
+  for (Isa isa : test_isas()) {
+    SCOPED_TRACE(isa_name(isa));
+    const ConvertKernels& k = convert_kernels(isa);
+    for (int64_t dr = 2; dr <= 80; dr += 2) {
+      for (size_t off : {size_t{0}, size_t{5}, size_t{300}}) {
+        std::vector<float> o1(static_cast<size_t>(dr) + 1, 9.0f), o2(static_cast<size_t>(dr) + 1, 9.0f);
+        rope_deinterleave_row(vals.data() + off, cs.data() + off, cs.data() + 1000 + off, dr, o1.data());
+        k.rope_deinterleave(vals.data() + off, cs.data() + off, cs.data() + 1000 + off, dr, o2.data());
+        for (size_t i = 0; i <= static_cast<size_t>(dr); ++i) ASSERT_TRUE(same_float(o1[i], o2[i])) << "dr=" << dr << " i=" << i;
       }
     }
   }
