@@ -277,8 +277,8 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
     } else {
       rk.store_dt(y, f, reinterpret_cast<uint16_t*>(kv_row), d.Hckv);
     }
-    kernels::rope_half_row(m1 + d.Hckv, p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr,
-                           f, d.Dr, rope);
+    pl.cv->rope_half(m1 + d.Hckv, p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr, f,
+                     d.Dr, rope);
     uint16_t* kr = cm == CacheMode::kKvCache ? reinterpret_cast<uint16_t*>(kv_row) + d.Hckv
                                              : c.ws->at<uint16_t>(pl.off_kr) + i * d.Dr;
     rk.store_dt(rope, f, kr, d.Dr);
@@ -370,8 +370,8 @@ void head(const RunCtx& c, int64_t h, int thread) {
       rk.store_dt(q, f, p.q_out.ptr<uint16_t>() + row_out * q_width, d.Hckv);
     }
     const float* qp = q0 + i * qld + d.D;
-    kernels::rope_half_row(qp, p.cos.ptr<const uint16_t>() + tk * d.Dr, p.sin.ptr<const uint16_t>() + tk * d.Dr, f,
-                           d.Dr, rope);
+    pl.cv->rope_half(qp, p.cos.ptr<const uint16_t>() + tk * d.Dr, p.sin.ptr<const uint16_t>() + tk * d.Dr, f, d.Dr,
+                     rope);
     uint16_t* rope_out = cm == CacheMode::kKvCache ? p.q_out.ptr<uint16_t>() + row_out * q_width + d.Hckv
                                                    : p.q_rope_out->ptr<uint16_t>() + row_out * d.Dr;
     rk.store_dt(rope, f, rope_out, d.Dr);

@@ -56,7 +56,7 @@ struct MlaPreprocessPlan final : detail::PlanState {
   kernels::GemmTFn wuq_gemm = nullptr;    // a1 @ wuq[head]^T, the same kind
   kernels::GemmFn wuk_gemm = nullptr;     // qn @ wuk[head]: fp16 or bf16 panels -> fp32
   const kernels::MlaPreprocessRowKernels* rows = nullptr;  // RmsNorm, quant, dequant, dtype conversion
-  const kernels::ConvertKernels* cv = nullptr;             // absmax (per-token quant)
+  const kernels::ConvertKernels* cv = nullptr;             // absmax (per-token quant), the RoPE rows
   std::array<check::KernelPick, 5> picks{};                // the five above, for explain()
   // Work split: chunks of `chunk` tokens; per chunk the token rows and the wdqkv GEMM
   // (parallel_for), the heads on `threads` threads (parallel_items), the scatter.

@@ -24,6 +24,9 @@ struct ConvertKernels {
   // MlaPrologV2's RoPE of one interleaved row, kernels::rope_deinterleave_row (mla_rows.h): float64
   // products of the fp32 and bf16 values (exact), then one rounding to fp32; dr even
   void (*rope_deinterleave)(const float* v, const uint16_t* c, const uint16_t* s, int64_t dr, float* out);
+  // MlaPreprocess's RoPE of one row, kernels::rope_half_row (mla_rows.h): the same, with c, s in
+  // bf16 or fp16 (`fp16`); every product exact in float64
+  void (*rope_half)(const float* v, const uint16_t* c, const uint16_t* s, bool fp16, int64_t dr, float* out);
 };
 
 // The family "convert" (convert.cpp): convert_avx512, convert_avx2, convert_scalar.

@@ -84,6 +84,7 @@ void mul_rint_i8_avx2(const float* x, float s, int8_t* y, int64_t n) {
 }  // namespace
 
 constinit const ConvertKernels convert_avx2{f32_to_bf16_avx2, round_bf16_avx2, absmax_avx2, div_round_i8_avx2,
-                                            mul_rint_i8_avx2, rope_deinterleave_row};  // RoPE: the portable row
+                                            mul_rint_i8_avx2, rope_deinterleave_row,  // RoPE: the portable rows
+                                            rope_half_row};
 
 }  // namespace mlaops::kernels

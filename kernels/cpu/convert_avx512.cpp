@@ -120,9 +120,40 @@ void rope_deinterleave_avx512(const float* v, const uint16_t* c, const uint16_t*
   }
 }
 
+// 8 fp16 values as 8 doubles (exact).
+inline __m512d f16x8_pd(const uint16_t* p) {
+  return _mm512_cvtps_pd(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+
+// rope_half_row, 8 pairs at a time (exact products as in rope_deinterleave_avx512).
+void rope_half_avx512(const float* v, const uint16_t* c, const uint16_t* s, bool fp16, int64_t dr, float* out) {
+  const int64_t h = dr / 2;
+  auto ld = [fp16](const uint16_t* p) { return fp16 ? f16x8_pd(p) : bf16x8_pd(p); };
+  int64_t i = 0;
+  for (; i + 8 <= h; i += 8) {
+    const __m512d x0 = _mm512_cvtps_pd(_mm256_loadu_ps(v + i)), x1 = _mm512_cvtps_pd(_mm256_loadu_ps(v + h + i));
+    const __m512d lo = _mm512_sub_pd(_mm512_mul_pd(x0, ld(c + i)), _mm512_mul_pd(x1, ld(s + i)));
+    const __m512d hi = _mm512_add_pd(_mm512_mul_pd(x1, ld(c + h + i)), _mm512_mul_pd(x0, ld(s + h + i)));
+    _mm256_storeu_ps(out + i, _mm512_cvtpd_ps(lo));
+    _mm256_storeu_ps(out + h + i, _mm512_cvtpd_ps(hi));
+  }
+  if (i < h) {  // the last pairs: the portable row on the rest
+    const int64_t r = h - i;
+    float vv[16], part[16];
+    uint16_t cc[16], ss[16];
+    for (int64_t j = 0; j < r; ++j) {
+      vv[j] = v[i + j], vv[r + j] = v[h + i + j];
+      cc[j] = c[i + j], cc[r + j] = c[h + i + j], ss[j] = s[i + j], ss[r + j] = s[h + i + j];
+    }
+    rope_half_row(vv, cc, ss, fp16, 2 * r, part);
+    for (int64_t j = 0; j < r; ++j) out[i + j] = part[j], out[h + i + j] = part[r + j];
+  }
+}
+
 }  // namespace
 
 constinit const ConvertKernels convert_avx512{f32_to_bf16_avx512, round_bf16_avx512, absmax_avx512,
-                                              div_round_i8_avx512, mul_rint_i8_avx512, rope_deinterleave_avx512};
+                                              div_round_i8_avx512, mul_rint_i8_avx512, rope_deinterleave_avx512,
+                                              rope_half_avx512};
 
 }  // namespace mlaops::kernels

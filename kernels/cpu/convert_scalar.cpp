@@ -32,6 +32,6 @@ void mul_rint_i8_scalar(const float* x, float s, int8_t* y, int64_t n) {
 
 constinit const ConvertKernels convert_scalar{f32_to_bf16_scalar, round_bf16_scalar, absmax_scalar,
                                               div_round_i8_scalar, mul_rint_i8_scalar,
-                                              rope_deinterleave_row};
+                                              rope_deinterleave_row, rope_half_row};
 
 }  // namespace mlaops::kernels

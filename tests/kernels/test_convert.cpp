@@ -71,9 +71,10 @@ TEST(ConvertKernels, EveryIsaMatchesScalarBitForBit) {
   }
 }
 
-// MlaPrologV2's RoPE row: every ISA gives the portable row's bits (random fp32 values incl. the
-// specials above, random bf16 cos / sin incl. NaN and inf bit patterns), every even width to 80.
-TEST(ConvertKernels, RopeDeinterleaveMatchesThePortableRow) {
+// The RoPE rows (MlaPrologV2's interleaved, MlaPreprocess's rotate-half): every ISA gives the
+// portable row's bits (random fp32 values incl. the specials above, random cos / sin bits incl.
+// NaN and inf patterns, read as bf16 or fp16), every even width to 80.
+TEST(ConvertKernels, RopeRowsMatchThePortableRows) {
   const std::vector<float> vals = test_values(7, 4000);
   std::mt19937 rng(11);
   std::vector<uint16_t> cs(4000);
@@ -87,6 +88,13 @@ TEST(ConvertKernels, RopeDeinterleaveMatchesThePortableRow) {
         rope_deinterleave_row(vals.data() + off, cs.data() + off, cs.data() + 1000 + off, dr, o1.data());
         k.rope_deinterleave(vals.data() + off, cs.data() + off, cs.data() + 1000 + off, dr, o2.data());
         for (size_t i = 0; i <= static_cast<size_t>(dr); ++i) ASSERT_TRUE(same_float(o1[i], o2[i])) << "dr=" << dr << " i=" << i;
+        for (bool fp16 : {false, true}) {  // MlaPreprocess's rotate-half form, bf16 or fp16 cos / sin
+          std::vector<float> h1(static_cast<size_t>(dr) + 1, 9.0f), h2(static_cast<size_t>(dr) + 1, 9.0f);
+          rope_half_row(vals.data() + off, cs.data() + off, cs.data() + 1000 + off, fp16, dr, h1.data());
+          k.rope_half(vals.data() + off, cs.data() + off, cs.data() + 1000 + off, fp16, dr, h2.data());
+          for (size_t i = 0; i <= static_cast<size_t>(dr); ++i)
+            ASSERT_TRUE(same_float(h1[i], h2[i])) << "fp16=" << fp16 << " dr=" << dr << " i=" << i;
+        }
       }
     }
   }
