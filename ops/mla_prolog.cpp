@@ -346,8 +346,13 @@ void head(const RunCtx& c, int64_t n, int thread) {
       }
       p.dequant_scale_q_nope_out->ptr<float>()[row_out] = dqs;
       const float qs = load_f32(p.quant_scale_ckv, 0);
-      for (int64_t j = 0; j < d.Dr; ++j)
-        rope_out[j] = dqs == 0.0f ? uint16_t{0} : float_to_bf16(round_bf16(rope[j]) * qs / dqs);
+      if (dqs == 0.0f) {
+        std::memset(rope_out, 0, static_cast<size_t>(d.Dr) * 2);
+      } else {  // bf16(round_bf16(rope) * qs / dqs), element by element in fp32
+        pl.cv->round_bf16(rope, d.Dr);
+        for (int64_t j = 0; j < d.Dr; ++j) rope[j] = rope[j] * qs / dqs;
+        pl.cv->f32_to_bf16(rope, rope_out, d.Dr);
+      }
     } else {
       pl.cv->f32_to_bf16(q, p.query_out.ptr<uint16_t>() + row_out * d.Hckv, d.Hckv);
       pl.cv->f32_to_bf16(rope, rope_out, d.Dr);
