@@ -89,7 +89,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
                                    pl.fp16 ? &GemmKernels::f16 : &GemmKernels::bf16, pl.isa, &pl.wuk_gemm);
   pl.picks[3] = check::pick_row("RmsNorm, quant, dequant, dtype rows", kernels::mla_preprocess_rows_family(), "", pl.isa,
                                 &pl.rows);
-  pl.picks[4] = check::pick_row("absmax of per-token quant rows", kernels::convert_family(), "absmax", pl.isa, &pl.cv);
+  pl.picks[4] = check::pick_row("absmax of per-token quant rows, RoPE rows", kernels::convert_family(), "absmax", pl.isa, &pl.cv);
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();

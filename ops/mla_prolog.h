@@ -45,7 +45,7 @@ struct MlaPrologPlan final : detail::PlanState {
   kernels::GemmFn x_gemm = nullptr;   // x @ [W_DQ | W_DKV_KR]: bf16 -> fp32 or int8 -> int32 panels
   kernels::GemmFn uq_gemm = nullptr;  // c_Q' @ W_UQ_QR per head: bf16 or int8 A
   kernels::GemmFn uk_gemm = nullptr;  // bf16(q_nope) @ W_UK[n]
-  const kernels::ConvertKernels* cv = nullptr;  // bf16 rounding / conversion, absmax, int8 division of rows
+  const kernels::ConvertKernels* cv = nullptr;  // bf16 rounding / conversion, absmax, int8 quant, RoPE of rows
   std::array<check::KernelPick, 4> picks{};     // the four above, for explain()
   // Work split: chunks of `chunk` tokens; per chunk the x projection over weight panels and the
   // token rows (parallel_for), the heads on `threads` threads (parallel_items), the scatter.

@@ -81,7 +81,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   pl.picks[1] = check::pick_kernel("c_Q' @ W_UQ_QR per head", gemm, quant_a ? "s8" : "bf16",
                                    quant_a ? &GemmKernels::s8 : &GemmKernels::bf16, pl.isa, &pl.uq_gemm);
   pl.picks[2] = check::pick_kernel("q_nope @ W_UK per head", gemm, "bf16", &GemmKernels::bf16, pl.isa, &pl.uk_gemm);
-  pl.picks[3] = check::pick_row("token and head rows (bf16 rounding and conversion, absmax, int8 division)",
+  pl.picks[3] = check::pick_row("token and head rows (bf16 rounding and conversion, absmax, int8 quant, RoPE)",
                                 kernels::convert_family(), "", pl.isa, &pl.cv);
 
   // ---- chunking, threads, workspace ----
