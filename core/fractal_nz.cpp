@@ -1,5 +1,6 @@
 #include "core/fractal_nz.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/checked_math.h"
@@ -68,10 +69,17 @@ void nd_to_nz(const void* src, void* dst, int64_t rows, int64_t cols, int64_t el
   m.c1 = ceil_div(cols, m.c0);
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
-  std::memset(d, 0, static_cast<size_t>(m.storage_elems() * elem_size));
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c)
-      std::memcpy(d + m.index(r, c) * elem_size, s + (r * cols + c) * elem_size, static_cast<size_t>(elem_size));
+  if (rows % 16 != 0 || cols % m.c0 != 0) std::memset(d, 0, static_cast<size_t>(m.storage_elems() * elem_size));
+  // Row r's columns [c, c + c0) are contiguous in both layouts: one copy per such run, the source
+  // read in address order.
+  const int64_t whole = cols / m.c0 * m.c0;  // runs of exactly 32 bytes, then the partial one
+  const int64_t panel = m.r1 * 16 * 32;       // bytes from one column block to the next
+  for (int64_t r = 0; r < rows; ++r) {
+    char* dr = d + m.index(r, 0) * elem_size;
+    const char* sr = s + r * cols * elem_size;
+    for (int64_t c = 0; c < whole; c += m.c0, dr += panel, sr += 32) std::memcpy(dr, sr, 32);
+    if (whole < cols) std::memcpy(dr, sr, static_cast<size_t>((cols - whole) * elem_size));
+  }
 }
 
 void nz_to_nd(const void* src, void* dst, int64_t rows, int64_t cols, int64_t elem_size) {

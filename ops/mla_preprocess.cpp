@@ -33,6 +33,7 @@
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
 #include "ops/mla_preprocess.h"
+#include "ops/mla_uk.h"
 
 namespace mlaops {
 namespace {
@@ -209,6 +210,11 @@ void project_input(const RunCtx& c) {
   g.r1 = pl.wdqkv_r1;
   g.C = c.ws->at<char>(pl.off_acc1);
   g.ldc = d.m1_cols;
+  if (pl.quant) {  // a0's row sums, once for every group call
+    int32_t* const sums = c.ws->at<int32_t>(pl.off_rowsum);
+    pl.rowsum(c.ws->at<int8_t>(pl.off_a0), d.He, c.tc, d.He, sums);
+    g.a_rowsum = sums;
+  }
   t_gemm_all(c, pl.wdqkv_gemm, g);
 }
 
@@ -224,6 +230,7 @@ GemmTArgs wuq_args(const RunCtx& c) {
   g.lda = d.Hcq;
   g.W = c.p->wuq.data;
   g.r1 = pl.wuq_r1;
+  if (pl.quant) g.a_rowsum = c.ws->at<int32_t>(pl.off_rowsum) + pl.chunk;  // summed once per chunk (run)
   return g;
 }
 
@@ -340,43 +347,42 @@ void head(const RunCtx& c, int64_t h, int thread) {
     rk.store_dt(row, f, qn + i * d.D, d.D);
   }
   head_lap(c, 1, t);
-  // qNope = qn @ wuk[h]   (wuk[h] as B [D, Hckv] in 16-column panels)
+  // qNope = qn @ wuk[h] (B [D, Hckv] in 16-column panels), then the epilogue, uk_rows tokens at
+  // a time (ops/mla_uk.h).
   GemmArgs g3;
-  g3.M = c.tc;
-  g3.N = d.Hckv;
-  g3.K = d.D;
-  g3.A = qn;
+  mla_uk_operand(p.wuk.ptr<const uint16_t>() + h * pl.wuk_head_stride, pl.wuk_ldb != 16, pl.wuk_panel_stride, d.D,
+                 d.Hckv, c.tc, reinterpret_cast<char*>(qo) + round_up(pl.uk_rows * d.Hckv * 4, kWorkspaceAlign), &g3);
   g3.lda = d.D;
-  g3.B = p.wuk.ptr<const uint16_t>() + h * pl.wuk_head_stride;
-  g3.ldb = pl.wuk_ldb;
-  g3.panel_stride = pl.wuk_panel_stride;
-  g3.panel_width = 16;
-  g3.C = qo;
   g3.ldc = d.Hckv;
-  g3.n_begin = 0;
-  g3.n_end = d.Hckv;
   g3.scratch = scratch;
-  pl.wuk_gemm(g3);
-  head_lap(c, 2, t);
   const int64_t q_width = cm == CacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv;
   float* const rope = reinterpret_cast<float*>(scratch + pl.head_gemm_scratch);
-  for (int64_t i = 0; i < c.tc; ++i) {
-    const int64_t tk = c.t0 + i, row_out = tk * d.N + h;
-    const float* q = qo + i * d.Hckv;
-    if (cm == CacheMode::kInt8NzCache) {  // MULTIPLY by qNopeScale[h], round half to even, saturate
-      const float s = k.q_nope_scale[static_cast<size_t>(pl.q_nope_scale_n == 1 ? 0 : h)];
-      rk.scale_i8(q, s, f, d.Hckv, p.q_out.ptr<int8_t>() + row_out * q_width);
-    } else {
-      rk.store_dt(q, f, p.q_out.ptr<uint16_t>() + row_out * q_width, d.Hckv);
+  const int64_t rows = c.tc > kMlaUkPackRows ? pl.uk_rows : c.tc;
+  for (int64_t r0 = 0; r0 < c.tc; r0 += rows) {
+    const int64_t m = std::min(rows, c.tc - r0);
+    g3.M = m;
+    g3.A = qn + r0 * d.D;
+    g3.C = qo;
+    pl.wuk_gemm(g3);
+    head_lap(c, 2, t);
+    for (int64_t i = r0; i < r0 + m; ++i) {
+      const int64_t tk = c.t0 + i, row_out = tk * d.N + h;
+      const float* q = qo + (i - r0) * d.Hckv;
+      if (cm == CacheMode::kInt8NzCache) {  // MULTIPLY by qNopeScale[h], round half to even, saturate
+        const float s = k.q_nope_scale[static_cast<size_t>(pl.q_nope_scale_n == 1 ? 0 : h)];
+        rk.scale_i8(q, s, f, d.Hckv, p.q_out.ptr<int8_t>() + row_out * q_width);
+      } else {
+        rk.store_dt(q, f, p.q_out.ptr<uint16_t>() + row_out * q_width, d.Hckv);
+      }
+      const float* qp = q0 + i * qld + d.D;
+      pl.cv->rope_half(qp, p.cos.ptr<const uint16_t>() + tk * d.Dr, p.sin.ptr<const uint16_t>() + tk * d.Dr, f, d.Dr,
+                       rope);
+      uint16_t* rope_out = cm == CacheMode::kKvCache ? p.q_out.ptr<uint16_t>() + row_out * q_width + d.Hckv
+                                                     : p.q_rope_out->ptr<uint16_t>() + row_out * d.Dr;
+      rk.store_dt(rope, f, rope_out, d.Dr);
     }
-    const float* qp = q0 + i * qld + d.D;
-    pl.cv->rope_half(qp, p.cos.ptr<const uint16_t>() + tk * d.Dr, p.sin.ptr<const uint16_t>() + tk * d.Dr, f, d.Dr,
-                     rope);
-    uint16_t* rope_out = cm == CacheMode::kKvCache ? p.q_out.ptr<uint16_t>() + row_out * q_width + d.Hckv
-                                                   : p.q_rope_out->ptr<uint16_t>() + row_out * d.Dr;
-    rk.store_dt(rope, f, rope_out, d.Dr);
+    head_lap(c, 3, t);
   }
-  head_lap(c, 3, t);
 }
 
 // Element offset of (slot, j) in a cache.
@@ -483,6 +489,8 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
     project_input(c);
     lap(1, t);
     for_rows(c, stage2_rows);
+    if (pl->quant)  // the int8 a1 rows stage 2 wrote: their row sums serve every wuq call
+      pl->rowsum(ws.at<int8_t>(pl->off_a1), d.Hcq, c.tc, d.Hcq, ws.at<int32_t>(pl->off_rowsum) + pl->chunk);
     lap(2, t);
     if (pl->wuq_whole) project_wuq(c);
     lap(3, t);

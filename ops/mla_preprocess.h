@@ -57,6 +57,7 @@ struct MlaPreprocessPlan final : detail::PlanState {
   kernels::GemmFn wuk_gemm = nullptr;     // qn @ wuk[head]: fp16 or bf16 panels -> fp32
   const kernels::MlaPreprocessRowKernels* rows = nullptr;  // RmsNorm, quant, dequant, dtype conversion
   const kernels::ConvertKernels* cv = nullptr;             // absmax (per-token quant), the RoPE rows
+  kernels::S8RowSumFn rowsum = nullptr;  // int8 A's row sums, once per chunk for all group / head calls
   std::array<check::KernelPick, 5> picks{};                // the five above, for explain()
   // Work split: chunks of `chunk` tokens; per chunk the token rows and the wdqkv GEMM
   // (parallel_for), the heads on `threads` threads (parallel_items), the scatter.
@@ -69,6 +70,7 @@ struct MlaPreprocessPlan final : detail::PlanState {
   // Workspace layout (byte offsets).
   int64_t off_a0 = 0;      // [chunk, He] int8: RmsNormQuant(input) (quantized path)
   int64_t off_scale = 0;   // [chunk, 2] double: per-token scales of the two stages (quantMode 1)
+  int64_t off_rowsum = 0;  // [2, chunk] int32 row sums of the int8 A operands a0, a1 (quantized path)
   int64_t off_acc1 = 0;    // [chunk, m1_cols] int32 / fp32: the first projection
   int64_t off_m1 = 0;      // [chunk, m1_cols] fp32: m1 in the input dtype's values
   int64_t off_a1 = 0;      // [chunk, Hcq] int8 or dtype bits: the A operand of the wuq GEMM
@@ -81,6 +83,7 @@ struct MlaPreprocessPlan final : detail::PlanState {
                             // in the workspace so a call allocates nothing once it writes outputs
   int64_t head_gemm_scratch = 0;  // a head's GEMM scratch bytes there; its rope vector follows
   int64_t head_cols = 0;   // 16-aligned column window of one head in wuq (see run)
+  int64_t uk_rows = 0;     // tokens per wuk product and epilogue block (ops/mla_uk.h)
 
   std::string explain() const override;
 };

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/workspace.h"
 #include "ops/mla_preprocess.h"
+#include "ops/mla_uk.h"
 
 namespace mlaops {
 namespace {
@@ -90,6 +91,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   pl.picks[3] = check::pick_row("RmsNorm, quant, dequant, dtype rows", kernels::mla_preprocess_rows_family(), "", pl.isa,
                                 &pl.rows);
   pl.picks[4] = check::pick_row("absmax of per-token quant rows, RoPE rows", kernels::convert_family(), "absmax", pl.isa, &pl.cv);
+  pl.rowsum = kernels::gemm_kernels(pl.isa).s8_rowsum;
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();
@@ -99,6 +101,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   // NZ: runs of (D + Dr) / 16 tiles, N * (D + Dr) * 32 bytes apart), so a head at a time reads
   // short pieces; the whole GEMM gives each thread long runs in address order.
   pl.wuq_whole = pl.chunk <= kernels::kGemmTStreamMaxM;
+  pl.uk_rows = mla_uk_rows(pl.chunk);
   const int64_t c = pl.chunk;
   int64_t a0 = 0, acc1 = 0, m1 = 0, a1 = 0, acc2 = 0, kv = 0, kr = 0, t1 = 0, t2 = 0, t3 = 0, per_thread = 0,
           threads_total = 0;
@@ -107,7 +110,8 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
                    product_ok({pl.wuq_whole ? c : 0, d.m2_cols, 4}, &acc2) &&
                    product_ok({c, pl.kv.width, pl.kv.elem_size}, &kv) && product_ok({c, d.Dr, 2}, &kr) &&
                    product_ok({pl.wuq_whole ? 0 : c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
-                   product_ok({c, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) && add_ok(per_thread, t3, &per_thread) &&
+                   product_ok({mla_uk_rows(c), d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) &&
+                   add_ok(per_thread, t3, &per_thread) && add_ok(per_thread, mla_uk_nz_bytes(d.D, d.Hckv), &per_thread) &&
                    add_ok(per_thread, 4 * kWorkspaceAlign, &per_thread),
                kParamInvalid, "%s: MPP-15 workspace size overflows int64", op);
   per_thread = round_up(per_thread, kWorkspaceAlign);
@@ -133,6 +137,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   WorkspaceLayout l(op, "MPP-15 workspace overflows int64 (the sum of its parts)");
   MLAOPS_TRY(l.add(a0, &pl.off_a0));
   MLAOPS_TRY(l.add(c * 16, &pl.off_scale));
+  MLAOPS_TRY(l.add(pl.quant ? 2 * c * 4 : 0, &pl.off_rowsum));
   MLAOPS_TRY(l.add(acc1, &pl.off_acc1));
   MLAOPS_TRY(l.add(m1, &pl.off_m1));
   MLAOPS_TRY(l.add(a1, &pl.off_a1));

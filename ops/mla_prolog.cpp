@@ -12,6 +12,7 @@
 //   4. scatter the staged kv / kr rows into the caches in token order (duplicates: last wins)
 // Each weight is streamed once per chunk (one chunk for T <= 256 tokens).
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -25,6 +26,7 @@
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
 #include "ops/mla_prolog.h"
+#include "ops/mla_uk.h"
 
 namespace mlaops {
 namespace {
@@ -125,7 +127,18 @@ struct RunCtx {
   const MlaPrologPlan* plan;
   WorkspaceArena* ws;
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
+  bool profile = false;
+  std::atomic<int64_t>* head_ns = nullptr;  // MLAOPS_PROFILE: this call's head sub-step times (4), summed over threads
 };
+
+// MLAOPS_PROFILE: adds the nanoseconds of sub-step i of step 3 to the call's counters.
+using clock_type = std::chrono::steady_clock;
+inline void head_lap(const RunCtx& c, int i, clock_type::time_point& t) {
+  if (!c.profile) return;
+  const auto now = clock_type::now();
+  c.head_ns[i].fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count(), std::memory_order_relaxed);
+  t = now;
+}
 
 // The scratch of per-thread buffer `slot` (the plan's off_scratch): GEMM scratch and row vectors.
 char* thread_scratch(const RunCtx& c, int slot) {
@@ -162,6 +175,8 @@ void project_x(const RunCtx& c) {
   const int64_t p1 = ceil_div(d.Hcq, pl.wdq.panel_width);
   const int64_t p2 = ceil_div(d.Hckv + d.Dr, pl.wdkvkr.panel_width);
   const kernels::GemmFn fn = pl.x_gemm;
+  int32_t* const rowsum = full ? c.ws->at<int32_t>(pl.off_rowsum) : nullptr;  // x's, for every panel call
+  if (full) pl.rowsum(reinterpret_cast<const int8_t*>(x), d.He, c.tc, d.He, rowsum);
   // Enough panels per chunk of work that small T stays on one thread only when cheap.
   auto range = [&](int64_t b, int64_t e, int slot) {
     if (b < p1) {
@@ -169,6 +184,7 @@ void project_x(const RunCtx& c) {
       g.n_begin = b * pl.wdq.panel_width;
       g.n_end = std::min(std::min(e, p1) * pl.wdq.panel_width, d.Hcq);
       g.scratch = thread_scratch(c, slot);
+      g.a_rowsum = rowsum;
       fn(g);
     }
     if (e > p1) {
@@ -177,6 +193,7 @@ void project_x(const RunCtx& c) {
       g.n_begin = (std::max(b, p1) - p1) * pl.wdkvkr.panel_width;
       g.n_end = std::min((e - p1) * pl.wdkvkr.panel_width, d.Hckv + d.Dr);
       g.scratch = thread_scratch(c, slot);
+      g.a_rowsum = rowsum;
       fn(g);
     }
   };
@@ -290,6 +307,7 @@ void head(const RunCtx& c, int64_t n, int thread) {
   float* qq = reinterpret_cast<float*>(tb);                                   // [tc, head_cols]
   uint16_t* qn = reinterpret_cast<uint16_t*>(tb + round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign));  // [tc, D]
   float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
+  clock_type::time_point lap_t = c.profile ? clock_type::now() : clock_type::time_point{};
   // c_Q' @ W_UQ_QR[:, lo:hi]   (qq holds columns lo..hi-1; the kernel addresses C by absolute
   // column)
   GemmArgs g = panel_gemm(pl.wuqqr, p.weight_uq_qr.data, c.ws->at<char>(pl.off_a2), d.Hcq, c.tc, qq - lo,
@@ -298,7 +316,9 @@ void head(const RunCtx& c, int64_t n, int thread) {
   g.n_end = hi;
   char* const scratch = thread_scratch(c, thread);  // the GEMM's scratch, then rope [Dr]
   g.scratch = scratch;
+  if (quant_a) g.a_rowsum = c.ws->at<int32_t>(pl.off_rowsum) + pl.chunk;  // summed once per chunk (run)
   pl.uq_gemm(g);
+  head_lap(c, 0, lap_t);
   float* const rope = reinterpret_cast<float*>(
       scratch + kernels::gemm_scratch_bytes(quant_a ? kernels::GemmKind::kS8 : kernels::GemmKind::kBf16, pl.chunk, d.Hcq,
                                             pl.head_cols));  // as planned
@@ -314,49 +334,55 @@ void head(const RunCtx& c, int64_t n, int thread) {
     }
     pl.cv->f32_to_bf16(row, qn + i * d.D, d.D);
   }
-  // q_nope @ W_UK[n]   (W_UK[n] is ND [D, Hckv])
-  PanelMatrix wuk;
-  wuk.rows = d.D;
-  wuk.cols = d.Hckv;
-  wuk.ldb = d.Hckv;
-  wuk.panel_stride = 16;
-  wuk.panel_width = 16;
-  GemmArgs g3 = panel_gemm(wuk, p.weight_uk.ptr<const uint16_t>() + n * d.D * d.Hckv, qn, d.D, c.tc, qo, d.Hckv);
-  g3.n_begin = 0;
-  g3.n_end = d.Hckv;
+  head_lap(c, 1, lap_t);
+  // q_nope @ W_UK[n] (ND [D, Hckv]), then the epilogue, uk_rows tokens at a time (ops/mla_uk.h).
+  GemmArgs g3;
+  mla_uk_operand(p.weight_uk.ptr<const uint16_t>() + n * d.D * d.Hckv, true, 0, d.D, d.Hckv, c.tc,
+                 reinterpret_cast<char*>(qo) + round_up(pl.uk_rows * d.Hckv * 4, kWorkspaceAlign), &g3);
+  g3.lda = d.D;
+  g3.ldc = d.Hckv;
   g3.scratch = scratch;  // bf16: none used
-  pl.uk_gemm(g3);
   const bool q_int8 = sc == MlaPrologScenario::kFullQuantKvQuant;
-  for (int64_t i = 0; i < c.tc; ++i) {
-    const int64_t t = c.t0 + i;
-    const int64_t row_out = t * d.N + n;
-    float* q = qo + i * d.Hckv;
-    const float* row = qq + i * pl.head_cols + (col0 - lo);
-    pl.cv->rope_deinterleave(row + d.D, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
-                             p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
-    uint16_t* rope_out = p.query_rope_out.ptr<uint16_t>() + row_out * d.Dr;
-    if (q_int8) {
-      pl.cv->round_bf16(q, d.Hckv);
-      const float dqs = pl.cv->absmax(q, d.Hckv) / 127.0f;
-      int8_t* out = p.query_out.ptr<int8_t>() + row_out * d.Hckv;
-      if (dqs == 0.0f) {
-        std::memset(out, 0, static_cast<size_t>(d.Hckv));
+  const int64_t rows = c.tc > kMlaUkPackRows ? pl.uk_rows : c.tc;
+  for (int64_t r0 = 0; r0 < c.tc; r0 += rows) {
+    const int64_t m = std::min(rows, c.tc - r0);
+    g3.M = m;
+    g3.A = qn + r0 * d.D;
+    g3.C = qo;
+    pl.uk_gemm(g3);
+    head_lap(c, 2, lap_t);
+    for (int64_t i = r0; i < r0 + m; ++i) {
+      const int64_t t = c.t0 + i;
+      const int64_t row_out = t * d.N + n;
+      float* q = qo + (i - r0) * d.Hckv;
+      const float* row = qq + i * pl.head_cols + (col0 - lo);
+      pl.cv->rope_deinterleave(row + d.D, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
+                               p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
+      uint16_t* rope_out = p.query_rope_out.ptr<uint16_t>() + row_out * d.Dr;
+      if (q_int8) {
+        pl.cv->round_bf16(q, d.Hckv);
+        const float dqs = pl.cv->absmax(q, d.Hckv) / 127.0f;
+        int8_t* out = p.query_out.ptr<int8_t>() + row_out * d.Hckv;
+        if (dqs == 0.0f) {
+          std::memset(out, 0, static_cast<size_t>(d.Hckv));
+        } else {
+          pl.cv->div_round_i8(q, dqs, out, d.Hckv);
+        }
+        p.dequant_scale_q_nope_out->ptr<float>()[row_out] = dqs;
+        const float qs = load_f32(p.quant_scale_ckv, 0);
+        if (dqs == 0.0f) {
+          std::memset(rope_out, 0, static_cast<size_t>(d.Dr) * 2);
+        } else {  // bf16(round_bf16(rope) * qs / dqs), element by element in fp32
+          pl.cv->round_bf16(rope, d.Dr);
+          for (int64_t j = 0; j < d.Dr; ++j) rope[j] = rope[j] * qs / dqs;
+          pl.cv->f32_to_bf16(rope, rope_out, d.Dr);
+        }
       } else {
-        pl.cv->div_round_i8(q, dqs, out, d.Hckv);
-      }
-      p.dequant_scale_q_nope_out->ptr<float>()[row_out] = dqs;
-      const float qs = load_f32(p.quant_scale_ckv, 0);
-      if (dqs == 0.0f) {
-        std::memset(rope_out, 0, static_cast<size_t>(d.Dr) * 2);
-      } else {  // bf16(round_bf16(rope) * qs / dqs), element by element in fp32
-        pl.cv->round_bf16(rope, d.Dr);
-        for (int64_t j = 0; j < d.Dr; ++j) rope[j] = rope[j] * qs / dqs;
+        pl.cv->f32_to_bf16(q, p.query_out.ptr<uint16_t>() + row_out * d.Hckv, d.Hckv);
         pl.cv->f32_to_bf16(rope, rope_out, d.Dr);
       }
-    } else {
-      pl.cv->f32_to_bf16(q, p.query_out.ptr<uint16_t>() + row_out * d.Hckv, d.Hckv);
-      pl.cv->f32_to_bf16(rope, rope_out, d.Dr);
     }
+    head_lap(c, 3, lap_t);
   }
 }
 
@@ -423,6 +449,9 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
   // MLAOPS_PROFILE=1 prints the time of each phase to stderr (profile evidence,
   // docs/performance.md).
   static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
+  c.profile = profile;
+  std::atomic<int64_t> head_ns[4] = {0, 0, 0, 0};  // per call: concurrent calls keep their own
+  c.head_ns = head_ns;
   using clock = std::chrono::steady_clock;
   double phase[4] = {0, 0, 0, 0};
   auto lap = [&](int i, clock::time_point& t) {
@@ -438,6 +467,8 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
     parallel_chunks(
         c.tc, kMlaPrologRowsMinChunk, pl->threads,
         [](void* rc, int64_t b, int64_t e, int slot) { token_rows(*static_cast<const RunCtx*>(rc), b, e, slot); }, &c);
+    if (pl->scenario != MlaPrologScenario::kNoQuant)  // the int8 c_Q' rows the token rows wrote
+      pl->rowsum(ws.at<int8_t>(pl->off_a2), d.Hcq, c.tc, d.Hcq, ws.at<int32_t>(pl->off_rowsum) + pl->chunk);
     lap(1, t);
     struct HeadCtx {
       const RunCtx* c;
@@ -452,6 +483,10 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
     std::fprintf(stderr, "%s: T=%lld N=%lld %s: x-projections %.0f us, token rows %.0f us, heads %.0f us, scatter %.0f us\n",
                  op, (long long)d.T, (long long)d.N, mla_prolog_scenario_name(pl->scenario), phase[0], phase[1],
                  phase[2], phase[3]);
+  if (profile)
+    std::fprintf(stderr, "%s: heads (thread-summed): wuq gemm %.0f us, dequant %.0f us, wuk gemm %.0f us, epilogue %.0f us\n",
+                 op, head_ns[0].load() / 1e3, head_ns[1].load() / 1e3, head_ns[2].load() / 1e3,
+                 head_ns[3].load() / 1e3);
   return kSuccess;
 }
 

@@ -46,6 +46,7 @@ struct MlaPrologPlan final : detail::PlanState {
   kernels::GemmFn uq_gemm = nullptr;  // c_Q' @ W_UQ_QR per head: bf16 or int8 A
   kernels::GemmFn uk_gemm = nullptr;  // bf16(q_nope) @ W_UK[n]
   const kernels::ConvertKernels* cv = nullptr;  // bf16 rounding / conversion, absmax, int8 quant, RoPE of rows
+  kernels::S8RowSumFn rowsum = nullptr;         // int8 A's row sums, once per chunk for all panel / head calls
   std::array<check::KernelPick, 4> picks{};     // the four above, for explain()
   // Work split: chunks of `chunk` tokens; per chunk the x projection over weight panels and the
   // token rows (parallel_for), the heads on `threads` threads (parallel_items), the scatter.
@@ -55,6 +56,7 @@ struct MlaPrologPlan final : detail::PlanState {
   int64_t off_acc1 = 0;     // [chunk, Hcq + Hckv + Dr] fp32/int32 projections of x
   int64_t off_a2 = 0;       // [chunk, Hcq] bf16 or int8: the A operand of the W_UQ_QR GEMM
   int64_t off_scale = 0;    // [chunk] fp32 per-token dynamic-quant scale of c_Q
+  int64_t off_rowsum = 0;   // [2, chunk] int32 row sums of the int8 A operands: x, then c_Q'
   int64_t off_kv = 0;       // [chunk, kv_row] kv rows in the cache dtype, staged for the scatter
   int64_t off_kr = 0;       // [chunk, Dr] kr rows in the cache dtype
   int64_t off_thread = 0;   // per-thread buffers, thread_bytes each
@@ -63,6 +65,7 @@ struct MlaPrologPlan final : detail::PlanState {
   int64_t off_scratch = 0;  // within a thread's buffers: GEMM scratch and row vectors (run), all
                             // in the workspace so a call allocates nothing once it writes outputs
   int64_t head_cols = 0;    // panel-aligned column window of one head in W_UQ_QR (see run)
+  int64_t uk_rows = 0;      // tokens per W_UK product and epilogue block (ops/mla_uk.h)
 
   std::string explain() const override;
 };

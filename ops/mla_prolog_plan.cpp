@@ -12,6 +12,7 @@
 #include "core/fractal_nz.h"
 #include "core/workspace.h"
 #include "ops/mla_prolog.h"
+#include "ops/mla_uk.h"
 
 namespace mlaops {
 namespace {
@@ -83,6 +84,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   pl.picks[2] = check::pick_kernel("q_nope @ W_UK per head", gemm, "bf16", &GemmKernels::bf16, pl.isa, &pl.uk_gemm);
   pl.picks[3] = check::pick_row("token and head rows (bf16 rounding and conversion, absmax, int8 quant, RoPE)",
                                 kernels::convert_family(), "", pl.isa, &pl.cv);
+  pl.rowsum = kernels::gemm_kernels(pl.isa).s8_rowsum;
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();
@@ -96,11 +98,15 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   MLAOPS_CHECK(product_ok({c, proj_cols, 4}, &acc1) && product_ok({c, d.Hcq, 2}, &a2) &&
                    product_ok({c, d.kv_row, 2}, &kv) && product_ok({c, d.Dr, 2}, &kr),
                kParamInvalid, "%s: MP-14 workspace rows overflow int64", op);
+  // Per thread: a head's W_UQ_QR columns [c, head_cols] fp32, q_nope [c, D] bf16, the W_UK
+  // product of uk_rows tokens [uk_rows, Hckv] fp32 and W_UK[n]'s NZ copy (ops/mla_uk.h).
+  pl.uk_rows = mla_uk_rows(c);
   int64_t t1, t2, t3;
   MLAOPS_CHECK(product_ok({c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
-                   product_ok({c, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) && add_ok(per_thread, t3, &per_thread),
+                   product_ok({pl.uk_rows, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) &&
+                   add_ok(per_thread, t3, &per_thread) && add_ok(per_thread, mla_uk_nz_bytes(d.D, d.Hckv), &per_thread),
                kParamInvalid, "%s: MP-14 workspace per thread overflows int64", op);
-  per_thread = round_up(per_thread + 3 * kWorkspaceAlign, kWorkspaceAlign);
+  per_thread = round_up(per_thread + 4 * kWorkspaceAlign, kWorkspaceAlign);
   // Then one phase at a time: the x projection's GEMM scratch, a token row's two vectors, or a
   // head's W_UQ_QR GEMM scratch and its rope vector (the W_UK GEMM, bf16, needs none).
   const auto a_kind = [](bool s8) { return s8 ? kernels::GemmKind::kS8 : kernels::GemmKind::kBf16; };
@@ -116,6 +122,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   MLAOPS_TRY(l.add(acc1, &pl.off_acc1));
   MLAOPS_TRY(l.add(a2, &pl.off_a2));
   MLAOPS_TRY(l.add(c * 4, &pl.off_scale));
+  MLAOPS_TRY(l.add(2 * c * 4, &pl.off_rowsum));
   MLAOPS_TRY(l.add(kv, &pl.off_kv));
   MLAOPS_TRY(l.add(kr, &pl.off_kr));
   MLAOPS_TRY(l.add(threads_total, &pl.off_thread));

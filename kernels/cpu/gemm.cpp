@@ -10,9 +10,11 @@ const KernelTable<const GemmKernels*>& gemm_family() {
   // vdpbf16ps (bf16, bf16_t) needs AVX512_BF16, vpdpbusd (s8, s8_t) AVX512_VNNI; the fp16 kernels
   // need neither. Ice Lake / Cascade Lake have VNNI without BF16, Skylake-SP has neither.
   static const GemmKernels avx512_vnni{gemm_avx2.bf16,   gemm_avx512.s8,   gemm_avx512.f16,
-                                       gemm_avx2.bf16_t, gemm_avx512.s8_t, gemm_avx512.f16_t};
+                                       gemm_avx2.bf16_t, gemm_avx512.s8_t, gemm_avx512.f16_t,
+                                       gemm_avx512.s8_rowsum};
   static const GemmKernels avx512_f16{gemm_avx2.bf16,   gemm_avx2.s8,   gemm_avx512.f16,
-                                      gemm_avx2.bf16_t, gemm_avx2.s8_t, gemm_avx512.f16_t};
+                                      gemm_avx2.bf16_t, gemm_avx2.s8_t, gemm_avx512.f16_t,
+                                      gemm_avx512.s8_rowsum};
 #endif
   using Table = KernelTable<const GemmKernels*>;
   static const Table::Row rows[] = {

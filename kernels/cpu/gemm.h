@@ -37,6 +37,9 @@ struct GemmArgs {
   int64_t ldc = 0;
   int64_t n_begin = 0, n_end = 0;
   void* scratch = nullptr;  // the caller's: gemm_scratch_bytes(kind, M, K, n_end - n_begin) bytes, 16-aligned
+  // int8 only, optional: the row sums of A (GemmKernels::s8_rowsum of these M rows and K), for
+  // callers whose calls share one A; kernels that use row sums read them instead of summing A.
+  const int32_t* a_rowsum = nullptr;
 };
 
 using GemmFn = void (*)(const GemmArgs&);
@@ -57,8 +60,11 @@ struct GemmTArgs {
   int64_t ldc = 0;
   int64_t n_begin = 0, n_end = 0;
   void* scratch = nullptr;  // the caller's: gemm_scratch_bytes(kind, M, K, n_end - n_begin) bytes, 16-aligned
+  const int32_t* a_rowsum = nullptr;  // int8 only, optional: as GemmArgs::a_rowsum
 };
 using GemmTFn = void (*)(const GemmTArgs&);
+// out[m] = sum over k < K of A[m * lda + k] for m < M (int32, wrapping like the kernels' sums).
+using S8RowSumFn = void (*)(const int8_t* A, int64_t lda, int64_t M, int64_t K, int32_t* out);
 
 // Kernels allocate nothing: the scratch they need (widened or paired A blocks, row sums, folded
 // sums) is the caller's, planned before the call writes any output (a failed allocation then
@@ -73,6 +79,17 @@ inline void* gemm_t_block(void* scratch, int64_t M) {
   const auto p = reinterpret_cast<uintptr_t>(scratch) + static_cast<uintptr_t>(M) * 4;
   return reinterpret_cast<void*>((p + 63) / 64 * 64);
 }
+// The loop of every ISA's s8_rowsum, compiled with that file's instruction set: internal linkage
+// (static), so no file's copy stands in for another's.
+static inline void s8_row_sums(const int8_t* A, int64_t lda, int64_t M, int64_t K, int32_t* out) {
+  for (int64_t m = 0; m < M; ++m) {
+    const int8_t* a = A + m * lda;
+    int32_t s = 0;
+    for (int64_t k = 0; k < K; ++k) s += a[k];
+    out[m] = s;
+  }
+}
+
 // The largest M the AVX-512 transposed kernels run on the W-streaming path (gemm_t_avx512.cpp).
 inline constexpr int64_t kGemmTStreamMaxM = 8;
 
@@ -83,6 +100,7 @@ struct GemmKernels {
   GemmTFn bf16_t; // A bf16, W^T bf16 NZ (c0 16), C fp32
   GemmTFn s8_t;   // A int8, W^T int8 NZ (c0 32), C int32 (exact)
   GemmTFn f16_t;  // A fp16, W^T fp16 NZ (c0 16), C fp32
+  S8RowSumFn s8_rowsum;  // the row sums of an int8 A (GemmArgs / GemmTArgs::a_rowsum)
 };
 
 // The family "gemm" (gemm.cpp): rows gemm_avx512 (all six kernels AVX-512), gemm_avx512_vnni and

@@ -623,6 +623,8 @@ void gemm_t_avx2(const GemmTArgs& g) {
   }
 }
 
+void s8_rowsum_avx2(const int8_t* A, int64_t lda, int64_t M, int64_t K, int32_t* out) { s8_row_sums(A, lda, M, K, out); }
+
 }  // namespace
 
 constinit const GemmKernels gemm_avx2{bf16_avx2,
@@ -630,6 +632,7 @@ constinit const GemmKernels gemm_avx2{bf16_avx2,
                                       f16_avx2,
                                       gemm_t_avx2<TKind::kBf16>,
                                       gemm_t_avx2<TKind::kS8>,
-                                      gemm_t_avx2<TKind::kF16>};
+                                      gemm_t_avx2<TKind::kF16>,
+                                      s8_rowsum_avx2};
 
 }  // namespace mlaops::kernels

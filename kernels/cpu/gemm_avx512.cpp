@@ -481,12 +481,11 @@ void s8_avx512(const GemmArgs& g) {
   const auto* B = static_cast<const int8_t*>(g.B);
   auto* C = static_cast<int32_t*>(g.C);
 
-  int32_t* const rowsum = static_cast<int32_t*>(g.scratch);  // [M] (gemm_scratch_bytes)
-  for (int64_t m = 0; m < M; ++m) {
-    const int8_t* a = A + m * g.lda;
-    int32_t s = 0;
-    for (int64_t k = 0; k < K; ++k) s += a[k];
-    rowsum[m] = s;
+  const int32_t* rowsum = g.a_rowsum;
+  if (rowsum == nullptr) {
+    auto* const sums = static_cast<int32_t*>(g.scratch);  // [M] (gemm_scratch_bytes)
+    s8_row_sums(A, g.lda, M, K, sums);
+    rowsum = sums;
   }
 
   static constexpr auto kInline = s8_table<false>(std::make_index_sequence<kS8MRInline>());
@@ -687,8 +686,11 @@ void f16_avx512(const GemmArgs& g) {
   }
 }
 
+void s8_rowsum_avx512(const int8_t* A, int64_t lda, int64_t M, int64_t K, int32_t* out) { s8_row_sums(A, lda, M, K, out); }
+
 }  // namespace
 
-constinit const GemmKernels gemm_avx512{bf16_avx512, s8_avx512, f16_avx512, bf16_t_avx512, s8_t_avx512, f16_t_avx512};
+constinit const GemmKernels gemm_avx512{bf16_avx512,  s8_avx512,   f16_avx512,       bf16_t_avx512,
+                                        s8_t_avx512, f16_t_avx512, s8_rowsum_avx512};
 
 }  // namespace mlaops::kernels

@@ -53,9 +53,11 @@ void gemm_t_scalar(const GemmTArgs& g, int64_t c0) {
 void bf16_t_scalar(const GemmTArgs& g) { gemm_t_scalar<uint16_t, float, ld_bf16>(g, 16); }
 void f16_t_scalar(const GemmTArgs& g) { gemm_t_scalar<uint16_t, float, ld_f16>(g, 16); }
 void s8_t_scalar(const GemmTArgs& g) { gemm_t_scalar<int8_t, int32_t, ld_s8>(g, 32); }
+void s8_rowsum_scalar(const int8_t* A, int64_t lda, int64_t M, int64_t K, int32_t* out) { s8_row_sums(A, lda, M, K, out); }
 
 }  // namespace
 
-constinit const GemmKernels gemm_scalar{bf16_scalar, s8_scalar, f16_scalar, bf16_t_scalar, s8_t_scalar, f16_t_scalar};
+constinit const GemmKernels gemm_scalar{bf16_scalar,   s8_scalar,   f16_scalar,      bf16_t_scalar,
+                                        s8_t_scalar, f16_t_scalar, s8_rowsum_scalar};
 
 }  // namespace mlaops::kernels

@@ -464,12 +464,11 @@ void gemm_t_drive(const GemmTArgs& g, int64_t c0, int64_t kc_multi, const std::a
 
 void s8_t_avx512(const GemmTArgs& g) {
   if (g.M <= 0 || g.n_end <= g.n_begin) return;
-  int32_t* const rowsum = static_cast<int32_t*>(g.scratch);  // [M] (gemm_scratch_bytes)
-  const auto* A = static_cast<const int8_t*>(g.A);
-  for (int64_t m = 0; m < g.M; ++m) {
-    int32_t s = 0;
-    for (int64_t k = 0; k < g.K; ++k) s += A[m * g.lda + k];
-    rowsum[m] = s;
+  const int32_t* rowsum = g.a_rowsum;
+  if (rowsum == nullptr) {
+    auto* const sums = static_cast<int32_t*>(g.scratch);  // [M] (gemm_scratch_bytes)
+    s8_row_sums(static_cast<const int8_t*>(g.A), g.lda, g.M, g.K, sums);
+    rowsum = sums;
   }
   if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<S8Stream>(g, rowsum);
   static constexpr std::array<TTileFn, kTMR> kTable{&s8t_tile<1>, &s8t_tile<2>, &s8t_tile<3>};

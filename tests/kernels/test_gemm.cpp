@@ -184,19 +184,31 @@ void check_s8(int64_t M, int64_t K, int64_t N, int64_t lda_pad, const std::vecto
   g.panel_stride = s[1] * 16 * 32;
   g.panel_width = 32;
 
-  for (const auto& ks : sets)
-    for (const auto& [nb, ne] : ranges(N, 32, !all_ranges)) {
-      CBuffer C(M, N);
-      g.C = C.data();
-      g.ldc = C.ldc;
-      g.n_begin = nb;
-      g.n_end = ne;
-      Scratch scratch(GemmKind::kS8, M, K, ne - nb);
-      g.scratch = scratch.data();
-      ks.k->s8(g);
-      EXPECT_TRUE(scratch.canary_intact()) << ks.name << " wrote past gemm_scratch_bytes";
-      ASSERT_TRUE(check_c(C, Kind::kS8, ref, {}, M, N, nb, ne)) << describe(ks.name, "s8 NZ", M, K, N, nb, ne, lda);
+  for (const auto& ks : sets) {
+    // The row sums a caller may pass (GemmArgs::a_rowsum): this row's s8_rowsum, exact mod 2^32.
+    std::vector<int32_t> sums(static_cast<size_t>(M));
+    ks.k->s8_rowsum(A.data(), lda, M, K, sums.data());
+    for (int64_t m = 0; m < M; ++m) {
+      int64_t e = 0;
+      for (int64_t k = 0; k < K; ++k) e += A[m * lda + k];
+      ASSERT_EQ(sums[m], static_cast<int32_t>(e)) << ks.name << " s8_rowsum row " << m << " K " << K;
     }
+    for (const auto& [nb, ne] : ranges(N, 32, !all_ranges))
+      for (const int32_t* given : {static_cast<const int32_t*>(nullptr), static_cast<const int32_t*>(sums.data())}) {
+        CBuffer C(M, N);
+        g.C = C.data();
+        g.ldc = C.ldc;
+        g.n_begin = nb;
+        g.n_end = ne;
+        g.a_rowsum = given;
+        Scratch scratch(GemmKind::kS8, M, K, ne - nb);
+        g.scratch = scratch.data();
+        ks.k->s8(g);
+        EXPECT_TRUE(scratch.canary_intact()) << ks.name << " wrote past gemm_scratch_bytes";
+        ASSERT_TRUE(check_c(C, Kind::kS8, ref, {}, M, N, nb, ne))
+            << describe(ks.name, given ? "s8 NZ (row sums given)" : "s8 NZ", M, K, N, nb, ne, lda);
+      }
+  }
 }
 
 TEST(GemmS8, NzAllShapes) {

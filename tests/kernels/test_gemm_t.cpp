@@ -94,20 +94,26 @@ void check_t(Kind kind, int64_t M, int64_t K, int64_t N, int64_t lda_pad, const 
 
   for (const auto& ks : sets) {
     const GemmTFn fn = kind == Kind::kBf16 ? ks.k->bf16_t : kind == Kind::kF16 ? ks.k->f16_t : ks.k->s8_t;
-    for (const auto& [nb, ne] : ranges(N, 16, small_ranges)) {
-      CBuffer C(M, N);
-      g.C = C.data();
-      g.ldc = C.ldc;
-      g.n_begin = nb;
-      g.n_end = ne;
-      Scratch scratch(kind == Kind::kBf16 ? GemmKind::kBf16T : kind == Kind::kF16 ? GemmKind::kF16T : GemmKind::kS8T, M, K,
-                      ne - nb);
-      g.scratch = scratch.data();
-      fn(g);
-      EXPECT_TRUE(scratch.canary_intact()) << ks.name << " wrote past gemm_scratch_bytes";
-      ASSERT_TRUE(check_c(C, kind, ref, mag, M, N, nb, ne))
-          << describe(ks.name, std::string(kind_name(kind)) + "_t", M, K, N, nb, ne, lda);
-    }
+    // int8: also with the row sums given (GemmTArgs::a_rowsum), from this row's s8_rowsum.
+    std::vector<int32_t> sums(static_cast<size_t>(M));
+    if (kind == Kind::kS8) ks.k->s8_rowsum(A.b.data(), lda, M, K, sums.data());
+    for (const auto& [nb, ne] : ranges(N, 16, small_ranges))
+      for (int given = 0; given < (kind == Kind::kS8 ? 2 : 1); ++given) {
+        CBuffer C(M, N);
+        g.C = C.data();
+        g.ldc = C.ldc;
+        g.n_begin = nb;
+        g.n_end = ne;
+        g.a_rowsum = given ? sums.data() : nullptr;
+        Scratch scratch(kind == Kind::kBf16 ? GemmKind::kBf16T : kind == Kind::kF16 ? GemmKind::kF16T : GemmKind::kS8T, M,
+                        K, ne - nb);
+        g.scratch = scratch.data();
+        fn(g);
+        EXPECT_TRUE(scratch.canary_intact()) << ks.name << " wrote past gemm_scratch_bytes";
+        ASSERT_TRUE(check_c(C, kind, ref, mag, M, N, nb, ne))
+            << describe(ks.name, std::string(kind_name(kind)) + (given ? "_t (row sums given)" : "_t"), M, K, N, nb, ne,
+                        lda);
+      }
   }
 }
 
