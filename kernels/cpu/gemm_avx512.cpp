@@ -570,6 +570,114 @@ void s8_avx512(const GemmArgs& g) {
   }
 }
 
+// ======================= int8, transposed NZ, M > 8 =======================
+// W^T [N, K] in NZ (gemm.h GemmTArgs): per 16 outputs and 32 k one row-major 16 x 32 tile. Two
+// such tiles (32 outputs) of a K block are transposed into the packed layout of the s8 tiles
+// above (per 4 k: 16 outputs x 4 bytes of unsigned W + 128, then the next 16 outputs) and run
+// by them: 8 rows x 32 outputs per register tile, no horizontal sums (the transposed-tile
+// kernel of gemm_t_avx512.cpp needs them, and reached 82 % of the int8 peak in MlaPreprocess).
+
+// vpermt2d indices of a 16 x 8 dword transpose in three stages (a tile row n is 8 dwords, 4 k
+// each; two rows per 64-byte load).
+struct S8TTables {
+  alignas(64) uint32_t s1[2][16];  // stage 1, k groups 0-3 / 4-7 of rows (2i, 2i+1, 2i+8, 2i+9)
+  alignas(64) uint32_t s2[2][16];  // stage 2, the first / second two k groups
+  alignas(64) uint32_t s3[2][16];  // stage 3, the even / odd k group, rows in order
+};
+constexpr S8TTables kS8TTables{
+    {{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27}, {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31}},
+    {{0, 1, 4, 5, 8, 9, 12, 13, 16, 17, 20, 21, 24, 25, 28, 29}, {2, 3, 6, 7, 10, 11, 14, 15, 18, 19, 22, 23, 26, 27, 30, 31}},
+    {{0, 2, 16, 18, 8, 10, 24, 26, 4, 6, 20, 22, 12, 14, 28, 30}, {1, 3, 17, 19, 9, 11, 25, 27, 5, 7, 21, 23, 13, 15, 29, 31}}};
+
+// One 16 x 32 W^T tile -> 8 k groups of 16 unsigned (W + 128) 4-byte groups, 128 bytes apart at dst.
+inline void s8t_transpose(const int8_t* tile, int8_t* dst) {
+  const __m512i x80 = _mm512_set1_epi8(static_cast<char>(0x80));
+  __m512i r[8], s[4][2], u[2][2][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_si512(tile + 64 * i);
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) s[i][h] = _mm512_permutex2var_epi32(r[i], _mm512_load_si512(kS8TTables.s1[h]), r[i + 4]);
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q)
+        u[i][h][q] = _mm512_permutex2var_epi32(s[i][h], _mm512_load_si512(kS8TTables.s2[q]), s[i + 2][h]);
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; ++q)
+#pragma GCC unroll 2
+      for (int e = 0; e < 2; ++e) {
+        const __m512i o = _mm512_permutex2var_epi32(u[0][h][q], _mm512_load_si512(kS8TTables.s3[e]), u[1][h][q]);
+        _mm512_store_si512(dst + (4 * h + 2 * q + e) * 128, _mm512_xor_si512(o, x80));
+      }
+}
+
+}  // namespace
+
+void s8_t_panels_avx512(const GemmTArgs& g, const int32_t* rowsum) {
+  const int64_t M = g.M, K = g.K;
+  const auto* A = static_cast<const int8_t*>(g.A);
+  const auto* W = static_cast<const int8_t*>(g.W);
+  auto* C = static_cast<int32_t*>(g.C);
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0);
+    return;
+  }
+  static constexpr auto kPacked = s8_table<true>(std::make_index_sequence<kS8MRPacked>());
+  alignas(64) int8_t packed[kS8KC / 4 * 128];  // [kS8KC / 32][8 k groups][32 outputs x 4 bytes]
+  const int64_t tiles = (M + kS8MRPacked - 1) / kS8MRPacked;
+  const int64_t wstep = g.r1 * 512;  // bytes from a tile to the same tile of the next k panel
+  S8Tile t;
+  t.lda = g.lda;
+  t.ldc = g.ldc;
+  t.b = packed;
+  for (int64_t n0 = g.n_begin; n0 < g.n_end; n0 += 32) {
+    const int64_t valid = g.n_end - n0;
+    t.mask_lo = mask16(valid);
+    t.mask_hi = mask16(valid - 16);
+    const int halves = valid > 16 ? 2 : 1;
+    const int8_t* w0 = W + (n0 / 16) * 512;
+    for (int64_t k0 = 0; k0 < K; k0 += kS8KC) {
+      const int64_t kl = std::min(kS8KC, K - k0);
+      const int64_t np = (kl + 31) / 32;  // whole k panels (NZ storage pads K to 32)
+      for (int64_t q = 0; q < np; ++q) {
+        const int8_t* src = w0 + (k0 / 32 + q) * wstep;
+        for (int hf = 0; hf < halves; ++hf) s8t_transpose(src + hf * 512, packed + q * 1024 + hf * 64);
+        if (halves == 1)  // outputs past n_end: zeros, never stored
+          for (int j = 0; j < 8; ++j) _mm512_store_si512(packed + q * 1024 + j * 128 + 64, _mm512_setzero_si512());
+      }
+      // The next block's tiles (this pair's next K block, or the next pair's first), prefetched
+      // into L2 a slice per M tile.
+      const bool more_k = k0 + kS8KC < K;
+      const int64_t nk0 = more_k ? k0 + kS8KC : 0;
+      const int8_t* nw0 = more_k ? w0 : n0 + 32 < g.n_end ? w0 + 1024 : nullptr;
+      const int64_t nnp = nw0 == nullptr ? 0 : (std::min(kS8KC, K - nk0) + 31) / 32;
+      const int64_t per_tile = (nnp + tiles - 1) / tiles;
+      t.kl = kl;
+      t.accumulate = k0 > 0;
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        for (int64_t q = i * per_tile; q < std::min(nnp, (i + 1) * per_tile); ++q)
+          prefetch_range_l2(nw0 + (nk0 / 32 + q) * wstep, 1024);
+        t.a = A + m0 * g.lda + k0;
+        t.c = C + m0 * g.ldc + n0;
+        t.rowsum = rowsum + m0;
+        kPacked[static_cast<size_t>(mr - 1)](t);
+        m0 += mr;
+      }
+    }
+  }
+}
+
+namespace {
+
 // =============================== f16 (panels) ===============================
 // As the bf16 kernel, but fp16: A is widened to fp32 once per K block (a broadcast operand),
 // each panel row of B (16 fp16) is widened with one vcvtph2ps, fp32 FMA. Register tile up to

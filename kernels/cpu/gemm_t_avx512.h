@@ -9,5 +9,8 @@ namespace mlaops::kernels {
 void s8_t_avx512(const GemmTArgs& g);    // needs AVX512_VNNI
 void bf16_t_avx512(const GemmTArgs& g);  // needs AVX512_BF16
 void f16_t_avx512(const GemmTArgs& g);
+// s8_t for M > kGemmTStreamMaxM (gemm_avx512.cpp): W^T tiles transposed into the s8 kernel's
+// packed panels; rowsum: A's row sums [M].
+void s8_t_panels_avx512(const GemmTArgs& g, const int32_t* rowsum);
 
 }  // namespace mlaops::kernels
