@@ -29,6 +29,7 @@
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/profile.h"
 #include "core/workspace.h"
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
@@ -114,7 +115,6 @@ struct RunCtx {
   const kernels::MlaPreprocessRowKernels* rk;  // plan->rows
   WorkspaceArena* ws;
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
-  bool profile = false;
   std::atomic<int64_t>* head_ns = nullptr;  // MLAOPS_PROFILE: this call's sub-step times (4), summed over threads
 };
 
@@ -292,15 +292,6 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   }
 }
 
-// MLAOPS_PROFILE: adds the nanoseconds of sub-step i of step 4 to the call's counters.
-using clock_type = std::chrono::steady_clock;
-inline void head_lap(const RunCtx& c, int i, clock_type::time_point& t) {
-  if (!c.profile) return;
-  const auto now = clock_type::now();
-  c.head_ns[i].fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count(), std::memory_order_relaxed);
-  t = now;
-}
-
 // Step 4 for head h, using the calling thread's buffers.
 void head(const RunCtx& c, int64_t h, int thread) {
   const MlaPreprocessParams& p = *c.p;
@@ -323,7 +314,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   const int64_t qld = pl.wuq_whole ? d.m2_cols : pl.head_cols;
   uint16_t* qn = reinterpret_cast<uint16_t*>(tb + q_bytes);  // [tc, D]
   float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
-  auto t = c.profile ? clock_type::now() : clock_type::time_point{};
+  auto t = c.head_ns != nullptr ? ProfileClock::now() : ProfileClock::time_point{};
   char* const scratch = thread_scratch(c, thread);  // the GEMMs' scratch, then rope [Dr]
   if (!pl.wuq_whole) {  // a1 @ wuq[lo:hi]^T (the kernel addresses C by absolute column)
     GemmTArgs g = wuq_args(c);
@@ -334,7 +325,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
     g.scratch = scratch;
     pl.wuq_gemm(g);
   }
-  head_lap(c, 0, t);
+  profile_lap(c.head_ns, 0, t);
   const double* scale = c.ws->at<double>(pl.off_scale);
   for (int64_t i = 0; i < c.tc; ++i) {
     float* row = q0 + i * qld;
@@ -346,7 +337,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
     }
     rk.store_dt(row, f, qn + i * d.D, d.D);
   }
-  head_lap(c, 1, t);
+  profile_lap(c.head_ns, 1, t);
   // qNope = qn @ wuk[h] (B [D, Hckv] in 16-column panels), then the epilogue, uk_rows tokens at
   // a time (ops/mla_uk.h).
   GemmArgs g3;
@@ -357,14 +348,8 @@ void head(const RunCtx& c, int64_t h, int thread) {
   g3.scratch = scratch;
   const int64_t q_width = cm == CacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv;
   float* const rope = reinterpret_cast<float*>(scratch + pl.head_gemm_scratch);
-  const int64_t rows = c.tc > kMlaUkPackRows ? pl.uk_rows : c.tc;
-  for (int64_t r0 = 0; r0 < c.tc; r0 += rows) {
-    const int64_t m = std::min(rows, c.tc - r0);
-    g3.M = m;
-    g3.A = qn + r0 * d.D;
-    g3.C = qo;
-    pl.wuk_gemm(g3);
-    head_lap(c, 2, t);
+  mla_uk_blocks(pl.wuk_gemm, g3, qn, c.tc, pl.uk_rows, qo, [&](int64_t r0, int64_t m) {
+    profile_lap(c.head_ns, 2, t);
     for (int64_t i = r0; i < r0 + m; ++i) {
       const int64_t tk = c.t0 + i, row_out = tk * d.N + h;
       const float* q = qo + (i - r0) * d.Hckv;
@@ -381,8 +366,8 @@ void head(const RunCtx& c, int64_t h, int thread) {
                                                      : p.q_rope_out->ptr<uint16_t>() + row_out * d.Dr;
       rk.store_dt(rope, f, rope_out, d.Dr);
     }
-    head_lap(c, 3, t);
-  }
+    profile_lap(c.head_ns, 3, t);
+  });
 }
 
 // Element offset of (slot, j) in a cache.
@@ -470,10 +455,9 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
   c.ws = &ws;
   // MLAOPS_PROFILE=1 prints the time of each phase (and of the sub-steps of the heads, summed
   // over threads) to stderr.
-  static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
-  c.profile = profile;
+  const bool profile = profile_enabled();
   std::atomic<int64_t> head_ns[4] = {0, 0, 0, 0};  // per call: concurrent calls keep their own
-  c.head_ns = head_ns;
+  c.head_ns = profile ? head_ns : nullptr;
   using clock = std::chrono::steady_clock;
   double phase[6] = {0, 0, 0, 0, 0, 0};
   auto lap = [&](int i, clock::time_point& t) {

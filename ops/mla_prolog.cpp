@@ -22,6 +22,7 @@
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/profile.h"
 #include "core/workspace.h"
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
@@ -127,18 +128,8 @@ struct RunCtx {
   const MlaPrologPlan* plan;
   WorkspaceArena* ws;
   int64_t t0 = 0, tc = 0;  // chunk start, chunk length
-  bool profile = false;
   std::atomic<int64_t>* head_ns = nullptr;  // MLAOPS_PROFILE: this call's head sub-step times (4), summed over threads
 };
-
-// MLAOPS_PROFILE: adds the nanoseconds of sub-step i of step 3 to the call's counters.
-using clock_type = std::chrono::steady_clock;
-inline void head_lap(const RunCtx& c, int i, clock_type::time_point& t) {
-  if (!c.profile) return;
-  const auto now = clock_type::now();
-  c.head_ns[i].fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - t).count(), std::memory_order_relaxed);
-  t = now;
-}
 
 // The scratch of per-thread buffer `slot` (the plan's off_scratch): GEMM scratch and row vectors.
 char* thread_scratch(const RunCtx& c, int slot) {
@@ -307,7 +298,7 @@ void head(const RunCtx& c, int64_t n, int thread) {
   float* qq = reinterpret_cast<float*>(tb);                                   // [tc, head_cols]
   uint16_t* qn = reinterpret_cast<uint16_t*>(tb + round_up(c.tc * pl.head_cols * 4, kWorkspaceAlign));  // [tc, D]
   float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
-  clock_type::time_point lap_t = c.profile ? clock_type::now() : clock_type::time_point{};
+  ProfileClock::time_point lap_t = c.head_ns != nullptr ? ProfileClock::now() : ProfileClock::time_point{};
   // c_Q' @ W_UQ_QR[:, lo:hi]   (qq holds columns lo..hi-1; the kernel addresses C by absolute
   // column)
   GemmArgs g = panel_gemm(pl.wuqqr, p.weight_uq_qr.data, c.ws->at<char>(pl.off_a2), d.Hcq, c.tc, qq - lo,
@@ -318,7 +309,7 @@ void head(const RunCtx& c, int64_t n, int thread) {
   g.scratch = scratch;
   if (quant_a) g.a_rowsum = c.ws->at<int32_t>(pl.off_rowsum) + pl.chunk;  // summed once per chunk (run)
   pl.uq_gemm(g);
-  head_lap(c, 0, lap_t);
+  profile_lap(c.head_ns, 0, lap_t);
   float* const rope = reinterpret_cast<float*>(
       scratch + kernels::gemm_scratch_bytes(quant_a ? kernels::GemmKind::kS8 : kernels::GemmKind::kBf16, pl.chunk, d.Hcq,
                                             pl.head_cols));  // as planned
@@ -334,7 +325,7 @@ void head(const RunCtx& c, int64_t n, int thread) {
     }
     pl.cv->f32_to_bf16(row, qn + i * d.D, d.D);
   }
-  head_lap(c, 1, lap_t);
+  profile_lap(c.head_ns, 1, lap_t);
   // q_nope @ W_UK[n] (ND [D, Hckv]), then the epilogue, uk_rows tokens at a time (ops/mla_uk.h).
   GemmArgs g3;
   mla_uk_operand(p.weight_uk.ptr<const uint16_t>() + n * d.D * d.Hckv, true, 0, d.D, d.Hckv, c.tc,
@@ -343,14 +334,8 @@ void head(const RunCtx& c, int64_t n, int thread) {
   g3.ldc = d.Hckv;
   g3.scratch = scratch;  // bf16: none used
   const bool q_int8 = sc == MlaPrologScenario::kFullQuantKvQuant;
-  const int64_t rows = c.tc > kMlaUkPackRows ? pl.uk_rows : c.tc;
-  for (int64_t r0 = 0; r0 < c.tc; r0 += rows) {
-    const int64_t m = std::min(rows, c.tc - r0);
-    g3.M = m;
-    g3.A = qn + r0 * d.D;
-    g3.C = qo;
-    pl.uk_gemm(g3);
-    head_lap(c, 2, lap_t);
+  mla_uk_blocks(pl.uk_gemm, g3, qn, c.tc, pl.uk_rows, qo, [&](int64_t r0, int64_t m) {
+    profile_lap(c.head_ns, 2, lap_t);
     for (int64_t i = r0; i < r0 + m; ++i) {
       const int64_t t = c.t0 + i;
       const int64_t row_out = t * d.N + n;
@@ -382,8 +367,8 @@ void head(const RunCtx& c, int64_t n, int thread) {
         pl.cv->f32_to_bf16(rope, rope_out, d.Dr);
       }
     }
-    head_lap(c, 3, lap_t);
-  }
+    profile_lap(c.head_ns, 3, lap_t);
+  });
 }
 
 // Step 4: staged rows into the caches at the pre-pass's slots, tokens in order.
@@ -448,10 +433,9 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
   c.ws = &ws;
   // MLAOPS_PROFILE=1 prints the time of each phase to stderr (profile evidence,
   // docs/performance.md).
-  static const bool profile = std::getenv("MLAOPS_PROFILE") != nullptr;
-  c.profile = profile;
+  const bool profile = profile_enabled();
   std::atomic<int64_t> head_ns[4] = {0, 0, 0, 0};  // per call: concurrent calls keep their own
-  c.head_ns = head_ns;
+  c.head_ns = profile ? head_ns : nullptr;
   using clock = std::chrono::steady_clock;
   double phase[4] = {0, 0, 0, 0};
   auto lap = [&](int i, clock::time_point& t) {

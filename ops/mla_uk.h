@@ -49,4 +49,21 @@ inline void mla_uk_operand(const uint16_t* head, bool nd, int64_t nz_panel_strid
   }
 }
 
+// Runs g (the W_UK product: mla_uk_operand, lda = D, ldc and scratch set) on the tc rows of
+// q_nope [tc, D] into qo, uk_rows rows at a time (all tc rows when tc <= kMlaUkPackRows: the
+// weights are then used as given), and calls epilogue(r0, m) after the block of rows [r0, r0 + m),
+// whose products are qo's first m rows.
+template <class Epilogue>
+void mla_uk_blocks(kernels::GemmFn fn, kernels::GemmArgs g, const uint16_t* qn, int64_t tc, int64_t uk_rows, float* qo,
+                   Epilogue&& epilogue) {
+  const int64_t rows = tc > kMlaUkPackRows ? uk_rows : tc;
+  g.C = qo;
+  for (int64_t r0 = 0; r0 < tc; r0 += rows) {
+    g.M = std::min(rows, tc - r0);
+    g.A = qn + r0 * g.K;
+    fn(g);
+    epilogue(r0, g.M);
+  }
+}
+
 }  // namespace mlaops

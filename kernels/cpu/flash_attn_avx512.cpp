@@ -34,12 +34,6 @@ namespace {
 
 using namespace avx512;
 
-inline int32_t load_i32(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 // ------------------------------------------------------------------ rows of the KV cache
 
 // Row pointers of positions [p0, p0 + n) (one block lookup per cache block).

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/gemm_t_avx512.h"
+#include "kernels/cpu/gemm_avx512.h"
 #include "kernels/cpu/simd_avx512.h"
 
 namespace mlaops::kernels {
@@ -29,7 +29,7 @@ using namespace avx512;
 //   * larger M: register tiles of up to 3 rows of M x one 16-row W tile, the tile's K block
 //     copied into a contiguous L1 buffer and shared by all M tiles (gemm_t_drive; bf16_t and
 //     f16_t). s8_t with larger M transposes the tiles into the panel kernel's packed layout
-//     instead (s8_t_panels_avx512 in gemm_avx512.cpp: MlaPreprocess's W_UQ at T = 1024 ran at
+//     instead (s8_t_panels_avx512 in gemm_s8_avx512.cpp: MlaPreprocess's W_UQ at T = 1024 ran at
 //     82 % of the int8 peak here, 90 % there).
 
 constexpr int kTMR = 3;

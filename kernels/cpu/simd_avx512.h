@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 // GCC 12 reports -Wmaybe-uninitialized inside its own AVX-512 intrinsics that pass an
 // _mm512_undefined_*() operand (GCC bug 105593); the operand is never read.
@@ -34,6 +35,13 @@ inline void prefetch_line_l2(const void* p) { asm volatile("prefetcht1 %0" : : "
 inline void prefetch_range_l2(const void* p, int64_t bytes) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(p), e = a + static_cast<uintptr_t>(bytes);
   for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
+}
+
+// 4 bytes at p (any alignment) as one int32, for a broadcast operand.
+inline int32_t load_i32(const void* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
 }
 
 inline __mmask16 mask16(int64_t valid) {  // the low `valid` lanes (clamped to 0..16)
