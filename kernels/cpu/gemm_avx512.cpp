@@ -288,6 +288,109 @@ void bf16_avx512(const GemmArgs& g) {
   }
 }
 
+// ======================= bf16, transposed NZ, M > 8 =======================
+// W^T [N, K] in NZ (gemm.h GemmTArgs): per 16 outputs and 16 k one row-major 16 x 16 tile. Up
+// to three tiles (48 outputs) of a K block are transposed into NZ panels [k][16 outputs] and run
+// by the panel tiles above (8 rows x 48 outputs, no horizontal sums).
+
+// Word indices of a 16 x 16 transpose in three stages (two tile rows per 64-byte load; the
+// first two stages move 128-bit and 64-bit pieces, the last words).
+struct Bf16TTables {
+  alignas(64) uint16_t s1[2][32];  // stage 1: k 0-7 / 8-15 of rows (2i, 2i+1, 2i+8, 2i+9)
+  alignas(64) uint16_t s2[2][32];  // stage 2: the first / second four k
+  alignas(64) uint16_t s3[2][32];  // stage 3: k (4j, 4j+1) / (4j+2, 4j+3), rows in order
+};
+constexpr Bf16TTables kBf16TTables{
+    {{0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 32, 33, 34, 35, 36, 37, 38, 39, 48, 49, 50, 51, 52, 53, 54, 55},
+     {8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31, 40, 41, 42, 43, 44, 45, 46, 47, 56, 57, 58, 59, 60, 61, 62, 63}},
+    {{0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27, 32, 33, 34, 35, 40, 41, 42, 43, 48, 49, 50, 51, 56, 57, 58, 59},
+     {4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31, 36, 37, 38, 39, 44, 45, 46, 47, 52, 53, 54, 55, 60, 61, 62, 63}},
+    {{0, 4, 32, 36, 16, 20, 48, 52, 8, 12, 40, 44, 24, 28, 56, 60, 1, 5, 33, 37, 17, 21, 49, 53, 9, 13, 41, 45, 25, 29, 57, 61},
+     {2, 6, 34, 38, 18, 22, 50, 54, 10, 14, 42, 46, 26, 30, 58, 62, 3, 7, 35, 39, 19, 23, 51, 55, 11, 15, 43, 47, 27, 31, 59, 63}}};
+
+// One 16 x 16 W^T tile (rows: outputs) -> 16 panel rows of 16 outputs, k by k, at dst.
+inline void bf16t_transpose(const uint16_t* tile, uint16_t* dst) {  // any 2-byte elements
+  __m512i r[8], s[4][2], u[2][2][2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_si512(tile + 32 * i);
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) s[i][h] = _mm512_permutex2var_epi16(r[i], _mm512_load_si512(kBf16TTables.s1[h]), r[i + 4]);
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q)
+        u[i][h][q] = _mm512_permutex2var_epi16(s[i][h], _mm512_load_si512(kBf16TTables.s2[q]), s[i + 2][h]);
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; ++q)
+#pragma GCC unroll 2
+      for (int e = 0; e < 2; ++e)
+        _mm512_store_si512(dst + (8 * h + 4 * q + 2 * e) * 16,
+                           _mm512_permutex2var_epi16(u[0][h][q], _mm512_load_si512(kBf16TTables.s3[e]), u[1][h][q]));
+}
+
+}  // namespace
+
+void bf16_t_panels_avx512(const GemmTArgs& g) {
+  const int64_t M = g.M, K = g.K;
+  const auto* A = static_cast<const uint16_t*>(g.A);
+  const auto* W = static_cast<const uint16_t*>(g.W);
+  auto* C = static_cast<float*>(g.C);
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
+    return;
+  }
+  static constexpr auto kNz = bf16_table<false>(std::make_index_sequence<kBf16MR * kBf16NP>());
+  alignas(64) uint16_t packed[kBf16KC * 16 * kBf16NP];  // [kBf16NP][kBf16KC][16]
+  const int64_t tiles = (M + kBf16MR - 1) / kBf16MR;
+  const int64_t wstep = g.r1 * 256;  // elements from a tile to the same tile of the next k panel
+  const int64_t t_end = (g.n_end + 15) / 16;
+  Bf16Tile t;
+  t.lda = g.lda;
+  t.ldb = 16;
+  t.panel_stride = kBf16KC * 16;
+  t.ldc = g.ldc;
+  t.b = packed;
+  for (int64_t pg = g.n_begin / 16; pg < t_end; pg += kBf16NP) {
+    const int64_t np = std::min<int64_t>(kBf16NP, t_end - pg);
+    t.last_mask = mask16(g.n_end - (pg + np - 1) * 16);
+    for (int64_t k0 = 0; k0 < K; k0 += kBf16KC) {
+      const int64_t kl = std::min(kBf16KC, K - k0);
+      const int64_t nkp = (kl + 15) / 16;  // whole k panels (NZ storage pads K to 16)
+      for (int64_t q = 0; q < np; ++q)
+        for (int64_t kp = 0; kp < nkp; ++kp)
+          bf16t_transpose(W + (k0 / 16 + kp) * wstep + (pg + q) * 256, packed + q * kBf16KC * 16 + kp * 256);
+      // The next block's tiles (this group's next K block, or the next group's first),
+      // prefetched into L2 a slice per M tile.
+      const bool more_k = k0 + kBf16KC < K;
+      const int64_t nk0 = more_k ? k0 + kBf16KC : 0, npg = more_k ? pg : pg + kBf16NP;
+      const int64_t nnp = more_k ? np : std::min<int64_t>(kBf16NP, std::max<int64_t>(t_end - npg, 0));
+      const int64_t pieces = nnp * ((std::min(kBf16KC, K - nk0) + 15) / 16);  // tiles of 512 bytes
+      const int64_t per_tile = (pieces + tiles - 1) / tiles;
+      t.kl = kl;
+      t.accumulate = k0 > 0;
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        for (int64_t x = i * per_tile; x < std::min(pieces, (i + 1) * per_tile); ++x)
+          prefetch_range_l2(W + (nk0 / 16 + x / nnp) * wstep + (npg + x % nnp) * 256, 512);
+        t.a = A + m0 * g.lda + k0;
+        t.c = C + m0 * g.ldc + pg * 16;
+        kNz[static_cast<size_t>((mr - 1) * kBf16NP + (np - 1))](t);
+        m0 += mr;
+      }
+    }
+  }
+}
+
+namespace {
+
 // =============================== f16 (panels) ===============================
 // As the bf16 kernel, but fp16: A is widened to fp32 once per K block (a broadcast operand),
 // each panel row of B (16 fp16) is widened with one vcvtph2ps, fp32 FMA. Register tile up to
@@ -405,6 +508,54 @@ void f16_avx512(const GemmArgs& g) {
 }
 
 }  // namespace
+
+// f16_t for M > kGemmTStreamMaxM: as bf16_t_panels_avx512 (the same 16 x 16 transpose of 2-byte
+// tiles), with the fp16 panel tiles and A widened to fp32 once per K block.
+void f16_t_panels_avx512(const GemmTArgs& g) {
+  const int64_t M = g.M, K = g.K;
+  const auto* A = static_cast<const uint16_t*>(g.A);
+  const auto* W = static_cast<const uint16_t*>(g.W);
+  auto* C = static_cast<float*>(g.C);
+  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (K <= 0) {
+    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
+    return;
+  }
+  static constexpr auto kTable = f16_table(std::make_index_sequence<kF16MR * kF16NP>());
+  alignas(64) uint16_t packed[kF16KC * 16 * kF16NP];  // [kF16NP][kF16KC][16]
+  float* const abuf = static_cast<float*>(gemm_t_block(g.scratch, M));  // [M][kl] (gemm_scratch_bytes)
+  const int64_t tiles = (M + kF16MR - 1) / kF16MR;
+  const int64_t wstep = g.r1 * 256;
+  const int64_t t_end = (g.n_end + 15) / 16;
+  F16Tile t;
+  t.ldb = 16;
+  t.panel_stride = kF16KC * 16;
+  t.ldc = g.ldc;
+  t.b = packed;
+  for (int64_t k0 = 0; k0 < K; k0 += kF16KC) {
+    const int64_t kl = std::min(kF16KC, K - k0);
+    const int64_t nkp = (kl + 15) / 16;
+    for (int64_t m = 0; m < M; ++m) widen_f16(A + m * g.lda + k0, abuf + m * kl, kl);
+    t.lda = kl;
+    t.kl = kl;
+    t.accumulate = k0 > 0;
+    for (int64_t pg = g.n_begin / 16; pg < t_end; pg += kF16NP) {
+      const int64_t np = std::min<int64_t>(kF16NP, t_end - pg);
+      t.last_mask = mask16(g.n_end - (pg + np - 1) * 16);
+      for (int64_t q = 0; q < np; ++q)
+        for (int64_t kp = 0; kp < nkp; ++kp)
+          bf16t_transpose(W + (k0 / 16 + kp) * wstep + (pg + q) * 256, packed + q * kF16KC * 16 + kp * 256);
+      int64_t m0 = 0;
+      for (int64_t i = 0; i < tiles; ++i) {
+        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+        t.a = abuf + m0 * kl;
+        t.c = C + m0 * g.ldc + pg * 16;
+        kTable[static_cast<size_t>((mr - 1) * kF16NP + (np - 1))](t);
+        m0 += mr;
+      }
+    }
+  }
+}
 
 constinit const GemmKernels gemm_avx512{bf16_avx512,  s8_avx512,   f16_avx512,       bf16_t_avx512,
                                         s8_t_avx512, f16_t_avx512, s8_rowsum_avx512};

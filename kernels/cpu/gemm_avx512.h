@@ -17,6 +17,12 @@ void s8_rowsum_avx512(const int8_t* A, int64_t lda, int64_t M, int64_t K, int32_
 // rowsum: A's row sums [M].
 void s8_t_panels_avx512(const GemmTArgs& g, const int32_t* rowsum);
 
+// gemm_avx512.cpp (AVX512_BF16): bf16_t for M > kGemmTStreamMaxM, W^T tiles transposed into the
+// bf16 kernel's NZ panels.
+void bf16_t_panels_avx512(const GemmTArgs& g);
+// gemm_avx512.cpp: f16_t for M > kGemmTStreamMaxM, the same with the fp16 panel tiles.
+void f16_t_panels_avx512(const GemmTArgs& g);
+
 // gemm_t_avx512.cpp
 void s8_t_avx512(const GemmTArgs& g);    // needs AVX512_VNNI
 void bf16_t_avx512(const GemmTArgs& g);  // needs AVX512_BF16

@@ -17,36 +17,21 @@ using namespace avx512;
 
 // =========================== transposed NZ (GemmTArgs) ===========================
 // W^T tiles: for 16 outputs n and c0 k values one row-major 16 x c0 tile (32 bytes a row), so
-// a 64-byte load holds rows n, n+1 of the tile. Dot products run along k:
-//   s8_t  : vpdpbusd of (W ^ 0x80) (unsigned W + 128) with A's 32 bytes in both 256-bit halves:
-//           16 int32 lanes = 8 partial sums of row n and 8 of row n+1; C = sum - 128 * rowsum(A).
-//   bf16_t: vdpbf16ps the same way (A's 16 bf16 in both halves).
-//   f16_t : a tile row (16 fp16) widened to 16 fp32 lanes, FMA with A's widened 16 k values.
-// Per-row partial sums are reduced horizontally (unpack / shuffle tree). The K tail zero-masks A
-// (W's padding is zero in storage); A is never read past K. Two drivers:
-//   * M <= kStreamMaxM (decode): W read in address order, 4 k panels per tile visit, sums folded
-//     into the caller's scratch (gemm_t_stream, below);
-//   * larger M: register tiles of up to 3 rows of M x one 16-row W tile, the tile's K block
-//     copied into a contiguous L1 buffer and shared by all M tiles (gemm_t_drive; bf16_t and
-//     f16_t). s8_t with larger M transposes the tiles into the panel kernel's packed layout
-//     instead (s8_t_panels_avx512 in gemm_s8_avx512.cpp: MlaPreprocess's W_UQ at T = 1024 ran at
-//     82 % of the int8 peak here, 90 % there).
-
-constexpr int kTMR = 3;
-
-struct TTile {
-  const void* a;      // A + m0 * lda + k0 (elements)
-  int64_t lda;
-  const void* w;      // W tile at k panel k0 / c0
-  int64_t wstep;      // elements between consecutive k panels of a tile (r1 * 16 * c0)
-  int64_t kl;         // k values of this block (k0 a multiple of c0)
-  void* c;            // C + m0 * ldc + 16 * tile
-  int64_t ldc;
-  const int32_t* rowsum;
-  __mmask16 nmask;    // valid outputs of the tile
-  int64_t nvalid;
-  bool accumulate;
-};
+// a 64-byte load holds rows n, n+1 of the tile. Two drivers:
+//   * M <= kStreamMaxM (decode): W read in address order, 4 k panels per tile visit, dot products
+//     along k (below), sums folded into the caller's scratch (gemm_t_stream);
+//       s8_t  : vpdpbusd of (W ^ 0x80) (unsigned W + 128) with A's 32 bytes in both 256-bit
+//               halves: 16 int32 lanes = 8 partial sums of row n and 8 of row n+1;
+//               C = sum - 128 * rowsum(A);
+//       bf16_t: vdpbf16ps the same way (A's 16 bf16 in both halves);
+//       f16_t : a tile row (16 fp16) widened to 16 fp32 lanes, FMA with A's widened 16 k values;
+//     per-row partial sums are reduced horizontally (unpack / shuffle tree). The K tail
+//     zero-masks A (W's padding is zero in storage); A is never read past K.
+//   * larger M: the tiles of a K block are transposed into the panel kernels' layouts and run by
+//     their register tiles, no horizontal sums (s8_t_panels_avx512 in gemm_s8_avx512.cpp,
+//     bf16_t_panels_avx512 / f16_t_panels_avx512 in gemm_avx512.cpp). Tiles of 3 rows x 16
+//     outputs with horizontal sums ran MlaPreprocess's W_UQ at T = 1024 at 82 % of the int8
+//     peak, the panels at 90 % (docs/performance.md).
 
 struct AddI {
   __m512i operator()(__m512i a, __m512i b) const { return _mm512_add_epi32(a, b); }
@@ -73,132 +58,15 @@ inline __m512i red_l3(__m512i x, __m512i y) {
   return Add()(shuf128<_MM_SHUFFLE(2, 0, 2, 0)>(x, y), shuf128<_MM_SHUFFLE(3, 1, 3, 1)>(x, y));
 }
 
-// 8 accumulators, lanes 0-7 of v[j] partial sums of row 2j, lanes 8-15 of row 2j+1 -> the 16
-// row sums in natural order.
-// reduce_pairs' last level, from its two halves y0 (v[0..3]) and y1 (v[4..7]).
+// The last level of reducing 8 accumulators (lanes 0-7 of v[j] partial sums of row 2j, lanes 8-15
+// of row 2j+1) to the 16 row sums in natural order, from the halves y0 (v[0..3]) and y1 (v[4..7]).
 template <class Add>
 inline __m512i reduce_pairs_last(__m512i y0, __m512i y1) {
   // lanes: rows 0 2 4 6 | 1 3 5 7 | 8 10 12 14 | 9 11 13 15
   const __m512i z = red_l3<Add>(y0, y1);
   return _mm512_maskz_permutexvar_epi32(kAll16, _mm512_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15), z);
 }
-template <class Add>
-inline __m512i reduce_pairs(const __m512i* v) {
-  const __m512i y0 = red_l2<Add>(red_l1<Add>(v[0], v[1]), red_l1<Add>(v[2], v[3]));
-  const __m512i y1 = red_l2<Add>(red_l1<Add>(v[4], v[5]), red_l1<Add>(v[6], v[7]));
-  return reduce_pairs_last<Add>(y0, y1);
-}
-
-// 16 accumulators (one row each) -> 16 row sums.
-template <class Add>
-inline __m512i reduce16(const __m512i* v) {
-  __m512i y[4];
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i)
-    y[i] = red_l2<Add>(red_l1<Add>(v[4 * i], v[4 * i + 1]), red_l1<Add>(v[4 * i + 2], v[4 * i + 3]));
-  return red_l3<Add>(red_l3<Add>(y[0], y[1]), red_l3<Add>(y[2], y[3]));
-}
-
-// 8 accumulators -> 8 row sums (lanes 0-7).
-template <class Add>
-inline __m512i reduce8(const __m512i* v) {
-  const __m512i y0 = red_l2<Add>(red_l1<Add>(v[0], v[1]), red_l1<Add>(v[2], v[3]));
-  const __m512i y1 = red_l2<Add>(red_l1<Add>(v[4], v[5]), red_l1<Add>(v[6], v[7]));
-  const __m512i z = red_l3<Add>(y0, y1);
-  return red_l3<Add>(z, z);
-}
-
 using avx512::mask32;  // simd_avx512.h
-
-constexpr size_t kTPackBytes = 32 * 512;  // one K block of one W tile: 32 k panels of 512 bytes
-
-
-template <int MR>
-void bf16t_tile(const TTile& t) {
-  const auto* a = static_cast<const uint16_t*>(t.a);
-  const auto* w = static_cast<const uint16_t*>(t.w);
-  const int64_t lda = t.lda, wstep = t.wstep;
-  __m512 acc[MR][8];
-#pragma GCC unroll 3
-  for (int m = 0; m < MR; ++m)
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) acc[m][j] = _mm512_setzero_ps();
-  const int64_t full = t.kl / 16, tail = t.kl % 16;
-  for (int64_t kp = 0; kp <= full; ++kp) {
-    if (kp == full && tail == 0) break;
-    const uint16_t* wp = w + kp * wstep;
-    __m512i av[MR];
-    const __mmask16 am = kp < full ? static_cast<__mmask16>(0xFFFF) : mask16(tail);
-#pragma GCC unroll 3
-    for (int m = 0; m < MR; ++m) av[m] = dup256(_mm256_maskz_loadu_epi16(am, a + m * lda + kp * 16));
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) {
-      const __m512i wv = _mm512_loadu_si512(wp + 32 * j);
-#pragma GCC unroll 3
-      for (int m = 0; m < MR; ++m) acc[m][j] = dpbf16(acc[m][j], wv, av[m]);
-    }
-  }
-#pragma GCC unroll 3
-  for (int m = 0; m < MR; ++m) {
-    float* c = static_cast<float*>(t.c) + m * t.ldc;
-    __m512i v[8];
-#pragma GCC unroll 8
-    for (int j = 0; j < 8; ++j) v[j] = _mm512_castps_si512(acc[m][j]);
-    __m512 r = _mm512_castsi512_ps(reduce_pairs<AddF>(v));
-    if (t.accumulate) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(t.nmask, c));
-    _mm512_mask_storeu_ps(c, t.nmask, r);
-  }
-}
-
-// f16_t: NR tile rows per pass (16 for one M row, 8 for two or three), so MR * NR <= 24.
-template <int MR, int NR>
-void f16t_pass(const TTile& t, int row0, __mmask16 smask) {
-  const auto* a = static_cast<const uint16_t*>(t.a);
-  const auto* w = static_cast<const uint16_t*>(t.w) + row0 * 16;
-  const int64_t lda = t.lda, wstep = t.wstep;
-  __m512 acc[MR][NR];
-#pragma GCC unroll 3
-  for (int m = 0; m < MR; ++m)
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j) acc[m][j] = _mm512_setzero_ps();
-  const int64_t full = t.kl / 16, tail = t.kl % 16;
-  for (int64_t kp = 0; kp <= full; ++kp) {
-    if (kp == full && tail == 0) break;
-    const uint16_t* wp = w + kp * wstep;
-    __m512 av[MR];
-    const __mmask16 am = kp < full ? static_cast<__mmask16>(0xFFFF) : mask16(tail);
-#pragma GCC unroll 3
-    for (int m = 0; m < MR; ++m) av[m] = cvtph(_mm256_maskz_loadu_epi16(am, a + m * lda + kp * 16));
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j) {
-      const __m512 wv = cvtph(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(wp + 16 * j)));
-#pragma GCC unroll 3
-      for (int m = 0; m < MR; ++m) acc[m][j] = _mm512_fmadd_ps(av[m], wv, acc[m][j]);
-    }
-  }
-#pragma GCC unroll 3
-  for (int m = 0; m < MR; ++m) {
-    float* c = static_cast<float*>(t.c) + m * t.ldc + row0;
-    __m512i v[NR];
-#pragma GCC unroll 16
-    for (int j = 0; j < NR; ++j) v[j] = _mm512_castps_si512(acc[m][j]);
-    __m512 r;
-    if constexpr (NR == 16) r = _mm512_castsi512_ps(reduce16<AddF>(v));
-    else r = _mm512_castsi512_ps(reduce8<AddF>(v));
-    if (t.accumulate) r = _mm512_add_ps(r, _mm512_maskz_loadu_ps(smask, c));
-    _mm512_mask_storeu_ps(c, smask, r);
-  }
-}
-
-template <int MR>
-void f16t_tile(const TTile& t) {
-  if constexpr (MR == 1) {
-    f16t_pass<1, 16>(t, 0, t.nmask);
-  } else {
-    f16t_pass<MR, 8>(t, 0, static_cast<__mmask16>(t.nmask & 0xFF));
-    if (t.nvalid > 8) f16t_pass<MR, 8>(t, 8, static_cast<__mmask16>(t.nmask >> 8));
-  }
-}
 
 // ---- small M (decode, M <= kStreamMaxM): W in address order ----
 // Such a call is bound by reading W, and W^T's NZ storage puts the 16-row tiles of one k panel
@@ -283,13 +151,13 @@ struct F16Stream {
     }
   }
   static constexpr bool kPrep = false;
-  static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {  // reduce16's last levels
+  static void finish(const __m512i* st, float* c, __mmask16 nmask, const int32_t*) {  // 16 rows: the last two levels
     const __m512i z = red_l3<AddF>(red_l3<AddF>(st[0], st[1]), red_l3<AddF>(st[2], st[3]));
     _mm512_mask_storeu_ps(c, nmask, _mm512_castsi512_ps(z));
   }
 };
 
-// acc[4i .. 4i+3] -> st[i]: the first two levels of reduce_pairs / reduce16.
+// acc[4i .. 4i+3] -> st[i]: the first two levels of the horizontal reduction.
 template <class Add, int S>
 inline void fold(const __m512i* acc, __m512i* st) {
 #pragma GCC unroll 4
@@ -372,59 +240,6 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
   }
 }
 
-using TTileFn = void (*)(const TTile&);
-
-// M > 3: splits N into 16-row W tiles and M into tiles of up to kTMR rows, in K blocks of
-// kc_multi (a multiple of c0; 32 k panels). The block's k panels of one W tile lie r1 * 16 * c0
-// elements apart, a multiple of 4 KiB for the MlaPreprocess weights (W_UQ: 768 KiB), so they
-// map to the same L1 and L2 sets and did not stay cached across the M tiles (s8_t ran at
-// 57 % of the int8 peak at M = 256); the block is copied into a contiguous buffer first.
-template <class T, class Acc>
-void gemm_t_drive(const GemmTArgs& g, int64_t c0, int64_t kc_multi, const std::array<TTileFn, kTMR>& table,
-                  const int32_t* rowsum) {
-  const int64_t M = g.M, K = g.K;
-  const auto* A = static_cast<const T*>(g.A);
-  const auto* W = static_cast<const T*>(g.W);
-  auto* C = static_cast<Acc*>(g.C);
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, Acc{0});
-    return;
-  }
-  const int64_t tiles = (M + kTMR - 1) / kTMR;
-  const int64_t tile_elems = 16 * c0;
-  const auto tile_bytes = static_cast<size_t>(tile_elems) * sizeof(T);
-  alignas(64) unsigned char packed[kTPackBytes];  // [kc_multi / c0][16][c0]
-  TTile t;
-  t.lda = g.lda;
-  t.wstep = tile_elems;
-  t.ldc = g.ldc;
-  t.w = packed;
-  for (int64_t nt = g.n_begin / 16; nt * 16 < g.n_end; ++nt) {
-    t.nvalid = std::min<int64_t>(16, g.n_end - nt * 16);
-    t.nmask = mask16(t.nvalid);
-    for (int64_t k0 = 0; k0 < K; k0 += kc_multi) {
-      t.kl = std::min(kc_multi, K - k0);
-      t.accumulate = k0 > 0;
-      const int64_t np = (t.kl + c0 - 1) / c0;  // whole panels (NZ storage pads K to c0)
-      const bool next = (nt + 1) * 16 < g.n_end;
-      for (int64_t q = 0; q < np; ++q) {
-        const T* src = W + ((k0 / c0 + q) * g.r1 + nt) * tile_elems;
-        if (next) prefetch_range_l2(src + tile_elems, static_cast<int64_t>(tile_bytes));  // the next tile's (adjacent)
-        std::memcpy(packed + q * tile_bytes, src, tile_bytes);
-      }
-      int64_t m0 = 0;
-      for (int64_t i = 0; i < tiles; ++i) {
-        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-        t.a = A + m0 * g.lda + k0;
-        t.c = C + m0 * g.ldc + nt * 16;
-        t.rowsum = rowsum ? rowsum + m0 : nullptr;
-        table[static_cast<size_t>(mr - 1)](t);
-        m0 += mr;
-      }
-    }
-  }
-}
-
 }  // namespace
 
 void s8_t_avx512(const GemmTArgs& g) {
@@ -442,15 +257,13 @@ void s8_t_avx512(const GemmTArgs& g) {
 void bf16_t_avx512(const GemmTArgs& g) {
   if (g.M <= 0 || g.n_end <= g.n_begin) return;
   if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<Bf16Stream>(g, nullptr);
-  static constexpr std::array<TTileFn, kTMR> kTable{&bf16t_tile<1>, &bf16t_tile<2>, &bf16t_tile<3>};
-  gemm_t_drive<uint16_t, float>(g, 16, 512, kTable, nullptr);
+  bf16_t_panels_avx512(g);
 }
 
 void f16_t_avx512(const GemmTArgs& g) {
   if (g.M <= 0 || g.n_end <= g.n_begin) return;
   if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<F16Stream>(g, nullptr);
-  static constexpr std::array<TTileFn, kTMR> kTable{&f16t_tile<1>, &f16t_tile<2>, &f16t_tile<3>};
-  gemm_t_drive<uint16_t, float>(g, 16, 512, kTable, nullptr);
+  f16_t_panels_avx512(g);
 }
 
 }  // namespace mlaops::kernels
