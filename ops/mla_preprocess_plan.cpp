@@ -180,11 +180,11 @@ std::string MlaPreprocessPlan::explain() const {
                 (long long)d.N, threads);
   s += b;
   std::snprintf(b, sizeof b,
-                "workspace %llu bytes: a0 @%lld, scales @%lld, wdqkv product @%lld, m1 @%lld, a1 @%lld, wuq product "
-                "@%lld, kv rows @%lld, kr rows @%lld, %d x %lld per-thread head buffers @%lld\n",
-                (unsigned long long)workspace_bytes, (long long)off_a0, (long long)off_scale, (long long)off_acc1,
-                (long long)off_m1, (long long)off_a1, (long long)off_acc2, (long long)off_kv, (long long)off_kr, threads,
-                (long long)thread_bytes, (long long)off_thread);
+                "workspace %llu bytes: a0 @%lld, scales @%lld, int8 row sums @%lld, wdqkv product @%lld, m1 @%lld, a1 "
+                "@%lld, wuq product @%lld, kv rows @%lld, kr rows @%lld, %d x %lld per-thread head buffers @%lld\n",
+                (unsigned long long)workspace_bytes, (long long)off_a0, (long long)off_scale, (long long)off_rowsum,
+                (long long)off_acc1, (long long)off_m1, (long long)off_a1, (long long)off_acc2, (long long)off_kv,
+                (long long)off_kr, threads, (long long)thread_bytes, (long long)off_thread);
   return s + b;
 }
 

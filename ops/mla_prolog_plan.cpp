@@ -122,7 +122,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   MLAOPS_TRY(l.add(acc1, &pl.off_acc1));
   MLAOPS_TRY(l.add(a2, &pl.off_a2));
   MLAOPS_TRY(l.add(c * 4, &pl.off_scale));
-  MLAOPS_TRY(l.add(2 * c * 4, &pl.off_rowsum));
+  MLAOPS_TRY(l.add(quant_a ? 2 * c * 4 : 0, &pl.off_rowsum));  // int8 A operands only
   MLAOPS_TRY(l.add(kv, &pl.off_kv));
   MLAOPS_TRY(l.add(kr, &pl.off_kr));
   MLAOPS_TRY(l.add(threads_total, &pl.off_thread));
@@ -178,11 +178,11 @@ std::string MlaPrologPlan::explain() const {
                 (long long)d.N, threads, d.block_num == 0 ? " (BlockNum = 0: no scatter)" : "");
   s += b;
   std::snprintf(b, sizeof b,
-                "workspace %llu bytes: projections @%lld, W_UQ_QR A operand @%lld, c_Q scales @%lld, kv rows @%lld, "
-                "kr rows @%lld, %d x %lld per-thread head buffers @%lld, cache slots @%lld\n",
+                "workspace %llu bytes: projections @%lld, W_UQ_QR A operand @%lld, c_Q scales @%lld, int8 row sums "
+                "@%lld, kv rows @%lld, kr rows @%lld, %d x %lld per-thread head buffers @%lld, cache slots @%lld\n",
                 (unsigned long long)workspace_bytes, (long long)off_acc1, (long long)off_a2, (long long)off_scale,
-                (long long)off_kv, (long long)off_kr, threads, (long long)thread_bytes, (long long)off_thread,
-                (long long)off_slots);
+                (long long)off_rowsum, (long long)off_kv, (long long)off_kr, threads, (long long)thread_bytes,
+                (long long)off_thread, (long long)off_slots);
   return s + b;
 }
 
