@@ -341,7 +341,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
   // qNope = qn @ wuk[h] (B [D, Hckv] in 16-column panels), then the epilogue, uk_rows tokens at
   // a time (ops/mla_uk.h).
   GemmArgs g3;
-  mla_uk_operand(p.wuk.ptr<const uint16_t>() + h * pl.wuk_head_stride, pl.wuk_ldb != 16, pl.wuk_panel_stride, d.D,
+  mla_uk_operand(p.wuk.ptr<const uint16_t>() + h * pl.wuk_head_stride, !pl.wuk_nz, pl.wuk_panel_stride, d.D,
                  d.Hckv, c.tc, reinterpret_cast<char*>(qo) + round_up(pl.uk_rows * d.Hckv * 4, kWorkspaceAlign), &g3);
   g3.lda = d.D;
   g3.ldc = d.Hckv;

@@ -111,7 +111,8 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
                    product_ok({c, pl.kv.width, pl.kv.elem_size}, &kv) && product_ok({c, d.Dr, 2}, &kr) &&
                    product_ok({pl.wuq_whole ? 0 : c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
                    product_ok({mla_uk_rows(c), d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) &&
-                   add_ok(per_thread, t3, &per_thread) && add_ok(per_thread, mla_uk_nz_bytes(d.D, d.Hckv), &per_thread) &&
+                   add_ok(per_thread, t3, &per_thread) &&
+                   add_ok(per_thread, mla_uk_nz_bytes(d.D, d.Hckv, c, !pl.wuk_nz), &per_thread) &&
                    add_ok(per_thread, 4 * kWorkspaceAlign, &per_thread),
                kParamInvalid, "%s: MPP-15 workspace size overflows int64", op);
   per_thread = round_up(per_thread, kWorkspaceAlign);

@@ -104,7 +104,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   int64_t t1, t2, t3;
   MLAOPS_CHECK(product_ok({c, pl.head_cols, 4}, &t1) && product_ok({c, d.D, 2}, &t2) &&
                    product_ok({pl.uk_rows, d.Hckv, 4}, &t3) && add_ok(t1, t2, &per_thread) &&
-                   add_ok(per_thread, t3, &per_thread) && add_ok(per_thread, mla_uk_nz_bytes(d.D, d.Hckv), &per_thread),
+                   add_ok(per_thread, t3, &per_thread) && add_ok(per_thread, mla_uk_nz_bytes(d.D, d.Hckv, c, true), &per_thread),
                kParamInvalid, "%s: MP-14 workspace per thread overflows int64", op);
   per_thread = round_up(per_thread + 4 * kWorkspaceAlign, kWorkspaceAlign);
   // Then one phase at a time: the x projection's GEMM scratch, a token row's two vectors, or a

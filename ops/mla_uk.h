@@ -19,8 +19,11 @@ inline constexpr int64_t kMlaUkPackRows = 8;  // chunks longer than this copy an
 
 // Rows of the per-thread fp32 block for a chunk of `chunk` tokens.
 inline int64_t mla_uk_rows(int64_t chunk) { return std::min(chunk, kMlaUkRows); }
-// Bytes of the per-thread NZ copy of one head's W_UK (2-byte elements).
-inline int64_t mla_uk_nz_bytes(int64_t D, int64_t Hckv) { return round_up(D, 16) * round_up(Hckv, 16) * 2; }
+// Bytes of the per-thread NZ copy of one head's W_UK (2-byte elements) for chunks of `chunk`
+// tokens and W_UK in ND (`nd`): none when no chunk is long enough to use it.
+inline int64_t mla_uk_nz_bytes(int64_t D, int64_t Hckv, int64_t chunk, bool nd) {
+  return nd && chunk > kMlaUkPackRows ? round_up(D, 16) * round_up(Hckv, 16) * 2 : 0;
+}
 
 // B of the W_UK GEMM for one head and a chunk of tc tokens: the head's weights as given (ND:
 // ldb = Hckv, 16-column panels; NZ: ldb = 16, panel_stride D1 * 16), or, for ND and
