@@ -310,28 +310,13 @@ constexpr Bf16TTables kBf16TTables{
 
 // One 16 x 16 W^T tile (rows: outputs) -> 16 panel rows of 16 outputs, k by k, at dst.
 inline void bf16t_transpose(const uint16_t* tile, uint16_t* dst) {  // any 2-byte elements
-  __m512i r[8], s[4][2], u[2][2][2];
+  __m512i r[8], o[8];
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_si512(tile + 32 * i);
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) s[i][h] = _mm512_permutex2var_epi16(r[i], _mm512_load_si512(kBf16TTables.s1[h]), r[i + 4]);
-#pragma GCC unroll 2
-  for (int i = 0; i < 2; ++i)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h)
-#pragma GCC unroll 2
-      for (int q = 0; q < 2; ++q)
-        u[i][h][q] = _mm512_permutex2var_epi16(s[i][h], _mm512_load_si512(kBf16TTables.s2[q]), s[i + 2][h]);
-#pragma GCC unroll 2
-  for (int h = 0; h < 2; ++h)
-#pragma GCC unroll 2
-    for (int q = 0; q < 2; ++q)
-#pragma GCC unroll 2
-      for (int e = 0; e < 2; ++e)
-        _mm512_store_si512(dst + (8 * h + 4 * q + 2 * e) * 16,
-                           _mm512_permutex2var_epi16(u[0][h][q], _mm512_load_si512(kBf16TTables.s3[e]), u[1][h][q]));
+  transpose3(r, kBf16TTables, [](__m512i a, __m512i idx, __m512i b) { return _mm512_permutex2var_epi16(a, idx, b); },
+             o);
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) _mm512_store_si512(dst + 2 * j * 16, o[j]);  // panel rows 2j, 2j + 1
 }
 
 }  // namespace
@@ -341,11 +326,7 @@ void bf16_t_panels_avx512(const GemmTArgs& g) {
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* W = static_cast<const uint16_t*>(g.W);
   auto* C = static_cast<float*>(g.C);
-  if (M <= 0 || g.n_end <= g.n_begin) return;
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
-    return;
-  }
+  if (gemm_t_trivial<float>(g)) return;
   static constexpr auto kNz = bf16_table<false>(std::make_index_sequence<kBf16MR * kBf16NP>());
   alignas(64) uint16_t packed[kBf16KC * 16 * kBf16NP];  // [kBf16NP][kBf16KC][16]
   const int64_t tiles = (M + kBf16MR - 1) / kBf16MR;
@@ -465,6 +446,21 @@ inline void widen_f16(const uint16_t* src, float* dst, int64_t n) {
   }
 }
 
+// The M tiles of one K block (t.kl rows, widened A rows abuf of t.lda floats) of a group of np
+// panels (t.b, t.last_mask set), C pointing at the group's first column.
+void f16_tiles(F16Tile& t, const float* abuf, int64_t M, float* C, int64_t ldc, int64_t np) {
+  static constexpr auto kTable = f16_table(std::make_index_sequence<kF16MR * kF16NP>());
+  const int64_t tiles = (M + kF16MR - 1) / kF16MR;
+  int64_t m0 = 0;
+  for (int64_t i = 0; i < tiles; ++i) {
+    const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
+    t.a = abuf + m0 * t.lda;
+    t.c = C + m0 * ldc;
+    kTable[static_cast<size_t>((mr - 1) * kF16NP + (np - 1))](t);
+    m0 += mr;
+  }
+}
+
 void f16_avx512(const GemmArgs& g) {
   if (g.panel_width != 16) return gemm_scalar.f16(g);
   const int64_t M = g.M, K = g.K;
@@ -476,7 +472,6 @@ void f16_avx512(const GemmArgs& g) {
     for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
     return;
   }
-  static constexpr auto kTable = f16_table(std::make_index_sequence<kF16MR * kF16NP>());
   const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
   const int64_t tiles = (M + kF16MR - 1) / kF16MR;
   const int64_t kc = tiles == 1 ? K : kF16KC;
@@ -495,14 +490,7 @@ void f16_avx512(const GemmArgs& g) {
       const int64_t np = std::min<int64_t>(kF16NP, p_end - pg);
       t.last_mask = mask16(g.n_end - (pg + np - 1) * 16);
       t.b = B + pg * g.panel_stride + k0 * g.ldb;
-      int64_t m0 = 0;
-      for (int64_t i = 0; i < tiles; ++i) {
-        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-        t.a = abuf + m0 * kl;
-        t.c = C + m0 * g.ldc + pg * 16;
-        kTable[static_cast<size_t>((mr - 1) * kF16NP + (np - 1))](t);
-        m0 += mr;
-      }
+      f16_tiles(t, abuf, M, C + pg * 16, g.ldc, np);
     }
   }
 }
@@ -516,15 +504,9 @@ void f16_t_panels_avx512(const GemmTArgs& g) {
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* W = static_cast<const uint16_t*>(g.W);
   auto* C = static_cast<float*>(g.C);
-  if (M <= 0 || g.n_end <= g.n_begin) return;
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
-    return;
-  }
-  static constexpr auto kTable = f16_table(std::make_index_sequence<kF16MR * kF16NP>());
+  if (gemm_t_trivial<float>(g)) return;
   alignas(64) uint16_t packed[kF16KC * 16 * kF16NP];  // [kF16NP][kF16KC][16]
   float* const abuf = static_cast<float*>(gemm_t_block(g.scratch, M));  // [M][kl] (gemm_scratch_bytes)
-  const int64_t tiles = (M + kF16MR - 1) / kF16MR;
   const int64_t wstep = g.r1 * 256;
   const int64_t t_end = (g.n_end + 15) / 16;
   F16Tile t;
@@ -545,14 +527,7 @@ void f16_t_panels_avx512(const GemmTArgs& g) {
       for (int64_t q = 0; q < np; ++q)
         for (int64_t kp = 0; kp < nkp; ++kp)
           bf16t_transpose(W + (k0 / 16 + kp) * wstep + (pg + q) * 256, packed + q * kF16KC * 16 + kp * 256);
-      int64_t m0 = 0;
-      for (int64_t i = 0; i < tiles; ++i) {
-        const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-        t.a = abuf + m0 * kl;
-        t.c = C + m0 * g.ldc + pg * 16;
-        kTable[static_cast<size_t>((mr - 1) * kF16NP + (np - 1))](t);
-        m0 += mr;
-      }
+      f16_tiles(t, abuf, M, C + pg * 16, g.ldc, np);
     }
   }
 }

@@ -4,11 +4,23 @@
 // CPU first.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cpu/gemm.h"
 
 namespace mlaops::kernels {
+
+// The transposed-NZ calls with nothing to multiply, for the drivers: no rows or no columns
+// (nothing written), or K <= 0 (C's columns [n_begin, n_end) set to zero). True when g is one.
+template <class Acc>
+inline bool gemm_t_trivial(const GemmTArgs& g) {
+  if (g.M <= 0 || g.n_end <= g.n_begin) return true;
+  if (g.K > 0) return false;
+  auto* C = static_cast<Acc*>(g.C);
+  for (int64_t m = 0; m < g.M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, Acc{0});
+  return true;
+}
 
 // gemm_s8_avx512.cpp (AVX512_VNNI)
 void s8_avx512(const GemmArgs& g);

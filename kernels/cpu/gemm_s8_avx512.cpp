@@ -319,29 +319,12 @@ constexpr S8TTables kS8TTables{
 // One 16 x 32 W^T tile -> 8 k groups of 16 unsigned (W + 128) 4-byte groups, 128 bytes apart at dst.
 inline void s8t_transpose(const int8_t* tile, int8_t* dst) {
   const __m512i x80 = _mm512_set1_epi8(static_cast<char>(0x80));
-  __m512i r[8], s[4][2], u[2][2][2];
+  __m512i r[8], o[8];
 #pragma GCC unroll 8
   for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_si512(tile + 64 * i);
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h) s[i][h] = _mm512_permutex2var_epi32(r[i], _mm512_load_si512(kS8TTables.s1[h]), r[i + 4]);
-#pragma GCC unroll 2
-  for (int i = 0; i < 2; ++i)
-#pragma GCC unroll 2
-    for (int h = 0; h < 2; ++h)
-#pragma GCC unroll 2
-      for (int q = 0; q < 2; ++q)
-        u[i][h][q] = _mm512_permutex2var_epi32(s[i][h], _mm512_load_si512(kS8TTables.s2[q]), s[i + 2][h]);
-#pragma GCC unroll 2
-  for (int h = 0; h < 2; ++h)
-#pragma GCC unroll 2
-    for (int q = 0; q < 2; ++q)
-#pragma GCC unroll 2
-      for (int e = 0; e < 2; ++e) {
-        const __m512i o = _mm512_permutex2var_epi32(u[0][h][q], _mm512_load_si512(kS8TTables.s3[e]), u[1][h][q]);
-        _mm512_store_si512(dst + (4 * h + 2 * q + e) * 128, _mm512_xor_si512(o, x80));
-      }
+  transpose3(r, kS8TTables, [](__m512i a, __m512i idx, __m512i b) { return _mm512_permutex2var_epi32(a, idx, b); }, o);
+#pragma GCC unroll 8
+  for (int g = 0; g < 8; ++g) _mm512_store_si512(dst + g * 128, _mm512_xor_si512(o[g], x80));
 }
 
 }  // namespace
@@ -351,11 +334,7 @@ void s8_t_panels_avx512(const GemmTArgs& g, const int32_t* rowsum) {
   const auto* A = static_cast<const int8_t*>(g.A);
   const auto* W = static_cast<const int8_t*>(g.W);
   auto* C = static_cast<int32_t*>(g.C);
-  if (M <= 0 || g.n_end <= g.n_begin) return;
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0);
-    return;
-  }
+  if (gemm_t_trivial<int32_t>(g)) return;
   static constexpr auto kPacked = s8_table<true>(std::make_index_sequence<kS8MRPacked>());
   alignas(64) int8_t packed[kS8KC / 4 * 128];  // [kS8KC / 32][8 k groups][32 outputs x 4 bytes]
   const int64_t tiles = (M + kS8MRPacked - 1) / kS8MRPacked;

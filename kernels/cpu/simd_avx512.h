@@ -37,6 +37,31 @@ inline void prefetch_range_l2(const void* p, int64_t bytes) {
   for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
 }
 
+// The three butterfly stages of a tile transpose with two tile rows per register (16 x 8 dwords
+// with vpermt2d in gemm_s8_avx512.cpp, 16 x 16 words with vpermt2w in gemm_avx512.cpp): perm(a,
+// index table, b) is the two-source permute; t.s1[h], t.s2[q], t.s3[e] index the stages; r holds
+// the 8 loaded registers, o[4h + 2q + e] the results in their order.
+template <class Tables, class Perm>
+inline void transpose3(const __m512i* r, const Tables& t, Perm perm, __m512i* o) {
+  __m512i s[4][2], u[2][2][2];
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h) s[i][h] = perm(r[i], _mm512_load_si512(t.s1[h]), r[i + 4]);
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i)
+#pragma GCC unroll 2
+    for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+      for (int q = 0; q < 2; ++q) u[i][h][q] = perm(s[i][h], _mm512_load_si512(t.s2[q]), s[i + 2][h]);
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h)
+#pragma GCC unroll 2
+    for (int q = 0; q < 2; ++q)
+#pragma GCC unroll 2
+      for (int e = 0; e < 2; ++e) o[4 * h + 2 * q + e] = perm(u[0][h][q], _mm512_load_si512(t.s3[e]), u[1][h][q]);
+}
+
 // 4 bytes at p (any alignment) as one int32, for a broadcast operand.
 inline int32_t load_i32(const void* p) {
   int32_t v;
