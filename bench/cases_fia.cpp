@@ -311,12 +311,17 @@ Row mla_prefill(RunContext& ctx, int64_t T, int64_t L, int64_t N, int64_t D, int
   return r;
 }
 
-// int8: INT8 full quantisation (its two matmuls are int8 OPs), else BF16.
-Row gqa_prefill(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t S, int64_t L, bool int8) {
-  const DType dt = int8 ? DType::kInt8 : DType::kBFloat16;
+// The GQA prefill's element types: BF16; FP16 (on the bf16 units as exact hi / lo parts,
+// docs/ops/fused_infer_attention_score.md "Numerics": more work than its nominal FLOPs); INT8 full
+// quantisation (its two matmuls are int8 OPs).
+enum class PrefillType { kBf16, kFp16, kInt8 };
+
+Row gqa_prefill(RunContext& ctx, int64_t B, int64_t N, int64_t KVN, int64_t D, int64_t S, int64_t L, PrefillType t) {
+  const bool int8 = t == PrefillType::kInt8;
+  const DType dt = int8 ? DType::kInt8 : t == PrefillType::kFp16 ? DType::kFloat16 : DType::kBFloat16;
   const float lo = int8 ? -100.f : -1.f, hi = int8 ? 100.f : 1.f;
   Buf q = make(dt, {B, S, N, D}, 1, lo, hi), k = make(dt, {B, L, KVN, D}, 2, lo, hi), v = make(dt, {B, L, KVN, D}, 3, lo, hi);
-  Buf out = zeros(int8 ? DType::kFloat16 : DType::kBFloat16, {B, S, N, D});
+  Buf out = zeros(int8 || t == PrefillType::kFp16 ? DType::kFloat16 : DType::kBFloat16, {B, S, N, D});
   Buf deq1 = make(DType::kFloat32, {1}, 4, 1e-4f, 1e-4f), qs1 = make(DType::kFloat32, {1}, 5, 127.f, 127.f);
   Buf deq2 = make(DType::kFloat32, {1}, 6, 1e-4f, 1e-4f);
   mlaops::FiaParams p = base_params(q, k, v, out, N, KVN, D, "BSND");
@@ -491,12 +496,18 @@ std::vector<Case> fia_cases(Size size, int threads) {
   }
   {  // the GQA heads and head dim, batch 1
     const int64_t S = sh.gpre_S, L = sh.gpre_L;
-    for (bool int8 : {false, true}) {
-      std::snprintf(id, sizeof id, "fia.gqa_prefill.%s.S%lld.L%lld.t%d", int8 ? "int8fq" : "bf16", (long long)S,
-                    (long long)L, threads);
+    static const struct {
+      PrefillType t;
+      const char* id;
+      const char* label;
+    } kTypes[] = {{PrefillType::kBf16, "bf16", ""}, {PrefillType::kFp16, "fp16", " FP16"},
+                  {PrefillType::kInt8, "int8fq", " INT8 full quant"}};
+    for (const auto& ty : kTypes) {
+      std::snprintf(id, sizeof id, "fia.gqa_prefill.%s.S%lld.L%lld.t%d", ty.id, (long long)S, (long long)L, threads);
       std::snprintf(label, sizeof label, "FIA GQA prefill %lldq/%lldkv D=%lld S=%lld L=%lld%s", (long long)g.N,
-                    (long long)g.KVN, (long long)g.D, (long long)S, (long long)L, int8 ? " INT8 full quant" : "");
-      add(out, id, label, threads, [=](RunContext& ctx) { return gqa_prefill(ctx, 1, g.N, g.KVN, g.D, S, L, int8); });
+                    (long long)g.KVN, (long long)g.D, (long long)S, (long long)L, ty.label);
+      const PrefillType t = ty.t;
+      add(out, id, label, threads, [=](RunContext& ctx) { return gqa_prefill(ctx, 1, g.N, g.KVN, g.D, S, L, t); });
     }
   }
   return out;

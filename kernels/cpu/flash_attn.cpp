@@ -27,9 +27,10 @@ constexpr int64_t kAlign = 64;
 constexpr int64_t ru(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 struct Geo {
-  int64_t sp;    // operand split factor: 1 (bf16) or 3 (fp16 hi/lo)
+  int64_t sq;    // Q x K^T segments: 1 (bf16) or 4 (fp16 hi/lo, every product)
+  int64_t sp;    // P x V segments: 1 (bf16) or 3 (fp16 hi/lo)
   int64_t kseg;  // QD + DR rounded up to 32
-  int64_t kq;    // sp * kseg
+  int64_t kq;    // sq * kseg
   int64_t dvp;   // VD rounded up to 16
   int64_t tile;
   int64_t off_a, off_k, off_s, off_p, off_v, off_pv, off_o, off_m, off_l, off_alpha, off_mask, off_gemm, total;
@@ -37,9 +38,10 @@ struct Geo {
 
 Geo geometry(const FlashShape& s) {
   Geo g;
+  g.sq = s.fp16 ? 4 : 1;
   g.sp = s.fp16 ? 3 : 1;
   g.kseg = ru(s.QD + s.DR, 32);
-  g.kq = g.sp * g.kseg;
+  g.kq = g.sq * g.kseg;
   g.dvp = ru(std::max<int64_t>(s.VD, 1), 16);
   g.tile = s.tile;
   int64_t off = 0;
@@ -76,11 +78,15 @@ inline void split_bf16(float x, uint16_t* hi, uint16_t* lo) {
 inline const uint16_t* kv_row(const FlashKv& kv, int64_t p) { return kv.base + kv.row(p); }
 
 // Element policies of the panel path: how FP16 / BF16 operands reach the bf16 GEMM.
-//   kSplit  bf16 segments per operand: 1 (BF16), 3 (FP16 as hi / lo: [hi | hi | lo] against
-//           [hi | lo | hi])
+//   kQSplit bf16 segments of Q and K^T: 1 (BF16), 4 (FP16 as hi / lo: [hi | hi | lo | lo] against
+//           [hi | lo | hi | lo], every product of the parts, so each score is the fp32 sum of
+//           exact FP16 products as on the NPU)
+//   kSplit  bf16 segments of P and V: 1 (BF16), 3 (FP16: P's [hi | hi | lo] against V's
+//           [hi | lo | hi]; P is an fp32 value, its hi + lo already an approximation)
 //   value   an element as float
 //   gather  channels [0, D) of one row into dst[d * stride] (FP16: hi parts, lo parts into lo)
 struct Bf16Elem {
+  static constexpr int64_t kQSplit = 1;
   static constexpr int64_t kSplit = 1;
   static constexpr bool kF16Gemm = false;  // true: the FP16 gemm row (Fp16RawElem)
   static float value(uint16_t b) { return bf16_to_float(b); }
@@ -94,6 +100,7 @@ struct Bf16Elem {
   }
 };
 struct Fp16Elem {
+  static constexpr int64_t kQSplit = 4;
   static constexpr int64_t kSplit = 3;
   static constexpr bool kF16Gemm = false;
   static float value(uint16_t b) { return fp16_to_float(b); }
@@ -108,7 +115,7 @@ struct Fp16Elem {
 
 // FP16 operands as they are, for the FP16 gemm rows (exact products, fp32 sums): the FP16
 // high-performance softmax (attn_fp16_softmax.h), whose FP16 roundings need the scores and P x V
-// to fp32 accuracy (the split's missing lo * lo term would move ~3 % of them by an FP16 ulp).
+// to fp32 accuracy and P as its FP16 value (the split approximates P x V).
 struct Fp16RawElem : Bf16Elem {
   static constexpr bool kF16Gemm = true;
   static float value(uint16_t b) { return fp16_to_float(b); }
@@ -166,7 +173,7 @@ FlashKernels flash_kernels(Isa isa) {
 namespace {
 
 // Query row (g, r) as [q | qrope] bf16 into a[0, QD + DR) (fp16: the exact split x = hi + lo as
-// [hi | hi | lo], segments kseg apart); the caller has zeroed the padding.
+// [hi | hi | lo | lo], segments kseg apart); the caller has zeroed the padding.
 void query_row(const FlashItem& it, int64_t g, int64_t r, int64_t kseg, uint16_t* a) {
   const int64_t QD = it.QD, DR = it.DR;
   const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
@@ -181,12 +188,13 @@ void query_row(const FlashItem& it, int64_t g, int64_t r, int64_t kseg, uint16_t
       a[d] = hi;
       a[kseg + d] = hi;
       a[2 * kseg + d] = lo;
+      a[3 * kseg + d] = lo;
     }
   }
 }
 
 // Lane-major item setup: QT pairs [kp][m] (group blocks, flash_attn_lanes.h) from the query rows
-// [q | qrope | 0] (fp16: [hi | hi | lo]) into the item's scratch `base` (64-byte aligned).
+// [q | qrope | 0] (fp16: [hi | hi | lo | lo]) into the item's scratch `base` (64-byte aligned).
 void lanes_setup(const FlashItem& it, const lanes::Geo& geo, char* base) {
   const int64_t M = it.G * it.R, nv = (M + 15) / 16, kq = geo.kq, kseg = geo.kseg, kpq = geo.kpq;
   auto* QT = reinterpret_cast<uint32_t*>(base + geo.off_qt);
@@ -258,7 +266,7 @@ void flash_attn_lanes(const FlashItem& it, const FlashShape& shape, FlashLanesFn
 namespace {
 
 // K^T panels of positions [j0, j0 + nb) (nbc = nb rounded up to 16): column c, row k (channel);
-// FP16: rows [hi | lo | hi].
+// FP16: rows [hi | lo | hi | lo].
 template <class E>
 void pack_keys(const FlashItem& it, int64_t j0, int64_t nb, int64_t nbc, int64_t kq, int64_t kseg,
                Transpose16Fn transpose16, uint16_t* KP) {
@@ -278,7 +286,10 @@ void pack_keys(const FlashItem& it, int64_t j0, int64_t nb, int64_t nbc, int64_t
       const int64_t p = j0 + c;
       E::gather(it.k, kv_row(it.k, p), QD, col, col + kseg * 16, 16);
       if (DR > 0) E::gather(it.kr, kv_row(it.kr, p), DR, col + QD * 16, col + (kseg + QD) * 16, 16);
-      for (int64_t d = 0; d < QD + DR; ++d) col[(2 * kseg + d) * 16] = lanes::hi_for_lo(col[d * 16]);  // third = hi
+      for (int64_t d = 0; d < QD + DR; ++d) {
+        col[(2 * kseg + d) * 16] = lanes::hi_for_lo(col[d * 16]);  // third = hi (meets the query's lo)
+        col[(3 * kseg + d) * 16] = col[(kseg + d) * 16];           // fourth = lo
+      }
     }
   }
 }
@@ -352,14 +363,14 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
   uint8_t* MT = reinterpret_cast<uint8_t*>(base + geo.off_mask); // [R, tile] 1 = valid
   void* const gemm_scratch = base + geo.off_gemm;
   constexpr int64_t sp = E::kSplit;
-  const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = E::kSplit * geo.kseg, kseg = geo.kseg;
+  const int64_t M = it.G * it.R, R = it.R, tile = geo.tile, kq = E::kQSplit * geo.kseg, kseg = geo.kseg;
   const int64_t dvp = geo.dvp, QD = it.QD, VD = it.VD;
   const float ninf = -std::numeric_limits<float>::infinity();
   const bool h16 = it.fp16_softmax;  // FP16 softmax emulation (attn_fp16_softmax.h): S rounded below
   const float scale = kBias || h16 ? 1.0f : it.scale;  // with a bias, add_bias scales
   const float scale_h = round_fp16(it.scale);
 
-  // Query tile A: row m = g * R + r: [q | qrope | 0 pad] (fp16: [hi | hi | lo]).
+  // Query tile A: row m = g * R + r: [q | qrope | 0 pad] (fp16: [hi | hi | lo | lo]).
   std::memset(A, 0, static_cast<size_t>(M * kq * 2));
   for (int64_t g = 0; g < it.G; ++g)
     for (int64_t r = 0; r < R; ++r) query_row(it, g, r, kseg, A + (g * R + r) * kq);

@@ -642,7 +642,10 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
       std::memset(row, 0, static_cast<size_t>(kq) * 2);
       load_row(w.k, krows[c], QD, it.fp16, row, row + kseg);
       if (DR > 0) load_row(w.kr, rrows[c], DR, it.fp16, row + QD, row + kseg + QD);
-      if (it.fp16) copy_hi_for_lo(row, row + 2 * kseg, kseg);  // [hi | lo | hi]
+      if (it.fp16) {  // [hi | lo | hi | lo]
+        copy_hi_for_lo(row, row + 2 * kseg, kseg);
+        std::memcpy(row + 3 * kseg, row + kseg, static_cast<size_t>(kseg) * 2);
+      }
     }
   };
   if (!k_direct) {

@@ -10,7 +10,8 @@
 //   O^T[d][m]    = O^T[d][m] * alpha[m] + sum_kp VB[kp][d] . PT[kp][m]
 //
 // FP16 operands are split exactly into bf16 hi + lo (x = hi + lo) as in the panel path: K rows
-// [hi | lo | hi] against QT [hi | hi | lo]; VB segments [hi; lo; hi] against PT [hi; hi; lo].
+// [hi | lo | hi | lo] against QT [hi | hi | lo | lo] (every product: exact FP16 scores); VB
+// segments [hi; lo; hi] against PT [hi; hi; lo] (P is fp32, hi + lo approximates it).
 // The item's setup (QT) and its final rows (O / l, lse) are written by flash_attn.cpp.
 //
 // Layouts inside the scratch (dwords = bf16 pairs, floats fp32, all 64-byte aligned):
@@ -28,8 +29,8 @@
 
 namespace mlaops::kernels::lanes {
 
-// FP16 operands split into exact BF16 parts multiply as [hi | hi | lo] against [hi | lo | hi]: the
-// segment of hi parts that meets the other operand's lo parts gets 0 for an infinite hi (hi x hi
+// FP16 operands split into exact BF16 parts multiply as [hi | hi | lo (| lo)] against
+// [hi | lo | hi (| lo)]: the segment of hi parts that meets the other operand's lo parts gets 0 for an infinite hi (hi x hi
 // already carries it; lo x inf would be NaN where lo is 0, docs/reliability/numerics.md). Bits
 // of finite and NaN values are copied as they are.
 inline uint16_t hi_for_lo(uint16_t hi) { return (hi & 0x7FFF) == 0x7F80 ? uint16_t{0} : hi; }
@@ -44,9 +45,10 @@ constexpr int64_t kMaxGroupItems = 8;  // items of adjacent heads run together (
 
 struct Geo {
   int64_t Mp = 0;   // max rows of an item, rounded up to 16
-  int64_t sp = 1;   // 1 (bf16) or 3 (fp16 hi/lo)
+  int64_t sq = 1;   // Q x K^T segments: 1 (bf16) or 4 (fp16 hi/lo)
+  int64_t sp = 1;   // P x V segments: 1 (bf16) or 3 (fp16 hi/lo)
   int64_t kseg = 0; // QD + DR rounded up to 32
-  int64_t kq = 0;   // sp * kseg channels of a (packed) key row
+  int64_t kq = 0;   // sq * kseg channels of a (packed) key row
   int64_t kpq = 0;  // kq / 2 pairs
   int64_t kpv = 0;  // sp * kTile / 2 pairs of the P x V reduction
   int64_t dvp = 0;  // VD rounded up to 16
@@ -72,9 +74,10 @@ inline Geo geometry(const FlashShape& s) {
   auto ru = [](int64_t a, int64_t b) { return (a + b - 1) / b * b; };
   Geo g;
   g.Mp = ru(std::max<int64_t>(s.M, 1), 16);
+  g.sq = s.fp16 ? 4 : 1;
   g.sp = s.fp16 ? 3 : 1;
   g.kseg = ru(s.QD + s.DR, 32);
-  g.kq = g.sp * g.kseg;
+  g.kq = g.sq * g.kseg;
   g.kpq = g.kq / 2;
   g.kpv = g.sp * kTile / 2;
   g.dvp = ru(std::max<int64_t>(s.VD, 1), 16);
