@@ -16,16 +16,17 @@
 // apart (many heads per slot; geo.copy_rows > 0) are first copied, 512 positions at a time, into
 // dense rows that the tiles read instead; run_group_avx512 runs up to kMaxGroupItems items of
 // adjacent heads chunk by chunk, copying their rows together (one contiguous run per position).
+// The register tiles, the per-lane softmax and the final transpose are flash_attn_tiles_avx512.cpp's;
+// this file holds the rows, the masks, the V pairs and the driver.
 #include <immintrin.h>
 
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <limits>
-#include <utility>
 
 #include "kernels/cpu/attn_combine.h"
 #include "kernels/cpu/flash_attn_lanes.h"
+#include "kernels/cpu/flash_attn_tiles_avx512.h"
 #include "kernels/cpu/simd_avx512.h"
 #include "kernels/cpu/softmax_avx512.h"
 
@@ -130,122 +131,6 @@ void copy_rows_group(const FlashKv& src0, int64_t items, int64_t p0, int64_t n, 
   }
 }
 
-// ------------------------------------------------------------------ S^T = K . QT
-
-struct SArgs {
-  const uint32_t* qt;            // group block at pair 0: [pairs][MV * 16]
-  const uint16_t* const* rows0;  // NK key rows of segment 0 (kl0 channel pairs)
-  const uint16_t* const* rows1;  // NK key rows of segment 1 (kl1 pairs, QT continues)
-  int64_t kl0, kl1;
-  float* st;                     // ST + key0 * mp + v0 * 16
-  int64_t mp;
-};
-
-template <int MV, int NK>
-void s_tile(const SArgs& a) {
-  __m512 acc[NK][MV];
-  zero_tile(acc);
-  const uint32_t* q = a.qt;
-  for (int seg = 0; seg < 2; ++seg) {
-    const int64_t kl = seg == 0 ? a.kl0 : a.kl1;
-    if (kl == 0) continue;
-    const uint16_t* r[NK];
-#pragma GCC unroll 16
-    for (int n = 0; n < NK; ++n) r[n] = (seg == 0 ? a.rows0 : a.rows1)[n];
-    for (int64_t kp = 0; kp < kl; ++kp, q += MV * 16) {
-      __m512i qv[MV];
-#pragma GCC unroll 4
-      for (int v = 0; v < MV; ++v) qv[v] = _mm512_load_si512(q + v * 16);
-#pragma GCC unroll 16
-      for (int n = 0; n < NK; ++n) {
-        const __m512i b = _mm512_set1_epi32(load_i32(r[n] + 2 * kp));
-#pragma GCC unroll 4
-        for (int v = 0; v < MV; ++v) acc[n][v] = dpbf16(acc[n][v], qv[v], b);
-      }
-    }
-  }
-#pragma GCC unroll 16
-  for (int n = 0; n < NK; ++n)
-#pragma GCC unroll 4
-    for (int v = 0; v < MV; ++v) _mm512_store_ps(a.st + n * a.mp + v * 16, acc[n][v]);
-}
-
-// ------------------------------------------------------------------ O^T = O^T * alpha + VB . PT
-
-struct PvArgs {
-  const uint32_t* pt;   // group block: [kl][MV * 16]
-  const uint32_t* vb;   // VB + d0: [kl][dvp]
-  int64_t dvp, kl;
-  float* ot;            // OT + d0 * mp + v0 * 16
-  int64_t mp;
-  const float* alpha;   // Alpha + v0 * 16
-};
-
-template <int MV, int ND>
-void pv_tile(const PvArgs& a) {
-  __m512 acc[ND][MV];
-  zero_tile(acc);
-  const uint32_t* p = a.pt;
-  const uint32_t* vb = a.vb;
-  for (int64_t kp = 0; kp < a.kl; ++kp, p += MV * 16, vb += a.dvp) {
-    __m512i pv[MV];
-#pragma GCC unroll 4
-    for (int v = 0; v < MV; ++v) pv[v] = _mm512_load_si512(p + v * 16);
-#pragma GCC unroll 16
-    for (int n = 0; n < ND; ++n) {
-      const __m512i b = _mm512_set1_epi32(static_cast<int32_t>(vb[n]));
-#pragma GCC unroll 4
-      for (int v = 0; v < MV; ++v) acc[n][v] = dpbf16(acc[n][v], pv[v], b);
-    }
-  }
-  __m512 al[MV];
-#pragma GCC unroll 4
-  for (int v = 0; v < MV; ++v) al[v] = _mm512_load_ps(a.alpha + v * 16);
-#pragma GCC unroll 16
-  for (int n = 0; n < ND; ++n)
-#pragma GCC unroll 4
-    for (int v = 0; v < MV; ++v) {
-      float* o = a.ot + n * a.mp + v * 16;
-      _mm512_store_ps(o, _mm512_fmadd_ps(_mm512_load_ps(o), al[v], acc[n][v]));
-    }
-}
-
-// Register tiles per group width MV (1..4): NK keys (S) or ND channels (P x V), <= 24
-// accumulators. S keeps NK <= 8: more key rows spill their pointers (measured: 1 x 16 and
-// 2 x 12 run at 80-91 % of the vdpbf16ps rate, 1 x 8 / 2 x 8 / 4 x 6 at 97-99 %, in L1).
-constexpr int kKeys[4] = {8, 8, 8, 6};
-constexpr int kChannels[4] = {16, 12, 8, 6};
-
-using STileFn = void (*)(const SArgs&);
-using PvTileFn = void (*)(const PvArgs&);
-
-template <int MV, size_t... I>
-constexpr std::array<STileFn, sizeof...(I)> s_row(std::index_sequence<I...>) {
-  return {&s_tile<MV, static_cast<int>(I) + 1>...};
-}
-template <int MV, size_t... I>
-constexpr std::array<PvTileFn, sizeof...(I)> pv_row(std::index_sequence<I...>) {
-  return {&pv_tile<MV, static_cast<int>(I) + 1>...};
-}
-
-STileFn s_fn(int64_t mv, int64_t nk) {
-  static constexpr auto k1 = s_row<1>(std::make_index_sequence<kKeys[0]>());
-  static constexpr auto k2 = s_row<2>(std::make_index_sequence<kKeys[1]>());
-  static constexpr auto k3 = s_row<3>(std::make_index_sequence<kKeys[2]>());
-  static constexpr auto k4 = s_row<4>(std::make_index_sequence<kKeys[3]>());
-  const auto i = static_cast<size_t>(nk - 1);
-  return mv == 1 ? k1[i] : mv == 2 ? k2[i] : mv == 3 ? k3[i] : k4[i];
-}
-
-PvTileFn pv_fn(int64_t mv, int64_t nd) {
-  static constexpr auto k1 = pv_row<1>(std::make_index_sequence<kChannels[0]>());
-  static constexpr auto k2 = pv_row<2>(std::make_index_sequence<kChannels[1]>());
-  static constexpr auto k3 = pv_row<3>(std::make_index_sequence<kChannels[2]>());
-  static constexpr auto k4 = pv_row<4>(std::make_index_sequence<kChannels[3]>());
-  const auto i = static_cast<size_t>(nd - 1);
-  return mv == 1 ? k1[i] : mv == 2 ? k2[i] : mv == 3 ? k3[i] : k4[i];
-}
-
 // ------------------------------------------------------------------ masks
 
 // Bits of positions [base, base + 64) inside [a, b] (relative to base).
@@ -314,93 +199,6 @@ void lane_masks(int64_t M, int64_t R, int64_t nv, int64_t nb, const uint64_t* bi
   }
 }
 
-// ------------------------------------------------------------------ online softmax per lane
-
-struct SoftmaxArgs {
-  float* st;              // [nb][mp] scores, scaled in place
-  int64_t mp, nv, nb, kpn;
-  const uint16_t* lm;     // lane masks [nb][nv], null: every lane valid at every position
-  float scale;
-  float *mx, *l, *alpha;  // [mp]
-  uint32_t* pt;           // PT
-  int64_t kpv;            // pairs per PT group row block (group block = v0 * 16 * kpv)
-  const float* bt;        // [nb][mp] additive bias (kBias)
-};
-
-// Variants as template parameters: kMasked (lane masks lm), kBias (s = scale * s + bias), kFp16
-// (P stored as the exact split [hi; hi; lo]).
-template <bool kMasked, bool kBias, bool kFp16>
-void softmax_tile(const SoftmaxArgs& a) {
-  const __m512 sc = _mm512_set1_ps(a.scale), ninf = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  const int64_t ng = group_count(a.nv);
-  for (int64_t g = 0; g < ng; ++g) {
-    int64_t v0, mv;
-    group_of(a.nv, g, &v0, &mv);
-    for (int64_t v = v0; v < v0 + mv; ++v) {
-      float* s = a.st + v * 16;
-      __m512 mx = ninf;
-      __mmask16 seen = a.nb > 0 ? 0xFFFF : 0;  // lanes with a valid position in this tile
-      if constexpr (kMasked) seen = 0;
-      for (int64_t c = 0; c < a.nb; ++c) {
-        __m512 x = _mm512_load_ps(s + c * a.mp);
-        if constexpr (kBias) x = _mm512_fmadd_ps(x, sc, _mm512_load_ps(a.bt + c * a.mp + v * 16));
-        else x = _mm512_mul_ps(x, sc);
-        if constexpr (kMasked) {
-          x = _mm512_mask_blend_ps(a.lm[c * a.nv + v], ninf, x);
-          seen = static_cast<__mmask16>(seen | a.lm[c * a.nv + v]);
-        }
-        _mm512_store_ps(s + c * a.mp, x);
-        mx = _mm512_max_ps(mx, x);
-      }
-      const __m512 mold = _mm512_load_ps(a.mx + v * 16);
-      const __m512 mnew = _mm512_max_ps(mold, mx);
-      const __mmask16 none = _mm512_cmp_ps_mask(mx, ninf, _CMP_EQ_OQ);    // no valid position here
-      const __mmask16 first = _mm512_cmp_ps_mask(mold, ninf, _CMP_EQ_OQ);  // nothing seen before
-      __m512 al = _mm512_maskz_mov_ps(static_cast<__mmask16>(~first), exp512(_mm512_sub_ps(mold, mnew)));
-      al = _mm512_mask_blend_ps(none, al, _mm512_set1_ps(1.0f));
-      // PT rows of this vector: group block, row stride mv * 16 dwords
-      uint32_t* pt = a.pt + v0 * 16 * a.kpv + (v - v0) * 16;
-      const int64_t ps = mv * 16;
-      __m512 sum = _mm512_setzero_ps();
-      for (int64_t kp = 0; kp < a.kpn; ++kp) {
-        const int64_t c0 = 2 * kp, c1 = c0 + 1;
-        const __m512 x0 = _mm512_load_ps(s + c0 * a.mp);
-        const __m512 x1 = c1 < a.nb ? _mm512_load_ps(s + c1 * a.mp) : ninf;
-        const __mmask16 k0 = _mm512_cmp_ps_mask(x0, ninf, _CMP_NEQ_UQ), k1 = _mm512_cmp_ps_mask(x1, ninf, _CMP_NEQ_UQ);
-        const __m512 p0 = _mm512_maskz_mov_ps(k0, exp512(_mm512_sub_ps(x0, mnew)));
-        const __m512 p1 = _mm512_maskz_mov_ps(k1, exp512(_mm512_sub_ps(x1, mnew)));
-        sum = _mm512_add_ps(_mm512_add_ps(sum, p0), p1);
-        const __m512i h0 = bf16_bits(p0), h1 = bf16_bits(p1);
-        const __m512i hp = _mm512_or_si512(h0, _mm512_slli_epi32(h1, 16));
-        _mm512_store_si512(pt + kp * ps, hp);
-        if constexpr (kFp16) {  // segments [hi; hi; lo]
-          const __m512i l0 = bf16_bits(_mm512_sub_ps(p0, _mm512_castsi512_ps(_mm512_slli_epi32(h0, 16))));
-          const __m512i l1 = bf16_bits(_mm512_sub_ps(p1, _mm512_castsi512_ps(_mm512_slli_epi32(h1, 16))));
-          _mm512_store_si512(pt + (a.kpn + kp) * ps, hp);
-          _mm512_store_si512(pt + (2 * a.kpn + kp) * ps, _mm512_or_si512(l0, _mm512_slli_epi32(l1, 16)));
-        }
-      }
-      const __m512 lold = _mm512_load_ps(a.l + v * 16);
-      __m512 lnew = _mm512_add_ps(_mm512_mul_ps(lold, al), sum);
-      // valid positions, all -inf, nothing finite before: the all -inf state (attn_combine.h)
-      const __mmask16 dead = static_cast<__mmask16>(none & first & seen);
-      if (dead != 0) lnew = _mm512_mask_mov_ps(lnew, dead, _mm512_set1_ps(kAllNegInfL));
-      _mm512_store_ps(a.l + v * 16, lnew);
-      _mm512_store_ps(a.mx + v * 16, mnew);
-      _mm512_store_ps(a.alpha + v * 16, al);
-    }
-  }
-}
-
-using SoftmaxFn = void (*)(const SoftmaxArgs&);
-SoftmaxFn softmax_fn(bool masked, bool bias, bool fp16) {
-  static constexpr SoftmaxFn kFns[8] = {
-      softmax_tile<false, false, false>, softmax_tile<false, false, true>, softmax_tile<false, true, false>,
-      softmax_tile<false, true, true>,   softmax_tile<true, false, false>, softmax_tile<true, false, true>,
-      softmax_tile<true, true, false>,   softmax_tile<true, true, true>};
-  return kFns[(masked ? 4 : 0) + (bias ? 2 : 0) + (fp16 ? 1 : 0)];
-}
-
 // 16 bias values of one row (operand dtype) as fp32; positions past n read as 0.
 inline __m512 load_bias16(const uint16_t* p, int64_t n, bool fp16) {
   const __m256i v = _mm256_maskz_loadu_epi16(mask16(n), p);
@@ -450,41 +248,6 @@ void pack_v(const FlashItem& it, const uint16_t* const* vrows, int64_t nb, int64
                      2 * dvp);  // meets P's lo
     }
   }
-}
-
-// ------------------------------------------------------------------ O^T -> O rows
-
-// 16 x 16 transpose of 32-bit elements: r[i] lane j -> r[j] lane i.
-inline void transpose16x16(__m512i r[16]) {
-  __m512i a[16], b[16];
-  for (int i = 0; i < 8; ++i) {
-    a[2 * i] = unpacklo32(r[2 * i], r[2 * i + 1]);
-    a[2 * i + 1] = unpackhi32(r[2 * i], r[2 * i + 1]);
-  }
-  for (int i = 0; i < 4; ++i) {  // b[4i + c] lane L: rows 4i..4i+3, column 4L + c
-    b[4 * i + 0] = unpacklo64(a[4 * i], a[4 * i + 2]);
-    b[4 * i + 1] = unpackhi64(a[4 * i], a[4 * i + 2]);
-    b[4 * i + 2] = unpacklo64(a[4 * i + 1], a[4 * i + 3]);
-    b[4 * i + 3] = unpackhi64(a[4 * i + 1], a[4 * i + 3]);
-  }
-  for (int c = 0; c < 4; ++c) {
-    const __m512i p = shuf128<0x44>(b[c], b[4 + c]), q = shuf128<0x44>(b[8 + c], b[12 + c]);
-    const __m512i p2 = shuf128<0xEE>(b[c], b[4 + c]), q2 = shuf128<0xEE>(b[8 + c], b[12 + c]);
-    r[c] = shuf128<0x88>(p, q);
-    r[4 + c] = shuf128<0xDD>(p, q);
-    r[8 + c] = shuf128<0x88>(p2, q2);
-    r[12 + c] = shuf128<0xDD>(p2, q2);
-  }
-}
-
-void transpose_out(const float* OT, int64_t mp, int64_t M, int64_t dvp, float* O) {
-  for (int64_t m0 = 0; m0 < M; m0 += 16)
-    for (int64_t d0 = 0; d0 < dvp; d0 += 16) {
-      __m512i r[16];
-      for (int i = 0; i < 16; ++i) r[i] = _mm512_load_si512(OT + (d0 + i) * mp + m0);
-      transpose16x16(r);
-      for (int64_t j = 0; j < 16 && m0 + j < M; ++j) _mm512_storeu_si512(O + (m0 + j) * dvp + d0, r[j]);
-    }
 }
 
 // BT[c][m] = bias of row m (g = m / R, i = row0 + m % R) at position j0 + c, c < nb; rows m >= M

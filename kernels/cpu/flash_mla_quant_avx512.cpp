@@ -26,39 +26,11 @@ namespace {
 using avx512::dpbf16;
 using avx512::dpbusd;
 using avx512::exp512;
+using avx512::transpose16x16;
 
 constexpr int64_t kB = kFlashMlaqBlock;
 
 char* align64(char* p) { return reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(p) + 63) & ~uintptr_t{63}); }
-
-// 16 x 16 dword transpose: r[i] (16 dwords of row i) -> r[j] (dword j of the 16 rows).
-void transpose16x16(__m512i (&r)[16]) {
-  using avx512::shuf128;
-  using avx512::unpackhi32;
-  using avx512::unpackhi64;
-  using avx512::unpacklo32;
-  using avx512::unpacklo64;
-  __m512i t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = unpacklo32(r[i], r[i + 1]);
-    t[i + 1] = unpackhi32(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = unpacklo64(t[i], t[i + 2]);
-    r[i + 1] = unpackhi64(t[i], t[i + 2]);
-    r[i + 2] = unpacklo64(t[i + 1], t[i + 3]);
-    r[i + 3] = unpackhi64(t[i + 1], t[i + 3]);
-  }
-  for (int i = 0; i < 16; i += 8)
-    for (int k = 0; k < 4; ++k) {
-      t[i + k] = shuf128<0x88>(r[i + k], r[i + k + 4]);
-      t[i + k + 4] = shuf128<0xDD>(r[i + k], r[i + k + 4]);
-    }
-  for (int k = 0; k < 8; ++k) {
-    r[k] = shuf128<0x88>(t[k], t[k + 8]);
-    r[k + 8] = shuf128<0xDD>(t[k], t[k + 8]);
-  }
-}
 
 // Rows j of 16 positions (null: a position past the block, zeros), 64 bytes each: the 32-byte
 // NZ chunks 2q and 2q + 1 (chunk stride c1 bytes).

@@ -121,4 +121,28 @@ template <int IMM>
 inline __m512i shuf128(__m512i a, __m512i b) { return _mm512_maskz_shuffle_i32x4(kAll16, a, b, IMM); }
 inline __m512i dup256(__m256i v) { return _mm512_maskz_broadcast_i64x4(kAll8, v); }
 
+// 16 x 16 dword transpose: r[i] (16 dwords of row i) -> r[j] (dword j of the 16 rows).
+inline void transpose16x16(__m512i (&r)[16]) {
+  __m512i t[16];
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = unpacklo32(r[i], r[i + 1]);
+    t[i + 1] = unpackhi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = unpacklo64(t[i], t[i + 2]);
+    r[i + 1] = unpackhi64(t[i], t[i + 2]);
+    r[i + 2] = unpacklo64(t[i + 1], t[i + 3]);
+    r[i + 3] = unpackhi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8)
+    for (int k = 0; k < 4; ++k) {
+      t[i + k] = shuf128<0x88>(r[i + k], r[i + k + 4]);
+      t[i + k + 4] = shuf128<0xDD>(r[i + k], r[i + k + 4]);
+    }
+  for (int k = 0; k < 8; ++k) {
+    r[k] = shuf128<0x88>(t[k], t[k + 8]);
+    r[k + 8] = shuf128<0xDD>(t[k], t[k + 8]);
+  }
+}
+
 }  // namespace mlaops::kernels::avx512
