@@ -27,10 +27,9 @@ constexpr int64_t kAlign = 64;
 constexpr int64_t ru(int64_t a, int64_t b) { return (a + b - 1) / b * b; }
 
 struct Geo {
-  int64_t sq;    // Q x K^T segments: 1 (bf16) or 4 (fp16 hi/lo, every product)
-  int64_t sp;    // P x V segments: 1 (bf16) or 3 (fp16 hi/lo)
+  int64_t sp;    // P x V segments: 1 (bf16) or lanes::kFp16PvSplit (fp16 hi/lo)
   int64_t kseg;  // QD + DR rounded up to 32
-  int64_t kq;    // sq * kseg
+  int64_t kq;    // Q x K^T segments (1, or lanes::kFp16QkSplit) * kseg
   int64_t dvp;   // VD rounded up to 16
   int64_t tile;
   int64_t off_a, off_k, off_s, off_p, off_v, off_pv, off_o, off_m, off_l, off_alpha, off_mask, off_gemm, total;
@@ -38,10 +37,9 @@ struct Geo {
 
 Geo geometry(const FlashShape& s) {
   Geo g;
-  g.sq = s.fp16 ? 4 : 1;
-  g.sp = s.fp16 ? 3 : 1;
+  g.sp = s.fp16 ? lanes::kFp16PvSplit : 1;
   g.kseg = ru(s.QD + s.DR, 32);
-  g.kq = g.sq * g.kseg;
+  g.kq = (s.fp16 ? lanes::kFp16QkSplit : 1) * g.kseg;
   g.dvp = ru(std::max<int64_t>(s.VD, 1), 16);
   g.tile = s.tile;
   int64_t off = 0;
@@ -100,8 +98,8 @@ struct Bf16Elem {
   }
 };
 struct Fp16Elem {
-  static constexpr int64_t kQSplit = 4;
-  static constexpr int64_t kSplit = 3;
+  static constexpr int64_t kQSplit = lanes::kFp16QkSplit;
+  static constexpr int64_t kSplit = lanes::kFp16PvSplit;
   static constexpr bool kF16Gemm = false;
   static float value(uint16_t b) { return fp16_to_float(b); }
   static void gather(const FlashKv& kv, const uint16_t* row, int64_t D, uint16_t* dst, uint16_t* lo, int64_t stride) {

@@ -33,6 +33,11 @@ namespace mlaops::kernels::lanes {
 // [hi | lo | hi (| lo)]: the segment of hi parts that meets the other operand's lo parts gets 0 for an infinite hi (hi x hi
 // already carries it; lo x inf would be NaN where lo is 0, docs/reliability/numerics.md). Bits
 // of finite and NaN values are copied as they are.
+// Segments per operand with FP16 operands (1 with BF16): Q x K^T forms all four products of the
+// parts (exact FP16 products, as on the NPU); P x V three (P is fp32, its hi + lo approximates it).
+constexpr int64_t kFp16QkSplit = 4;
+constexpr int64_t kFp16PvSplit = 3;
+
 inline uint16_t hi_for_lo(uint16_t hi) { return (hi & 0x7FFF) == 0x7F80 ? uint16_t{0} : hi; }
 inline void copy_hi_for_lo(const uint16_t* src, uint16_t* dst, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = hi_for_lo(src[i]);
@@ -45,10 +50,9 @@ constexpr int64_t kMaxGroupItems = 8;  // items of adjacent heads run together (
 
 struct Geo {
   int64_t Mp = 0;   // max rows of an item, rounded up to 16
-  int64_t sq = 1;   // Q x K^T segments: 1 (bf16) or 4 (fp16 hi/lo)
-  int64_t sp = 1;   // P x V segments: 1 (bf16) or 3 (fp16 hi/lo)
+  int64_t sp = 1;   // P x V segments: 1 (bf16) or kFp16PvSplit (fp16 hi/lo)
   int64_t kseg = 0; // QD + DR rounded up to 32
-  int64_t kq = 0;   // sq * kseg channels of a (packed) key row
+  int64_t kq = 0;   // Q x K^T segments (1, or kFp16QkSplit) * kseg channels of a (packed) key row
   int64_t kpq = 0;  // kq / 2 pairs
   int64_t kpv = 0;  // sp * kTile / 2 pairs of the P x V reduction
   int64_t dvp = 0;  // VD rounded up to 16
@@ -74,10 +78,9 @@ inline Geo geometry(const FlashShape& s) {
   auto ru = [](int64_t a, int64_t b) { return (a + b - 1) / b * b; };
   Geo g;
   g.Mp = ru(std::max<int64_t>(s.M, 1), 16);
-  g.sq = s.fp16 ? 4 : 1;
-  g.sp = s.fp16 ? 3 : 1;
+  g.sp = s.fp16 ? kFp16PvSplit : 1;
   g.kseg = ru(s.QD + s.DR, 32);
-  g.kq = g.sq * g.kseg;
+  g.kq = (s.fp16 ? kFp16QkSplit : 1) * g.kseg;
   g.kpq = g.kq / 2;
   g.kpv = g.sp * kTile / 2;
   g.dvp = ru(std::max<int64_t>(s.VD, 1), 16);

@@ -83,13 +83,32 @@ void pv_tile(const PvArgs& a) {
     }
 }
 
-template <int MV, size_t... I>
-constexpr std::array<STileFn, sizeof...(I)> s_row(std::index_sequence<I...>) {
-  return {&s_tile<MV, static_cast<int>(I) + 1>...};
+// The tile functions of one kind, per group width MV (1..4) and size 1..kSizes[MV - 1]: STiles
+// (keys of S^T) and PvTiles (channels of P x V).
+struct STiles {
+  template <int MV, int N>
+  static constexpr STileFn kFn = &s_tile<MV, N>;
+  static constexpr const int* kSizes = kKeys;
+};
+struct PvTiles {
+  template <int MV, int N>
+  static constexpr PvTileFn kFn = &pv_tile<MV, N>;
+  static constexpr const int* kSizes = kChannels;
+};
+
+template <class T, int MV, size_t... I>
+constexpr auto tile_row(std::index_sequence<I...>) {
+  return std::array{T::template kFn<MV, static_cast<int>(I) + 1>...};
 }
-template <int MV, size_t... I>
-constexpr std::array<PvTileFn, sizeof...(I)> pv_row(std::index_sequence<I...>) {
-  return {&pv_tile<MV, static_cast<int>(I) + 1>...};
+
+template <class T>
+auto tile_fn(int64_t mv, int64_t n) {
+  static constexpr auto k1 = tile_row<T, 1>(std::make_index_sequence<T::kSizes[0]>());
+  static constexpr auto k2 = tile_row<T, 2>(std::make_index_sequence<T::kSizes[1]>());
+  static constexpr auto k3 = tile_row<T, 3>(std::make_index_sequence<T::kSizes[2]>());
+  static constexpr auto k4 = tile_row<T, 4>(std::make_index_sequence<T::kSizes[3]>());
+  const auto i = static_cast<size_t>(n - 1);
+  return mv == 1 ? k1[i] : mv == 2 ? k2[i] : mv == 3 ? k3[i] : k4[i];
 }
 
 // ------------------------------------------------------------------ online softmax per lane
@@ -162,23 +181,9 @@ void softmax_tile(const SoftmaxArgs& a) {
 
 // ------------------------------------------------------------------ the tables
 
-STileFn s_fn(int64_t mv, int64_t nk) {
-  static constexpr auto k1 = s_row<1>(std::make_index_sequence<kKeys[0]>());
-  static constexpr auto k2 = s_row<2>(std::make_index_sequence<kKeys[1]>());
-  static constexpr auto k3 = s_row<3>(std::make_index_sequence<kKeys[2]>());
-  static constexpr auto k4 = s_row<4>(std::make_index_sequence<kKeys[3]>());
-  const auto i = static_cast<size_t>(nk - 1);
-  return mv == 1 ? k1[i] : mv == 2 ? k2[i] : mv == 3 ? k3[i] : k4[i];
-}
+STileFn s_fn(int64_t mv, int64_t nk) { return tile_fn<STiles>(mv, nk); }
 
-PvTileFn pv_fn(int64_t mv, int64_t nd) {
-  static constexpr auto k1 = pv_row<1>(std::make_index_sequence<kChannels[0]>());
-  static constexpr auto k2 = pv_row<2>(std::make_index_sequence<kChannels[1]>());
-  static constexpr auto k3 = pv_row<3>(std::make_index_sequence<kChannels[2]>());
-  static constexpr auto k4 = pv_row<4>(std::make_index_sequence<kChannels[3]>());
-  const auto i = static_cast<size_t>(nd - 1);
-  return mv == 1 ? k1[i] : mv == 2 ? k2[i] : mv == 3 ? k3[i] : k4[i];
-}
+PvTileFn pv_fn(int64_t mv, int64_t nd) { return tile_fn<PvTiles>(mv, nd); }
 
 SoftmaxFn softmax_fn(bool masked, bool bias, bool fp16) {
   static constexpr SoftmaxFn kFns[8] = {
