@@ -44,6 +44,10 @@ for t in "${targets[@]}"; do
       -artifact_prefix="$crashes/" "$work" "${seeds[@]}" >"build/fuzz/$t.log" 2>&1; then
     echo "FAILED: $t (log build/fuzz/$t.log, inputs in $crashes/)"
     tail -n 40 "build/fuzz/$t.log"
+    # the inputs themselves, so that a CI log alone reproduces the failure (docs/reliability/fuzz.md)
+    for f in "$crashes"/*; do
+      [ -f "$f" ] && echo "input $(basename "$f") (base64): $(base64 -w0 "$f")"
+    done
     status=1
   fi
   grep -E "^stat::number_of_executed_units|^#[0-9]+ *DONE" "build/fuzz/$t.log" | tail -n 2 || true
