@@ -354,12 +354,15 @@ aclnnStatus fia_entry_workspace_size(const FiaEntry& e, uint64_t* workspaceSize,
   FiaCheckOptions o;
   o.op = op;
   o.vendor_ranges = true;
+  // Strided inputs (ops/auto_contiguous.h): PromptFlashAttention's wrapper makes only its main
+  // inputs contiguous; the other entry points mark every input AutoContiguous.
+  o.stage_set = pfa ? FiaStageSet::kPfa : FiaStageSet::kAllInputs;
   FiaCall call;
   auto plan = std::make_shared<FiaPlan>();
   if (Status s = fia_check(p, o, &call); s != kSuccess) return rename_params(e, s);
   if (Status s = fia_check_pointers(p, call, op); s != kSuccess) return rename_params(e, s);
   MLAOPS_TRY(fia_plan(call, op, plan.get()));
-  st->workspace_bytes = static_cast<uint64_t>(plan->workspace_bytes);
+  st->workspace_bytes = static_cast<uint64_t>(fia_workspace_bytes(*plan));
   st->run = [plan, host](const ExecutorState& s, void* ws, uint64_t size) {
     return fia_run(params_from(s, *host), *plan, ws, size, s.op.c_str());
   };

@@ -92,11 +92,7 @@ Status dense(const char* op, const char* name, const char* rule, const TensorVie
   MLAOPS_CHECK(t.is_contiguous(), kParamInvalid,
                "%s: %s: %s must be contiguous (row-major dense); got shape %s with strides %s", op, name, rule,
                shape_str(t).c_str(), strides_str(t).c_str());
-  const int64_t es = dtype_size(t.dtype);
-  MLAOPS_CHECK(es <= 0 || reinterpret_cast<uintptr_t>(t.data) % static_cast<uintptr_t>(es) == 0, kParamInvalid,
-               "%s: %s: %s data pointer must be aligned to the element size (%lld bytes); got %p", op, name, rule,
-               (long long)es, t.data);
-  return kSuccess;
+  return aligned(op, name, rule, t);
 }
 
 Status absent(const char* op, const char* name, const char* rule, const TensorView* t, const char* why) {
@@ -143,11 +139,21 @@ Status value_range_step(const char* op, const char* name, const char* rule, int6
 }
 
 namespace {
+// The bytes the view reaches, from its lowest to its highest element (a dense view: its size).
 bool extent(const TensorView& t, uintptr_t* lo, uintptr_t* hi) {
   int64_t bytes;
   if (t.data == nullptr || !checked_nbytes(t, &bytes) || bytes == 0) return false;
-  *lo = reinterpret_cast<uintptr_t>(t.data);
-  *hi = *lo + static_cast<uintptr_t>(bytes);
+  int64_t first = 0, last = 0;  // element offsets from data
+  for (int i = 0; i < t.rank; ++i) {
+    int64_t step;
+    if (!mul_ok(t.dims[i] - 1, t.strides[i], &step) || !add_ok(step < 0 ? first : last, step, step < 0 ? &first : &last))
+      return false;
+  }
+  const int64_t es = std::max<int64_t>(1, dtype_size(t.dtype));
+  int64_t span, lo_bytes;
+  if (!add_ok(last - first, 1, &span) || !mul_ok(span, es, &span) || !mul_ok(first, es, &lo_bytes)) return false;
+  *lo = reinterpret_cast<uintptr_t>(t.data) + static_cast<uintptr_t>(lo_bytes);
+  *hi = *lo + static_cast<uintptr_t>(span);
   return true;
 }
 }  // namespace
@@ -273,10 +279,9 @@ Status aligned(const char* op, const char* name, const char* rule, const TensorV
 }
 
 TensorView flat_storage(const TensorView& t) {
-  int64_t n = t.numel();
   if (t.format == Format::kFractalNZ && t.rank == 2 && t.storage_rank == 4)
-    n = t.storage_dims[0] * t.storage_dims[1] * t.storage_dims[2] * t.storage_dims[3];
-  return make_view(t.data, t.dtype, {n});
+    return make_view(t.data, t.dtype, {t.storage_dims[0] * t.storage_dims[1] * t.storage_dims[2] * t.storage_dims[3]});
+  return t;  // its elements: the span its strides reach
 }
 
 Status has_data(const char* op, const char* name, const char* rule, const TensorView& t) {

@@ -23,6 +23,8 @@ namespace mlaops::check {
 
 // "[2, 3, 4]"
 std::string shape_str(const TensorView& t);
+// the strides, "[12, 4, 1]"
+std::string strides_str(const TensorView& t);
 std::string dims_str(std::initializer_list<int64_t> dims);
 std::string dtype_set_str(std::initializer_list<DType> set);
 
@@ -51,7 +53,8 @@ Status value_range_step(const char* op, const char* name, const char* rule, int6
 Status finite_f32(const char* op, const char* name, const char* rule, double v, bool non_negative = false);
 
 // Outputs must not overlap each other or any input (except the exact in/out identities the
-// operator allows, which are simply not listed as outputs). Each entry: name, view.
+// operator allows, which are simply not listed as outputs). Each entry: name, view; a view's
+// bytes are the span its strides reach (its first to its last element).
 struct Region {
   const char* name;
   const TensorView* view;
@@ -178,8 +181,8 @@ Status check_values(const char* op, const Rows& rows, const std::array<int64_t, 
 Status fits(const char* op, const char* name, const char* rule, const TensorView& t);
 Status contiguous(const char* op, const char* name, const char* rule, const TensorView& t);
 Status aligned(const char* op, const char* name, const char* rule, const TensorView& t);
-// A flat view of the elements a dense tensor occupies; for a 2-D FRACTAL_NZ view with 4-D storage
-// dims, the storage (read densely). For the aliasing rule.
+// The elements a tensor occupies, for the aliasing rule: for a 2-D FRACTAL_NZ view with 4-D
+// storage dims, the storage (read densely); otherwise the view itself.
 TensorView flat_storage(const TensorView& t);
 // Null data with a non-zero extent.
 Status has_data(const char* op, const char* name, const char* rule, const TensorView& t);

@@ -354,10 +354,10 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
       MLAOPS_TRY(int4_not_per_tensor(s, "keyAntiquantScaleOptional", out->k));
       MLAOPS_TRY(int4_not_per_tensor(s, "valueAntiquantScaleOptional", out->v));
     }
-    out->k.scale = p.key_antiquant_scale;
-    out->k.offset = p.key_antiquant_offset;
-    out->v.scale = p.value_antiquant_scale;
-    out->v.offset = p.value_antiquant_offset;
+    out->k.scale = &FiaParams::key_antiquant_scale;
+    out->k.offset = &FiaParams::key_antiquant_offset;
+    out->v.scale = &FiaParams::value_antiquant_scale;
+    out->v.offset = &FiaParams::value_antiquant_offset;
   } else {
     MLAOPS_CHECK(p.antiquant_scale != nullptr, kParamInvalid,
                  "%s: antiquantOffsetOptional: FIA-21 an offset needs its scale; allowed antiquantScale, got null", op);
@@ -375,8 +375,8 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
     MLAOPS_TRY(resolve({s, "antiquantScaleOptional", true, 1}, *p.antiquant_scale, p.antiquant_mode, s.VD, &out->v));
     MLAOPS_TRY(offset_matches(s, "antiquantOffsetOptional", p.antiquant_offset, *p.antiquant_scale));
     if (int4) MLAOPS_TRY(int4_not_per_tensor(s, "antiquantScaleOptional", out->k));
-    out->k.scale = out->v.scale = p.antiquant_scale;
-    out->k.offset = out->v.offset = p.antiquant_offset;
+    out->k.scale = out->v.scale = &FiaParams::antiquant_scale;
+    out->k.offset = out->v.offset = &FiaParams::antiquant_offset;
   }
   if (prefill && !s.nz)
     MLAOPS_CHECK(!s.paged, kParamInvalid,
@@ -389,7 +389,8 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
   return kSuccess;
 }
 
-FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, int64_t VD, float* floats) {
+FiaAqChannels fia_aq_channels(const FiaParams& p, const FiaAntiquant& aq, int64_t KVN, int64_t KD, int64_t VD,
+                              float* floats) {
   FiaAqChannels c;
   float* at = floats;
   for (int w = 0; w < 2; ++w) {
@@ -402,8 +403,8 @@ FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, i
       for (int64_t h = 0; h < KVN; ++h)
         for (int64_t d = 0; d < D; ++d) {
           const int64_t i = a.base + h * a.sh + d * a.sd;
-          sc[h * D + d] = fia_aq_value(*a.scale, i);
-          off[h * D + d] = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
+          sc[h * D + d] = fia_aq_value(*(p.*a.scale), i);
+          off[h * D + d] = p.*a.offset ? fia_aq_value(*(p.*a.offset), i) : 0.0f;
         }
     } else {  // per-token: identity channels (the in-place kernel applies the token parameters)
       std::fill(sc, sc + KVN * D, 1.0f);
@@ -502,8 +503,8 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const Src& src, const F
     const int64_t blk = ad.block_ids ? ad.block_ids[pos / ad.block_size] : 0, slot = ad.block_ids ? pos % ad.block_size : pos;
     const int64_t i = a.kind == Kind::kRow ? a.base + b * a.sb + h * a.sh + (src.col0 + pos) * a.st
                                            : a.base + blk * a.sblk + h * a.sh + slot * a.sslot;
-    *rs = fia_aq_value(*a.scale, i);
-    *ro = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
+    *rs = fia_aq_value(*(p.*a.scale), i);
+    *ro = p.*a.offset ? fia_aq_value(*(p.*a.offset), i) : 0.0f;
   };
   // channels [c, c + len) of head i onwards (x at channel c) into out (head i's row, channel 0)
   auto put = [&](const int8_t* x, int64_t len, int64_t i, int64_t c, float rs, float ro, uint16_t* out) {
@@ -605,8 +606,9 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
       }
       for (int64_t i = 0; i < n; ++i) {
         const int64_t at = a.base + (a.kind == Kind::kRow ? b * a.sb + srcs[w].col0 * a.st : 0) + (h0 + i) * a.sh;
-        (w == 0 ? kv.k_tok_scale : kv.v_tok_scale)[i] = a.scale->ptr<const float>() + at;
-        (w == 0 ? kv.k_tok_offset : kv.v_tok_offset)[i] = a.offset ? a.offset->ptr<const float>() + at : nullptr;
+        const TensorView* off = p.*a.offset;
+        (w == 0 ? kv.k_tok_scale : kv.v_tok_scale)[i] = (p.*a.scale)->ptr<const float>() + at;
+        (w == 0 ? kv.k_tok_offset : kv.v_tok_offset)[i] = off ? off->ptr<const float>() + at : nullptr;
       }
     }
     for (int64_t i = 0; i < n; ++i) {

@@ -30,8 +30,10 @@ struct FiaAqParam {
   enum class Kind { kNone, kChannel, kRow, kPagedRow };
   Kind kind = Kind::kNone;
   int64_t mode = 0;
-  const TensorView* scale = nullptr;
-  const TensorView* offset = nullptr;  // nullable (symmetric)
+  // The scale and offset tensors as members of the call's FiaParams, read from the tensors a run
+  // is given (p.*scale is set when kind != kNone; p.*offset may be null: symmetric).
+  const TensorView* FiaParams::*scale = nullptr;
+  const TensorView* FiaParams::*offset = nullptr;
   int64_t base = 0, sh = 0, sd = 0, sb = 0, st = 0, sblk = 0, sslot = 0;
 };
 
@@ -81,7 +83,8 @@ float fia_aq_value(const TensorView& t, int64_t i);
 struct FiaAqChannels {
   const float *k_scale = nullptr, *k_offset = nullptr, *v_scale = nullptr, *v_offset = nullptr;
 };
-FiaAqChannels fia_aq_channels(const FiaAntiquant& aq, int64_t KVN, int64_t KD, int64_t VD, float* floats);
+FiaAqChannels fia_aq_channels(const FiaParams& p, const FiaAntiquant& aq, int64_t KVN, int64_t KD, int64_t VD,
+                              float* floats);
 
 // KV positions per dequantisation chunk: the chunk's rows of a task's heads stay in L2.
 inline constexpr int64_t kFiaAqChunk = 128;

@@ -11,13 +11,14 @@
 #include "ops/fused_infer_attention_score_v4.h"
 
 namespace mlaops {
+
+std::string fia_tl_elem_name(const char* list, size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
+
 namespace {
 
 using check::shape_str;
 
 constexpr int64_t kMaxListBatch = 256;  // the vendor's B limit with tensor lists
-
-std::string elem_name(const char* list, size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
 
 // Element of layout l: (1, S, KV_N * D) BSH, (1, S, KV_N, D) BSND, (1, KV_N, S, D) BNSD.
 struct Elem {
@@ -49,7 +50,7 @@ Status fia_tl_check_existence(const FiaParams& p, const char* op) {
     for (size_t i = 0; i < list->size(); ++i)
       MLAOPS_CHECK((*list)[i].dtype != DType::kUndefined, kParamNullptr,
                    "%s: %s: FIA-01 tensor list element is null; allowed a tensor, got null", op,
-                   elem_name(name, i).c_str());
+                   fia_tl_elem_name(name, i).c_str());
   MLAOPS_CHECK(p.key.size() == p.value.size(), kParamInvalid,
                "%s: value: FIA-51 tensor list length must equal key's; allowed %zu, got %zu", op, p.key.size(),
                p.value.size());
@@ -100,7 +101,7 @@ Status fia_tl_check_kv(const FiaParams& p, const FiaCheckOptions& o, int64_t que
     const char* lname = w == 0 ? "key" : "value";
     for (size_t i = 0; i < list.size(); ++i) {
       const TensorView& t = list[i];
-      const std::string name = elem_name(lname, i);
+      const std::string name = fia_tl_elem_name(lname, i);
       MLAOPS_CHECK(t.dtype == list[0].dtype, kParamInvalid,
                    "%s: %s: FIA-51 tensor list element dtype must equal element 0's; allowed %s, got %s", op,
                    name.c_str(), dtype_name(list[0].dtype), dtype_name(t.dtype));
@@ -159,7 +160,7 @@ Status fia_tl_check_pointers(const FiaParams& p, const FiaCall& c, const char* o
   std::vector<std::string> names;
   std::vector<check::Region> in;
   for (const auto& [list, lname] : {std::pair{&p.key, "key"}, std::pair{&p.value, "value"}})
-    for (size_t i = 0; i < list->size(); ++i) names.push_back(elem_name(lname, i));
+    for (size_t i = 0; i < list->size(); ++i) names.push_back(fia_tl_elem_name(lname, i));
   size_t k = 0;
   for (const std::vector<TensorView>* list : {&p.key, &p.value})
     for (const TensorView& t : *list) {
@@ -168,7 +169,7 @@ Status fia_tl_check_pointers(const FiaParams& p, const FiaCall& c, const char* o
       MLAOPS_CHECK(t.data != nullptr, kParamInvalid,
                    "%s: %s: FIA-17 null data of a tensor list element; allowed non-null for a tensor of shape %s, got null", op, name,
                    shape_str(t).c_str());
-      MLAOPS_TRY(check::dense(op, name, "FIA-17", t));
+      MLAOPS_TRY(check::aligned(op, name, "FIA-17", t));  // strided elements are read as copies (fia_check)
       in.push_back({name, &t});
     }
   const TensorView* lse = p.softmax_lse_flag ? p.softmax_lse : nullptr;

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mlaops/fused_infer_attention_score.h"
@@ -47,6 +48,9 @@ Status fia_tl_check_kv(const FiaParams& p, const FiaCheckOptions& o, int64_t que
 // The pointer rules for every element (FIA-17 data and density; FIA-18 no overlap with the
 // outputs), checked when planning and again when a plan runs on new tensors.
 Status fia_tl_check_pointers(const FiaParams& p, const FiaCall& c, const char* op);
+
+// "key[1]": the name of element i of a tensor list in messages.
+std::string fia_tl_elem_name(const char* list, size_t i);
 
 // The tensor batch b reads key (value) rows from: element b of a list, else the one tensor.
 inline const TensorView& fia_kv_of(const std::vector<TensorView>& list, const FiaTensorList& tl, int64_t b) {

@@ -331,8 +331,10 @@ kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvSt
   return k;
 }
 
-Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
-  if (P.noop) return kSuccess;
+namespace {
+
+// Phase 2 on dense inputs (fia_run has copied the strided ones into the workspace's front).
+Status run_dense(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
   const float inf = std::numeric_limits<float>::infinity();
   if (P.empty_kv) {
     if (P.post_quant)
@@ -360,7 +362,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   std::unique_ptr<FiaPlan> fresh;
   const FiaPlan* use = &P;
   MLAOPS_TRY(fia_lp_run_plan(p, P, op, &fresh, &use));
-  if (use != &P) return fia_run(p, *use, workspace, workspace_size, op);
+  if (use != &P) return run_dense(p, *use, workspace, workspace_size, op);
   MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(P.workspace_bytes), kParamInvalid,
                "%s: workspaceSize: FIA-20 value; allowed >= %lld, got %llu", op, (long long)P.workspace_bytes,
                (unsigned long long)workspace_size);
@@ -412,7 +414,7 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   c.ws = &ws;
   c.pq = pq;
   if (P.full_quant) c.fq = fia_fq_scales(p);
-  if (P.aq.on) c.aq_ch = fia_aq_channels(P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
+  if (P.aq.on) c.aq_ch = fia_aq_channels(p, P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
   if (P.sink) {
     sink_floats(*p.learnable_sink, P.N, ws.at<float>(P.off_sink));
     c.sink = ws.at<float>(P.off_sink);
@@ -433,6 +435,24 @@ Status fia_run(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t w
   return kSuccess;
 }
 
+}  // namespace
+
+Status fia_run(const FiaParams& caller, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
+  if (P.noop) return kSuccess;
+  // Strided inputs (ops/auto_contiguous.h): copied into the workspace's front before anything is
+  // read; the run then reads the copies (and checks their contents, e.g. a block table's ids).
+  FiaParams p = caller;
+  std::vector<TensorView> store;
+  const std::vector<StageSlot> slots = fia_stage_slots(&p, P.stage_set, &store);
+  if (!P.stage.entries.empty())
+    MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(fia_workspace_bytes(P)), kParamInvalid,
+                 "%s: workspaceSize: FIA-20 value; allowed >= %lld, got %llu", op, (long long)fia_workspace_bytes(P),
+                 (unsigned long long)workspace_size);
+  MLAOPS_TRY(stage_run(op, "FIA-17", slots, P.stage, workspace, workspace_size));
+  const uint64_t front = static_cast<uint64_t>(P.stage.bytes);
+  return run_dense(p, P, front == 0 ? workspace : static_cast<char*>(workspace) + front, workspace_size - front, op);
+}
+
 // ------------------------------------------------------------------------------------------
 // C++ API (include/mlaops/fused_infer_attention_score.h).
 // ------------------------------------------------------------------------------------------
@@ -446,7 +466,7 @@ Status fused_infer_attention_score_v4_plan(const FiaParams& p, OpPlan* plan) {
   MLAOPS_TRY(fia_check_pointers(p, call, kCppOp));
   MLAOPS_TRY(fia_plan(call, kCppOp, &st->plan));
   st->op = kCppOp;
-  st->workspace_bytes = static_cast<uint64_t>(st->plan.workspace_bytes);
+  st->workspace_bytes = static_cast<uint64_t>(fia_workspace_bytes(st->plan));
   st->signature = fia_signature(p);
   verbose_plan(*st);
   *plan = OpPlan(std::move(st));

@@ -17,6 +17,7 @@
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
 #include "mlaops/status.h"
+#include "ops/auto_contiguous.h"
 #include "ops/fia_antiquant.h"
 #include "ops/fia_inner_precise.h"
 #include "ops/fia_left_padding.h"
@@ -27,11 +28,18 @@
 
 namespace mlaops {
 
+// The inputs read as their logical views when strided (ops/auto_contiguous.h): every input
+// (FusedInferAttentionScore, IncreFlashAttention: the vendor marks all AutoContiguous), or
+// PromptFlashAttention's query, key, value, pseShift and attenMask (its wrapper makes those
+// contiguous and passes the rest as given, so they must be dense).
+enum class FiaStageSet { kAllInputs, kPfa };
+
 struct FiaCheckOptions {
   const char* op = "fused_infer_attention_score_v4";  // the name used in messages
   // The aclnn layer: the vendor's ranges (FIA-19) and feature exclusions (FIA-24) on top of the
   // rules every call obeys.
   bool vendor_ranges = false;
+  FiaStageSet stage_set = FiaStageSet::kAllInputs;
 };
 
 // Element (b, n, s, d) of a query-like tensor (query, queryRope, attentionOut, softmaxLse) or a
@@ -91,6 +99,10 @@ struct FiaCall {
   bool full_quant = false;  // INT8 query / key / value (FIA-30..32, ops/fia_full_quant.h)
   FiaTensorList tl;  // tensor-list key / value (FIA-50, 51, ops/fia_tensor_list.h): per-batch sources
   FiaInnerPrecise ip;       // what innerPrecise does in this call (ops/fia_inner_precise.h)
+  // Strided inputs (ops/auto_contiguous.h): which inputs are copied to dense buffers at the front
+  // of the workspace; every rule above saw the inputs' dense shapes.
+  FiaStageSet stage_set = FiaStageSet::kAllInputs;
+  StagePlan stage;
 };
 
 struct FiaPlan : FiaCall {
@@ -155,8 +167,16 @@ struct FiaPlan : FiaCall {
   int64_t off_sink = 0;  // [N] floats: the sink logits
   int64_t off_pq = 0;    // [2, N, V_D] floats: post-quant scale and offset, rounded to FP16
   int64_t aq_thread_bytes = 0, off_aq_thread = 0, off_aq_ch = 0;
-  int64_t workspace_bytes = 0;
+  int64_t workspace_bytes = 0;  // the plan's own, after the strided inputs' buffers (stage.bytes)
 };
+
+// The workspace a call needs: the strided inputs' dense copies, then the plan's own.
+int64_t fia_workspace_bytes(const FiaPlan& plan);
+
+// The inputs of `p` read as logical views (FiaStageSet), in a fixed order, as slots pointing
+// into `p` (optional inputs are copied into *store first and repointed, so the caller's views are
+// never changed; *store must outlive the slots).
+std::vector<StageSlot> fia_stage_slots(FiaParams* p, FiaStageSet set, std::vector<TensorView>* store);
 
 // Phase 1, the rules (every one not depending on data pointers or tensor contents): fills `call`.
 Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call);
@@ -187,8 +207,9 @@ kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvSt
 kernels::FlashItem fia_item(const FiaParams& p, const FiaPlan& plan, const FiaPlan::Item& w, const float* sink,
                             const float* pq);
 
-// Phase 2: the read-only pre-pass over the block table (ids of every block a batch uses within
-// [0, blockNum)), the workspace check, then the plan's tasks.
+// Phase 2: the strided inputs copied to their dense buffers, the read-only pre-pass over the
+// block table (ids of every block a batch uses within [0, blockNum)), the workspace check, then
+// the plan's tasks.
 Status fia_run(const FiaParams& p, const FiaPlan& plan, void* workspace, uint64_t workspace_size, const char* op);
 
 }  // namespace mlaops

@@ -659,11 +659,60 @@ Status check_exclusions(const FiaParams& p, const char* op) {
 
 }  // namespace
 
-Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
+std::vector<StageSlot> fia_stage_slots(FiaParams* p, FiaStageSet set, std::vector<TensorView>* store) {
+  std::vector<StageSlot> slots;
+  slots.push_back({"query", &p->query});
+  for (auto [list, name] : {std::pair{&p->key, "key"}, std::pair{&p->value, "value"}})
+    for (size_t i = 0; i < list->size(); ++i)
+      slots.push_back({list->size() == 1 ? std::string(name) : fia_tl_elem_name(name, i), &(*list)[i]});
+  const std::pair<const TensorView**, const char*> pfa[] = {{&p->pse_shift, "pseShiftOptional"},
+                                                            {&p->atten_mask, "attenMaskOptional"}};
+  const std::pair<const TensorView**, const char*> rest[] = {
+      {&p->deq_scale1, "deqScale1Optional"},
+      {&p->quant_scale1, "quantScale1Optional"},
+      {&p->deq_scale2, "deqScale2Optional"},
+      {&p->quant_scale2, "quantScale2Optional"},
+      {&p->quant_offset2, "quantOffset2Optional"},
+      {&p->antiquant_scale, "antiquantScaleOptional"},
+      {&p->antiquant_offset, "antiquantOffsetOptional"},
+      {&p->block_table, "blockTableOptional"},
+      {&p->query_padding_size, "queryPaddingSizeOptional"},
+      {&p->kv_padding_size, "kvPaddingSizeOptional"},
+      {&p->key_antiquant_scale, "keyAntiquantScaleOptional"},
+      {&p->key_antiquant_offset, "keyAntiquantOffsetOptional"},
+      {&p->value_antiquant_scale, "valueAntiquantScaleOptional"},
+      {&p->value_antiquant_offset, "valueAntiquantOffsetOptional"},
+      {&p->key_shared_prefix, "keySharedPrefixOptional"},
+      {&p->value_shared_prefix, "valueSharedPrefixOptional"},
+      {&p->query_rope, "queryRopeOptional"},
+      {&p->key_rope, "keyRopeOptional"},
+      {&p->key_rope_antiquant_scale, "keyRopeAntiquantScaleOptional"},
+      {&p->dequant_scale_query, "dequantScaleQueryOptional"},
+      {&p->learnable_sink, "learnableSinkOptional"}};
+  store->clear();
+  store->reserve(std::size(pfa) + std::size(rest));  // no reallocation: the slots point into it
+  auto add = [&](const TensorView** field, const char* name) {
+    if (*field == nullptr) return;
+    TensorView* copy = &store->emplace_back(**field);
+    *field = copy;
+    slots.push_back({name, copy});
+  };
+  for (const auto& [field, name] : pfa) add(field, name);
+  if (set == FiaStageSet::kAllInputs)
+    for (const auto& [field, name] : rest) add(field, name);
+  return slots;
+}
+
+Status fia_check(const FiaParams& caller, const FiaCheckOptions& o, FiaCall* call) {
   const char* op = o.op;
   FiaCall& c = *call;
   c = FiaCall();
-  MLAOPS_TRY(check_existence(p, op));
+  MLAOPS_TRY(check_existence(caller, op));
+  // Strided inputs (ops/auto_contiguous.h): planned here; every rule below sees their dense shapes.
+  FiaParams p = caller;
+  std::vector<TensorView> store;
+  c.stage_set = o.stage_set;
+  MLAOPS_TRY(stage_plan(op, "FIA-17", fia_stage_slots(&p, o.stage_set, &store), &c.stage));
   MLAOPS_TRY(check_dtypes_and_formats(p, op));
   MLAOPS_TRY(check_post_quant_pairing(p, op));
   MLAOPS_TRY(check::finite_f32(op, "scaleValue", "FIA-58", p.scale_value));  // docs/numerics.md
@@ -674,6 +723,7 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call) {
   // Empty tensors: an empty query or output is a no-op; empty key/value give zeros / +inf.
   if (p.query.empty() || p.attention_out.empty()) {
     c.noop = true;
+    c.stage = StagePlan();  // nothing is read
     return kSuccess;
   }
   if (!fia_tl_requested(p) && (p.key[0].empty() || p.value[0].empty())) {  // lists: zero-length batches
@@ -730,7 +780,9 @@ Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) 
     MLAOPS_CHECK(x.t->data != nullptr, kParamInvalid,
                  "%s: %s: FIA-17 null data of a non-empty tensor; allowed non-null for a tensor of shape %s, got null", op, x.name,
                  shape_str(*x.t).c_str());
-    MLAOPS_TRY(dense(op, x.name, "FIA-17", *x.t));
+    // outputs dense; inputs may be strided views (fia_check planned their dense copies)
+    const bool output = x.t == &p.attention_out || x.t == lse_of(p);
+    MLAOPS_TRY(output ? dense(op, x.name, "FIA-17", *x.t) : check::aligned(op, x.name, "FIA-17", *x.t));
   }
   if (c.mq.on) MLAOPS_TRY(fia_mlaq_check_pointers(p, op));
   MLAOPS_TRY(fia_tl_check_pointers(p, c, op));  // every tensor-list element

@@ -120,9 +120,7 @@ std::string fmt(const char* f, long long a, long long b = 0, long long c = 0, lo
   return buf;
 }
 
-}  // namespace
-
-Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
+Status plan_call(const FiaCall& call, const char* op, FiaPlan* plan) {
   FiaPlan& P = *plan;
   P = FiaPlan();
   static_cast<FiaCall&>(P) = call;
@@ -367,7 +365,7 @@ Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   return kSuccess;
 }
 
-std::string fia_explain(const FiaPlan& P) {
+std::string explain_call(const FiaPlan& P) {
   std::string s;
   if (P.noop) return "empty query or output: nothing to do\n";
   if (P.empty_kv) return "empty key / value: output 0, lse +inf\n";
@@ -422,6 +420,25 @@ std::string fia_explain(const FiaPlan& P) {
        (P.aq.on ? fmt(", INT8 buffers %lld per thread", (long long)P.aq_thread_bytes) : "") +
        (P.splits > 1 ? ", KV-split partials" : "") + ")\n";
   return s;
+}
+
+}  // namespace
+
+Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
+  MLAOPS_TRY(plan_call(call, op, plan));
+  int64_t total;
+  MLAOPS_CHECK(add_ok(plan->stage.bytes, plan->workspace_bytes, &total), kParamInvalid,
+               "%s: workspace: FIA-17 workspace overflows int64 (dense copies of the strided inputs + the plan's own); "
+               "allowed <= 2^63 - 1 bytes, got %lld + %lld",
+               op, (long long)plan->stage.bytes, (long long)plan->workspace_bytes);
+  return kSuccess;
+}
+
+int64_t fia_workspace_bytes(const FiaPlan& plan) { return plan.noop ? 0 : plan.stage.bytes + plan.workspace_bytes; }
+
+std::string fia_explain(const FiaPlan& P) {
+  const std::string staged = P.noop ? "" : P.stage.explain();
+  return explain_call(P) + (staged.empty() ? "" : staged + "\n");
 }
 
 CallSignature fia_signature(const FiaParams& p) {

@@ -421,14 +421,24 @@ Status row_fits(const char* op, const char* name, const MlaPreprocessCacheGeom& 
 
 Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params, void* workspace,
                           uint64_t workspace_size) {
-  const MlaPreprocessParams p = mla_preprocess_unread_dropped(params);
+  const MlaPreprocessParams caller = mla_preprocess_unread_dropped(params);
   const MlaPreprocessPlan* pl = nullptr;
   MLAOPS_TRY(check::plan_state(plan, kMlaPreprocessOp, &pl));
   const char* op = pl->options.op;
-  MLAOPS_TRY(check::same_call(op, "MPP-18", pl->signature, mla_preprocess_signature(p)));
-  MLAOPS_TRY(mla_preprocess_check_pointers(p, op));
+  MLAOPS_TRY(check::same_call(op, "MPP-18", pl->signature, mla_preprocess_signature(caller)));
+  MLAOPS_TRY(mla_preprocess_check_pointers(caller, op));
   const MlaPreprocessShape& d = pl->dims;
   if (d.T == 0) return kSuccess;  // no token: nothing computed, caches untouched
+  // Strided inputs (ops/auto_contiguous.h): copied into the workspace's front before anything is
+  // read; everything below reads the copies (the slotMapping pre-pass included).
+  MlaPreprocessParams p = caller;
+  std::vector<TensorView> store;
+  const std::vector<StageSlot> staged = mla_preprocess_stage_slots(&p, &store);
+  if (!pl->stage.entries.empty()) MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes, workspace, workspace_size));
+  MLAOPS_TRY(stage_run(op, "MPP-05", staged, pl->stage, workspace, workspace_size));
+  const uint64_t front = static_cast<uint64_t>(pl->stage.bytes);
+  workspace = front == 0 ? workspace : static_cast<char*>(workspace) + front;
+  workspace_size -= front;
   // MPP-17: every slotMapping value is checked before the first write (contents may change
   // between the two phases), and MPP-19 that its row fits the cache outputs. -1 skips the
   // token's cache writes in every mode.
@@ -444,7 +454,7 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
     if (pl->cache_mode != CacheMode::kKvCache)
       MLAOPS_TRY(row_fits(op, "krCacheOut", pl->kr, d.block_size, *mla_preprocess_kr_out(p), t, s));
   }
-  MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes, workspace, workspace_size));
+  MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes - front, workspace, workspace_size));
   WorkspaceArena ws(workspace, workspace_size);
   const Consts consts = load_consts(p, *pl);
   RunCtx c;

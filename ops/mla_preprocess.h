@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/plan_state.h"
 #include "kernels/cpu/convert.h"
@@ -14,6 +15,7 @@
 #include "kernels/cpu/mla_preprocess_rows.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/plan.h"
+#include "ops/auto_contiguous.h"
 #include "ops/check_util.h"
 #include "ops/mla_preprocess_check.h"
 
@@ -39,6 +41,9 @@ struct MlaPreprocessCacheGeom {
 // Everything phase 2 does, decided in phase 1.
 struct MlaPreprocessPlan final : detail::PlanState {
   MlaPreprocessCheckOptions options;  // the name in messages, vendor ranges
+  // Strided inputs (ops/auto_contiguous.h): their dense copies at the workspace's front; the
+  // offsets below count from the end of that region (workspace_bytes covers both).
+  StagePlan stage;
   MlaPreprocessShape dims;
   bool quant = true;        // INT8 weights (RmsNormQuant stages) vs weights in the input dtype
   bool per_token = false;   // quantMode 1
@@ -95,6 +100,12 @@ CallSignature mla_preprocess_signature(const MlaPreprocessParams& p);
 
 // Phase 1 with the given options (the C++ API: defaults; the aclnn layer: its name and the
 // vendor ranges). On error *plan is left invalid.
+// The inputs read as their logical views when strided: every input but the caches (kvCache,
+// kvCacheRope: the vendor passes them with their strides, and their block axis may be padded,
+// mla_preprocess_check.cpp), as slots pointing into `p`; optional inputs are copied into *store
+// (which must outlive the slots) and repointed.
+std::vector<StageSlot> mla_preprocess_stage_slots(MlaPreprocessParams* p, std::vector<TensorView>* store);
+
 Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreprocessCheckOptions& o, OpPlan* plan);
 
 }  // namespace mlaops

@@ -373,7 +373,6 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
                                    *p.kv_cache_rope));
   }
 
-  MLAOPS_TRY(mla_preprocess_check_pointers(p, op));
   *dims = d;
   return kSuccess;
 }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/checked_math.h"
 #include "core/error.h"
@@ -43,18 +45,45 @@ CallSignature mla_preprocess_signature(const MlaPreprocessParams& p) {
   return s;
 }
 
+std::vector<StageSlot> mla_preprocess_stage_slots(MlaPreprocessParams* p, std::vector<TensorView>* store) {
+  std::vector<StageSlot> slots = {{"input", &p->input}, {"gamma0", &p->gamma0}, {"beta0", &p->beta0},
+                                  {"wdqkv", &p->wdqkv}, {"gamma1", &p->gamma1}, {"beta1", &p->beta1},
+                                  {"wuq", &p->wuq},     {"gamma2", &p->gamma2}, {"cos", &p->cos},
+                                  {"sin", &p->sin},     {"wuk", &p->wuk},       {"slotMapping", &p->slot_mapping}};
+  const std::pair<const TensorView**, const char*> optional[] = {
+      {&p->quant_scale0, "quantScale0"}, {&p->quant_offset0, "quantOffset0"}, {&p->de_scale0, "deScale0"},
+      {&p->bias0, "bias0"},              {&p->quant_scale1, "quantScale1"},   {&p->quant_offset1, "quantOffset1"},
+      {&p->de_scale1, "deScale1"},       {&p->bias1, "bias1"},                {&p->ctkv_scale, "ctkvScale"},
+      {&p->q_nope_scale, "qNopeScale"}};
+  store->clear();
+  store->reserve(std::size(optional));  // no reallocation: the slots point into it
+  for (const auto& [field, name] : optional) {
+    if (*field == nullptr) continue;
+    TensorView* copy = &store->emplace_back(**field);
+    *field = copy;
+    slots.push_back({name, copy});
+  }
+  return slots;
+}
+
 Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPreprocessCheckOptions& o, OpPlan* out) {
   *out = OpPlan();
-  const MlaPreprocessParams p = mla_preprocess_unread_dropped(params);
+  const MlaPreprocessParams caller = mla_preprocess_unread_dropped(params);
   auto plan = std::make_unique<MlaPreprocessPlan>();
   MlaPreprocessPlan& pl = *plan;
   const char* op = o.op;
+  // Strided inputs (ops/auto_contiguous.h): planned first; the rules see their dense shapes, the
+  // pointer rules (and the signature) the caller's views.
+  MlaPreprocessParams p = caller;
+  std::vector<TensorView> store;
+  MLAOPS_TRY(stage_plan(op, "MPP-05", mla_preprocess_stage_slots(&p, &store), &pl.stage));
   MLAOPS_TRY(mla_preprocess_check(p, o, &pl.dims));
+  MLAOPS_TRY(mla_preprocess_check_pointers(caller, op));
   const MlaPreprocessShape& d = pl.dims;
   const MlaPreprocessCacheMode cm = p.cache_mode;
   pl.op = kMlaPreprocessOp;
   pl.options = o;
-  pl.signature = mla_preprocess_signature(p);
+  pl.signature = mla_preprocess_signature(caller);
   pl.quant = p.wdqkv.dtype == DType::kInt8;
   pl.per_token = p.quant_mode == MlaPreprocessQuantMode::kPerTokenSymm;
   pl.fp16 = p.input.dtype == DType::kFloat16;
@@ -147,7 +176,10 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   MLAOPS_TRY(l.add(mla_preprocess_has_rope_outputs(cm) ? kr : 0, &pl.off_kr));
   MLAOPS_TRY(l.add(threads_total, &pl.off_thread));
   pl.thread_bytes = per_thread;
-  pl.workspace_bytes = d.T == 0 ? 0 : static_cast<uint64_t>(l.total());
+  int64_t total = 0;
+  MLAOPS_CHECK(d.T == 0 || add_ok(pl.stage.bytes, l.total(), &total), kParamInvalid,
+               "%s: MPP-15 workspace overflows int64 (dense copies of the strided inputs + the operator's own)", op);
+  pl.workspace_bytes = static_cast<uint64_t>(total);
   verbose_plan(pl);
   *out = OpPlan(std::move(plan));
   return kSuccess;
@@ -186,7 +218,9 @@ std::string MlaPreprocessPlan::explain() const {
                 (unsigned long long)workspace_bytes, (long long)off_a0, (long long)off_scale, (long long)off_rowsum,
                 (long long)off_acc1, (long long)off_m1, (long long)off_a1, (long long)off_acc2, (long long)off_kv,
                 (long long)off_kr, threads, (long long)thread_bytes, (long long)off_thread);
-  return s + b;
+  s += b;
+  const std::string staged = stage.explain();
+  return staged.empty() ? s : s + staged + " (the offsets above follow it)\n";
 }
 
 }  // namespace mlaops

@@ -405,14 +405,24 @@ void scatter(const RunCtx& c) {
 
 }  // namespace
 
-Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* workspace, uint64_t workspace_size) {
+Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& caller, void* workspace, uint64_t workspace_size) {
   const MlaPrologPlan* pl = nullptr;
   MLAOPS_TRY(check::plan_state(plan, kMlaPrologOp, &pl));
   const char* op = pl->options.op;
-  MLAOPS_TRY(check::same_call(op, "MP-18", pl->signature, mla_prolog_signature(p)));
-  MLAOPS_TRY(mla_prolog_check_pointers(p, pl->scenario, op));
+  MLAOPS_TRY(check::same_call(op, "MP-18", pl->signature, mla_prolog_signature(caller)));
+  MLAOPS_TRY(mla_prolog_check_pointers(caller, pl->scenario, op));
   const MlaPrologDims& d = pl->dims;
   if (d.T == 0) return kSuccess;  // empty query: nothing computed, caches untouched
+  // Strided inputs (ops/auto_contiguous.h): copied into the workspace's front before anything is
+  // read; everything below reads the copies (the pre-pass included).
+  MlaPrologParams p = caller;
+  std::vector<TensorView> store;
+  const std::vector<StageSlot> slots = mla_prolog_stage_slots(&p, &store);
+  if (!pl->stage.entries.empty()) MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes, workspace, workspace_size));
+  MLAOPS_TRY(stage_run(op, "MP-05", slots, pl->stage, workspace, workspace_size));
+  const uint64_t front = static_cast<uint64_t>(pl->stage.bytes);
+  workspace = front == 0 ? workspace : static_cast<char*>(workspace) + front;
+  workspace_size -= front;
   // A read-only pre-pass over the contents that address the caches or scale them, before the
   // first write (contents may change between the two phases): the cacheIndex values (MP-17),
   // actualSeqLen and the block table's length (MP-28), the clip alpha (MP-28). Negative slots or
@@ -424,7 +434,7 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& p, void* worksp
     MLAOPS_CHECK(std::isfinite(a) && a > 0.0f, kParamInvalid,
                  "%s: kNopeClipAlphaOptional: MP-28 value; allowed finite and > 0, got %g", op, static_cast<double>(a));
   }
-  MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes, workspace, workspace_size));
+  MLAOPS_TRY(check::workspace_ok(op, pl->workspace_bytes - front, workspace, workspace_size));
   WorkspaceArena ws(workspace, workspace_size);
   if (d.block_num > 0) MLAOPS_TRY(cache_slots(p, *pl, ws.at<int64_t>(pl->off_slots)));  // validated above
   RunCtx c;

@@ -6,12 +6,14 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/plan_state.h"
 #include "kernels/cpu/convert.h"
 #include "kernels/cpu/gemm.h"
 #include "mlaops/mla_prolog.h"
 #include "mlaops/plan.h"
+#include "ops/auto_contiguous.h"
 #include "ops/check_util.h"
 #include "ops/mla_prolog_check.h"
 
@@ -66,6 +68,9 @@ struct MlaPrologPlan final : detail::PlanState {
                             // in the workspace so a call allocates nothing once it writes outputs
   int64_t head_cols = 0;    // panel-aligned column window of one head in W_UQ_QR (see run)
   int64_t uk_rows = 0;      // tokens per W_UK product and epilogue block (ops/mla_uk.h)
+  // Strided inputs (ops/auto_contiguous.h): their dense copies at the workspace's front; the
+  // offsets above count from the end of that region (workspace_bytes covers both).
+  StagePlan stage;
 
   std::string explain() const override;
 };
@@ -73,6 +78,11 @@ struct MlaPrologPlan final : detail::PlanState {
 // The facts of a call a plan depends on, in a fixed order (every tensor's dtype, format, dims
 // and strides, both epsilons, the cache mode); used at plan time and at run time.
 CallSignature mla_prolog_signature(const MlaPrologParams& p);
+
+// The inputs read as their logical views when strided (every input; not the caches, which are
+// updated in place, nor the outputs), as slots pointing into `p`; optional inputs are copied into
+// *store (which must outlive the slots) and repointed.
+std::vector<StageSlot> mla_prolog_stage_slots(MlaPrologParams* p, std::vector<TensorView>* store);
 
 // Phase 1 with the given options (the C++ API: defaults; the aclnn layer: its entry point's
 // name, V1 / V2, vendor ranges). On error *plan is left invalid.

@@ -380,7 +380,6 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                  (long long)at(v, Sym::kDr));
   }
 
-  MLAOPS_TRY(mla_prolog_check_pointers(p, sc, op));
   d.B = at(v, Sym::kB);
   d.S = at(v, Sym::kS);
   d.T = at(v, Sym::kT);

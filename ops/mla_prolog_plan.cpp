@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/checked_math.h"
 #include "core/error.h"
@@ -39,6 +41,33 @@ PanelMatrix panels(const TensorView& w, int64_t rows, int64_t cols) {
 
 }  // namespace
 
+std::vector<StageSlot> mla_prolog_stage_slots(MlaPrologParams* p, std::vector<TensorView>* store) {
+  std::vector<StageSlot> slots = {{"tokenX", &p->token_x},           {"weightDq", &p->weight_dq},
+                                  {"weightUqQr", &p->weight_uq_qr},  {"weightUk", &p->weight_uk},
+                                  {"weightDkvKr", &p->weight_dkv_kr}, {"rmsnormGammaCq", &p->rmsnorm_gamma_cq},
+                                  {"rmsnormGammaCkv", &p->rmsnorm_gamma_ckv}, {"ropeSin", &p->rope_sin},
+                                  {"ropeCos", &p->rope_cos},         {"cacheIndex", &p->cache_index}};
+  const std::pair<const TensorView**, const char*> optional[] = {
+      {&p->dequant_scale_x, "dequantScaleXOptional"},
+      {&p->dequant_scale_w_dq, "dequantScaleWDqOptional"},
+      {&p->dequant_scale_w_uq_qr, "dequantScaleWUqQrOptional"},
+      {&p->dequant_scale_w_dkv_kr, "dequantScaleWDkvKrOptional"},
+      {&p->quant_scale_ckv, "quantScaleCkvOptional"},
+      {&p->quant_scale_ckr, "quantScaleCkrOptional"},
+      {&p->smooth_scales_cq, "smoothScalesCqOptional"},
+      {&p->actual_seq_len, "actualSeqLenOptional"},
+      {&p->k_nope_clip_alpha, "kNopeClipAlphaOptional"}};
+  store->clear();
+  store->reserve(std::size(optional));  // no reallocation: the slots point into it
+  for (const auto& [field, name] : optional) {
+    if (*field == nullptr) continue;
+    TensorView* copy = &store->emplace_back(**field);
+    *field = copy;
+    slots.push_back({name, copy});
+  }
+  return slots;
+}
+
 CallSignature mla_prolog_signature(const MlaPrologParams& p) {
   CallSignature s;
   for (const check::Named& n : mla_prolog_tensors(p)) s.add(n.name, n.t);
@@ -51,18 +80,24 @@ CallSignature mla_prolog_signature(const MlaPrologParams& p) {
   return s;
 }
 
-Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOptions& o, OpPlan* out) {
+Status mla_prolog_make_plan(const MlaPrologParams& caller, const MlaPrologCheckOptions& o, OpPlan* out) {
   *out = OpPlan();
   auto plan = std::make_unique<MlaPrologPlan>();
   MlaPrologPlan& pl = *plan;
   const char* op = o.op;
+  // Strided inputs (ops/auto_contiguous.h): planned first; the rules see their dense shapes, the
+  // pointer rules (and the signature) the caller's views.
+  MlaPrologParams p = caller;
+  std::vector<TensorView> store;
+  MLAOPS_TRY(stage_plan(op, "MP-05", mla_prolog_stage_slots(&p, &store), &pl.stage));
   MLAOPS_TRY(mla_prolog_check(p, o, &pl.dims, &pl.scenario));
+  MLAOPS_TRY(mla_prolog_check_pointers(caller, pl.scenario, op));
   const MlaPrologDims& d = pl.dims;
   pl.op = kMlaPrologOp;
   pl.options = o;
   pl.cache_mode = p.cache_mode;
   pl.query_norm = p.query_norm_out != nullptr;
-  pl.signature = mla_prolog_signature(p);
+  pl.signature = mla_prolog_signature(caller);
   pl.wdq = panels(p.weight_dq, d.He, d.Hcq);
   pl.wuqqr = panels(p.weight_uq_qr, d.Hcq, d.N * (d.D + d.Dr));
   pl.wdkvkr = panels(p.weight_dkv_kr, d.He, d.Hckv + d.Dr);
@@ -130,7 +165,10 @@ Status mla_prolog_make_plan(const MlaPrologParams& p, const MlaPrologCheckOption
   MLAOPS_CHECK(mul_ok(d.T, 8, &slots), kParamInvalid, "%s: MP-14 workspace slots overflow int64", op);
   MLAOPS_TRY(l.add(slots, &pl.off_slots));
   pl.thread_bytes = per_thread;
-  pl.workspace_bytes = d.T == 0 ? 0 : static_cast<uint64_t>(l.total());
+  int64_t total = 0;
+  MLAOPS_CHECK(d.T == 0 || add_ok(pl.stage.bytes, l.total(), &total), kParamInvalid,
+               "%s: MP-14 workspace overflows int64 (dense copies of the strided inputs + the operator's own)", op);
+  pl.workspace_bytes = static_cast<uint64_t>(total);
   verbose_plan(pl);
   *out = OpPlan(std::move(plan));
   return kSuccess;
@@ -183,7 +221,9 @@ std::string MlaPrologPlan::explain() const {
                 (unsigned long long)workspace_bytes, (long long)off_acc1, (long long)off_a2, (long long)off_scale,
                 (long long)off_rowsum, (long long)off_kv, (long long)off_kr, threads, (long long)thread_bytes,
                 (long long)off_thread, (long long)off_slots);
-  return s + b;
+  s += b;
+  const std::string staged = stage.explain();
+  return staged.empty() ? s : s + staged + " (the offsets above follow it)\n";
 }
 
 }  // namespace mlaops

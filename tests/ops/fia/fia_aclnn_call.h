@@ -142,7 +142,8 @@ class AclTensorListHandle {
     if (null_list) return;
     for (int i = 0; i < (views.empty() ? count : static_cast<int>(views.size())); ++i) {
       const TensorView& v = views.empty() ? one : views[static_cast<size_t>(i)];
-      std::vector<int64_t> storage(v.dims, v.dims + v.rank);
+      std::vector<int64_t> storage(v.storage_dims, v.storage_dims + v.storage_rank);  // as AclTensor
+      if (storage.empty()) storage.assign(v.dims, v.dims + v.rank);
       t_.push_back(aclCreateTensor(v.dims, static_cast<uint64_t>(v.rank), static_cast<aclDataType>(v.dtype), v.strides,
                                    0, static_cast<aclFormat>(v.format), storage.data(), storage.size(), v.data));
     }
