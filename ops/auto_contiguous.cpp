@@ -122,18 +122,13 @@ Status stage_plan(const char* op, const char* rule, std::span<const StageSlot> s
   for (size_t i = 0; i < slots.size(); ++i) {
     TensorView& t = *slots[i].view;
     const char* name = slots[i].name.c_str();
-    if (is_dense(t)) {
-      make_dense(&t);
-      continue;
-    }
+    // read in place: a dense view; an empty one (nothing is read); a FRACTAL_NZ tensor, which is
+    // read as its storage and checked by the operator's own rules
+    if (is_dense(t) || is_nz(t.format)) continue;
     for (int d = 0; d < t.rank; ++d)
       MLAOPS_CHECK(t.strides[d] >= 0, kParamInvalid,
                    "%s: %s: %s strides; allowed >= 0 (a strided view is read as its logical tensor), got %s (shape %s)",
                    op, name, rule, strides_str(t).c_str(), shape_str(t).c_str());
-    MLAOPS_CHECK(!is_nz(t.format), kParamInvalid,
-                 "%s: %s: %s a FRACTAL_NZ tensor is read as its whole dense storage; allowed row-major dense strides, "
-                 "got shape %s with strides %s",
-                 op, name, rule, shape_str(t).c_str(), strides_str(t).c_str());
     const int64_t es = dtype_size(t.dtype);
     MLAOPS_CHECK(es >= 1 && es <= 16 && (es & (es - 1)) == 0, kParamInvalid,
                  "%s: %s: %s a strided view of %s; allowed row-major dense strides for this element type, got shape %s "
@@ -168,7 +163,7 @@ Status stage_run(const char* op, const char* rule, std::span<const StageSlot> sl
       continue;
     }
     const TensorView& t = *slots[i].view;
-    MLAOPS_CHECK(is_dense(t), kParamInvalid,
+    MLAOPS_CHECK(is_dense(t) || is_nz(t.format), kParamInvalid,
                  "%s: %s: %s strides differ from the planned call (no dense buffer was planned for this input); "
                  "allowed the planned row-major dense strides, got shape %s with strides %s",
                  op, slots[i].name.c_str(), rule, shape_str(t).c_str(), strides_str(t).c_str());

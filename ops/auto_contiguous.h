@@ -44,11 +44,11 @@ struct StagePlan {
   std::string explain() const;
 };
 
-// Phase 1. Plans a dense copy of every non-empty slot that is not row-major dense, then makes
-// every slot's view dense (strides recomputed, data pointer kept). Fails with kParamInvalid and
-// `rule` in the message (nothing planned) for a view that cannot be read as a logical tensor: a
-// negative stride, a FRACTAL_NZ view that is not the whole dense storage, a sub-byte element
-// type, or a total that overflows int64.
+// Phase 1. Plans a dense copy of every non-empty slot that is not row-major dense and makes those
+// views dense (strides recomputed, data pointer kept); dense and empty views, and FRACTAL_NZ
+// tensors (read as their storage, under the operator's own rules), are left as they are. Fails
+// with kParamInvalid and `rule` in the message (nothing planned) for a view that cannot be read
+// as a logical tensor: a negative stride, a sub-byte element type, or a total that overflows int64.
 Status stage_plan(const char* op, const char* rule, std::span<const StageSlot> slots, StagePlan* plan);
 
 // Phase 2, before the operator's first read of any input: copies each planned slot into

@@ -305,14 +305,15 @@ TEST(FiaErrors, FIA16_Lse) {
   });
 }
 
+// Outputs must be dense (inputs may be strided views: tests/ops/test_auto_contiguous.cpp).
 TEST(FiaErrors, FIA17_Density) {
-  expect_rejected(Base::kBsnd, {kInv, "query", "FIA-17"}, [](FiaAclArgs& a) {
-    TensorView& q = a.in[0];  // [2, 3, 4, 16] viewed with a padded row stride
-    q = make_view(q.data, q.dtype, {2, 3, 4, 8});
-    q.strides[2] = 16;
-    q.storage_rank = 4;  // the allocation is still [2, 3, 4, 16]
+  expect_rejected(Base::kBsnd, {kInv, "attentionOut", "FIA-17"}, [](FiaAclArgs& a) {
+    TensorView& o = a.out;  // [2, 3, 4, 16] written through a view with a padded row stride
+    o = make_view(o.data, o.dtype, {2, 3, 4, 8});
+    o.strides[2] = 16;
+    o.storage_rank = 4;  // the allocation is still [2, 3, 4, 16]
     const int64_t storage[4] = {2, 3, 4, 16};
-    std::copy(storage, storage + 4, q.storage_dims);
+    std::copy(storage, storage + 4, o.storage_dims);
   });
 }
 

@@ -163,9 +163,10 @@ TEST(MlaPreprocessErrors, MPP04_Ranks) {
 }
 
 TEST(MlaPreprocessErrors, MPP05_DensityAndAlignment) {
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "input", "MPP-05", [](MlaPreprocessArgs& a) {
-    a["input"].strides[0] = 1;  // [2, 7168] column-interleaved inside the same storage
-    a["input"].strides[1] = 2;
+  // outputs must be dense (inputs may be strided views: tests/ops/test_auto_contiguous.cpp)
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "qOut", "MPP-05", [](MlaPreprocessArgs& a) {
+    a["qOut"].strides[0] = 1;  // column-interleaved inside the same storage
+    a["qOut"].strides[1] = a["qOut"].dims[0];
   });
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "gamma2", "MPP-05",
                   [](MlaPreprocessArgs& a) { a["gamma2"].data = static_cast<char*>(a["gamma2"].data) + 1; });
