@@ -259,6 +259,12 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
     const TensorView* t = check::given(ts, name);
     MLAOPS_TRY(row.optionals[i] ? check::present(op, name, "MP-10", t, why) : check::absent(op, name, "MP-10", t, why));
   }
+  if (o.v3) {  // V3: smoothScalesCqOptional only where the V3 tiling check expects it (kSmoothScenariosV3)
+    bool smooth_read = false;
+    for (MlaPrologScenario s : kSmoothScenariosV3) smooth_read |= s == sc;
+    if (!smooth_read)
+      MLAOPS_TRY(check::absent(op, "smoothScalesCqOptional", "MP-10", check::given(ts, "smoothScalesCqOptional"), why));
+  }
   const TensorView* dqs = p.dequant_scale_q_nope_out;
   if (o.v2 && sc == MlaPrologScenario::kFullQuantKvQuant)
     MLAOPS_CHECK(dqs != nullptr, kParamNullptr,
@@ -309,9 +315,10 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                  "%s: %s: MP-03 an ND weight must be BF16 (int8 weights must be FRACTAL_NZ); got %s", op, w.param,
                  dtype_name(t.dtype));
   }
+  const bool nz_tag = mla_prolog_cache_nz(p.cache_mode) && !o.v3;  // V3: ND / NCHW in every cache mode
   MLAOPS_TRY(check::check_rows(op,
-                               mla_prolog_cache_nz(p.cache_mode) ? std::span<const check::FormatRow>(kCacheFormatsPaNz)
-                                                                 : std::span<const check::FormatRow>(kCacheFormatsPaBsnd),
+                               nz_tag ? std::span<const check::FormatRow>(kCacheFormatsPaNz)
+                                      : std::span<const check::FormatRow>(kCacheFormatsPaBsnd),
                                ts));
 
   // ==== consistency: the dims, their ranges, every shape ====
@@ -357,8 +364,17 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                             v[static_cast<size_t>(w.dims.v[1])]));
   MLAOPS_TRY(d.bsh ? check::check_shapes(op, kShapesBsh, ts, v) : check::check_shapes(op, kShapesTnd, ts, v));
   MLAOPS_TRY(check::check_shapes(op, kShapes, ts, v));
+  MLAOPS_TRY(o.v3 && sc == MlaPrologScenario::kFullQuantKvQuant ? check::check_shapes(op, kQuantScaleCkvPerTensorV3, ts, v)
+                                                                : check::check_shapes(op, kQuantScaleCkv, ts, v));
   int64_t kv_row = 0;
   MLAOPS_TRY(check_caches(op, p, ts, mla_prolog_is_per_tile(sc), v, &kv_row));
+  // MP-26 (V3): actualSeqLenOptional only where it is read, the PA_BLK modes with tokenX [T, He]
+  // (the V3 tiling check expects it nowhere else; the C++ API ignores it elsewhere)
+  if (o.v3 && !(mla_prolog_cache_blocks(p.cache_mode) && !d.bsh))
+    MLAOPS_CHECK(check::given(ts, "actualSeqLenOptional") == nullptr, kParamInvalid,
+                 "%s: actualSeqLenOptional: MP-26 given only in cache modes PA_BLK_BSND / PA_BLK_NZ with tokenX [T, "
+                 "He]; allowed null, got a tensor (cache mode %s, tokenX %d dims)",
+                 op, mla_prolog_cache_mode_name(p.cache_mode), p.token_x.rank);
   if (sc == MlaPrologScenario::kFullQuantKvQuant && dqs != nullptr)
     MLAOPS_TRY(check::shape_eq(op, "dequantScaleQNopeOutOptional", "MP-09", *dqs,
                                {at(v, Sym::kT), at(v, Sym::kN), 1}));

@@ -133,7 +133,7 @@ inline constexpr check::RankRow kRanks[] = {
     {"dequantScaleWDqOptional", {2}, "MP-04"},
     {"dequantScaleWUqQrOptional", {2}, "MP-04"},
     {"dequantScaleWDkvKrOptional", {2}, "MP-04"},
-    {"quantScaleCkvOptional", {2}, "MP-04"},
+    {"quantScaleCkvOptional", {1, 2}, "MP-04"},  // 1: V3's per-tensor (1); the shape by scenario is MP-09
     {"quantScaleCkrOptional", {2}, "MP-04"},
     {"smoothScalesCqOptional", {2}, "MP-04"},
     {"queryOut", {3, 4}, "MP-04"},
@@ -224,7 +224,9 @@ inline constexpr ScenarioRow kScenarios[] = {
 // changes the row, not only the column.
 inline constexpr const char* kScenarioChoosers[] = {"tokenX", "weightUqQr", "kvCacheRef"};
 
-// MP-03: the caches' formats by cache mode (PA_NZ and PA_BLK_NZ also accept the FRACTAL_NZ tag).
+// MP-03: the caches' formats by cache mode (V1 / V2 and the C++ API: PA_NZ and PA_BLK_NZ also
+// accept the FRACTAL_NZ tag; aclnnMlaPrologV3WeightNz takes ND / NCHW in every mode, as the V3
+// tiling check's CheckKvCache / CheckKrCache).
 inline constexpr check::FormatRow kCacheFormatsPaBsnd[] = {{"kvCacheRef", {ND, NCHW}, "MP-03"},
                                                            {"krCacheRef", {ND, NCHW}, "MP-03"}};
 inline constexpr check::FormatRow kCacheFormatsPaNz[] = {{"kvCacheRef", {ND, NCHW, NZ}, "MP-03"},
@@ -327,10 +329,23 @@ inline constexpr check::ShapeRow<Sym> kShapes[] = {
     {"dequantScaleWDqOptional", {Sym::kOne, Sym::kHcq}, "MP-09"},
     {"dequantScaleWUqQrOptional", {Sym::kOne, Sym::kQCols}, "MP-09"},
     {"dequantScaleWDkvKrOptional", {Sym::kOne, Sym::kKCols}, "MP-09"},
-    {"quantScaleCkvOptional", {Sym::kOne, Sym::kHckv}, "MP-09"},
     {"quantScaleCkrOptional", {Sym::kOne, Sym::kDr}, "MP-09"},
     {"smoothScalesCqOptional", {Sym::kOne, Sym::kHcq}, "MP-09"},
 };
+
+// MP-09: quantScaleCkvOptional by KV quant kind. Per channel (PARTIAL_QUANT_KV_QUANT) and V1 / V2's
+// per tensor (FULL_QUANT_KV_QUANT, element 0 read): (1, Hckv); aclnnMlaPrologV3WeightNz's per
+// tensor (kvCacheQuantMode 1): (1), the vendor's V3 tiling check (FillFullKVQuantParamInfo).
+inline constexpr check::ShapeRow<Sym> kQuantScaleCkv[] = {{"quantScaleCkvOptional", {Sym::kOne, Sym::kHckv}, "MP-09"}};
+inline constexpr check::ShapeRow<Sym> kQuantScaleCkvPerTensorV3[] = {
+    {"quantScaleCkvOptional", {Sym::kOne}, "MP-09 per-tensor KV quant (kvCacheQuantMode 1)"}};
+
+// MP-10 (aclnnMlaPrologV3WeightNz): the scenarios in which the V3 tiling check expects
+// smoothScalesCqOptional; in the others it must be null (FillNonQuantParamInfo adds no row for it).
+inline constexpr MlaPrologScenario kSmoothScenariosV3[] = {
+    MlaPrologScenario::kPartialQuantKvNoQuant,      MlaPrologScenario::kPartialQuantKvQuant,
+    MlaPrologScenario::kFullQuantKvNoQuant,         MlaPrologScenario::kFullQuantKvQuant,
+    MlaPrologScenario::kPartialQuantKvQuantPerTile, MlaPrologScenario::kFullQuantKvQuantPerTile};
 
 }  // namespace mla_prolog_table
 

@@ -119,6 +119,9 @@ struct MlaPrologCaseConfig {
   std::vector<int64_t> seq_lens;
   // V3 per-tile KV quant (the *PerTile scenarios): kNopeClipAlphaOptional[0]
   double clip_alpha = 0.75;
+  // FULL_QUANT_KV_QUANT: quantScaleCkvOptional of shape (1), the form aclnnMlaPrologV3WeightNz
+  // takes (kvCacheQuantMode 1); false: V1 / V2's (1, Hckv), of which element 0 is read
+  bool quant_scale_ckv_1d = false;
   uint64_t seed = 1;
   uint8_t canary = 0xA5;            // initial byte of caches and outputs
   int64_t T() const {
@@ -332,6 +335,8 @@ inline MlaPrologCase make_mla_prolog_case(const MlaPrologCaseConfig& cfg) {
     if (cfg.smooth) c.smooth_scales_cq = random_f32({1, Hcq}, tensor_seed(cfg.seed, 15), 0.5, 1.5);
   }
   if (kvq && !per_tile) c.quant_scale_ckv = random_f32({1, Hckv}, tensor_seed(cfg.seed, 13), 10, 30);
+  if (full_kvq && cfg.quant_scale_ckv_1d)  // the same element 0, as a (1) tensor
+    c.quant_scale_ckv = from_values(DType::kFloat32, {1}, {c.quant_scale_ckv.get(0)});
   if (partial_kvq) c.quant_scale_ckr = random_f32({1, Dr}, tensor_seed(cfg.seed, 14), 20, 60);
 
   // outputs

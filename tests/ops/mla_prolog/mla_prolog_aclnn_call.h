@@ -78,6 +78,11 @@ inline aclnnStatus mla_prolog_phase1(const testdata::MlaPrologCase& c, const Mla
   MlaPrologArgs a = args_of(c);
   // V3 takes no (1) placeholder of dequantScaleQNopeOut: null outside FULL_QUANT_KV_QUANT
   if (call.v3 && c.cfg.scenario != MlaPrologScenario::kFullQuantKvQuant) a.passed[21] = false;
+  // V3 takes the per-tensor KV quant scale as (1) (kvCacheQuantMode 1): a case made with V1 / V2's
+  // (1, Hckv) passes its element 0, the one the operator reads, as a (1) view
+  TensorView& qs_ckv = a["quantScaleCkvOptional"];
+  if (call.v3 && c.cfg.scenario == MlaPrologScenario::kFullQuantKvQuant && qs_ckv.rank == 2)
+    qs_ckv = make_view(qs_ckv.data, qs_ckv.dtype, {1});
   if (call.mutate) call.mutate(a);
   const std::vector<AclTensor> t = a.guarded_tensors();
   std::string mode = mla_prolog_cache_mode_name(c.cfg.cache_mode);

@@ -229,6 +229,10 @@ TEST(MlaPrologErrors, MP09_Shapes) {
   expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "kvCacheRef", "MP-09 Nkv (the dim before the row)", reshape("kvCacheRef", {1, 16, 2, 512}));
   expect_rejected(FQ, ACLNN_ERR_PARAM_INVALID, "dequantScaleXOptional", "MP-09", reshape("dequantScaleXOptional", {1, 2}));
   expect_rejected(PKV, ACLNN_ERR_PARAM_INVALID, "quantScaleCkrOptional", "MP-09", reshape("quantScaleCkrOptional", {1, 32}));
+  // V1 / V2 take the per-tensor scale as (1, Hckv) too (V3's (1): MlaPrologV3Errors.MP09_QuantScaleCkvShapeByKvQuantMode)
+  for (MlaPrologScenario sc : {PKV, FKV})
+    expect_rejected(sc, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-09 shape; allowed [1, 512], got [1]",
+                    reshape("quantScaleCkvOptional", {1}));
   expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "dequantScaleQNopeOutOptional", "MP-09 (placeholder outside FULL_QUANT_KV_QUANT)",
                   reshape("dequantScaleQNopeOutOptional", {2}));  // outside FULL+KVq: (1) placeholder only
 }
@@ -550,6 +554,7 @@ TEST(MlaPrologTables, ShapeRows) {
   every_row(table::kShapesTnd, &vendor_case(NQ));
   every_row(table::kShapesBsh, &vendor_case(NQ, true));
   every_row(table::kShapes, nullptr);
+  every_row(table::kQuantScaleCkv, nullptr);
   for (const auto& row : table::kWeightShapes)
     for (size_t i : {size_t{0}, size_t{1}}) {  // [C1, R1, 16, c0]: C1 and R1 follow the logical shape
       std::vector<int64_t> bad = dims_of(args_of(vendor_case(NQ))[row.param]);

@@ -1,6 +1,7 @@
 // aclnnMlaPrologV3WeightNz through the C API: with the V2-equivalent mode tuples it is bitwise
-// V2; the α scales and queryNormOut against the float64 reference at the vendor's shapes; every
-// V3 rule (MP-19..MP-25, MP-01 for cacheIndexOptional) and the V3 ranges of MP-07 with its
+// V2; the α scales and queryNormOut against the float64 reference at the vendor's shapes;
+// per-tensor KV quant with quantScaleCkvOptional (1) against the reference; every V3 rule
+// (MP-19..MP-28, MP-01 for cacheIndexOptional, the V3 forms of MP-03 / MP-09 / MP-10) and the V3 ranges of MP-07 with its
 // status, message and proof that no output or cache byte changed; shapes at the new values of
 // the V3 ranges against the reference; the plain aclnnMlaPrologV3 (not supported). Every forced ISA.
 #include <gtest/gtest.h>
@@ -317,18 +318,83 @@ TEST(MlaPrologV3Errors, MP01_RequiredTensors) {
   EXPECT_EQ(mla_prolog_phase1(c, v3_call(), &ws, nullptr), ACLNN_ERR_PARAM_NULLPTR);
 }
 
-// actualSeqLenOptional is read only by the PA_BLK cache modes: elsewhere it is accepted and ignored.
-TEST(MlaPrologV3, ActualSeqLenIsIgnoredOutsidePaBlk) {
+// MP-26: actualSeqLenOptional only where it is read, the PA_BLK modes with tokenX [T, He] (the V3
+// tiling check expects it nowhere else); the C++ API (no V3 options) accepts and ignores it.
+TEST(MlaPrologV3Errors, MP26_ActualSeqLenOnlyInPaBlkWithTokensFlat) {
+  HostTensor lens = from_values(DType::kInt32, {3}, {1, 2, 3});
+  auto add_lens = [&lens]() {
+    return edit([&lens](MlaPrologArgs& a) {
+      a["actualSeqLenOptional"] = lens.view;
+      a.passed[a.index("actualSeqLenOptional")] = true;
+    });
+  };
+  const char* rule = "MP-26 given only in cache modes PA_BLK_BSND / PA_BLK_NZ with tokenX [T, He]";
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "actualSeqLenOptional", rule, add_lens());  // PA_BSND, [T, He]
+  expect_rejected(FKV, ACLNN_ERR_PARAM_INVALID, "actualSeqLenOptional", rule, add_lens(), "PA_NZ");
+  for (auto [mode, bsh] : {std::pair{MlaPrologCacheMode::kPaBlkBsnd, true}, std::pair{MlaPrologCacheMode::kBsnd, true},
+                           std::pair{MlaPrologCacheMode::kTnd, false}}) {
+    MlaPrologCaseConfig cfg = vendor_cfg(NQ, bsh, mode);
+    cfg.block_num = 3;
+    expect_rejected_in(testdata::make_mla_prolog_case(cfg), ACLNN_ERR_PARAM_INVALID, "actualSeqLenOptional", rule,
+                       add_lens());
+  }
+  // the C++ API ignores it outside the PA_BLK modes
   MlaPrologCaseConfig cfg = vendor_cfg(NQ, false, MlaPrologCacheMode::kPaBsnd);
   MlaPrologCase plain = testdata::make_mla_prolog_case(cfg);
-  ASSERT_EQ(mla_prolog_call(plain, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  uint64_t ws = 0;
+  ASSERT_EQ(mla_prolog_workspace_size(plain.params(), &ws), kSuccess) << last_error_message();
+  std::vector<char> w(ws);
+  ASSERT_EQ(mla_prolog(plain.params(), w.data(), ws), kSuccess) << last_error_message();
   MlaPrologCase with = testdata::make_mla_prolog_case(cfg);
-  with.actual_seq_len = from_values(DType::kInt32, {3}, {1, 2, 3});
-  ASSERT_EQ(mla_prolog_call(with, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  with.actual_seq_len = lens.clone();
+  ASSERT_EQ(mla_prolog(with.params(), w.data(), ws), kSuccess) << last_error_message();
   EXPECT_TRUE(testdata::same_bytes(plain.query_out, with.query_out));
   EXPECT_TRUE(testdata::same_bytes(plain.kv_cache, with.kv_cache));
 }
 
+// MP-10: smoothScalesCqOptional is null in NO_QUANT (the V3 tiling check expects it only in the
+// quantized scenarios); V1 / V2 keep accepting it there (docs/ops/mla_prolog.md).
+TEST(MlaPrologV3Errors, MP10_SmoothScalesOnlyInQuantizedScenarios) {
+  const MlaPrologCase& pq = v3_case(PQ);
+  HostTensor smooth = from_values(DType::kFloat32, {1, 1536}, std::vector<double>(1536, 1.0));
+  auto add_smooth = [&smooth]() {
+    return edit([&smooth](MlaPrologArgs& a) {
+      a["smoothScalesCqOptional"] = smooth.view;
+      a.passed[a.index("smoothScalesCqOptional")] = true;
+    });
+  };
+  expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, "smoothScalesCqOptional",
+                  "MP-10 must be absent (null) in scenario NO_QUANT", add_smooth());
+  MlaPrologCase v2 = testdata::make_mla_prolog_case(vendor_cfg(NQ, false, MlaPrologCacheMode::kPaBsnd));
+  MlaPrologCall v2_call;
+  v2_call.mutate = [&smooth](MlaPrologArgs& a) {
+    a["smoothScalesCqOptional"] = smooth.view;
+    a.passed[a.index("smoothScalesCqOptional")] = true;
+  };
+  EXPECT_EQ(mla_prolog_call(v2, v2_call), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  // accepted in every quantized scenario (the PQ case passes none: add one)
+  MlaPrologCase pq_smooth = pq.clone();
+  MlaPrologCall c = add_smooth();
+  c.v3 = true;
+  EXPECT_EQ(mla_prolog_call(pq_smooth, c), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+}
+
+// MP-03: V3 takes ND (or NCHW) caches in every cache mode; V1 / V2 also take the FRACTAL_NZ tag
+// in PA_NZ.
+TEST(MlaPrologV3Errors, MP03_CacheFormatsV3) {
+  for (const char* name : {"kvCacheRef", "krCacheRef"})
+    for (const char* mode : {"PA_NZ", "PA_BSND"})
+      expect_rejected(NQ, ACLNN_ERR_PARAM_INVALID, name, "MP-03", edit([name](MlaPrologArgs& a) {
+                        a[name].format = Format::kFractalNZ;
+                      }), mode);
+  MlaPrologCase v2 = testdata::make_mla_prolog_case(vendor_cfg(FKV, false, MlaPrologCacheMode::kPaNz));
+  MlaPrologCall v2_call;
+  v2_call.mutate = [](MlaPrologArgs& a) {
+    a["kvCacheRef"].format = Format::kFractalNZ;
+    a["krCacheRef"].format = Format::kFractalNZ;
+  };
+  EXPECT_EQ(mla_prolog_call(v2, v2_call), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+}
 
 // ---- the V3 cache modes and per-tile KV quant ----
 
@@ -369,6 +435,113 @@ TEST(MlaPrologV3, NewCacheModesAndPerTileAgainstReference) {
     cfg.kc_scale = k.sc == FKVT ? 10.0 : 1.0;
     expect_v3_matches_reference(testdata::make_mla_prolog_case(cfg));
   }
+}
+
+// ---- per-tensor KV quant: quantScaleCkvOptional (1) ----
+
+// FULL_QUANT_KV_QUANT (modes (2, 1, 1)) with quantScaleCkvOptional of shape (1), the shape the
+// vendor's V3 takes for per-tensor KV quant (FillFullKVQuantParamInfo of its tiling check), against
+// the reference under every ISA: both token layouts, paged and dense cache modes, with and without
+// the α scales and queryNormOut.
+TEST(MlaPrologV3, PerTensorKvQuantScaleOfShapeOneAgainstReference) {
+  struct Case {
+    MlaPrologCacheMode mode;
+    bool bsh, extras;
+  };
+  const Case cases[] = {{kPaBsnd, true, false},   {MlaPrologCacheMode::kPaNz, false, true}, {kBsnd, true, true},
+                        {kTnd, false, false},     {kPaBlkNz, false, true}};
+  for (const Case& k : cases) {
+    MlaPrologCaseConfig cfg = mode_cfg(FKV, k.mode, k.bsh);
+    cfg.quant_scale_ckv_1d = true;
+    cfg.query_norm = k.extras;
+    cfg.qc_qr_scale = k.extras ? 10.0 : 1.0;
+    cfg.kc_scale = k.extras ? 0.5 : 1.0;
+    cfg.smooth = k.extras;
+    const MlaPrologCase base = testdata::make_mla_prolog_case(cfg);
+    ASSERT_EQ(base.quant_scale_ckv.view.rank, 1);
+    SCOPED_TRACE(describe(cfg));
+    expect_v3_matches_reference(base);
+  }
+}
+
+// The (1) scale holds element 0 of V2's (1, Hckv): V3 writes V2's bytes.
+TEST(MlaPrologV3, PerTensorKvQuantScaleOfShapeOneIsV2Bitwise) {
+  MlaPrologCaseConfig cfg = vendor_cfg(FKV, true, MlaPrologCacheMode::kPaNz);
+  const MlaPrologCase v2_base = testdata::make_mla_prolog_case(cfg);
+  cfg.quant_scale_ckv_1d = true;
+  const MlaPrologCase v3_base = testdata::make_mla_prolog_case(cfg);
+  ASSERT_EQ(v3_base.quant_scale_ckv.get(0), v2_base.quant_scale_ckv.get(0));
+  for (Isa isa : runnable_isas()) {
+    set_isa(isa);
+    SCOPED_TRACE(isa_name(isa));
+    MlaPrologCase v2 = v2_base.clone(), v3 = v3_base.clone();
+    ASSERT_EQ(mla_prolog_call(v2), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(mla_prolog_call(v3, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    for (auto m : {&MlaPrologCase::query_out, &MlaPrologCase::query_rope_out, &MlaPrologCase::kv_cache,
+                   &MlaPrologCase::kr_cache, &MlaPrologCase::dequant_scale_q_nope_out})
+      EXPECT_TRUE(testdata::same_bytes(v2.*m, v3.*m));
+  }
+  reset_isa();
+}
+
+// MP-09 / MP-04 of quantScaleCkvOptional in V3: (1) in per-tensor KV quant ((1, Hckv), V2's shape,
+// is rejected, as the vendor's V3 rejects it), (1, Hckv) in per-channel KV quant; V2 keeps
+// (1, Hckv) for both (MlaPrologErrors.MP09_Shapes).
+TEST(MlaPrologV3Errors, MP09_QuantScaleCkvShapeByKvQuantMode) {
+  MlaPrologCaseConfig cfg = vendor_cfg(FKV, false, MlaPrologCacheMode::kPaBsnd);
+  cfg.quant_scale_ckv_1d = true;
+  const MlaPrologCase fkv = testdata::make_mla_prolog_case(cfg);
+  const MlaPrologCase& v2_shaped = v3_case(FKV);  // quantScaleCkv (1, 512)
+  static std::vector<float> backing(1024, 16.0f);  // room for every shape below
+  auto with_dims = [](std::vector<int64_t> dims) {
+    return edit([dims](MlaPrologArgs& a) {
+      a["quantScaleCkvOptional"] =
+          make_view(backing.data(), DType::kFloat32, dims.data(), static_cast<int>(dims.size()));
+    });
+  };
+  const char* per_tensor = "MP-09 per-tensor KV quant (kvCacheQuantMode 1) shape; allowed [1], got [1, 512]";
+  expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", per_tensor, edit([&](MlaPrologArgs& a) {
+                       a["quantScaleCkvOptional"] = v2_shaped.quant_scale_ckv.view;  // V1 / V2's (1, Hckv)
+                     }));
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{2}, std::vector<int64_t>{1, 1}, std::vector<int64_t>{512}})
+    expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-09 per-tensor KV quant",
+                       with_dims(dims));
+  expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-04", with_dims({1, 1, 1}));
+  expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-02", edit([](MlaPrologArgs& a) {
+                       a["quantScaleCkvOptional"].dtype = DType::kFloat16;
+                     }));
+  expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-10",
+                     edit([](MlaPrologArgs& a) { a.passed[a.index("quantScaleCkvOptional")] = false; }));
+  // per channel (modes (1, 2, 0)): (1, Hckv) only
+  const MlaPrologCase& pkv = v3_case(PKV);
+  expect_rejected_in(pkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-09 shape; allowed [1, 512], got [1]",
+                     with_dims({1}));
+}
+
+// The Python npu_mla_prolog_v3 plans through mla_prolog_make_plan with the V3 options (what
+// python/src/module.cpp passes): the same (1) rule.
+TEST(MlaPrologV3Errors, PerTensorQuantScaleCkvThroughTheV3Options) {
+  MlaPrologCheckOptions o;
+  o.op = "npu_mla_prolog_v3";
+  o.v3 = true;
+  o.modes.weight_quant_mode = 2;
+  o.modes.kv_cache_quant_mode = 1;
+  o.modes.query_quant_mode = 1;
+  MlaPrologCaseConfig cfg = vendor_cfg(FKV, true, MlaPrologCacheMode::kPaBsnd);
+  cfg.quant_scale_ckv_1d = true;
+  const MlaPrologCase one = testdata::make_mla_prolog_case(cfg);
+  OpPlan plan;
+  EXPECT_EQ(mla_prolog_make_plan(one.params(), o, &plan), kSuccess) << last_error_message();
+  const MlaPrologCase& two = v3_case(FKV);  // (1, Hckv)
+  OpPlan bad;
+  EXPECT_EQ(mla_prolog_make_plan(two.params(), o, &bad), kParamInvalid);
+  EXPECT_NE(std::string(last_error_message()).find("npu_mla_prolog_v3: quantScaleCkvOptional: MP-09 per-tensor"),
+            std::string::npos)
+      << last_error_message();
+  // the C++ API without the V3 options keeps V2's (1, Hckv)
+  uint64_t ws = 0;
+  EXPECT_EQ(mla_prolog_workspace_size(two.params(), &ws), kSuccess) << last_error_message();
+  EXPECT_EQ(mla_prolog_workspace_size(one.params(), &ws), kParamInvalid);
 }
 
 // A case of a new mode, built once per (scenario, mode, token layout).
