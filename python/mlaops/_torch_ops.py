@@ -64,6 +64,8 @@ def _schema(fn, returns, mutated=_MUTATED, drop=frozenset(), extra=(), types=Non
     for p in inspect.signature(fn).parameters.values():
         if p.name in drop:
             continue
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"{fn.__name__}: a torch schema needs named parameters, not *{p.name}")
         if p.kind == p.KEYWORD_ONLY and not star:
             parts.append("*")
             star = True
@@ -249,7 +251,7 @@ def _table():
         Op("npu", "npu_mla_prolog_v2", npu_mla_prolog_v2, None, 5, {}, providers=_TORCH_NPU),
         Op("npu", "npu_mla_prolog_v3", npu_mla_prolog_v3, None, 5, _V3_MUTATED, fake=_prolog_v3_fake,
            providers=_TORCH_NPU),
-        Op("npu", "npu_mla_prolog_v3_functional", npu_mla_prolog_v3_functional, None, 7, {},
+        Op("npu", "npu_mla_prolog_v3_functional", npu_mla_prolog_v3, npu_mla_prolog_v3_functional, 7, {},
            providers=_TORCH_NPU),
         Op("npu", "npu_fused_infer_attention_score", npu_fused_infer_attention_score, None, 2, {},
            fake=_fia_fake(False), providers=_TORCH_NPU),
@@ -278,7 +280,7 @@ def _table():
         # torch.ops.custom: the CANN torch extension's MlaPrologV3 (SGLang's call)
         Op("custom", "npu_mla_prolog_v3", npu_mla_prolog_v3, None, 5, _V3_MUTATED, fake=_prolog_v3_fake,
            providers=("custom_ops",)),
-        Op("custom", "npu_mla_prolog_v3_functional", npu_mla_prolog_v3_functional, None, 7, {},
+        Op("custom", "npu_mla_prolog_v3_functional", npu_mla_prolog_v3, npu_mla_prolog_v3_functional, 7, {},
            providers=("custom_ops",)),
     ]
     if sgl is not None:  # sgl-kernel-npu's torch.ops.npu.mla_preprocess: 4 outputs
