@@ -299,13 +299,17 @@ def cast(x, fmt):
         if x._nz.fmt == fmt:
             return x
         return NZTensor.from_nd(x.values()) if fmt == ACL_FORMAT_NZ else x.values().clone()
-    if fmt == ACL_FORMAT_ND:
-        return x
-    if x.dim() < 2:
-        warnings.warn(f"npu_format_cast: FRACTAL_NZ needs a tensor of rank >= 2; a rank-{x.dim()} tensor stays ND",
-                      stacklevel=3)
+    if fmt == ACL_FORMAT_ND or _stays_nd(x, "npu_format_cast"):
         return x
     return NZTensor.from_nd(x)
+
+
+def _stays_nd(x, fn):
+    """torch_npu's rule for a rank < 2 tensor: no NZ, a warning, the tensor stays ND."""
+    if x.dim() >= 2:
+        return False
+    warnings.warn(f"{fn}: FRACTAL_NZ needs a tensor of rank >= 2; a rank-{x.dim()} tensor stays ND", stacklevel=4)
+    return True
 
 
 def cast_(x, fmt):
@@ -316,11 +320,7 @@ def cast_(x, fmt):
         if fmt == ACL_FORMAT_NZ and len(x._nz.shape) < 2:
             return x
         return x.set_format_(fmt)
-    if fmt == ACL_FORMAT_ND:
-        return x
-    if x.dim() < 2:
-        warnings.warn(f"npu_format_cast_: FRACTAL_NZ needs a tensor of rank >= 2; a rank-{x.dim()} tensor stays ND",
-                      stacklevel=3)
+    if fmt == ACL_FORMAT_ND or _stays_nd(x, "npu_format_cast_"):
         return x
     raise TypeError("npu_format_cast_: a plain CPU tensor cannot change its storage format in place (its memory is "
                     "owned by torch); use t = npu_format_cast(t, 29), or npu_format_cast_ on a tensor that "

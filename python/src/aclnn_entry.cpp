@@ -112,6 +112,19 @@ Result run(aclnnStatus phase1, uint64_t bytes, aclOpExecutor* executor, Execute 
   return {st, st == ACLNN_SUCCESS ? std::string() : std::string(aclGetRecentErrMsg())};
 }
 
+// The attributes both entry points take.
+struct Attrs {
+  std::string layout;
+  int64_t num_heads, kv_heads, inner;
+  double scale;
+};
+
+Attrs attrs_of(const nb::dict& a) {
+  return {nb::cast<std::string>(a["input_layout"]), nb::cast<int64_t>(a["num_heads"]),
+          nb::cast<int64_t>(a["num_key_value_heads"]), nb::cast<int64_t>(a["inner_precise"]),
+          nb::cast<double>(a["scale_value"])};
+}
+
 // aclnnIncreFlashAttentionV4, the call torch_npu's npu_incre_flash_attention makes.
 Result incre_flash_attention(const nb::dict& t, std::optional<std::vector<int64_t>> actual_seq_lengths,
                              const nb::dict& a) {
@@ -132,17 +145,15 @@ Result incre_flash_attention(const nb::dict& t, std::optional<std::vector<int64_
   const aclTensor* kv_pad = acl.tensor(entry(t, "kv_padding_size"), "kv_padding_size");
   const aclTensor* out = acl.tensor(entry(t, "attention_out"), "attention_out");
   const aclIntArray* lens = acl.ints(actual_seq_lengths);
-  std::string layout = nb::cast<std::string>(a["input_layout"]);
-  const int64_t num_heads = nb::cast<int64_t>(a["num_heads"]), kv_heads = nb::cast<int64_t>(a["num_key_value_heads"]);
-  const int64_t block_size = nb::cast<int64_t>(a["block_size"]), inner = nb::cast<int64_t>(a["inner_precise"]);
-  const double scale = nb::cast<double>(a["scale_value"]);
+  Attrs at = attrs_of(a);
+  const int64_t block_size = nb::cast<int64_t>(a["block_size"]);
 
   nb::gil_scoped_release release;
   uint64_t bytes = 0;
   aclOpExecutor* executor = nullptr;
   const aclnnStatus st = aclnnIncreFlashAttentionV4GetWorkspaceSize(
       query, key, value, pse, mask, lens, deq1, qs1, deq2, qs2, qo2, aq_scale, aq_offset, block_table, kv_pad,
-      num_heads, scale, layout.data(), kv_heads, block_size, inner, out, &bytes, &executor);
+      at.num_heads, at.scale, at.layout.data(), at.kv_heads, block_size, at.inner, out, &bytes, &executor);
   return run(st, bytes, executor, aclnnIncreFlashAttentionV4);
 }
 
@@ -163,18 +174,16 @@ Result prompt_flash_attention(const nb::dict& t, std::optional<std::vector<int64
   const aclTensor* out = acl.tensor(entry(t, "attention_out"), "attention_out");
   const aclIntArray* lens = acl.ints(actual_seq_lengths);
   const aclIntArray* lens_kv = acl.ints(actual_seq_lengths_kv);
-  std::string layout = nb::cast<std::string>(a["input_layout"]);
-  const int64_t num_heads = nb::cast<int64_t>(a["num_heads"]), kv_heads = nb::cast<int64_t>(a["num_key_value_heads"]);
+  Attrs at = attrs_of(a);
   const int64_t pre = nb::cast<int64_t>(a["pre_tokens"]), next = nb::cast<int64_t>(a["next_tokens"]);
-  const int64_t sparse = nb::cast<int64_t>(a["sparse_mode"]), inner = nb::cast<int64_t>(a["inner_precise"]);
-  const double scale = nb::cast<double>(a["scale_value"]);
+  const int64_t sparse = nb::cast<int64_t>(a["sparse_mode"]);
 
   nb::gil_scoped_release release;
   uint64_t bytes = 0;
   aclOpExecutor* executor = nullptr;
   const aclnnStatus st = aclnnPromptFlashAttentionV3GetWorkspaceSize(
-      query, key, value, pse, mask, lens, lens_kv, deq1, qs1, deq2, qs2, qo2, num_heads, scale, pre, next,
-      layout.data(), kv_heads, sparse, inner, out, &bytes, &executor);
+      query, key, value, pse, mask, lens, lens_kv, deq1, qs1, deq2, qs2, qo2, at.num_heads, at.scale, pre, next,
+      at.layout.data(), at.kv_heads, sparse, at.inner, out, &bytes, &executor);
   return run(st, bytes, executor, aclnnPromptFlashAttentionV3);
 }
 
