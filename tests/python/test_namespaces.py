@@ -155,6 +155,51 @@ def test_never_shadows_an_installed_provider(tmp_path):
         set(skipped)
 
 
+def test_sgl_kernel_npu_name_is_registered_by_module_path(tmp_path):
+    """torch.ops.npu.mla_preprocess is registered from mlaops._sgl_kernel_npu.mla_preprocess when
+    that module is in the package (here a stand-in with sgl-kernel-npu's signature and its four
+    outputs, forwarding to npu_mla_preprocess), and the call reaches it."""
+    code = textwrap.dedent("""
+        import sys, types
+        fake = types.ModuleType("mlaops._sgl_kernel_npu")
+
+        def mla_preprocess(hiddenState, gamma0, beta0, wdqkv, descale0, gamma1, beta1, wuq, descale1, gamma2, cos,
+                           sin, wuk, kv_cache, kv_cache_rope, slotmapping, quant_scale0, quant_offset0, bias0,
+                           quant_scale1, quant_offset1, bias1, *, ctkv_scale=None, q_nope_scale=None,
+                           cache_mode=None, quant_mode=None, q_out0=None, kv_cache_out0=None, q_out1=None,
+                           kv_cache_out1=None):
+            import mlaops
+            return mlaops.npu_mla_preprocess(
+                hiddenState, gamma0, beta0, wdqkv, descale0, gamma1, beta1, wuq, descale1, gamma2, cos, sin, wuk,
+                kv_cache, kv_cache_rope, slotmapping, quant_scale0=quant_scale0, quant_offset0=quant_offset0,
+                bias0=bias0, quant_scale1=quant_scale1, quant_offset1=quant_offset1, bias1=bias1,
+                ctkv_scale=ctkv_scale, q_nope_scale=q_nope_scale, cache_mode=cache_mode or "krope_ctkv",
+                quant_mode=quant_mode or "per_tensor_quant_asymm",
+                q_out0=q_out0, kv_cache_out0=kv_cache_out0, q_out1=q_out1, kv_cache_out1=kv_cache_out1)[:4]
+        fake.mla_preprocess = mla_preprocess
+        sys.modules["mlaops._sgl_kernel_npu"] = fake
+        import torch, mlaops
+        from test_mla_preprocess import make
+        schema = str(torch.ops.npu.mla_preprocess.default._schema)
+        assert "Tensor(a!)? q_out0=None" in schema and schema.endswith("-> (Tensor?, Tensor?, Tensor?, Tensor?)")
+        args, kw, _, _ = make(74, 1)
+        quant = [kw.pop(k) for k in ("quant_scale0", "quant_offset0", "bias0", "quant_scale1", "quant_offset1",
+                                     "bias1")]
+        want = mlaops.npu_mla_preprocess(*args[:13], args[13].clone(), args[14].clone(), args[15], **kw,
+                                         **dict(zip(("quant_scale0", "quant_offset0", "bias0", "quant_scale1",
+                                                     "quant_offset1", "bias1"), quant)))
+        got = torch.ops.npu.mla_preprocess(*args, *quant, **kw)
+        assert len(got) == 4 and got[1] is args[13]
+        assert all(torch.equal(a, b) for a, b in zip(got, want[:4]))
+        print("ok")
+    """)
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, PYTHONPATH=here + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("ok"), out.stderr
+
+
 def test_never_shadows_an_op_already_registered(tmp_path):
     """Another library defined torch.ops.custom.npu_mla_prolog_v3 first: mlaops leaves it alone."""
     registered, skipped = _probe("""
