@@ -9,6 +9,11 @@ except ImportError:  # pragma: no cover - exercised only without torch
 
 import ml_dtypes
 
+if torch is not None:
+    from ._nz import NZTensor
+else:  # pragma: no cover
+    NZTensor = None
+
 ACL_BF16 = 27
 ACL_FORMAT_ND = 2
 ACL_FORMAT_NZ = 29
@@ -21,10 +26,23 @@ def is_torch(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+def is_nz(x):
+    """An NZ tensor (npu_format_cast(t, 29) of a torch tensor, python/mlaops/_nz.py)."""
+    return NZTensor is not None and isinstance(x, NZTensor)
+
+
 def spec(x, fmt=ACL_FORMAT_ND):
-    """The extension module's tuple for one tensor argument (None stays None)."""
+    """The extension module's tuple for one tensor argument (None stays None). `fmt` is the format
+    a plain tensor is passed with; an NZ tensor passes its own: in FRACTAL_NZ its NZ storage with
+    the logical shape (what torch_npu hands aclCreateTensor: view dims, storage dims; the caller
+    has refused views, NZ-01), after npu_format_cast_(t, 2) its ND values."""
     if x is None:
         return None
+    if is_nz(x):
+        if x.npu_format != ACL_FORMAT_NZ:
+            return spec(x.values())
+        assert x.is_whole(), "NZ views are refused before (python/mlaops/_args.py, NZ-01)"
+        return (x.nz_storage(), -1, ACL_FORMAT_NZ, tuple(int(s) for s in x.shape))
     if is_torch(x):
         if x.device.type != "cpu":
             raise ValueError(f"mlaops runs on the CPU; got a tensor on {x.device}")

@@ -1,7 +1,10 @@
 // Python objects -> mlaops::TensorView (convert.h).
 #include "convert.h"
 
+#include <nanobind/stl/vector.h>
+
 #include <string>
+#include <vector>
 
 #include "mlaops/dtype.h"
 
@@ -40,8 +43,8 @@ int32_t acl_dtype_of(nb::dlpack::dtype t) {
 }
 
 TensorView Bound::view(nb::handle spec, const char* name) {
-  if (!nb::isinstance<nb::tuple>(spec) || nb::len(spec) != 3)
-    throw nb::type_error((std::string(name) + ": expected an (array, dtype, format) tuple").c_str());
+  if (!nb::isinstance<nb::tuple>(spec) || (nb::len(spec) != 3 && nb::len(spec) != 4))
+    throw nb::type_error((std::string(name) + ": expected an (array, dtype, format[, logical dims]) tuple").c_str());
   nb::tuple t = nb::borrow<nb::tuple>(spec);
   Array a;
   if (!nb::try_cast<Array>(t[0], a))
@@ -65,6 +68,18 @@ TensorView Bound::view(nb::handle spec, const char* name) {
   }
   v.storage_rank = v.rank;
   for (int i = 0; i < v.rank; ++i) v.storage_dims[i] = v.dims[i];
+  if (nb::len(spec) == 4) {  // an NZ tensor: the array is its storage, the view its logical shape
+    const auto logical = nb::cast<std::vector<int64_t>>(t[3]);
+    if (logical.size() > static_cast<size_t>(kMaxRank))
+      throw nb::value_error((std::string(name) + ": rank above 8").c_str());
+    v.rank = static_cast<int>(logical.size());
+    int64_t step = 1;
+    for (int i = v.rank - 1; i >= 0; --i) {
+      v.dims[i] = logical[static_cast<size_t>(i)];
+      v.strides[i] = step;
+      step *= v.dims[i] > 0 ? v.dims[i] : 1;
+    }
+  }
   arrays_.push_back(a);
   return v;
 }

@@ -4,7 +4,10 @@
 // (array, acl_dtype, acl_format): `array` is anything nanobind's ndarray accepts (a torch tensor
 // or numpy array, through DLPack or the buffer protocol, zero-copy), `acl_dtype` is -1 (take the
 // array's own dtype) or an aclDataType value (numpy bf16 arrives as a uint16 view with 27),
-// `acl_format` is an aclFormat value (29 for FRACTAL_NZ weights, else 2).
+// `acl_format` is an aclFormat value (29 for FRACTAL_NZ weights, else 2). An NZ tensor of
+// torch_npu's kind arrives as (storage, acl_dtype, 29, logical dims): the view takes the logical
+// dims with row-major strides and the array's shape as its storage dims, as torch_npu passes it
+// to aclCreateTensor.
 #pragma once
 
 #include <nanobind/nanobind.h>

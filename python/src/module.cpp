@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "aclnn_entry.h"
 #include "convert.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/mla_preprocess.h"
@@ -250,4 +251,6 @@ NB_MODULE(_mlaops, m) {
   m.def("fused_infer_attention_score", &fused_infer_attention_score, nb::arg("tensors"),
         nb::arg("actual_seq_lengths").none(), nb::arg("actual_seq_lengths_kv").none(),
         nb::arg("actual_shared_prefix_len").none(), nb::arg("attrs"), nb::arg("plan_only") = false);
+  // IncreFlashAttention / PromptFlashAttention through their aclnn C entry points (aclnn_entry.h)
+  mlaops::py::def_aclnn_entries(m);
 }

@@ -55,6 +55,16 @@ PREPROCESS_KW = dict(quant_scale0=None, quant_offset0=None, bias0=None, quant_sc
                      quant_mode="per_tensor_quant_asymm", enable_inner_out=False, q_out0=None, kv_cache_out0=None,
                      q_out1=None, kv_cache_out1=None, inner_out=None)
 
+# npu_incre_flash_attention / npu_prompt_flash_attention (op_plugin_functions.yaml)
+IFA_KW = dict(padding_mask=None, atten_mask=None, pse_shift=None, actual_seq_lengths=None, antiquant_scale=None,
+              antiquant_offset=None, block_table=None, dequant_scale1=None, quant_scale1=None, dequant_scale2=None,
+              quant_scale2=None, quant_offset2=None, kv_padding_size=None, num_heads=1, scale_value=1.0,
+              input_layout="BSH", num_key_value_heads=0, block_size=0, inner_precise=1)
+PFA_KW = dict(padding_mask=None, atten_mask=None, pse_shift=None, actual_seq_lengths=None, deq_scale1=None,
+              quant_scale1=None, deq_scale2=None, quant_scale2=None, quant_offset2=None, num_heads=1, scale_value=1.0,
+              pre_tokens=2147473647, next_tokens=0, input_layout="BSH", num_key_value_heads=0,
+              actual_seq_lengths_kv=None, sparse_mode=0)
+
 
 def _check_signature(fn, positional, keywords):
     params = list(inspect.signature(fn).parameters.values())
@@ -72,24 +82,34 @@ def test_signatures():
     _check_signature(mlaops.npu_fused_infer_attention_score_v2, ["query", "key", "value"], FIA_V2_KW)
     _check_signature(mlaops.npu_mla_prolog_v3, PROLOG_V3_POS, PROLOG_V3_KW)
     _check_signature(mlaops.npu_mla_preprocess, PREPROCESS_POS, PREPROCESS_KW)
+    _check_signature(mlaops.npu_incre_flash_attention, ["query", "key", "value"], IFA_KW)
+    _check_signature(mlaops.npu_prompt_flash_attention, ["query", "key", "value"], PFA_KW)
+    _check_signature(mlaops.npu_format_cast, ["input", "acl_format", "customize_dtype"], {})
+    _check_signature(mlaops.npu_format_cast_, ["input", "acl_format"], {})
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.int8])
 @pytest.mark.parametrize("shape", [(64, 96), (40, 70), (3, 32, 48)])
 def test_format_cast_round_trip(dtype, shape):
+    """torch: the logical shape with NZ storage [..., C1, R1, 16, c0] and back; numpy: the storage
+    array itself (the same bytes) and back to the padded matrix."""
     w = (torch.randn(shape) * 50).to(dtype)
     nz = mlaops.npu_format_cast(w, 29)
     c0 = 32 if dtype == torch.int8 else 16
     k, n = shape[-2:]
-    assert nz.shape == tuple(shape[:-2]) + (-(-n // c0), -(-k // 16), 16, c0)
-    back = mlaops.npu_format_cast(nz, 2)
-    assert torch.equal(back[..., :k, :n], w)
-    assert not back[..., k:, :].any() and not back[..., :, n:].any()
+    storage = tuple(shape[:-2]) + (-(-n // c0), -(-k // 16), 16, c0)
+    assert nz.shape == w.shape and nz.stride() == w.stride() and mlaops.get_npu_format(nz) == 29
+    assert nz.nz_storage().shape == storage
+    assert torch.equal(nz, w) and torch.equal(mlaops.npu_format_cast(nz, 2), w)
     if len(shape) == 2:  # the reference's own NZ reading agrees
-        np.testing.assert_array_equal(nz_to_nd(f64(nz), k, n), f64(w))
+        np.testing.assert_array_equal(nz_to_nd(f64(nz.nz_storage()), k, n), f64(w))
     wn = w.view(torch.int16).numpy().view(ml_dtypes.bfloat16) if dtype == torch.bfloat16 else w.numpy()
-    np.testing.assert_array_equal(f64(mlaops.npu_format_cast(wn, 29)), f64(nz))
-    assert mlaops.npu_format_cast(nz, 29) is nz
+    sn = mlaops.npu_format_cast(wn, 29)
+    np.testing.assert_array_equal(f64(sn), f64(nz.nz_storage()))
+    back = mlaops.npu_format_cast(sn, 2)
+    np.testing.assert_array_equal(f64(back[..., :k, :n]), f64(w))
+    assert not f64(back[..., k:, :]).any() and not f64(back[..., :, n:]).any()
+    assert mlaops.npu_format_cast(nz, 29) is nz and mlaops.npu_format_cast(w, 2) is w
 
 
 def test_format_cast_rejects_other_formats():
@@ -183,7 +203,8 @@ def test_drop_in_module():
     for name in ("npu_mla_prolog", "npu_mla_prolog_v2", "npu_fused_infer_attention_score",
                  "npu_fused_infer_attention_score_v2", "npu_format_cast", "npu_mla_prolog_v3",
                  "npu_mla_prolog_v3_functional", "_npu_fused_infer_attention_score_get_max_workspace",
-                 "_npu_fused_infer_attention_score_v2_get_max_workspace"):
+                 "_npu_fused_infer_attention_score_v2_get_max_workspace", "npu_format_cast_", "get_npu_format",
+                 "npu_incre_flash_attention", "npu_prompt_flash_attention"):
         assert getattr(torch_npu, name) is getattr(mlaops, name)
     assert torch_npu.atb.npu_mla_preprocess is mlaops.npu_mla_preprocess
     assert callable(torch_npu.npu_fused_infer_attention_score.out)

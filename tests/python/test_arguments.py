@@ -1,5 +1,5 @@
 """Required tensor arguments given as None or as an object that is no tensor, for every public
-function and every torch.ops.mlaops operator (docs/python.md "Errors"): None raises mlaops.Error
+operator function and every torch.ops.mlaops operator (docs/python.md "Errors"): None raises mlaops.Error
 161001 naming the function and the parameter, a list / float raises TypeError in torch's words
 (torch's own schema error for torch.ops.mlaops), and no cache or output byte is written."""
 import inspect
@@ -57,6 +57,8 @@ def _calls():
         ("_npu_fused_infer_attention_score_v2_get_max_workspace",
          mlaops._npu_fused_infer_attention_score_v2_get_max_workspace, fia, v2_kw, ()),
         ("npu_format_cast", mlaops.npu_format_cast, (torch.ones(32, 32, dtype=torch.bfloat16), 29), {}, ()),
+        ("npu_incre_flash_attention", mlaops.npu_incre_flash_attention, fia, v1_kw, ()),
+        ("npu_prompt_flash_attention", mlaops.npu_prompt_flash_attention, fia, v1_kw, ()),
     ]
 
 
@@ -96,9 +98,10 @@ def test_every_function_and_its_required_tensors_are_covered():
     prolog, fia = 11, 3  # the prologs' positional tensors less cache_index (V1 / V2) or with it a keyword (V3)
     assert counts == {"npu_mla_prolog": prolog, "npu_mla_prolog_v2": prolog, "npu_mla_prolog_v3": prolog,
                       "npu_mla_prolog_v3_functional": prolog, "npu_mla_preprocess": 13, "_C_ascend.mla_preprocess": 9,
-                      **{name: fia for name, *_ in CALLS[6:12]}, "npu_format_cast": 1}
+                      **{name: fia for name, *_ in CALLS[6:12]}, "npu_format_cast": 1,
+                      "npu_incre_flash_attention": fia, "npu_prompt_flash_attention": fia}
     for i, (name, fn, args, kw, _) in enumerate(CALLS):  # each call is valid as given
-        if name.startswith("npu_fused") or name.startswith("_npu") or name == "npu_format_cast":
+        if "attention" in name or name.startswith("_npu") or name == "npu_format_cast":
             fn(*args, **kw)
 
 
@@ -119,7 +122,8 @@ def test_wrong_type_for_a_required_tensor(i, param, wrong):
     name = CALLS[i][0]
     with pytest.raises(TypeError) as e:
         _run_with(i, param, WRONG[wrong])
-    bad = "float" if param in ("key", "value") and wrong == "list" else wrong  # key / value: [1.0] is a list
+    lists = param in ("key", "value") and name != "npu_prompt_flash_attention"  # PFA: single key / value
+    bad = "float" if lists and wrong == "list" else wrong  # key / value lists: [1.0] is a list of a float
     assert f"{name}(): argument '{param}" in str(e.value) and str(e.value).endswith(f", not {bad}")
 
 
@@ -151,7 +155,8 @@ def test_key_value_lists_and_out():
 
 # torch.ops.mlaops.*: the required Tensor arguments of each schema
 OPS = {"npu_mla_prolog": 0, "npu_mla_prolog_v2": 1, "npu_mla_prolog_v3": 2, "npu_mla_preprocess": 4,
-       "npu_fused_infer_attention_score": 6, "npu_fused_infer_attention_score_v2": 7}
+       "npu_fused_infer_attention_score": 6, "npu_fused_infer_attention_score_v2": 7,
+       "npu_incre_flash_attention": 13, "npu_prompt_flash_attention": 14}
 
 
 def _op_required(op):
@@ -181,7 +186,7 @@ def _op_args(op):
 
 
 def test_op_cases_cover_every_schema():
-    assert len(OP_CASES) == 12 + 12 + 11 + 13 + 3 + 3
+    assert len(OP_CASES) == 12 + 12 + 11 + 13 + 3 + 3 + 3 + 3
 
 
 @pytest.mark.parametrize("op,param", OP_CASES, ids=[f"{o}-{p}" for o, p in OP_CASES])

@@ -10,6 +10,12 @@ from test_mla_prolog import make_inputs
 MASK = torch.triu(torch.ones(2048, 2048, dtype=torch.bool), diagonal=1)
 
 
+def storage_form(args):
+    """The NZ weights (torch_npu NZ tensors) as their plain 4-D storage tensors, the aclnn
+    examples' form of FRACTAL_NZ: torch.library.opcheck and torch.compile take plain tensors."""
+    return tuple(a.nz_storage() if torch.is_tensor(a) and mlaops.get_npu_format(a) == 29 else a for a in args)
+
+
 def _fia_cases():
     g = torch.Generator().manual_seed(3)
     q = torch.randn(2, 1, 64, generator=g).bfloat16()
@@ -51,7 +57,7 @@ def test_prolog_op_matches_function_and_opcheck(op):
     got = getattr(torch.ops.mlaops, op)(*args, **kw)
     assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
     assert torch.equal(args[10], ref_args[10]) and torch.equal(args[11], ref_args[11])  # in place
-    fresh = args[:10] + (torch.zeros_like(args[10]), torch.zeros_like(args[11]))
+    fresh = storage_form(args[:10]) + (torch.zeros_like(args[10]), torch.zeros_like(args[11]))
     torch.library.opcheck(getattr(torch.ops.mlaops, op).default, fresh, kw)
 
 
@@ -67,6 +73,7 @@ def test_fia_op_matches_function_and_opcheck(case):
 
 def test_torch_compile_traces_a_decode_step():
     args, kw, _, _ = make_inputs(22, 4)
+    args = storage_form(args)
     kv_cache, kr_cache = args[10], args[11]
 
     def step(x):

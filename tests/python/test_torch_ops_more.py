@@ -6,6 +6,7 @@ import torch
 import mlaops
 from test_mla_preprocess import make as make_preprocess
 from test_mla_prolog import make_inputs
+from test_torch_ops import storage_form
 
 
 def test_schemas_declare_the_mutated_caches():
@@ -28,7 +29,7 @@ def test_prolog_v3_op_matches_function_and_opcheck(quant, flag):
     for a, b in zip(got, want):
         assert a.dtype == b.dtype and torch.equal(a, b)
     assert torch.equal(v3[9], ref[9]) and torch.equal(v3[10], ref[10])
-    fresh = v3[:9] + (torch.zeros_like(v3[9]), torch.zeros_like(v3[10]))
+    fresh = storage_form(v3[:9]) + (torch.zeros_like(v3[9]), torch.zeros_like(v3[10]))
     torch.library.opcheck(torch.ops.mlaops.npu_mla_prolog_v3.default, fresh, kw)
 
 
@@ -42,6 +43,6 @@ def test_preprocess_op_matches_function_and_opcheck(cm, inner):
     assert torch.equal(got[0], q0) and torch.equal(args[13], ref[13])
     assert got[1].shape == (0,) if cm == 0 else torch.equal(got[1], q1)
     assert got[2].shape == (0,) if not inner else torch.equal(got[2], qd)
-    fresh = args[:13] + (torch.zeros_like(args[13]), None if args[14] is None else torch.zeros_like(args[14]),
-                         args[15])
+    fresh = storage_form(args[:13]) + (torch.zeros_like(args[13]),
+                                       None if args[14] is None else torch.zeros_like(args[14]), args[15])
     torch.library.opcheck(torch.ops.mlaops.npu_mla_preprocess.default, fresh, kw)
