@@ -13,14 +13,16 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mla_preprocess_rows.h"
 #include "mlaops/mla_preprocess.h"
+#include "mlaops/mlapo.h"
 #include "mlaops/plan.h"
 #include "ops/check_util.h"
 #include "ops/mla_preprocess_check.h"
 
 namespace mlaops {
 
-// PlanState::op of every MlaPreprocess plan.
+// PlanState::op of every MlaPreprocess plan, and of the serving stacks' MLAPO op's (mlaops/mlapo.h).
 inline constexpr const char* kMlaPreprocessOp = "mla_preprocess";
+inline constexpr const char* kMlapoOp = "mlapo";
 // The fewest tokens of a chunk one thread takes in the token-row steps (RmsNormQuant, dequant, RoPE rows).
 inline constexpr int64_t kMlaPreprocessRowsMinChunk = 4;
 
@@ -45,6 +47,8 @@ struct MlaPreprocessPlan final : detail::PlanState {
   bool fp16 = true;         // input dtype FP16 (else BF16)
   bool wuk_nz = false;
   bool q_down = false;      // qDownOut is written
+  bool first_norm = true;   // stage 1 RmsNormQuant (MlaPreprocess); false: the quant alone (the MLAPO op)
+  bool rope = true;         // RoPE rotation of q_rope / k_rope (false: the MLAPO op without cos / sin)
   MlaPreprocessCacheMode cache_mode = MlaPreprocessCacheMode::kKvCache;
   int64_t wdqkv_r1 = 0, wuq_r1 = 0;  // ceil(rows / 16) of the NZ weights (kernels/cpu/gemm.h GemmTArgs)
   int64_t wuk_ldb = 0, wuk_panel_stride = 0, wuk_head_stride = 0;  // wuk[h] as B [D, Hckv] panels (W = 16)
@@ -96,5 +100,18 @@ CallSignature mla_preprocess_signature(const MlaPreprocessParams& p);
 // Phase 1 with the given options (the C++ API: defaults; the aclnn layer: its name and the
 // vendor ranges). On error *plan is left invalid.
 Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreprocessCheckOptions& o, OpPlan* plan);
+
+// Phase 2 of a plan whose state the caller has checked (mla_preprocess_run, mlapo_run), on the
+// params with their unread tensors dropped: the call signature (MPP-18), the pointer rules, the
+// slot values and the workspace, then the run.
+Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocessParams& p, void* workspace,
+                              uint64_t workspace_size);
+
+// The MLAPO op (mlaops/mlapo.h) as MlaPreprocess's params: no gamma0 / beta0, the optional beta1 /
+// cos / sin absent when null, doRmsNorm = INT8 weights, epsilon 1e-6 (ops/mla_preprocess_mlapo.cpp).
+MlaPreprocessParams mlapo_params(const MlapoParams& p);
+// Phase 1 of the MLAPO op with `op` as the name in messages (the Python layer passes the serving
+// function's name).
+Status mlapo_make_plan(const MlapoParams& p, const char* op, OpPlan* plan);
 
 }  // namespace mlaops
