@@ -1,5 +1,6 @@
 """npu_mla_preprocess: MlaPreprocess (docs/ops/mla_preprocess.md) with torch_npu.atb's positional
-order and vllm-ascend's keywords (docs/python.md)."""
+order and vllm-ascend's keywords (docs/python.md); mlapo: the serving stacks' MLAPO op behind
+mlaops._C_ascend.mla_preprocess and mlaops._sgl_kernel_npu.mla_preprocess."""
 from . import _mlaops
 from ._args import checked
 from ._errors import Error, check
