@@ -107,9 +107,6 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreproces
 Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocessParams& p, void* workspace,
                               uint64_t workspace_size);
 
-// The MLAPO op (mlaops/mlapo.h) as MlaPreprocess's params: no gamma0 / beta0, the optional beta1 /
-// cos / sin absent when null, doRmsNorm = INT8 weights, epsilon 1e-6 (ops/mla_preprocess_mlapo.cpp).
-MlaPreprocessParams mlapo_params(const MlapoParams& p);
 // Phase 1 of the MLAPO op with `op` as the name in messages (the Python layer passes the serving
 // function's name).
 Status mlapo_make_plan(const MlapoParams& p, const char* op, OpPlan* plan);

@@ -716,42 +716,6 @@ Status run_ref(const MlaPreprocessParams& p, bool first_norm) {
 
 Status mla_preprocess_ref(const MlaPreprocessParams& p) { return run_ref(p, true); }
 
-Status mlapo_ref(const MlapoParams& m) {
-  // MLAPO's params in MlaPreprocess's slots; gamma0 / beta0 stay absent (not read)
-  const auto opt = [](const TensorView* t) { return t != nullptr ? *t : TensorView{}; };
-  MlaPreprocessParams p;
-  p.input = m.input;
-  p.quant_scale0 = m.quant_scale0;
-  p.quant_offset0 = m.quant_offset0;
-  p.wdqkv = m.wdqkv;
-  p.de_scale0 = m.de_scale0;
-  p.bias0 = m.bias0;
-  p.gamma1 = m.gamma1;
-  p.beta1 = opt(m.beta1);
-  p.quant_scale1 = m.quant_scale1;
-  p.quant_offset1 = m.quant_offset1;
-  p.wuq = m.wuq;
-  p.de_scale1 = m.de_scale1;
-  p.bias1 = m.bias1;
-  p.gamma2 = m.gamma2;
-  p.cos = opt(m.cos);
-  p.sin = opt(m.sin);
-  p.wuk = m.wuk;
-  p.kv_cache = m.kv_cache;
-  p.kv_cache_rope = m.kv_cache_rope;
-  p.slot_mapping = m.slot_mapping;
-  p.ctkv_scale = m.ctkv_scale;
-  p.q_nope_scale = m.q_nope_scale;
-  p.epsilon = 1e-6;
-  p.cache_mode = m.cache_mode;
-  p.quant_mode = m.quant_mode;
-  p.do_rms_norm = m.wdqkv.dtype == DType::kInt8;
-  p.q_out = m.q_out;
-  p.kv_cache_out = m.kv_cache_out;
-  p.q_rope_out = m.q_rope_out;
-  p.kr_cache_out = m.kr_cache_out;
-  p.q_down_out = m.q_down_out;
-  return run_ref(p, false);
-}
+Status mlapo_ref(const MlapoParams& m) { return run_ref(mlapo_as_mla_preprocess(m), false); }
 
 }  // namespace mlaops

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 
+#include "mlaops/dtype.h"
 #include "mlaops/export.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/plan.h"
@@ -72,6 +73,48 @@ struct MlapoParams {
   const TensorView* q_down_out = nullptr;    // [T, Hcq] dtype, optional (vllm-ascend's inner_out):
                                              //   dtype(RmsNorm(cq) * gamma1 + beta1)
 };
+
+// MlaPreprocess's params of the same tensors: the MLAPO op is MlaPreprocess's pipeline on them with
+// its own first stage. gamma0 / beta0 are absent (MlaPreprocess's own functions refuse that:
+// MPP-01), beta1 / cos / sin absent when null, doRmsNorm = INT8 weights, epsilon 1e-6 (the
+// kernel's constant). The operator (ops/mla_preprocess_mlapo.cpp) and its reference read the call
+// through it.
+inline MlaPreprocessParams mlapo_as_mla_preprocess(const MlapoParams& m) {
+  const auto view = [](const TensorView* t) { return t != nullptr ? *t : TensorView{}; };
+  MlaPreprocessParams p;
+  p.input = m.input;
+  p.quant_scale0 = m.quant_scale0;
+  p.quant_offset0 = m.quant_offset0;
+  p.wdqkv = m.wdqkv;
+  p.de_scale0 = m.de_scale0;
+  p.bias0 = m.bias0;
+  p.gamma1 = m.gamma1;
+  p.beta1 = view(m.beta1);
+  p.quant_scale1 = m.quant_scale1;
+  p.quant_offset1 = m.quant_offset1;
+  p.wuq = m.wuq;
+  p.de_scale1 = m.de_scale1;
+  p.bias1 = m.bias1;
+  p.gamma2 = m.gamma2;
+  p.cos = view(m.cos);
+  p.sin = view(m.sin);
+  p.wuk = m.wuk;
+  p.kv_cache = m.kv_cache;
+  p.kv_cache_rope = m.kv_cache_rope;
+  p.slot_mapping = m.slot_mapping;
+  p.ctkv_scale = m.ctkv_scale;
+  p.q_nope_scale = m.q_nope_scale;
+  p.epsilon = 1e-6;
+  p.cache_mode = m.cache_mode;
+  p.quant_mode = m.quant_mode;
+  p.do_rms_norm = m.wdqkv.dtype == DType::kInt8;
+  p.q_out = m.q_out;
+  p.kv_cache_out = m.kv_cache_out;
+  p.q_rope_out = m.q_rope_out;
+  p.kr_cache_out = m.kr_cache_out;
+  p.q_down_out = m.q_down_out;
+  return p;
+}
 
 // Phase 1: the rules of docs/ops/mla_preprocess.md (MPP-xx, and MPP-20 for cos / sin) and the
 // plan; nothing is read from tensor contents or written. On error *plan is left invalid.

@@ -17,6 +17,19 @@ def _nz_if_4d(x):
     return spec(x, ACL_FORMAT_NZ if x is not None and x.ndim == 4 else ACL_FORMAT_ND)
 
 
+def _outputs(x, cm, n, hckv, dr, hcq, enable_inner_out, q_out0, q_out1, inner_out):
+    """q_out0 [T, N, Hckv(+Dr in cacheMode 0)] (int8 in cacheMode 2), q_out1 [T, N, Dr] (not in
+    cacheMode 0) and, with enable_inner_out, inner_out [T, Hcq], each allocated when None."""
+    kind, dt, t = kind_of(x), dtype_name(x), int(x.shape[0])
+    if q_out0 is None:
+        q_out0 = empty(kind, (t, n, hckv + dr if cm == 0 else hckv), "int8" if cm == 2 else dt)
+    if q_out1 is None and cm != 0:
+        q_out1 = empty(kind, (t, n, dr), dt)
+    if inner_out is None and enable_inner_out:
+        inner_out = empty(kind, (t, hcq), dt)
+    return q_out0, q_out1, inner_out
+
+
 # descale0 / descale1: absent with weights in the input dtype, kv_cache_rope in cacheMode 0 (MPP-10)
 @checked("MPP-01", optional=("descale0", "descale1", "kv_cache_rope"))
 def npu_mla_preprocess(input, gamma0, beta0, wdqkv, descale0, gamma1, beta1, wuq, descale1, gamma2, cos, sin,
@@ -48,16 +61,8 @@ def npu_mla_preprocess(input, gamma0, beta0, wdqkv, descale0, gamma1, beta1, wuq
                             f"{'a quantized mode' if int8_weights else chr(34) + 'no_quant' + chr(34)} with "
                             f"{dtype_name(wdqkv)} wdqkv, got \"{quant_mode}\"")
     cm = _CACHE_MODES[cache_mode]
-    kind = kind_of(input)
-    t, n = int(input.shape[0]), int(wuk.shape[0])
-    hckv, dr, hcq = int(gamma2.shape[0]), int(cos.shape[-1]), int(gamma1.shape[0])
-    dt = dtype_name(input)
-    if q_out0 is None:
-        q_out0 = empty(kind, (t, n, hckv + dr if cm == 0 else hckv), "int8" if cm == 2 else dt)
-    if q_out1 is None and cm != 0:
-        q_out1 = empty(kind, (t, n, dr), dt)
-    if inner_out is None and enable_inner_out:
-        inner_out = empty(kind, (t, hcq), dt)
+    q_out0, q_out1, inner_out = _outputs(input, cm, int(wuk.shape[0]), int(gamma2.shape[0]), int(cos.shape[-1]),
+                                         int(gamma1.shape[0]), enable_inner_out, q_out0, q_out1, inner_out)
     cache_fmt = ACL_FORMAT_NZ if cm in (2, 3) else ACL_FORMAT_ND
     tensors = {
         "input": spec(input), "gamma0": spec(gamma0), "beta0": spec(beta0), "wdqkv": _nz_if_4d(wdqkv),
@@ -132,17 +137,10 @@ def mlapo(fn, cache_mode, quant_mode, enable_inner_out, *, hiddenState, wdqkv, d
     only with enable_inner_out; otherwise it is neither written nor checked). The new cache rows
     go into kv_cache_out0 / kv_cache_out1, by default kv_cache / kv_cache_rope (in place).
     Returns (q_out0, kv_cache_out0, q_out1, kv_cache_out1, inner_out)."""
-    kind, dt = kind_of(hiddenState), dtype_name(hiddenState)
-    t, n = int(hiddenState.shape[0]), int(wuk.shape[0])
-    hckv, hcq = int(gamma2.shape[0]), int(gamma1.shape[0])
     kv_op, kr_op = _nz_cache_view(kv_cache, cache_mode), _nz_cache_view(kv_cache_rope, cache_mode)
     dr = int(cos.shape[-1]) if cos is not None else _rope_dim(kv_op, kr_op, gamma2, cache_mode)
-    if q_out0 is None:
-        q_out0 = empty(kind, (t, n, hckv + dr if cache_mode == 0 else hckv), "int8" if cache_mode == 2 else dt)
-    if q_out1 is None and cache_mode != 0:
-        q_out1 = empty(kind, (t, n, dr), dt)
-    if inner_out is None and enable_inner_out:
-        inner_out = empty(kind, (t, hcq), dt)
+    q_out0, q_out1, inner_out = _outputs(hiddenState, cache_mode, int(wuk.shape[0]), int(gamma2.shape[0]), dr,
+                                         int(gamma1.shape[0]), enable_inner_out, q_out0, q_out1, inner_out)
     cache_fmt = ACL_FORMAT_NZ if cache_mode in (2, 3) else ACL_FORMAT_ND
     kv_out = kv_cache if kv_cache_out0 is None else kv_cache_out0
     kr_out = kv_cache_rope if kv_cache_out1 is None else kv_cache_out1
