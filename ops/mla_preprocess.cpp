@@ -47,7 +47,7 @@ inline float ld_dt(uint16_t v, bool fp16) { return fp16 ? fp16_to_float(v) : bf1
 
 // Per-call constants, read once (the small parameter tensors), as fp32 values.
 struct Consts {
-  std::vector<float> gamma0, beta0, gamma1, beta1, gamma2;
+  std::vector<float> gamma0, beta0, gamma1, beta1, gamma2;  // beta1 empty: none (the MLAPO op)
   std::vector<float> q_nope_scale;
   // deScale and bias per channel: the tensors' own values where they are FP32 / INT32 already
   // (no per-call copy: N * (D + Dr) values each at N = 128), else the converted copy.
@@ -80,10 +80,12 @@ Consts load_consts(const MlaPreprocessParams& p, const MlaPreprocessPlan& pl) {
   const MlaPreprocessShape& d = pl.dims;
   const bool f = pl.fp16;
   Consts c;
-  c.gamma0 = load_dt_vec(p.gamma0, d.He, f);
-  c.beta0 = load_dt_vec(p.beta0, d.He, f);
+  if (pl.first_norm) {  // the MLAPO op has no first-stage RmsNorm
+    c.gamma0 = load_dt_vec(p.gamma0, d.He, f);
+    c.beta0 = load_dt_vec(p.beta0, d.He, f);
+  }
   c.gamma1 = load_dt_vec(p.gamma1, d.Hcq, f);
-  c.beta1 = load_dt_vec(p.beta1, d.Hcq, f);
+  if (p.beta1.dtype != DType::kUndefined) c.beta1 = load_dt_vec(p.beta1, d.Hcq, f);  // optional in the MLAPO op
   c.gamma2 = load_dt_vec(p.gamma2, d.Hckv, f);
   if (pl.quant) {
     c.ds0 = load_descale(*p.de_scale0, d.m1_cols, c.ds0_v);
@@ -125,13 +127,14 @@ void rms_norm(const RunCtx& c, const float* v, const float* gamma, const float* 
   c.rk->norm(v, r, gamma, beta, n, y);
 }
 
-// RmsNormQuant of one row: quantMode 0 q = quant(y * (1/qs) + qo); quantMode 1
+// The activation quant of one fp32 row y: quantMode 0 q = quant(fp32(fp32(y * (1/qs)) + qo)), the
+// kernel's two vector steps (Muls, then Adds), each rounded to fp32 (tmp holds the product; the
+// row kernel's fused add of 1 * tmp + qo rounds once, as the kernel's Adds does); quantMode 1
 // s = max|y|/127, q = quant(y * (1/s)), returns s (0 for an all-zero row, q = 0).
-float rms_norm_quant(const RunCtx& c, const float* v, const float* gamma, const float* beta, int64_t n, float qs_inv,
-                     float qo, float* y, int8_t* q) {
-  rms_norm(c, v, gamma, beta, n, y);
+float quant_row(const RunCtx& c, const float* y, int64_t n, float qs_inv, float qo, float* tmp, int8_t* q) {
   if (!c.plan->per_token) {
-    c.rk->quant_f16(y, qs_inv, qo, n, q);
+    for (int64_t i = 0; i < n; ++i) tmp[i] = y[i] * qs_inv;
+    c.rk->quant_f16(tmp, 1.0f, qo, n, q);
     return 1.0f;
   }
   const float m = c.plan->cv->absmax(y, n);
@@ -142,6 +145,13 @@ float rms_norm_quant(const RunCtx& c, const float* v, const float* gamma, const 
   const float s = m / 127.0f;
   c.rk->quant_f16(y, 1.0f / s, 0.0f, n, q);
   return s;
+}
+
+// RmsNormQuant of one row: y = RmsNorm(v) * gamma + beta, then quant_row (tmp may be v).
+float rms_norm_quant(const RunCtx& c, const float* v, const float* gamma, const float* beta, int64_t n, float qs_inv,
+                     float qo, float* y, float* tmp, int8_t* q) {
+  rms_norm(c, v, gamma, beta, n, y);
+  return quant_row(c, y, n, qs_inv, qo, tmp, q);
 }
 
 // The scratch of per-thread buffer `slot` (the plan's off_scratch): GEMM scratch and row vectors.
@@ -164,7 +174,8 @@ void for_rows(const RunCtx& c, void (*fn)(const RunCtx&, int64_t, int64_t, int))
       &x);
 }
 
-// Step 1 for tokens [b, e) of the chunk: a0 = RmsNormQuant(input[t]).
+// Step 1 for tokens [b, e) of the chunk: a0 = RmsNormQuant(input[t]), or (the MLAPO op) the
+// quant of input[t] itself.
 void stage1_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   const MlaPreprocessParams& p = *c.p;
   const MlaPreprocessPlan& pl = *c.plan;
@@ -173,9 +184,11 @@ void stage1_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   float* const y = x + round_up(He * 4, kWorkspaceAlign) / 4;
   for (int64_t i = b; i < e; ++i) {
     c.rk->load_dt(p.input.ptr<const uint16_t>() + (c.t0 + i) * He, pl.fp16, x, He);
-    c.ws->at<double>(pl.off_scale)[2 * i] = rms_norm_quant(c, x, c.k->gamma0.data(), c.k->beta0.data(), He,
-                                                           c.k->qs0_inv, c.k->qo0, y,
-                                                           c.ws->at<int8_t>(pl.off_a0) + i * He);
+    int8_t* const a0 = c.ws->at<int8_t>(pl.off_a0) + i * He;
+    c.ws->at<double>(pl.off_scale)[2 * i] =
+        pl.first_norm
+            ? rms_norm_quant(c, x, c.k->gamma0.data(), c.k->beta0.data(), He, c.k->qs0_inv, c.k->qo0, y, x, a0)
+            : quant_row(c, x, He, c.k->qs0_inv, c.k->qo0, y, a0);
   }
 }
 
@@ -242,6 +255,18 @@ void project_wuq(const RunCtx& c) {
   t_gemm_all(c, c.plan->wuq_gemm, g);
 }
 
+// out = RoPE(v) with token t's cos / sin (Dr values), or v itself without RoPE (the MLAPO op
+// without cos / sin: the values as computed, already in the dtype).
+void rope_row(const RunCtx& c, const float* v, int64_t t, float* out) {
+  const MlaPreprocessPlan& pl = *c.plan;
+  const int64_t Dr = pl.dims.Dr;
+  if (!pl.rope) {
+    std::memcpy(out, v, static_cast<size_t>(Dr) * 4);
+    return;
+  }
+  pl.cv->rope_half(v, c.p->cos.ptr<const uint16_t>() + t * Dr, c.p->sin.ptr<const uint16_t>() + t * Dr, pl.fp16, Dr, out);
+}
+
 // Step 3 for tokens [b, e) of the chunk.
 void stage2_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   const MlaPreprocessParams& p = *c.p;
@@ -251,8 +276,10 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
   const kernels::MlaPreprocessRowKernels& rk = *c.rk;
   const bool f = pl.fp16;
   const CacheMode cm = pl.cache_mode;
-  float* const y = reinterpret_cast<float*>(thread_scratch(c, slot));  // [max(Hcq, Hckv)], then rope [Dr]
+  float* const y = reinterpret_cast<float*>(thread_scratch(c, slot));  // [max(Hcq, Hckv)], rope [Dr], tmp [Hcq]
   float* const rope = y + round_up(std::max(d.Hcq, d.Hckv) * 4, kWorkspaceAlign) / 4;
+  float* const tmp = rope + round_up(d.Dr * 4, kWorkspaceAlign) / 4;
+  const float* const beta1 = k.beta1.empty() ? nullptr : k.beta1.data();
   for (int64_t i = b; i < e; ++i) {
     const int64_t t = c.t0 + i;
     // m1 = dtype(dequant(acc1)), [ckv | kpe | cq], as fp32 values of the dtype
@@ -268,9 +295,9 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
     const float* cq = m1 + d.Hckv + d.Dr;
     if (pl.quant) {
       c.ws->at<double>(pl.off_scale)[2 * i + 1] = rms_norm_quant(
-          c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, k.qs1_inv, k.qo1, y, c.ws->at<int8_t>(pl.off_a1) + i * d.Hcq);
+          c, cq, k.gamma1.data(), beta1, d.Hcq, k.qs1_inv, k.qo1, y, tmp, c.ws->at<int8_t>(pl.off_a1) + i * d.Hcq);
     } else {
-      rms_norm(c, cq, k.gamma1.data(), k.beta1.data(), d.Hcq, y);
+      rms_norm(c, cq, k.gamma1.data(), beta1, d.Hcq, y);
       rk.store_dt(y, f, c.ws->at<uint16_t>(pl.off_a1) + i * d.Hcq, d.Hcq);
     }
     // qDownOut = dtype(RmsNorm(cq) * gamma1 + beta1) (y before the quant; the wuq operand without it)
@@ -284,8 +311,7 @@ void stage2_rows(const RunCtx& c, int64_t b, int64_t e, int slot) {
     } else {
       rk.store_dt(y, f, reinterpret_cast<uint16_t*>(kv_row), d.Hckv);
     }
-    pl.cv->rope_half(m1 + d.Hckv, p.cos.ptr<const uint16_t>() + t * d.Dr, p.sin.ptr<const uint16_t>() + t * d.Dr, f,
-                     d.Dr, rope);
+    rope_row(c, m1 + d.Hckv, t, rope);
     uint16_t* kr = cm == CacheMode::kKvCache ? reinterpret_cast<uint16_t*>(kv_row) + d.Hckv
                                              : c.ws->at<uint16_t>(pl.off_kr) + i * d.Dr;
     rk.store_dt(rope, f, kr, d.Dr);
@@ -359,9 +385,7 @@ void head(const RunCtx& c, int64_t h, int thread) {
       } else {
         rk.store_dt(q, f, p.q_out.ptr<uint16_t>() + row_out * q_width, d.Hckv);
       }
-      const float* qp = q0 + i * qld + d.D;
-      pl.cv->rope_half(qp, p.cos.ptr<const uint16_t>() + tk * d.Dr, p.sin.ptr<const uint16_t>() + tk * d.Dr, f, d.Dr,
-                       rope);
+      rope_row(c, q0 + i * qld + d.D, tk, rope);
       uint16_t* rope_out = cm == CacheMode::kKvCache ? p.q_out.ptr<uint16_t>() + row_out * q_width + d.Hckv
                                                      : p.q_rope_out->ptr<uint16_t>() + row_out * d.Dr;
       rk.store_dt(rope, f, rope_out, d.Dr);
@@ -424,6 +448,12 @@ Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params,
   const MlaPreprocessParams caller = mla_preprocess_unread_dropped(params);
   const MlaPreprocessPlan* pl = nullptr;
   MLAOPS_TRY(check::plan_state(plan, kMlaPreprocessOp, &pl));
+  return mla_preprocess_execute(*pl, p, workspace, workspace_size);
+}
+
+Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocessParams& p, void* workspace,
+                              uint64_t workspace_size) {
+  const MlaPreprocessPlan* const pl = &plan;
   const char* op = pl->options.op;
   MLAOPS_TRY(check::same_call(op, "MPP-18", pl->signature, mla_preprocess_signature(caller)));
   MLAOPS_TRY(mla_preprocess_check_pointers(caller, op));

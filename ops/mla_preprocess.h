@@ -14,6 +14,7 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/mla_preprocess_rows.h"
 #include "mlaops/mla_preprocess.h"
+#include "mlaops/mlapo.h"
 #include "mlaops/plan.h"
 #include "ops/auto_contiguous.h"
 #include "ops/check_util.h"
@@ -21,8 +22,9 @@
 
 namespace mlaops {
 
-// PlanState::op of every MlaPreprocess plan.
+// PlanState::op of every MlaPreprocess plan, and of the serving stacks' MLAPO op's (mlaops/mlapo.h).
 inline constexpr const char* kMlaPreprocessOp = "mla_preprocess";
+inline constexpr const char* kMlapoOp = "mlapo";
 // The fewest tokens of a chunk one thread takes in the token-row steps (RmsNormQuant, dequant, RoPE rows).
 inline constexpr int64_t kMlaPreprocessRowsMinChunk = 4;
 
@@ -50,6 +52,8 @@ struct MlaPreprocessPlan final : detail::PlanState {
   bool fp16 = true;         // input dtype FP16 (else BF16)
   bool wuk_nz = false;
   bool q_down = false;      // qDownOut is written
+  bool first_norm = true;   // stage 1 RmsNormQuant (MlaPreprocess); false: the quant alone (the MLAPO op)
+  bool rope = true;         // RoPE rotation of q_rope / k_rope (false: the MLAPO op without cos / sin)
   MlaPreprocessCacheMode cache_mode = MlaPreprocessCacheMode::kKvCache;
   int64_t wdqkv_r1 = 0, wuq_r1 = 0;  // ceil(rows / 16) of the NZ weights (kernels/cpu/gemm.h GemmTArgs)
   int64_t wuk_ldb = 0, wuk_panel_stride = 0, wuk_head_stride = 0;  // wuk[h] as B [D, Hckv] panels (W = 16)
@@ -107,5 +111,15 @@ CallSignature mla_preprocess_signature(const MlaPreprocessParams& p);
 std::vector<StageSlot> mla_preprocess_stage_slots(MlaPreprocessParams* p, std::vector<TensorView>* store);
 
 Status mla_preprocess_make_plan(const MlaPreprocessParams& p, const MlaPreprocessCheckOptions& o, OpPlan* plan);
+
+// Phase 2 of a plan whose state the caller has checked (mla_preprocess_run, mlapo_run), on the
+// params with their unread tensors dropped: the call signature (MPP-18), the pointer rules, the
+// slot values and the workspace, then the run.
+Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocessParams& p, void* workspace,
+                              uint64_t workspace_size);
+
+// Phase 1 of the MLAPO op with `op` as the name in messages (the Python layer passes the serving
+// function's name).
+Status mlapo_make_plan(const MlapoParams& p, const char* op, OpPlan* plan);
 
 }  // namespace mlaops

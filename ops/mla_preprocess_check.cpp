@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "core/checked_math.h"
@@ -77,6 +78,23 @@ Status cache_layout(const char* op, const char* name, const TensorView& t) {
                "%s: %s: MPP-05 the last three dims must be dense and the block axis may only be padded (stride >= %lld); "
                "got strides [%lld, %lld, %lld, %lld]",
                op, name, (long long)block, (long long)s[0], (long long)s[1], (long long)s[2], (long long)s[3]);
+  return kSuccess;
+}
+
+// A kPrefixShapes row (MPP-09): the rank of the row, dim 0 at least the first symbol's value (the
+// rows the kernel reads), the other dims exact.
+Status prefix_shape(const char* op, const check::ShapeRow<Sym>& row, const TensorView& t, const SymValues& v) {
+  const int n = row.dims.n;
+  bool ok = t.rank == n && t.dims[0] >= v[static_cast<size_t>(row.dims.v[0])];
+  std::string allowed = "[>= " + std::to_string(v[static_cast<size_t>(row.dims.v[0])]);
+  for (int i = 1; i < n; ++i) {
+    const int64_t want = v[static_cast<size_t>(row.dims.v[i])];
+    ok = ok && t.dims[i] == want;
+    allowed += ", " + std::to_string(want);
+  }
+  MLAOPS_CHECK(ok, kParamInvalid, "%s: %s: %s shape (the kernel reads the first rows of dim 0, a longer tensor is "
+               "accepted); allowed %s], got %s",
+               op, row.param, row.rule, allowed.c_str(), check::shape_str(t).c_str());
   return kSuccess;
 }
 
@@ -231,8 +249,14 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   MLAOPS_TRY(check::finite_f32(op, "epsilon", "MPP-16", p.epsilon, true));
 
   // ==== existence: required tensors (MPP-01), optional ones by feature (MPP-10) ====
-  for (const char* name : kRequired)
+  for (const char* name : o.mlapo ? std::span<const char* const>(kRequiredMlapo) : std::span<const char* const>(kRequired))
     MLAOPS_CHECK(check::given(ts, name) != nullptr, kParamNullptr, "%s: %s: MPP-01 required tensor is null", op, name);
+  const bool rope = check::given(ts, "cos") != nullptr;
+  if (o.mlapo)  // MPP-20 cos and sin together: both absent skips the RoPE rotation
+    MLAOPS_CHECK(rope == (check::given(ts, "sin") != nullptr), kParamNullptr,
+                 "%s: %s: MPP-20 cos and sin are given together (both absent: no RoPE rotation); allowed both or "
+                 "neither, got %s without %s",
+                 op, rope ? "sin" : "cos", rope ? "cos" : "sin", rope ? "sin" : "cos");
   const CacheModeRow* found = kCacheModes;
   while (found->mode != p.cache_mode) ++found;  // every cache mode has its row (MPP-06 passed)
   const CacheModeRow& mode = *found;
@@ -269,8 +293,10 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
                "%s: doRmsNorm: MPP-11 value with %s weights; allowed %s, got %s", op, dtype_name(p.wdqkv.dtype),
                int8_weights ? "true" : "false", p.do_rms_norm ? "true" : "false");
   const DType ds_dt = dt == F16 ? I64 : F32;  // fp16: fp32 bits in the low 32 bits of an INT64
-  for (const char* name : {"deScale0", "deScale1"})
-    if (const TensorView* t = check::given(ts, name)) MLAOPS_TRY(check::dtype_in(op, name, "MPP-11", *t, {ds_dt}));
+  for (const char* name : {"deScale0", "deScale1"})  // the serving op: either encoding with either dtype
+    if (const TensorView* t = check::given(ts, name))
+      MLAOPS_TRY(o.mlapo ? check::dtype_in(op, name, "MPP-11", *t, {I64, F32})
+                         : check::dtype_in(op, name, "MPP-11", *t, {ds_dt}));
   if (o.vendor_ranges && !int8_weights) {
     MLAOPS_CHECK(dt == BF16, kParamInvalid,
                  "%s: input: MPP-11 the weights in the input dtype (doRmsNorm false) need BF16 input; allowed BF16, got %s",
@@ -291,7 +317,12 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   d.He = p.input.dims[1];
   d.Hckv = p.gamma2.dims[0];
   d.Hcq = p.gamma1.dims[0];
-  d.Dr = p.cos.dims[1];
+  // Dr: cos's last dim; without RoPE (the serving op) the rope cache's row width, or kvCache's
+  // width beyond Hckv in cacheMode 0
+  const TensorView* kr = mode.rope_outputs ? p.kv_cache_rope : nullptr;
+  d.Dr = rope ? p.cos.dims[1]
+         : kr  ? (mode.nz ? kr->dims[1] * kr->dims[3] : kr->dims[3])
+               : p.kv_cache.dims[3] - d.Hckv;
   d.N = p.wuk.dims[0];
   d.D = wuk_nz ? p.wuk.dims[2] : p.wuk.dims[1];
   d.block_num = p.kv_cache.dims[0];
@@ -351,6 +382,8 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
                  (long long)d.D);
   MLAOPS_TRY(wuk_nz ? check::check_shapes(op, kWukNz, ts, v) : check::check_shapes(op, kWukNd, ts, v));
   MLAOPS_TRY(check::check_shapes(op, kShapes, ts, v));
+  for (const auto& row : kPrefixShapes)
+    if (const TensorView* t = check::given(ts, row.param)) MLAOPS_TRY(prefix_shape(op, row, *t, v));
   const int64_t c0_kv = 32 / dtype_size(mode.int8 ? I8 : dt), c0_r = 32 / dtype_size(dt);
   if (mode.nz)
     MLAOPS_CHECK(d.Hckv % c0_kv == 0 && d.Dr % c0_r == 0, kParamInvalid,
@@ -360,9 +393,10 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
   MLAOPS_TRY(check::check_shapes(op, kModeShapes[static_cast<int>(p.cache_mode)], ts, v));
   if (p.q_nope_scale != nullptr) {  // [N], (1, N, 1), ... or [1] (broadcast; the doc table's shape)
     int64_t n = 0;
-    MLAOPS_CHECK(checked_numel(*p.q_nope_scale, &n) && (n == d.N || n == 1), kParamInvalid,
-                 "%s: qNopeScale: MPP-09 element count; allowed headNum (%lld) or 1, got shape %s", op, (long long)d.N,
-                 check::shape_str(*p.q_nope_scale).c_str());
+    MLAOPS_CHECK(checked_numel(*p.q_nope_scale, &n) && (n >= d.N || n == 1), kParamInvalid,
+                 "%s: qNopeScale: MPP-09 element count (the first headNum are read); allowed >= headNum (%lld) or 1, "
+                 "got shape %s",
+                 op, (long long)d.N, check::shape_str(*p.q_nope_scale).c_str());
   }
   MLAOPS_TRY(cache_layout(op, "kvCache", p.kv_cache));
   if (mode.rope_outputs) MLAOPS_TRY(cache_layout(op, "kvCacheRope", *p.kv_cache_rope));

@@ -19,6 +19,9 @@ struct MlaPreprocessCheckOptions {
   bool vendor_ranges = false;         // the aclnn layer: the vendor's shape ranges and combinations
   bool v2 = false;                    // aclnnMlaPreprocessV2: its tiling's ranges (no headNum / Hcq / D
                                       // range) and contiguous caches (it makes them contiguous first)
+  bool mlapo = false;                 // the serving stacks' MLAPO op (mlaops/mlapo.h): first stage a quant
+                                      // without RmsNorm (no gamma0 / beta0), beta1 optional, cos / sin
+                                      // optional together (MPP-20), deScale FP32 or INT64 with either dtype
 };
 
 // The shape symbols of one call (include/mlaops/mla_preprocess.h).
@@ -155,6 +158,10 @@ inline constexpr const char* kNotRead[] = {"kvCache", "kvCacheRope"};
 // MPP-01: required tensors (kvCacheOut: the C++ API takes a default view as "kvCache itself").
 inline constexpr const char* kRequired[] = {"input", "gamma0", "beta0", "wdqkv", "gamma1",      "beta1", "wuq",
                                             "gamma2", "cos",   "sin",   "wuk",   "kvCache", "slotMapping", "qOut"};
+// MPP-01 in the serving op (mlaops/mlapo.h): no gamma0 / beta0; beta1 optional; cos / sin optional
+// together (MPP-20).
+inline constexpr const char* kRequiredMlapo[] = {"input", "wdqkv", "gamma1",  "wuq",         "gamma2",
+                                                 "wuk",   "kvCache", "slotMapping", "qOut"};
 
 // MPP-10: the optional tensors and the feature that reads them. Each is required when its feature
 // is on; when it is off the tensor is ignored (mla_preprocess_unread: not read, not checked).
@@ -240,8 +247,17 @@ inline constexpr check::ValueRow<Sym> kVendorRangesV2[] = {
     {Sym::kDr, "cos", "MPP-08 rope dim", {64}},
 };
 
-// MPP-09: the shapes of the tensors every mode has (optional ones when given).
+// MPP-09: the shapes of the outputs every mode has (optional ones when given).
 inline constexpr check::ShapeRow<Sym> kShapes[] = {
+    {"qRopeOut", {Sym::kT, Sym::kN, Sym::kDr}, "MPP-09"},
+    {"qDownOut", {Sym::kT, Sym::kHcq}, "MPP-09"},
+};
+// MPP-09: the inputs the kernel reads a prefix of (the first `dim 0` rows in memory order): dim 0
+// at least the symbol's value, the other dims exact. CANN checks none of these shapes (its op
+// definition, infershape and tiling read no dim of them), so a longer input is accepted, as the
+// kernel never reads past the prefix (e.g. SGLang's dummy beta1 of length He); a shorter one
+// would be read past its end and is refused.
+inline constexpr check::ShapeRow<Sym> kPrefixShapes[] = {
     {"gamma0", {Sym::kHe}, "MPP-09"},        {"beta0", {Sym::kHe}, "MPP-09"},
     {"beta1", {Sym::kHcq}, "MPP-09"},        {"cos", {Sym::kT, Sym::kDr}, "MPP-09"},
     {"sin", {Sym::kT, Sym::kDr}, "MPP-09"},  {"slotMapping", {Sym::kT}, "MPP-09"},
@@ -249,8 +265,7 @@ inline constexpr check::ShapeRow<Sym> kShapes[] = {
     {"deScale0", {Sym::kM1}, "MPP-09"},      {"bias0", {Sym::kM1}, "MPP-09"},
     {"quantScale1", {Sym::kOne}, "MPP-09"},  {"quantOffset1", {Sym::kOne}, "MPP-09"},
     {"deScale1", {Sym::kM2}, "MPP-09"},      {"bias1", {Sym::kM2}, "MPP-09"},
-    {"ctkvScale", {Sym::kOne}, "MPP-09"},    {"qRopeOut", {Sym::kT, Sym::kN, Sym::kDr}, "MPP-09"},
-    {"qDownOut", {Sym::kT, Sym::kHcq}, "MPP-09"},
+    {"ctkvScale", {Sym::kOne}, "MPP-09"},
 };
 // MPP-09: wuk ND [N, D, Hckv] or FRACTAL_NZ per head [N, Hckv/16, D, 16].
 inline constexpr check::ShapeRow<Sym> kWukNd[] = {{"wuk", {Sym::kN, Sym::kD, Sym::kHckv}, "MPP-09"}};

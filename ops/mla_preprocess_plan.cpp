@@ -81,7 +81,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   MLAOPS_TRY(mla_preprocess_check_pointers(caller, op));
   const MlaPreprocessShape& d = pl.dims;
   const MlaPreprocessCacheMode cm = p.cache_mode;
-  pl.op = kMlaPreprocessOp;
+  pl.op = o.mlapo ? kMlapoOp : kMlaPreprocessOp;
   pl.options = o;
   pl.signature = mla_preprocess_signature(caller);
   pl.quant = p.wdqkv.dtype == DType::kInt8;
@@ -90,6 +90,8 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   pl.wuk_nz = p.wuk.format == Format::kFractalNZ;
   pl.cache_mode = cm;
   pl.q_down = p.q_down_out != nullptr;
+  pl.first_norm = !o.mlapo;
+  pl.rope = p.cos.dtype != DType::kUndefined;  // always in MlaPreprocess (MPP-01); optional in the MLAPO op
   pl.wdqkv_r1 = ceil_div(d.m1_cols, 16);
   pl.wuq_r1 = ceil_div(d.m2_cols, 16);
   if (pl.wuk_nz) {  // head h: [D, Hckv] NZ with c0 16: (i, k) at (k/16)*D*16 + i*16 + k%16
@@ -100,7 +102,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
     pl.wuk_panel_stride = 16;
   }
   pl.wuk_head_stride = d.D * d.Hckv;
-  pl.q_nope_scale_n = p.q_nope_scale != nullptr ? p.q_nope_scale->numel() : 0;
+  pl.q_nope_scale_n = p.q_nope_scale == nullptr ? 0 : p.q_nope_scale->numel() == 1 ? 1 : d.N;  // 1: broadcast
   const bool nz = mla_preprocess_is_nz_cache(cm);
   pl.kv = cache_geom(p.kv_cache, nz, cm == MlaPreprocessCacheMode::kKvCache ? d.Hckv + d.Dr : d.Hckv);
   if (mla_preprocess_has_rope_outputs(cm)) pl.kr = cache_geom(*p.kv_cache_rope, nz, d.Dr);
@@ -154,7 +156,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   const int64_t stage1_scratch = pl.quant ? 2 * vec(d.He) : 0;
   const int64_t proj_scratch = std::max(kernels::gemm_scratch_bytes(t_kind, c, d.He, d.m1_cols),
                                         pl.wuq_whole ? kernels::gemm_scratch_bytes(t_kind, c, d.Hcq, d.m2_cols) : 0);
-  const int64_t rows_scratch = vec(std::max(d.Hcq, d.Hckv)) + vec(d.Dr);
+  const int64_t rows_scratch = vec(std::max(d.Hcq, d.Hckv)) + vec(d.Dr) + vec(d.Hcq);  // y, rope, the quant's y / qs
   pl.head_gemm_scratch = std::max(
       kernels::gemm_scratch_bytes(t_kind, c, d.Hcq, pl.head_cols),
       kernels::gemm_scratch_bytes(pl.fp16 ? kernels::GemmKind::kF16 : kernels::GemmKind::kBf16, c, d.D, d.Hckv));
@@ -190,13 +192,13 @@ std::string MlaPreprocessPlan::explain() const {
   char b[512];
   std::string s;
   std::snprintf(b, sizeof b,
-                "%s: %s input, %s, cacheMode %s, T=%lld He=%lld Hcq=%lld N=%lld D=%lld Dr=%lld Hckv=%lld, wuk %s, "
+                "%s: %s input, %s%s%s, cacheMode %s, T=%lld He=%lld Hcq=%lld N=%lld D=%lld Dr=%lld Hckv=%lld, wuk %s, "
                 "caches %lld x %lld\n",
-                options.op, fp16 ? "FLOAT16" : "BF16",
+                options.op, fp16 ? "FLOAT16" : "BF16", first_norm ? "" : "first stage without RmsNorm, ",
                 quant ? mla_preprocess_quant_mode_name(per_token ? MlaPreprocessQuantMode::kPerTokenSymm
                                                                  : MlaPreprocessQuantMode::kPerTensorAsymm)
                       : "weights in the input dtype (doRmsNorm false)",
-                mla_preprocess_cache_mode_name(cache_mode), (long long)d.T, (long long)d.He, (long long)d.Hcq,
+                rope ? "" : ", no RoPE rotation", mla_preprocess_cache_mode_name(cache_mode), (long long)d.T, (long long)d.He, (long long)d.Hcq,
                 (long long)d.N, (long long)d.D, (long long)d.Dr, (long long)d.Hckv, wuk_nz ? "FRACTAL_NZ" : "ND",
                 (long long)d.block_num, (long long)d.block_size);
   s += b;
@@ -206,7 +208,8 @@ std::string MlaPreprocessPlan::explain() const {
                 "work: %lld chunk(s) of up to %lld tokens; per chunk: %sthe wdqkv GEMM over %lld 16-channel groups and "
                 "the token rows (parallel_for), %s, the %lld heads on %d thread(s) (parallel_items), then the cache "
                 "scatter in token order\n",
-                (long long)ceil_div(d.T, chunk), (long long)chunk, quant ? "RmsNormQuant of the input rows, " : "",
+                (long long)ceil_div(d.T, chunk), (long long)chunk,
+                !quant ? "" : first_norm ? "RmsNormQuant of the input rows, " : "the quant of the input rows, ",
                 (long long)ceil_div(d.m1_cols, 16),
                 wuq_whole ? "the wuq GEMM of all heads over its 16-channel groups (parallel_for; decode)"
                           : "the wuq GEMM per head (in the heads)",

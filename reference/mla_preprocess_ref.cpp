@@ -40,8 +40,24 @@ Status require(const TensorView* t, const char* name, const char* when) {
   return kSuccess;
 }
 
-// A vector read by linear index: exactly n elements ([n], [1, n], (1, n, 1), ...).
-Status check_vector(const TensorView& t, const char* name, int64_t n) { return ref::check_vector(kOp, t, name, n); }
+// A vector the kernel reads the first n elements of (linear order): at least n elements.
+Status check_prefix(const TensorView& t, const char* name, int64_t n) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  MLAOPS_CHECK(numel >= n, kParamInvalid, "%s: %s: must hold at least %lld elements; got %lld", kOp, name,
+               (long long)n, (long long)numel);
+  return kSuccess;
+}
+
+// [rows, w] read row by row for the first T rows: rows >= T.
+Status check_rows_prefix(const TensorView& t, const char* name, int64_t T, int64_t w) {
+  int64_t numel = 0;
+  MLAOPS_TRY(check_view(t, name, &numel));
+  MLAOPS_CHECK(t.rank == 2 && t.dims[0] >= T && t.dims[1] == w, kParamInvalid,
+               "%s: %s: must be [>= %lld, %lld]; got %s", kOp, name, (long long)T, (long long)w,
+               ref::shape_str(t).c_str());
+  return kSuccess;
+}
 
 Status check_float(const TensorView& t, const char* name) {
   MLAOPS_CHECK(ref::is_float(t.dtype), kParamInvalid, "%s: %s: dtype must be a float type (FLOAT16, BF16, FLOAT); got %s",
@@ -49,9 +65,9 @@ Status check_float(const TensorView& t, const char* name) {
   return kSuccess;
 }
 
-// A float vector of n elements.
+// A float vector the kernel reads the first n elements of.
 Status check_float_vector(const TensorView& t, const char* name, int64_t n) {
-  MLAOPS_TRY(check_vector(t, name, n));
+  MLAOPS_TRY(check_prefix(t, name, n));
   return check_float(t, name);
 }
 
@@ -89,9 +105,10 @@ Status check_token_major(const TensorView& t, const char* name, int64_t T, std::
   return ref::check_token_major(kOp, t, name, T, tail);
 }
 
-// deScale: n elements, INT64 / UINT64 (fp32 bits in the low 32 bits) or FLOAT.
+// deScale: at least n elements (the first n read), INT64 / UINT64 (fp32 bits in the low 32 bits) or
+// FLOAT.
 Status check_descale(const TensorView& t, const char* name, int64_t n) {
-  MLAOPS_TRY(check_vector(t, name, n));
+  MLAOPS_TRY(check_prefix(t, name, n));
   MLAOPS_CHECK(t.dtype == DType::kInt64 || t.dtype == DType::kUInt64 || t.dtype == DType::kFloat32, kParamInvalid,
                "%s: %s: dtype must be INT64 (fp32 bits in the low 32 bits) or FLOAT; got %s", kOp, name,
                ref::type_name(t.dtype));
@@ -211,28 +228,35 @@ void mla_preprocess_rms_norm(const double* v, const double* gamma, const double*
   for (int64_t i = 0; i < n; ++i) y[i] = v[i] / rms * gamma[i] + (beta ? beta[i] : 0.0);
 }
 
+void mla_preprocess_quant_per_tensor(const double* x, int64_t n, double qs, double qo, int8_t* q) {
+  const double inv = 1.0 / qs;
+  for (int64_t i = 0; i < n; ++i) q[i] = mla_preprocess_quant_int8(x[i] * inv + qo);
+}
+
+double mla_preprocess_quant_per_token(const double* x, int64_t n, int8_t* q) {
+  double m = 0.0;
+  for (int64_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(x[i]));
+  if (!(m > 0.0)) {  // all-zero row: scale 0, q = 0 (UNCONFIRMED vendor behaviour)
+    for (int64_t i = 0; i < n; ++i) q[i] = 0;
+    return 0.0;
+  }
+  const double inv = 1.0 / (m / 127.0);
+  for (int64_t i = 0; i < n; ++i) q[i] = mla_preprocess_quant_int8(x[i] * inv);
+  return m / 127.0;
+}
+
 void mla_preprocess_rms_norm_quant_per_tensor(const double* v, const double* gamma, const double* beta, int64_t n,
                                               double eps, double qs, double qo, int8_t* q) {
   std::vector<double> y(static_cast<size_t>(n > 0 ? n : 0));
   mla_preprocess_rms_norm(v, gamma, beta, n, eps, y.data());
-  const double inv = 1.0 / qs;  // the kernel multiplies by the reciprocal of quantScale
-  for (int64_t i = 0; i < n; ++i) q[i] = mla_preprocess_quant_int8(y[static_cast<size_t>(i)] * inv + qo);
+  mla_preprocess_quant_per_tensor(y.data(), n, qs, qo, q);
 }
 
 double mla_preprocess_rms_norm_quant_per_token(const double* v, const double* gamma, const double* beta, int64_t n,
                                                double eps, int8_t* q) {
   std::vector<double> y(static_cast<size_t>(n > 0 ? n : 0));
   mla_preprocess_rms_norm(v, gamma, beta, n, eps, y.data());
-  double m = 0.0;
-  for (int64_t i = 0; i < n; ++i) m = std::fmax(m, std::fabs(y[static_cast<size_t>(i)]));
-  if (!(m > 0.0)) {  // all-zero row: scale 0, q = 0 (UNCONFIRMED vendor behaviour)
-    for (int64_t i = 0; i < n; ++i) q[i] = 0;
-    return 0.0;
-  }
-  const double s = m / 127.0;
-  const double inv = 1.0 / s;
-  for (int64_t i = 0; i < n; ++i) q[i] = mla_preprocess_quant_int8(y[static_cast<size_t>(i)] * inv);
-  return s;
+  return mla_preprocess_quant_per_token(y.data(), n, q);
 }
 
 void mla_preprocess_rope(const double* v, const double* cos, const double* sin, int64_t dr, double* out) {
@@ -278,9 +302,12 @@ Status mla_preprocess_dims(const MlaPreprocessParams& p, MlaPreprocessDims* out)
   d.He = p.input.dims[1];
   MLAOPS_TRY(check_view(p.gamma2, "gamma2", &d.Hckv));
   MLAOPS_TRY(check_view(p.gamma1, "gamma1", &d.Hcq));
-  MLAOPS_TRY(check_view(p.cos, "cos", &numel));
-  MLAOPS_CHECK(p.cos.rank >= 1, kParamInvalid, "%s: cos: must be [tokenNum, Dr]; got rank 0", kOp);
-  d.Dr = p.cos.dims[p.cos.rank - 1];
+  const bool rope = p.cos.dtype != DType::kUndefined;  // absent only in the MLAPO op (no rotation)
+  if (rope) {
+    MLAOPS_TRY(check_view(p.cos, "cos", &numel));
+    MLAOPS_CHECK(p.cos.rank >= 1, kParamInvalid, "%s: cos: must be [tokenNum, Dr]; got rank 0", kOp);
+    d.Dr = p.cos.dims[p.cos.rank - 1];
+  }
 
   MLAOPS_TRY(check_view(p.wuk, "wuk", &numel));
   if (p.wuk.format == Format::kFractalNZ) {
@@ -301,13 +328,28 @@ Status mla_preprocess_dims(const MlaPreprocessParams& p, MlaPreprocessDims* out)
                nz ? "[blockNum, Hckv/c0, blockSize, c0]" : "[blockNum, blockSize, 1, width]", p.kv_cache.rank);
   d.block_num = p.kv_cache.dims[0];
   d.block_size = nz ? p.kv_cache.dims[2] : p.kv_cache.dims[1];
+  if (!rope) {  // Dr from the rope cache's row (NZ: Dr/c0 * c0), or kvCache's width beyond Hckv (cacheMode 0)
+    const TensorView* kr = rope_output_mode(p.cache_mode) ? p.kv_cache_rope : nullptr;
+    if (kr != nullptr) {
+      MLAOPS_TRY(check_view(*kr, "kvCacheRope", &numel));
+      MLAOPS_CHECK(kr->rank == 4, kParamInvalid, "%s: kvCacheRope: must be 4-D; got rank %d", kOp, kr->rank);
+    }
+    MLAOPS_CHECK(kr != nullptr || !rope_output_mode(p.cache_mode), kParamNullptr,
+                 "%s: kvCacheRope is required in cacheMode 1..3", kOp);
+    d.Dr = kr != nullptr ? (nz ? kr->dims[1] * kr->dims[3] : kr->dims[3]) : p.kv_cache.dims[3] - d.Hckv;
+  }
   *out = d;
   return kSuccess;
 }
 
 // ---- the operator ----
 
-Status mla_preprocess_ref(const MlaPreprocessParams& p) {
+namespace {
+
+// MlaPreprocess (first_norm: stage 1 RmsNormQuant) or the MLAPO op (stage 1 the quant alone;
+// beta1 and cos / sin may be absent).
+Status run_ref(const MlaPreprocessParams& p, bool first_norm) {
+  const bool mlapo = !first_norm;
   // ---- attributes ----
   const int32_t cm_value = static_cast<int32_t>(p.cache_mode);
   const int32_t qm_value = static_cast<int32_t>(p.quant_mode);
@@ -364,16 +406,24 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
   }
 
   // ---- the other inputs ----
-  MLAOPS_TRY(check_float_vector(p.gamma0, "gamma0", He));
-  MLAOPS_TRY(check_float_vector(p.beta0, "beta0", He));
+  if (first_norm) {
+    MLAOPS_TRY(check_float_vector(p.gamma0, "gamma0", He));
+    MLAOPS_TRY(check_float_vector(p.beta0, "beta0", He));
+  }
   MLAOPS_TRY(check_float_vector(p.gamma1, "gamma1", Hcq));
-  MLAOPS_TRY(check_float_vector(p.beta1, "beta1", Hcq));
+  const bool has_beta1 = !mlapo || p.beta1.dtype != DType::kUndefined;  // optional in the MLAPO op
+  if (has_beta1) MLAOPS_TRY(check_float_vector(p.beta1, "beta1", Hcq));
   MLAOPS_TRY(check_float_vector(p.gamma2, "gamma2", Hckv));
-  MLAOPS_TRY(check_token_major(p.cos, "cos", T, {Dr}));
-  MLAOPS_TRY(check_token_major(p.sin, "sin", T, {Dr}));
-  MLAOPS_TRY(check_float(p.cos, "cos"));
-  MLAOPS_TRY(check_float(p.sin, "sin"));
-  MLAOPS_TRY(check_vector(p.slot_mapping, "slotMapping", T));
+  const bool rope = !mlapo || p.cos.dtype != DType::kUndefined;
+  MLAOPS_CHECK(rope == (!mlapo || p.sin.dtype != DType::kUndefined), kParamNullptr,
+               "%s: cos / sin: both given or both absent (no RoPE rotation); got only %s", kOp, rope ? "cos" : "sin");
+  if (rope) {
+    MLAOPS_TRY(check_rows_prefix(p.cos, "cos", T, Dr));
+    MLAOPS_TRY(check_rows_prefix(p.sin, "sin", T, Dr));
+    MLAOPS_TRY(check_float(p.cos, "cos"));
+    MLAOPS_TRY(check_float(p.sin, "sin"));
+  }
+  MLAOPS_TRY(check_prefix(p.slot_mapping, "slotMapping", T));
   MLAOPS_CHECK(p.slot_mapping.dtype == DType::kInt32 || p.slot_mapping.dtype == DType::kInt64, kParamInvalid,
                "%s: slotMapping: dtype must be INT32 or INT64; got %s", kOp, ref::type_name(p.slot_mapping.dtype));
   if (quant) {
@@ -392,12 +442,12 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
       MLAOPS_TRY(require(p.bias1, "bias1", when0));
       MLAOPS_TRY(check_float_vector(*p.quant_scale0, "quantScale0", 1));
       MLAOPS_TRY(check_float_vector(*p.quant_scale1, "quantScale1", 1));
-      MLAOPS_TRY(check_vector(*p.quant_offset0, "quantOffset0", 1));
-      MLAOPS_TRY(check_vector(*p.quant_offset1, "quantOffset1", 1));
+      MLAOPS_TRY(check_prefix(*p.quant_offset0, "quantOffset0", 1));
+      MLAOPS_TRY(check_prefix(*p.quant_offset1, "quantOffset1", 1));
       MLAOPS_TRY(check_dtype(*p.quant_offset0, "quantOffset0", DType::kInt8));
       MLAOPS_TRY(check_dtype(*p.quant_offset1, "quantOffset1", DType::kInt8));
-      MLAOPS_TRY(check_vector(*p.bias0, "bias0", m1_cols));
-      MLAOPS_TRY(check_vector(*p.bias1, "bias1", m2_cols));
+      MLAOPS_TRY(check_prefix(*p.bias0, "bias0", m1_cols));
+      MLAOPS_TRY(check_prefix(*p.bias1, "bias1", m2_cols));
       MLAOPS_CHECK(is_int_dtype(p.bias0->dtype) && is_int_dtype(p.bias1->dtype), kParamInvalid,
                    "%s: bias0 / bias1: dtype must be INT32; got %s / %s", kOp, ref::type_name(p.bias0->dtype),
                    ref::type_name(p.bias1->dtype));
@@ -411,9 +461,10 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
     MLAOPS_TRY(require(p.q_nope_scale, "qNopeScale", when));
     MLAOPS_TRY(check_float_vector(*p.ctkv_scale, "ctkvScale", 1));
     MLAOPS_TRY(check_view(*p.q_nope_scale, "qNopeScale", &q_nope_scale_n));
-    MLAOPS_CHECK(q_nope_scale_n == N || q_nope_scale_n == 1, kParamInvalid,
-                 "%s: qNopeScale: must hold headNum (%lld) elements or 1; got %lld", kOp, (long long)N,
+    MLAOPS_CHECK(q_nope_scale_n >= N || q_nope_scale_n == 1, kParamInvalid,
+                 "%s: qNopeScale: must hold at least headNum (%lld) elements, or 1; got %lld", kOp, (long long)N,
                  (long long)q_nope_scale_n);
+    if (q_nope_scale_n > 1) q_nope_scale_n = N;  // the first headNum are read
     MLAOPS_TRY(check_float(*p.q_nope_scale, "qNopeScale"));
   }
 
@@ -498,8 +549,11 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
 
   // ---- per-call constants ----
   const auto sz = [](int64_t n) { return static_cast<size_t>(n); };
-  const std::vector<double> gamma0 = load_vector(p.gamma0, He), beta0 = load_vector(p.beta0, He);
-  const std::vector<double> gamma1 = load_vector(p.gamma1, Hcq), beta1 = load_vector(p.beta1, Hcq);
+  const std::vector<double> gamma0 = first_norm ? load_vector(p.gamma0, He) : std::vector<double>();
+  const std::vector<double> beta0 = first_norm ? load_vector(p.beta0, He) : std::vector<double>();
+  const std::vector<double> gamma1 = load_vector(p.gamma1, Hcq);
+  const std::vector<double> beta1 = has_beta1 ? load_vector(p.beta1, Hcq) : std::vector<double>();
+  const double* const beta1_or_null = has_beta1 ? beta1.data() : nullptr;
   const std::vector<double> gamma2 = load_vector(p.gamma2, Hckv);
   std::vector<double> ds0, ds1, bias0, bias1;
   double qs0 = 0, qo0 = 0, qs1 = 0, qo1 = 0;
@@ -529,15 +583,18 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
 
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t k = 0; k < He; ++k) x[sz(k)] = ref::load(p.input, ref::linear_offset(p.input, t * He + k));
-    for (int64_t i = 0; i < Dr; ++i) {
-      cos_row[sz(i)] = ref::load(p.cos, ref::linear_offset(p.cos, t * Dr + i));
-      sin_row[sz(i)] = ref::load(p.sin, ref::linear_offset(p.sin, t * Dr + i));
+    for (int64_t i = 0; i < Dr; ++i) {  // no RoPE: the rotation by cos = 1, sin = 0 (exact in double)
+      cos_row[sz(i)] = rope ? ref::load(p.cos, ref::linear_offset(p.cos, t * Dr + i)) : 1.0;
+      sin_row[sz(i)] = rope ? ref::load(p.sin, ref::linear_offset(p.sin, t * Dr + i)) : 0.0;
     }
 
-    // ---- stage 1: a0 = RmsNormQuant(input), m1 = [ckv | kpe | cq] ----
+    // ---- stage 1: a0 = RmsNormQuant(input) (the MLAPO op: the quant of input), m1 = [ckv | kpe | cq] ----
     if (quant) {
       double s0 = 1.0;
-      if (per_token) {
+      if (mlapo) {
+        s0 = per_token ? mla_preprocess_quant_per_token(x.data(), He, a0.data())
+                       : (mla_preprocess_quant_per_tensor(x.data(), He, qs0, qo0, a0.data()), 1.0);
+      } else if (per_token) {
         s0 = mla_preprocess_rms_norm_quant_per_token(x.data(), gamma0.data(), beta0.data(), He, p.epsilon, a0.data());
       } else {
         mla_preprocess_rms_norm_quant_per_tensor(x.data(), gamma0.data(), beta0.data(), He, p.epsilon, qs0, qo0,
@@ -562,16 +619,16 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
 
     // ---- stage 2: a1 = RmsNormQuant(cq), m2 = [N][qn | qp] ----
     // qDownOut = dtype(RmsNorm(cq) * gamma1 + beta1), round half to even (aclnnMlaPreprocessV2)
-    mla_preprocess_rms_norm(cq, gamma1.data(), beta1.data(), Hcq, p.epsilon, y1.data());
+    mla_preprocess_rms_norm(cq, gamma1.data(), beta1_or_null, Hcq, p.epsilon, y1.data());
     if (p.q_down_out)
       for (int64_t k = 0; k < Hcq; ++k)
         ref::store(*p.q_down_out, ref::linear_offset(*p.q_down_out, t * Hcq + k), round_dtype(y1[sz(k)], dt));
     if (quant) {
       double s1 = 1.0;
       if (per_token) {
-        s1 = mla_preprocess_rms_norm_quant_per_token(cq, gamma1.data(), beta1.data(), Hcq, p.epsilon, a1.data());
+        s1 = mla_preprocess_rms_norm_quant_per_token(cq, gamma1.data(), beta1_or_null, Hcq, p.epsilon, a1.data());
       } else {
-        mla_preprocess_rms_norm_quant_per_tensor(cq, gamma1.data(), beta1.data(), Hcq, p.epsilon, qs1, qo1,
+        mla_preprocess_rms_norm_quant_per_tensor(cq, gamma1.data(), beta1_or_null, Hcq, p.epsilon, qs1, qo1,
                                                  a1.data());
       }
       for (int64_t c = 0; c < m2_cols; ++c) {
@@ -654,5 +711,11 @@ Status mla_preprocess_ref(const MlaPreprocessParams& p) {
   }
   return kSuccess;
 }
+
+}  // namespace
+
+Status mla_preprocess_ref(const MlaPreprocessParams& p) { return run_ref(p, true); }
+
+Status mlapo_ref(const MlapoParams& m) { return run_ref(mlapo_as_mla_preprocess(m), false); }
 
 }  // namespace mlaops

@@ -66,6 +66,10 @@
 //     BlockSize, fails the whole call with kParamInvalid naming slotMapping[t], found by a
 //     read-only pre-pass before any write. Duplicate slots: tokens are processed in order, the
 //     last token wins. T == 0: success, nothing written.
+//   * The vectors the kernel reads a prefix of (gamma0 / beta0 / beta1, the quant scales and
+//     offsets, deScale*, bias*, ctkvScale, qNopeScale, slotMapping, and cos / sin by rows) may hold
+//     more elements than read; the first ones (linear order) are used. gamma1 / gamma2 define Hcq /
+//     Hckv and are read whole.
 //   * Inputs that are values (gamma, beta, scales, cos, sin, wuk, ctkvScale, qNopeScale) are
 //     read exactly in any float dtype (FP16 / BF16 / FP32); outputs and caches must have the
 //     dtypes of the tensor table. Optional tensors a mode does not use are ignored; required ones that are
@@ -87,6 +91,7 @@
 #include <cstdint>
 
 #include "mlaops/mla_preprocess.h"
+#include "mlaops/mlapo.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -109,7 +114,17 @@ struct MlaPreprocessDims {
 // last_error_message()) before anything is written.
 Status mla_preprocess_ref(const MlaPreprocessParams& p);
 
-// The reference's derivation of the sizes (no consistency checks beyond what it reads).
+// The serving stacks' MLAPO op (mlaops/mlapo.h) the same way: the pipeline above with stage 1
+//   quantMode 0: a0 = quant_int8(input * (1 / quantScale0) + quantOffset0)   (no RmsNorm)
+//   quantMode 1: s0 = max|input| / 127, a0 = quant_int8(input * (1 / s0))
+//   weights in the input dtype: m1 = dtype(input @ wdqkv^T) as above;
+// beta1 absent: no bias in the q RmsNorm; cos / sin absent (both): no rotation, q_rope = qp and
+// k_rope = kpe as computed; Dr then from kvCacheRope (or kvCache's width beyond Hckv in
+// cacheMode 0); epsilon 1e-6.
+Status mlapo_ref(const MlapoParams& p);
+
+// The reference's derivation of the sizes (no consistency checks beyond what it reads). Without
+// cos (the MLAPO op without RoPE) Dr comes from the caches as in mlapo_ref.
 Status mla_preprocess_dims(const MlaPreprocessParams& p, MlaPreprocessDims* out);
 
 // ---- the pieces, exposed for hand-checked tests ----
@@ -130,6 +145,12 @@ void mla_preprocess_rms_norm_quant_per_tensor(const double* v, const double* gam
 // returns s. An all-zero y: returns 0 and writes q = 0.
 double mla_preprocess_rms_norm_quant_per_token(const double* v, const double* gamma, const double* beta, int64_t n,
                                                double eps, int8_t* q);
+
+// The MLAPO op's first stage (no RmsNorm): quantMode 0 q[i] = quant_int8(x[i] * (1 / qs) + qo);
+// quantMode 1 s = max|x| / 127, q[i] = quant_int8(x[i] * (1 / s)), returns s (0 and q = 0 for an
+// all-zero row). The RmsNormQuant pieces above are RmsNorm followed by these.
+void mla_preprocess_quant_per_tensor(const double* x, int64_t n, double qs, double qo, int8_t* q);
+double mla_preprocess_quant_per_token(const double* x, int64_t n, int8_t* q);
 
 // Half-rotation RoPE (no de-interleave): out[i] = v[i]*cos[i] + r[i]*sin[i], r = [-v[h:], v[:h]],
 // h = dr / 2 (dr even). out must not alias v.

@@ -38,6 +38,11 @@
 // must hold every row written (checked per slot before the first write). A default-constructed
 // kv_cache_out (rank 0, null data) and a null kr_cache_out mean "the input cache itself".
 //
+// The vectors the kernel reads a prefix of (gamma0 / beta0 / beta1, quantScale*, quantOffset*,
+// deScale*, bias*, ctkvScale, slotMapping, cos / sin by rows, qNopeScale) may be longer than the
+// sizes below, as CANN accepts them (docs/ops/mla_preprocess.md, "Inputs longer than the kernel
+// reads"); the first elements are read.
+//
 // Optional tensors a mode does not read (quantScale*, quantOffset*, bias* outside quantMode 0
 // with INT8 weights; deScale* with weights in the input dtype; kvCacheRope, qRopeOut, krCacheOut
 // in cacheMode 0; ctkvScale, qNopeScale outside cacheMode 2) may be given: they are ignored, not

@@ -24,11 +24,14 @@
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/mla_prolog.h"
+#include "mlaops/mlapo.h"
 #include "mlaops/runtime.h"
 #include "mlaops/status.h"
 // MlaPrologV3's mode checks (MP-20, MP-21) are options of the library's plan function
 #include "ops/mla_prolog.h"
 #include "ops/mla_prolog_check.h"
+// the MLAPO op's plan function with the serving function's name in messages
+#include "ops/mla_preprocess.h"
 
 namespace nb = nanobind;
 using mlaops::py::Bound;
@@ -237,6 +240,52 @@ Result mla_preprocess(const nb::dict& t, const nb::dict& a) {
   return result(mlaops::mla_preprocess_run(plan, p, ws.get(), plan.workspace_size()));
 }
 
+// The serving stacks' MLAPO op (mlaops/mlapo.h, docs/ops/mla_preprocess.md): behind
+// mlaops._C_ascend.mla_preprocess and mlaops._sgl_kernel_npu.mla_preprocess. `a` holds op (the
+// function's name in messages), cache_mode and quant_mode (enum values); the optional tensors
+// (beta1, cos / sin, ...) are None when absent.
+Result mlapo(const nb::dict& t, const nb::dict& a) {
+  Bound b;
+  mlaops::MlapoParams p;
+  p.input = b.view(item(t, "input"), "input");
+  p.quant_scale0 = b.optional(item(t, "quant_scale0"), "quant_scale0");
+  p.quant_offset0 = b.optional(item(t, "quant_offset0"), "quant_offset0");
+  p.wdqkv = b.view(item(t, "wdqkv"), "wdqkv");
+  p.de_scale0 = b.optional(item(t, "descale0"), "descale0");
+  p.bias0 = b.optional(item(t, "bias0"), "bias0");
+  p.gamma1 = b.view(item(t, "gamma1"), "gamma1");
+  p.beta1 = b.optional(item(t, "beta1"), "beta1");
+  p.quant_scale1 = b.optional(item(t, "quant_scale1"), "quant_scale1");
+  p.quant_offset1 = b.optional(item(t, "quant_offset1"), "quant_offset1");
+  p.wuq = b.view(item(t, "wuq"), "wuq");
+  p.de_scale1 = b.optional(item(t, "descale1"), "descale1");
+  p.bias1 = b.optional(item(t, "bias1"), "bias1");
+  p.gamma2 = b.view(item(t, "gamma2"), "gamma2");
+  p.cos = b.optional(item(t, "cos"), "cos");
+  p.sin = b.optional(item(t, "sin"), "sin");
+  p.wuk = b.view(item(t, "wuk"), "wuk");
+  p.kv_cache = b.view(item(t, "kv_cache"), "kv_cache");
+  p.kv_cache_rope = b.optional(item(t, "kv_cache_rope"), "kv_cache_rope");
+  p.slot_mapping = b.view(item(t, "slotmapping"), "slotmapping");
+  p.ctkv_scale = b.optional(item(t, "ctkv_scale"), "ctkv_scale");
+  p.q_nope_scale = b.optional(item(t, "q_nope_scale"), "q_nope_scale");
+  p.cache_mode = static_cast<mlaops::MlaPreprocessCacheMode>(nb::cast<int>(a["cache_mode"]));
+  p.quant_mode = static_cast<mlaops::MlaPreprocessQuantMode>(nb::cast<int>(a["quant_mode"]));
+  p.q_out = b.view(item(t, "q_out0"), "q_out0");
+  if (!item(t, "kv_cache_out0").is_none()) p.kv_cache_out = b.view(item(t, "kv_cache_out0"), "kv_cache_out0");
+  p.q_rope_out = b.optional(item(t, "q_out1"), "q_out1");
+  p.kr_cache_out = b.optional(item(t, "kv_cache_out1"), "kv_cache_out1");
+  p.q_down_out = b.optional(item(t, "inner_out"), "inner_out");
+  const std::string op = nb::cast<std::string>(a["op"]);
+
+  nb::gil_scoped_release release;
+  mlaops::OpPlan plan;
+  mlaops::Status st = mlaops::mlapo_make_plan(p, op.c_str(), &plan);
+  if (st != mlaops::kSuccess) return result(st);
+  auto ws = workspace(plan.workspace_size());
+  return result(mlaops::mlapo_run(plan, p, ws.get(), plan.workspace_size()));
+}
+
 }  // namespace
 
 NB_MODULE(_mlaops, m) {
@@ -248,6 +297,7 @@ NB_MODULE(_mlaops, m) {
   m.def("mla_prolog", &mla_prolog, nb::arg("tensors"), nb::arg("rmsnorm_epsilon_cq"),
         nb::arg("rmsnorm_epsilon_ckv"), nb::arg("cache_mode"), nb::arg("v3").none() = nb::none());
   m.def("mla_preprocess", &mla_preprocess, nb::arg("tensors"), nb::arg("attrs"));
+  m.def("mlapo", &mlapo, nb::arg("tensors"), nb::arg("attrs"));
   m.def("fused_infer_attention_score", &fused_infer_attention_score, nb::arg("tensors"),
         nb::arg("actual_seq_lengths").none(), nb::arg("actual_seq_lengths_kv").none(),
         nb::arg("actual_shared_prefix_len").none(), nb::arg("attrs"), nb::arg("plan_only") = false);

@@ -28,8 +28,9 @@ def rope_half(v, cos, sin):
 
 def _stage(x, gamma, beta, w, p, i, dtype, eps):
     """One quantized projection: x [T, K] -> dtype [T, rows] (w the logical [rows, K] matrix).
-    p["quant"]: "per_tensor" (quant_scale{i}, quant_offset{i}, bias{i}) or "per_token"."""
-    y = rms_norm(x, gamma, eps) + beta
+    p["quant"]: "per_tensor" (quant_scale{i}, quant_offset{i}, bias{i}) or "per_token". gamma
+    None: no RmsNorm (the MLAPO op's first stage quantises x itself)."""
+    y = x if gamma is None else rms_norm(x, gamma, eps) + beta
     if p["quant"] == "per_tensor":
         a = quant_fp16(y * (1.0 / p[f"quant_scale{i}"]) + p[f"quant_offset{i}"])
         return dtype_round((a @ w.T + p[f"bias{i}"]) * p[f"descale{i}"], dtype)
@@ -43,9 +44,15 @@ def mla_preprocess(x, gamma0, beta0, wdqkv, gamma1, beta1, wuq, gamma2, cos, sin
     """x [T, He] float64 values; wdqkv [Hckv+Dr+Hcq, He], wuq [N*(D+Dr), Hcq] logical matrices;
     wuk [N, D, Hckv]; p: the quant parameters (p["quant"] None for weights in the input dtype).
     Returns q_nope [T, N, Hckv], q_rope [T, N, Dr], kv rows [T, Hckv] (dtype-rounded, and the
-    unrounded RmsNorm for cacheMode 2 as kn_raw), kr rows [T, Dr], q_down [T, Hcq]."""
+    unrounded RmsNorm for cacheMode 2 as kn_raw), kr rows [T, Dr], q_down [T, Hcq].
+    The serving stacks' MLAPO op: gamma0 = beta0 = None (its first stage quantises x without a
+    RmsNorm), beta1 None (no bias), cos = sin = None (no rotation)."""
     t = x.shape[0]
     n, d, _ = wuk.shape
+    if beta1 is None:
+        beta1 = np.zeros(gamma1.shape[0])
+    if cos is None:
+        cos, sin = np.ones((t, dr)), np.zeros((t, dr))
     if p["quant"] is None:
         m1 = dtype_round(x @ wdqkv.T, dtype)
     else:

@@ -15,7 +15,7 @@ from test_mla_prolog import make_inputs
 # the positional tensors each function takes as None (the operator then checks them per mode)
 OPTIONAL = {"npu_mla_prolog": {"cache_index"}, "npu_mla_prolog_v2": {"cache_index"},
             "npu_mla_preprocess": {"descale0", "descale1", "kv_cache_rope"},
-            "_C_ascend.mla_preprocess": {"descale0", "descale1", "cos", "sin", "kv_cache_rope"}}
+            "_C_ascend.mla_preprocess": {"descale0", "beta1", "descale1", "cos", "sin", "kv_cache_rope"}}
 NOT_TENSORS = {"acl_format"}
 RULE = {"npu_mla_prolog": "MP-01", "npu_mla_prolog_v2": "MP-01", "npu_mla_prolog_v3": "MP-01",
         "npu_mla_prolog_v3_functional": "MP-01", "npu_mla_preprocess": "MPP-01", "_C_ascend.mla_preprocess": "MPP-01"}
@@ -97,7 +97,7 @@ def test_every_function_and_its_required_tensors_are_covered():
         counts[CALLS[i][0]] = counts.get(CALLS[i][0], 0) + 1
     prolog, fia = 11, 3  # the prologs' positional tensors less cache_index (V1 / V2) or with it a keyword (V3)
     assert counts == {"npu_mla_prolog": prolog, "npu_mla_prolog_v2": prolog, "npu_mla_prolog_v3": prolog,
-                      "npu_mla_prolog_v3_functional": prolog, "npu_mla_preprocess": 13, "_C_ascend.mla_preprocess": 9,
+                      "npu_mla_prolog_v3_functional": prolog, "npu_mla_preprocess": 13, "_C_ascend.mla_preprocess": 8,
                       **{name: fia for name, *_ in CALLS[6:12]}, "npu_format_cast": 1,
                       "npu_incre_flash_attention": fia, "npu_prompt_flash_attention": fia}
     for i, (name, fn, args, kw, _) in enumerate(CALLS):  # each call is valid as given

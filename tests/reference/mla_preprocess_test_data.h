@@ -30,6 +30,7 @@
 #include "mla_prolog_test_data.h"
 #include "mlaops/dtype.h"
 #include "mlaops/mla_preprocess.h"
+#include "mlaops/mlapo.h"
 #include "mlaops/numeric.h"
 #include "mlaops/tensor_view.h"
 
@@ -58,6 +59,12 @@ struct MlaPreprocessCaseConfig {
   uint64_t seed = 1;
   uint8_t canary = 0xA5;  // initial byte of the caches and outputs
   bool q_down = false;    // build qDownOut [T, Hcq] (aclnnMlaPreprocessV2)
+  // The MLAPO op (mlaops/mlapo.h, MlaPreprocessCase::mlapo_params): quantScale0 U(0.016, 0.02) and
+  // quantOffset0 in [-2, 2] for its un-normalised input (|input / qs| <= 125, so the first stage
+  // does not saturate); rope: pass cos / sin; beta1: pass beta1.
+  bool mlapo = false;
+  bool rope = true;
+  bool beta1 = true;
 };
 
 struct MlaPreprocessCase {
@@ -106,6 +113,43 @@ struct MlaPreprocessCase {
     p.q_rope_out = opt(q_rope_out);
     p.kr_cache_out = opt(kv_cache_rope);
     p.q_down_out = opt(q_down_out);
+    return p;
+  }
+
+  // The MLAPO op's params on the same tensors (gamma0 / beta0 not passed; beta1, cos / sin per
+  // cfg.beta1 / cfg.rope).
+  MlapoParams mlapo_params() const {
+    const MlaPreprocessParams c = params();
+    MlapoParams p;
+    p.input = c.input;
+    p.quant_scale0 = c.quant_scale0;
+    p.quant_offset0 = c.quant_offset0;
+    p.wdqkv = c.wdqkv;
+    p.de_scale0 = c.de_scale0;
+    p.bias0 = c.bias0;
+    p.gamma1 = c.gamma1;
+    p.beta1 = cfg.beta1 ? &beta1.view : nullptr;
+    p.quant_scale1 = c.quant_scale1;
+    p.quant_offset1 = c.quant_offset1;
+    p.wuq = c.wuq;
+    p.de_scale1 = c.de_scale1;
+    p.bias1 = c.bias1;
+    p.gamma2 = c.gamma2;
+    p.cos = cfg.rope ? &cos.view : nullptr;
+    p.sin = cfg.rope ? &sin.view : nullptr;
+    p.wuk = c.wuk;
+    p.kv_cache = c.kv_cache;
+    p.kv_cache_rope = c.kv_cache_rope;
+    p.slot_mapping = c.slot_mapping;
+    p.ctkv_scale = c.ctkv_scale;
+    p.q_nope_scale = c.q_nope_scale;
+    p.cache_mode = c.cache_mode;
+    p.quant_mode = c.quant_mode;
+    p.q_out = c.q_out;
+    p.kv_cache_out = c.kv_cache_out;
+    p.q_rope_out = c.q_rope_out;
+    p.kr_cache_out = c.kr_cache_out;
+    p.q_down_out = c.q_down_out;
     return p;
   }
 
@@ -206,8 +250,9 @@ inline MlaPreprocessCase make_mla_preprocess_case(const MlaPreprocessCaseConfig&
     c.de_scale0 = mla_preprocess_descale(cfg, 7, m1_cols);
     c.de_scale1 = mla_preprocess_descale(cfg, 14, m2_cols);
     if (per_tensor) {
-      c.quant_scale0 = mla_preprocess_quant_scale(cfg, 4);
-      c.quant_offset0 = from_values(DType::kInt8, {1}, int_values(1, tensor_seed(cfg.seed, 5), -128, 127));
+      c.quant_scale0 = cfg.mlapo ? from_values(dt, {1}, fv(4, 1, 0.016, 0.02)) : mla_preprocess_quant_scale(cfg, 4);
+      c.quant_offset0 = from_values(DType::kInt8, {1}, int_values(1, tensor_seed(cfg.seed, 5), cfg.mlapo ? -2 : -128,
+                                                                  cfg.mlapo ? 2 : 127));
       c.bias0 = from_values(DType::kInt32, {m1_cols}, int_values(m1_cols, tensor_seed(cfg.seed, 8), -10, 9));
       c.quant_scale1 = mla_preprocess_quant_scale(cfg, 11);
       c.quant_offset1 = from_values(DType::kInt8, {1}, int_values(1, tensor_seed(cfg.seed, 12), -128, 127));

@@ -27,7 +27,9 @@ inline std::string describe(const MlaPreprocessCaseConfig& c) {
          " Hcq=" + std::to_string(c.Hcq) + " D=" + std::to_string(c.D) + " " +
          mla_preprocess_cache_mode_name(c.cache_mode) + " " + mla_preprocess_quant_mode_name(c.quant_mode) +
          (c.float_weights ? " dtype-weights" : " int8-weights") + (c.wuk_nz ? " wuk-NZ" : " wuk-ND") +
-         " form=" + std::to_string(static_cast<int>(c.weight_form)) + " blocks=" + std::to_string(c.block_num) + "x" +
+         " form=" + std::to_string(static_cast<int>(c.weight_form)) +
+         (c.mlapo ? std::string(" mlapo") + (c.rope ? "" : " no-rope") + (c.beta1 ? "" : " no-beta1") : "") +
+         " blocks=" + std::to_string(c.block_num) + "x" +
          std::to_string(c.block_size) + " isa=" + isa_name(active_isa()) + " threads=" + std::to_string(num_threads());
 }
 

@@ -44,6 +44,13 @@ inline Status run_fast(const MlaPreprocessCase& c) {
   return mla_preprocess(p, ws.data(), bytes);
 }
 
+// Every output and cache of two runs, byte for byte.
+inline bool outputs_equal(const MlaPreprocessCase& a, const MlaPreprocessCase& b) {
+  return a.q_out.bytes == b.q_out.bytes && a.q_rope_out.bytes == b.q_rope_out.bytes &&
+         a.kv_cache.bytes == b.kv_cache.bytes && a.kv_cache_rope.bytes == b.kv_cache_rope.bytes &&
+         a.q_down_out.bytes == b.q_down_out.bytes;
+}
+
 inline void expect_match(const MlaPreprocessCase& fast, const MlaPreprocessCase& ref) {
   EXPECT_EQ(mla_preprocess_mismatches(fast, ref), "");
 }

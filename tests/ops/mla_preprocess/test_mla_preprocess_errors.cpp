@@ -224,14 +224,16 @@ TEST(MlaPreprocessErrors, MPP09_Shapes) {
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "beta0", "MPP-09", reshape("beta0", {7167}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "beta1", "MPP-09", reshape("beta1", {1535}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "deScale0", "MPP-09", reshape("deScale0", {2111}));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "bias1", "MPP-09", reshape("bias1", {16 * 192 + 1}));
-  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantScale0", "MPP-09", reshape("quantScale0", {2}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "bias1", "MPP-09", reshape("bias1", {16 * 192 - 1}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "quantScale0", "MPP-09", reshape("quantScale0", {0}));
+  expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "beta1", "MPP-04", reshape("beta1", {1536, 1}));  // rank
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCache", "MPP-09", reshape("kvCache", {2, 128, 1, 576}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-09", reshape("kvCacheRope", {1, 128, 1, 64}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wdqkv", "MPP-09 FRACTAL_NZ shape of logical [", reshape("wdqkv", {224, 133, 16, 32}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuq", "MPP-09 FRACTAL_NZ shape of logical [", reshape("wuq", {48, 191, 16, 32}));
   expect_rejected(kFp16Cm1Qm0, ACLNN_ERR_PARAM_INVALID, "wuk", "MPP-09", reshape("wuk", {16, 128, 256}));
   expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qNopeScale", "MPP-09 element count", reshape("qNopeScale", {8}));
+  expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "qNopeScale", "MPP-09 element count", reshape("qNopeScale", {15}));
   expect_rejected(kBf16Cm2Qm0, ACLNN_ERR_PARAM_INVALID, "kvCacheRope", "MPP-09", reshape("kvCacheRope", {2, 128, 1, 64}));
 }
 
@@ -674,6 +676,47 @@ TEST(MlaPreprocessTables, ShapeRows) {
     const Base b = base_of(cm);
     every_row(table::kModeShapes[static_cast<int>(cm)], &b);
   }
+}
+
+// Tensor `name` of the case in a real buffer `extra` rows longer (dim 0), its first rows the case's
+// and the rest 0x7F bytes (a large value / NaN that would show if read).
+MlaPreprocessMutation longer(Base b, const char* name, int64_t extra) {
+  const std::string n = name;
+  MlaPreprocessArgs a = args_of(base_case(b));
+  const TensorView v = a[n];
+  const int64_t es = dtype_size(v.dtype), row = v.numel() / v.dims[0];
+  auto buf = std::make_shared<std::vector<uint8_t>>(static_cast<size_t>((v.numel() + extra * row) * es), uint8_t{0x7F});
+  std::memcpy(buf->data(), v.data, static_cast<size_t>(v.numel() * es));
+  std::vector<int64_t> dims(v.dims, v.dims + v.rank);
+  dims[0] += extra;
+  const DType dt = v.dtype;
+  return [n, buf, dims, dt](MlaPreprocessArgs& m) {
+    m[n] = make_view(buf->data(), dt, dims.data(), static_cast<int>(dims.size()));
+  };
+}
+
+// MPP-09 for the inputs the kernel reads a prefix of (kPrefixShapes): longer by one and by 1000
+// rows accepted with the same result (CANN checks none of these shapes and its kernel reads only
+// the prefix), dim 0 one short and any other dim changed by one refused.
+TEST(MlaPreprocessTables, PrefixShapeRows) {
+  for (const auto& row : table::kPrefixShapes) {
+    const Base b = base_with(row.param);
+    SCOPED_TRACE(row.param);
+    for (int64_t extra : {1, 1000}) expect_accepted_same(b, longer(b, row.param, extra));
+    const std::vector<int64_t> dims = dims_of(args_of(base_case(b))[row.param]);
+    std::vector<int64_t> bad = dims;
+    bad[0] -= 1;
+    expect_rejected(b, ACLNN_ERR_PARAM_INVALID, row.param, "MPP-09 shape (the kernel reads the first rows",
+                    set_dims(row.param, bad));
+    for (size_t i = 1; i < dims.size(); ++i) {
+      if (std::string(row.param) == "cos") continue;  // its dim 1 defines Dr
+      bad = dims;
+      bad[i] += 1;
+      expect_rejected(b, ACLNN_ERR_PARAM_INVALID, row.param, row.rule, set_dims(row.param, bad));
+    }
+  }
+  // qNopeScale: N or more elements (the first N read), or 1 (broadcast)
+  expect_accepted_same(kBf16Cm2Qm0, longer(kBf16Cm2Qm0, "qNopeScale", 5));
 }
 
 // MPP-09 for a FRACTAL_NZ wuk [N, Hckv/16, D, 16] (C++ API): dims 1 and 3 (N and D define symbols).
