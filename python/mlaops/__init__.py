@@ -10,6 +10,7 @@ from ._format import npu_format_cast, npu_format_cast_, get_npu_format
 from ._prolog import npu_mla_prolog, npu_mla_prolog_v2, npu_mla_prolog_v3, npu_mla_prolog_v3_functional
 from ._preprocess import npu_mla_preprocess
 from . import _C_ascend  # noqa: N812 - vllm-ascend's torch.ops._C_ascend name
+from . import _sgl_kernel_npu  # sgl-kernel-npu's torch.ops.npu.mla_preprocess
 from ._fia import (npu_fused_infer_attention_score, npu_fused_infer_attention_score_v2,
                    _npu_fused_infer_attention_score_get_max_workspace,
                    _npu_fused_infer_attention_score_v2_get_max_workspace)

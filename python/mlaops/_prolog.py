@@ -122,7 +122,8 @@ def npu_mla_prolog_v3(token_x, weight_dq, weight_uq_qr, weight_uk, weight_dkv_kr
     query_norm is the W_UQ_QR operand [T, Hcq] / [B, S, Hcq] (bf16 with weight_quant_mode 0, else
     int8 with its per-token dequant_scale_q_norm fp32 (T, 1)); outputs not produced are (1,) zero
     tensors. The mode tuple must match the tensors' dtypes (MP-20, MP-21 of
-    docs/ops/mla_prolog.md); the reserved *_dtype overrides must be None.
+    docs/ops/mla_prolog.md); with kv_cache_quant_mode 1, quant_scale_ckv has shape (1). The reserved
+    *_dtype overrides must be None.
     """
     fn = "npu_mla_prolog_v3"
     for name in _V3_RESERVED:

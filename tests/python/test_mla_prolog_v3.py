@@ -16,6 +16,8 @@ MODES = {None: (0, 0, 0), "partial": (1, 0, 0), "partial_kv": (1, 2, 0), "full_k
 def _v3(args, kw, quant, **extra):
     w, kv, qq = MODES[quant]
     kw = dict(kw)
+    if kv == 1:  # V3's per-tensor KV quant scale is (1): element 0 of V2's (1, Hckv)
+        kw["quant_scale_ckv"] = kw["quant_scale_ckv"].reshape(-1)[:1].contiguous()
     if len(args) == 12:
         args, kw["cache_index"] = args[:9] + args[10:], args[9]
     return mlaops.npu_mla_prolog_v3(*args, **kw, weight_quant_mode=w, kv_cache_quant_mode=kv,
