@@ -445,13 +445,13 @@ Status row_fits(const char* op, const char* name, const MlaPreprocessCacheGeom& 
 
 Status mla_preprocess_run(const OpPlan& plan, const MlaPreprocessParams& params, void* workspace,
                           uint64_t workspace_size) {
-  const MlaPreprocessParams caller = mla_preprocess_unread_dropped(params);
+  const MlaPreprocessParams p = mla_preprocess_unread_dropped(params);
   const MlaPreprocessPlan* pl = nullptr;
   MLAOPS_TRY(check::plan_state(plan, kMlaPreprocessOp, &pl));
   return mla_preprocess_execute(*pl, p, workspace, workspace_size);
 }
 
-Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocessParams& p, void* workspace,
+Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocessParams& caller, void* workspace,
                               uint64_t workspace_size) {
   const MlaPreprocessPlan* const pl = &plan;
   const char* op = pl->options.op;
