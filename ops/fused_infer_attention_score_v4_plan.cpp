@@ -426,12 +426,11 @@ std::string explain_call(const FiaPlan& P) {
 
 Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan) {
   MLAOPS_TRY(plan_call(call, op, plan));
-  int64_t total;
-  MLAOPS_CHECK(add_ok(plan->stage.bytes, plan->workspace_bytes, &total), kParamInvalid,
-               "%s: workspace: FIA-17 workspace overflows int64 (dense copies of the strided inputs + the plan's own); "
-               "allowed <= 2^63 - 1 bytes, got %lld + %lld",
-               op, (long long)plan->stage.bytes, (long long)plan->workspace_bytes);
-  return kSuccess;
+  // the workspace's parts: the strided inputs' dense copies, then the plan's own
+  WorkspaceLayout l(op, "FIA-17 workspace overflows int64 (the sum of its parts)");
+  int64_t at = 0;
+  MLAOPS_TRY(l.add(plan->stage.bytes, &at));
+  return l.add(plan->workspace_bytes, &at);
 }
 
 int64_t fia_workspace_bytes(const FiaPlan& plan) { return plan.noop ? 0 : plan.stage.bytes + plan.workspace_bytes; }

@@ -178,9 +178,12 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   MLAOPS_TRY(l.add(mla_preprocess_has_rope_outputs(cm) ? kr : 0, &pl.off_kr));
   MLAOPS_TRY(l.add(threads_total, &pl.off_thread));
   pl.thread_bytes = per_thread;
-  int64_t total = 0;
-  MLAOPS_CHECK(d.T == 0 || add_ok(pl.stage.bytes, l.total(), &total), kParamInvalid,
-               "%s: MPP-15 workspace overflows int64 (dense copies of the strided inputs + the operator's own)", op);
+  // the workspace's parts: the strided inputs' dense copies, then the operator's own
+  WorkspaceLayout all(op, "MPP-15 workspace overflows int64 (the sum of its parts)");
+  int64_t at = 0;
+  MLAOPS_TRY(all.add(pl.stage.bytes, &at));
+  MLAOPS_TRY(all.add(l.total(), &at));
+  const int64_t total = d.T == 0 ? 0 : all.total();
   pl.workspace_bytes = static_cast<uint64_t>(total);
   verbose_plan(pl);
   *out = OpPlan(std::move(plan));

@@ -165,9 +165,12 @@ Status mla_prolog_make_plan(const MlaPrologParams& caller, const MlaPrologCheckO
   MLAOPS_CHECK(mul_ok(d.T, 8, &slots), kParamInvalid, "%s: MP-14 workspace slots overflow int64", op);
   MLAOPS_TRY(l.add(slots, &pl.off_slots));
   pl.thread_bytes = per_thread;
-  int64_t total = 0;
-  MLAOPS_CHECK(d.T == 0 || add_ok(pl.stage.bytes, l.total(), &total), kParamInvalid,
-               "%s: MP-14 workspace overflows int64 (dense copies of the strided inputs + the operator's own)", op);
+  // the workspace's parts: the strided inputs' dense copies, then the operator's own
+  WorkspaceLayout all(op, "MP-14 workspace overflows int64 (the sum of its parts)");
+  int64_t at = 0;
+  MLAOPS_TRY(all.add(pl.stage.bytes, &at));
+  MLAOPS_TRY(all.add(l.total(), &at));
+  const int64_t total = d.T == 0 ? 0 : all.total();
   pl.workspace_bytes = static_cast<uint64_t>(total);
   verbose_plan(pl);
   *out = OpPlan(std::move(plan));
