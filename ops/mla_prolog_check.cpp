@@ -49,6 +49,19 @@ Status weight_shape(const char* op, const char* name, const TensorView& w, int64
   return kSuccess;
 }
 
+// MP-09, V3's per-tensor KV quant (kvCacheQuantMode 1): one scale, element 0 read. The vendor's
+// current V3 tiling check (FillFullKVQuantParamInfo) and its doc want (1); vllm-ascend passes
+// (1, 1) (its (1, Hckv) quant_kscale sliced [:, :1]) and torch_npu's V3 test the V1 / V2 form
+// (1, Hckv): all three are accepted (docs/ops/mla_prolog.md "Per-tensor KV quant").
+Status v3_per_tensor_scale(const char* op, const TensorView& t, int64_t hckv) {
+  const bool ok = (t.rank == 1 && t.dims[0] == 1) || (t.rank == 2 && t.dims[0] == 1 && (t.dims[1] == 1 || t.dims[1] == hckv));
+  MLAOPS_CHECK(ok, kParamInvalid,
+               "%s: quantScaleCkvOptional: MP-09 per-tensor KV quant (kvCacheQuantMode 1) shape; allowed [1], [1, 1] or "
+               "[1, %lld], got %s",
+               op, (long long)hckv, check::shape_str(t).c_str());
+  return kSuccess;
+}
+
 // MP-20, MP-21: the V3 attributes against the scenario the dtypes choose.
 Status check_v3_modes(const char* op, const MlaPrologV3Modes& m, MlaPrologScenario sc) {
   const ModeTupleRow* row = nullptr;
@@ -364,8 +377,9 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
                             v[static_cast<size_t>(w.dims.v[1])]));
   MLAOPS_TRY(d.bsh ? check::check_shapes(op, kShapesBsh, ts, v) : check::check_shapes(op, kShapesTnd, ts, v));
   MLAOPS_TRY(check::check_shapes(op, kShapes, ts, v));
-  MLAOPS_TRY(o.v3 && sc == MlaPrologScenario::kFullQuantKvQuant ? check::check_shapes(op, kQuantScaleCkvPerTensorV3, ts, v)
-                                                                : check::check_shapes(op, kQuantScaleCkv, ts, v));
+  MLAOPS_TRY(o.v3 && sc == MlaPrologScenario::kFullQuantKvQuant
+                 ? v3_per_tensor_scale(op, *check::given(ts, "quantScaleCkvOptional"), at(v, Sym::kHckv))
+                 : check::check_shapes(op, kQuantScaleCkv, ts, v));
   int64_t kv_row = 0;
   MLAOPS_TRY(check_caches(op, p, ts, mla_prolog_is_per_tile(sc), v, &kv_row));
   // MP-26 (V3): actualSeqLenOptional only where it is read, the PA_BLK modes with tokenX [T, He]

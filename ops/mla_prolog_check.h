@@ -334,11 +334,10 @@ inline constexpr check::ShapeRow<Sym> kShapes[] = {
 };
 
 // MP-09: quantScaleCkvOptional by KV quant kind. Per channel (PARTIAL_QUANT_KV_QUANT) and V1 / V2's
-// per tensor (FULL_QUANT_KV_QUANT, element 0 read): (1, Hckv); aclnnMlaPrologV3WeightNz's per
-// tensor (kvCacheQuantMode 1): (1), the vendor's V3 tiling check (FillFullKVQuantParamInfo).
+// per tensor (FULL_QUANT_KV_QUANT, element 0 read): (1, Hckv). aclnnMlaPrologV3WeightNz's per
+// tensor (kvCacheQuantMode 1) is checked in mla_prolog_check.cpp (v3_per_tensor_scale): (1), (1, 1)
+// or (1, Hckv).
 inline constexpr check::ShapeRow<Sym> kQuantScaleCkv[] = {{"quantScaleCkvOptional", {Sym::kOne, Sym::kHckv}, "MP-09"}};
-inline constexpr check::ShapeRow<Sym> kQuantScaleCkvPerTensorV3[] = {
-    {"quantScaleCkvOptional", {Sym::kOne}, "MP-09 per-tensor KV quant (kvCacheQuantMode 1)"}};
 
 // MP-10 (aclnnMlaPrologV3WeightNz): the scenarios in which the V3 tiling check expects
 // smoothScalesCqOptional; in the others it must be null (FillNonQuantParamInfo adds no row for it).

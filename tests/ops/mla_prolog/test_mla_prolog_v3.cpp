@@ -464,29 +464,38 @@ TEST(MlaPrologV3, PerTensorKvQuantScaleOfShapeOneAgainstReference) {
   }
 }
 
-// The (1) scale holds element 0 of V2's (1, Hckv): V3 writes V2's bytes.
+// The (1) scale holds element 0 of V2's (1, Hckv): V3 writes V2's bytes; so does V3 with the (1, 1)
+// scale vllm-ascend passes and with V2's (1, Hckv) (torch_npu's V3 test).
 TEST(MlaPrologV3, PerTensorKvQuantScaleOfShapeOneIsV2Bitwise) {
   MlaPrologCaseConfig cfg = vendor_cfg(FKV, true, MlaPrologCacheMode::kPaNz);
   const MlaPrologCase v2_base = testdata::make_mla_prolog_case(cfg);
   cfg.quant_scale_ckv_1d = true;
   const MlaPrologCase v3_base = testdata::make_mla_prolog_case(cfg);
   ASSERT_EQ(v3_base.quant_scale_ckv.get(0), v2_base.quant_scale_ckv.get(0));
+  const std::vector<int64_t> shapes[] = {{1}, {1, 1}, {1, 512}};
   for (Isa isa : runnable_isas()) {
     set_isa(isa);
     SCOPED_TRACE(isa_name(isa));
-    MlaPrologCase v2 = v2_base.clone(), v3 = v3_base.clone();
+    MlaPrologCase v2 = v2_base.clone();
     ASSERT_EQ(mla_prolog_call(v2), ACLNN_SUCCESS) << aclGetRecentErrMsg();
-    ASSERT_EQ(mla_prolog_call(v3, v3_call()), ACLNN_SUCCESS) << aclGetRecentErrMsg();
-    for (auto m : {&MlaPrologCase::query_out, &MlaPrologCase::query_rope_out, &MlaPrologCase::kv_cache,
-                   &MlaPrologCase::kr_cache, &MlaPrologCase::dequant_scale_q_nope_out})
-      EXPECT_TRUE(testdata::same_bytes(v2.*m, v3.*m));
+    for (const std::vector<int64_t>& dims : shapes) {
+      MlaPrologCase v3 = v3_base.clone();
+      MlaPrologCall call = v3_call();
+      call.mutate = [&](MlaPrologArgs& a) {  // v2's (1, Hckv) scale, viewed with `dims`
+        a["quantScaleCkvOptional"] = make_view(v2_base.quant_scale_ckv.view.data, DType::kFloat32, dims.data(),
+                                               static_cast<int>(dims.size()));
+      };
+      ASSERT_EQ(mla_prolog_call(v3, call), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+      for (auto m : {&MlaPrologCase::query_out, &MlaPrologCase::query_rope_out, &MlaPrologCase::kv_cache,
+                     &MlaPrologCase::kr_cache, &MlaPrologCase::dequant_scale_q_nope_out})
+        EXPECT_TRUE(testdata::same_bytes(v2.*m, v3.*m)) << dims.size();
+    }
   }
   reset_isa();
 }
 
-// MP-09 / MP-04 of quantScaleCkvOptional in V3: (1) in per-tensor KV quant ((1, Hckv), V2's shape,
-// is rejected, as the vendor's V3 rejects it), (1, Hckv) in per-channel KV quant; V2 keeps
-// (1, Hckv) for both (MlaPrologErrors.MP09_Shapes).
+// MP-09 / MP-04 of quantScaleCkvOptional in V3: (1), (1, 1) or (1, Hckv) in per-tensor KV quant,
+// (1, Hckv) in per-channel KV quant; V2 keeps (1, Hckv) for both (MlaPrologErrors.MP09_Shapes).
 TEST(MlaPrologV3Errors, MP09_QuantScaleCkvShapeByKvQuantMode) {
   MlaPrologCaseConfig cfg = vendor_cfg(FKV, false, MlaPrologCacheMode::kPaBsnd);
   cfg.quant_scale_ckv_1d = true;
@@ -499,13 +508,11 @@ TEST(MlaPrologV3Errors, MP09_QuantScaleCkvShapeByKvQuantMode) {
           make_view(backing.data(), DType::kFloat32, dims.data(), static_cast<int>(dims.size()));
     });
   };
-  const char* per_tensor = "MP-09 per-tensor KV quant (kvCacheQuantMode 1) shape; allowed [1], got [1, 512]";
-  expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", per_tensor, edit([&](MlaPrologArgs& a) {
-                       a["quantScaleCkvOptional"] = v2_shaped.quant_scale_ckv.view;  // V1 / V2's (1, Hckv)
-                     }));
-  for (std::vector<int64_t> dims : {std::vector<int64_t>{2}, std::vector<int64_t>{1, 1}, std::vector<int64_t>{512}})
-    expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-09 per-tensor KV quant",
-                       with_dims(dims));
+  (void)v2_shaped;
+  const char* per_tensor = "MP-09 per-tensor KV quant (kvCacheQuantMode 1) shape; allowed [1], [1, 1] or [1, 512], got";
+  for (std::vector<int64_t> dims : {std::vector<int64_t>{2}, std::vector<int64_t>{1, 2}, std::vector<int64_t>{512},
+                                    std::vector<int64_t>{2, 512}})
+    expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", per_tensor, with_dims(dims));
   expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-04", with_dims({1, 1, 1}));
   expect_rejected_in(fkv, ACLNN_ERR_PARAM_INVALID, "quantScaleCkvOptional", "MP-02", edit([](MlaPrologArgs& a) {
                        a["quantScaleCkvOptional"].dtype = DType::kFloat16;
