@@ -658,14 +658,8 @@ def test_fa_quant_prolog_v2_then_fia_v2(capture):
 
 # vllm-ascend slices its (1, Hckv) quant_kscale to (1, 1) for V3's per-tensor KV quant (its
 # comment: "quant_kscale is one scalar broadcast to (1, Hckv), so slice out the single per-tensor
-# value"); torch_npu's own V3 full + KV quant test passes (1, Hckv). The library takes only (1).
-V3_KV_SCALE_SHAPE = pytest.mark.xfail(strict=True, raises=mlaops.Error, reason=(
-    "npu_mla_prolog_v3 refuses quant_scale_ckv of shape (1, 1) with kv_cache_quant_mode 1: "
-    "'[161002] npu_mla_prolog_v3: quantScaleCkvOptional: MP-09 per-tensor KV quant (kvCacheQuantMode 1) "
-    "shape; allowed [1], got [1, 1]'; vllm-ascend passes quant_kscale[:, :1]"))
-
-
-@pytest.mark.parametrize("fa_quant", [pytest.param(True, marks=V3_KV_SCALE_SHAPE), False])
+# value"); the library takes (1), (1, 1) and (1, Hckv) there (docs/ops/mla_prolog.md).
+@pytest.mark.parametrize("fa_quant", [True, False])
 def test_prolog_v3_only_decode_then_fia_v2(fa_quant):
     """[mla_v1] AscendMLAImpl.mla_preprocess_only_decode (not A5): weights from
     _process_weights_for_fused (NZ slices of the fused W8A8 weight, .contiguous(), npu_format_cast
