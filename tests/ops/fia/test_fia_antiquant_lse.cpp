@@ -9,9 +9,9 @@
 //     queries, innerPrecise 0, 1, 2, 3 through the C++ API and 0 / 1 through the C API (the aclnn
 //     range at Q_S = 1), every ISA level, 1 and 2 threads. Rounding the dequantised values to
 //     the query dtype (what innerPrecise 1 / 3 did before) moves lse by more than 1e-5 relative here.
-//   * The same check over G 1 / 4 (in place on AVX-512), G 5 and 10 (the vendor's NZ head ratio), per-channel,
-//     per-token (modes 1 / 3), key 0 + value 1 and INT4, so that every path and parameter form is
-//     held to the bound.
+//   * The same check over G 1 / 4 (in place on AVX-512), G 5 and 10 (the vendor's NZ head ratio),
+//     per-channel, per-token (modes 1 / 3), key 0 + value 1, INT4, and D 96 in place, so that every
+//     path and parameter form is held to the bound.
 // Prints the largest relative lse error per case and path ("[fia-aq-lse]").
 #include <gtest/gtest.h>
 
@@ -198,6 +198,17 @@ TEST(FiaAntiquantLse, ModesAndGroupSizes) {
     c.int4 = true;
     c.mode_v = 0;
     c.name = t + "INT4 per-channel N12 KV_N4";
+    add(c);
+    // D 96 (in place on AVX-512 with G 4: the last 64-channel chunk of the query's int8 slice is half)
+    c.N = 16;
+    c.D = 96;
+    c.name = t + "INT4 per-channel N16 KV_N4 D96";
+    c.capi = false;  // aclnn: INT4 head dims are multiples of 64 (FIA-33)
+    add(c);
+    c.capi = true;
+    c.int4 = false;
+    c.mode_k = c.mode_v = 3;
+    c.name = t + "per-token mode 3 N16 KV_N4 D96";
     add(c);
   }
   for (const LseCase& c : v) check_case(c);

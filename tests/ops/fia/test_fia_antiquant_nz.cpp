@@ -237,6 +237,11 @@ std::vector<NzCase> cases() {
     c.bs = 16;
     c.act_kv = {37, 20};
     add(c);
+    c.name = "C++ API D 96 bs 16 (4,2) BNSD mode1" + ip;  // in place: a half 64-channel chunk of the query's lo slice
+    c.layout = "BNSD";
+    c.D = 96;
+    c.mode_k = c.mode_v = 1;
+    add(c);
     c = NzCase();
     c.inner = inner;
     c.name = "BSND Q_S 6 tree (sparse 9) mode0 (64,8)" + ip;
