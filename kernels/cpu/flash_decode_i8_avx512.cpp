@@ -75,45 +75,35 @@ void scores_i8(const Ctx& x, int64_t nk) {
       const int8_t* kr[KB];
 #pragma GCC unroll 16
       for (int k = 0; k < KB; ++k) kr[k] = x.kb8[h] + koff[std::min<int64_t>(j + k, nk - 1)];
-      __m512i acc[16];
-      // the int32 sums as bits, reduced exactly in int32 (hi: |dot| <= QD * 2^22 < 2^31)
-      auto reduce = [&acc] {
+      // lane k * G + g: the sum over chunks [0, nc) of dot(key k's chunk c, load(row, c), with the
+      // query chunk of row g at q + c * qstep + g * qlen), reduced exactly in int32 (hi: |dot| <=
+      // QD * 2^22 < 2^31; lo: |dot| <= QD * 255 * 66 < 2^24, so exact in fp32 too)
+      auto dots = [&](auto load, auto dot, const auto* q, int64_t nc, int64_t qstep, int64_t qlen) {
+        __m512i acc[16];
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
+        for (int64_t c = 0; c < nc; ++c, q += qstep) {
+          __m512i kv[KB];
+#pragma GCC unroll 16
+          for (int k = 0; k < KB; ++k) kv[k] = load(kr[k], c);
+#pragma GCC unroll 16
+          for (int g = 0; g < G; ++g) {
+            const __m512i qv = _mm512_loadu_si512(q + qlen * g);
+#pragma GCC unroll 16
+            for (int k = 0; k < KB; ++k) acc[k * G + g] = dot(acc[k * G + g], kv[k], qv);
+          }
+        }
         __m512 f[16];
 #pragma GCC unroll 16
         for (int i = 0; i < 16; ++i) f[i] = _mm512_castsi512_ps(acc[i]);
         return _mm512_cvtepi32_ps(_mm512_castps_si512(reduce16<AddEpi32>(f)));
       };
-#pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
-      const int16_t* qc = x.q16 + h * G * 32;
-      for (int64_t c = 0; c < nch; ++c, qc += cstep) {
-        __m512i kv[KB];
-#pragma GCC unroll 16
-        for (int k = 0; k < KB; ++k) kv[k] = load32_q<I4, NZ>(kr[k], c, x.kc0s);
-#pragma GCC unroll 16
-        for (int g = 0; g < G; ++g) {
-          const __m512i qv = _mm512_loadu_si512(qc + 32 * g);
-#pragma GCC unroll 16
-          for (int k = 0; k < KB; ++k) acc[k * G + g] = v5::dpwssd(acc[k * G + g], kv[k], qv);
-        }
-      }
-      const __m512 dot_hi = reduce();
-#pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
-      const int8_t* qb = q8 + h * G * 64;
-      for (int64_t c = 0; c < nlo; ++c, qb += nG * 64) {  // |dot_lo'| <= QD * 255 * 66 < 2^24: exact in fp32
-        const bool half = lo_half && c == nlo - 1;
-        __m512i kv[KB];
-#pragma GCC unroll 16
-        for (int k = 0; k < KB; ++k) kv[k] = load64_u<I4, NZ>(kr[k], c, x.kc0s, half);
-#pragma GCC unroll 16
-        for (int g = 0; g < G; ++g) {
-          const __m512i qv = _mm512_loadu_si512(qb + 64 * g);
-#pragma GCC unroll 16
-          for (int k = 0; k < KB; ++k) acc[k * G + g] = v5::dpbusd(acc[k * G + g], kv[k], qv);
-        }
-      }
-      const __m512 dot_lo = reduce();
+      const __m512 dot_hi = dots([&](const int8_t* row, int64_t c) { return load32_q<I4, NZ>(row, c, x.kc0s); },
+                                 [](__m512i a, __m512i k, __m512i q) { return v5::dpwssd(a, k, q); },
+                                 x.q16 + h * G * 32, nch, cstep, 32);
+      const __m512 dot_lo = dots(
+          [&](const int8_t* row, int64_t c) { return load64_u<I4, NZ>(row, c, x.kc0s, lo_half && c == nlo - 1); },
+          [](__m512i a, __m512i k, __m512i q) { return v5::dpbusd(a, k, q); }, q8 + h * G * 64, nlo, nG * 64, 64);
       const __m512 la = _mm512_loadu_ps(x.lane_a + h * 16), lc = _mm512_loadu_ps(x.lane_c + h * 16);
       const __m512 sv = _mm512_fmadd_ps(dot_hi, la, _mm512_fmadd_ps(dot_lo, _mm512_mul_ps(la, lo_unit), lc));
       if (KB == 1 || G == nG) {  // lane k * G + g -> S[(j + k) * nG + h * G + g]
