@@ -506,7 +506,9 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const Src& src, const F
     *rs = fia_aq_value(*a.scale, i);
     *ro = a.offset ? fia_aq_value(*a.offset, i) : 0.0f;
   };
-  // channels [c, c + len) of head i onwards (x at channel c) into out (head i's row, channel 0)
+  // channels [c, c + len) of head i onwards (x at channel c) into out (head i's row, channel 0),
+  // its residual D further
+  static_assert(kFiaAqParts == 2, "the dequant rows write two parts: the rounded value, the residual");
   auto put = [&](const int8_t* x, int64_t len, int64_t i, int64_t c, float rs, float ro, uint16_t* out) {
     fn(x, len, chan ? csc + i * D + c : nullptr, chan ? coff + i * D + c : nullptr, rs, ro, P.fp16, out + c,
        out + D + c);

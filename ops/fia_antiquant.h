@@ -35,7 +35,7 @@ struct FiaAqParam {
   int64_t base = 0, sh = 0, sd = 0, sb = 0, st = 0, sblk = 0, sslot = 0;
 };
 
-// The parts a dequantised value is carried in (FiaAntiquant::split).
+// The parts a dequantised value is carried in (FiaAntiquant::split with INT8 / INT4 key / value).
 inline constexpr int64_t kFiaAqParts = 2;
 
 struct FiaAntiquant {
@@ -47,8 +47,9 @@ struct FiaAntiquant {
   // about 2^-17 (BF16) / 2^-22 (FP16) relative, for every innerPrecise: the vendor's A2 / A3 kernels
   // never round the dequantised K / V (innerPrecise only sets how many slices their query is
   // split into). The in-place INT8 kernel reads the rows unrounded too. The plan sizes the chunks
-  // and the attention shapes by it.
-  int64_t split = kFiaAqParts;
+  // and the attention shapes by it: kFiaAqParts with INT8 / INT4 key / value (fia_check_antiquant),
+  // 1 without.
+  int64_t split = 1;
   FiaAqParam k, v;
 };
 
