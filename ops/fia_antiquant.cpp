@@ -385,7 +385,7 @@ Status fia_check_antiquant(const FiaParams& p, const FiaAqShape& s, FiaAntiquant
                  op);
   out->on = true;
   out->int4 = int4;
-  out->split = (p.inner_precise & 1) == 0 ? 2 : 1;  // innerPrecise bit 0: 0 high precision
+  out->split = kFiaAqParts;  // every innerPrecise: the dequantised values unrounded
   return kSuccess;
 }
 
@@ -469,8 +469,9 @@ Rows rows_of(const FiaParams& p, const FiaPlan& P, const Src& s, int64_t b, int6
   return r;
 }
 
-// One row of n channels dequantised to the query dtype (and, with `lo`, its residual): the INT8
-// row kernel, or the INT4 one on the packed bytes (`x` at the row's first byte).
+// One row of n channels dequantised as two parts in the query dtype, the rounded value and its
+// rounded residual: the INT8 row kernel, or the INT4 one on the packed bytes (`x` at the row's
+// first byte).
 struct DequantRow {
   kernels::DequantRowFn fn8 = nullptr;
   kernels::DequantRow4Fn fn4 = nullptr;
@@ -485,10 +486,10 @@ struct DequantRow {
 
 // Positions [t0, t1) of heads h0 .. h0 + n - 1 (D channels each, parameters `a`, per-channel
 // floats `csc` / `coff` of head h0 onwards) into dst rows [t - t0][n * split * D]: head i at
-// i * split * D, its residual (split 2) D further. When the heads lie side by side in a cache row
-// (BnBsH / BSH / BSND: head stride D) the rows are read in address order, the n heads of a row in
-// one call where the parameters and layout allow; otherwise head by head (BNSD / BnNBsD: each
-// head's rows are contiguous), prefetching kAhead rows ahead.
+// i * split * D, its residual D further. When the heads lie side by side in a cache row
+// (BnBsH / BSH / BSND: head stride D) the rows are read in address order, head by head within a
+// row; otherwise head by head (BNSD / BnNBsD: each head's rows are contiguous), prefetching
+// kAhead rows ahead.
 void dequant_heads(const FiaParams& p, const FiaPlan& P, const Src& src, const FiaAqParam& a, const float* csc,
                    const float* coff, int64_t b, int64_t h0, int64_t n, int64_t t0, int64_t t1, int64_t t_end,
                    int64_t D, uint16_t* dst, const DequantRow& fn) {
@@ -506,17 +507,18 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const Src& src, const F
     *rs = fia_aq_value(*(p.*a.scale), i);
     *ro = p.*a.offset ? fia_aq_value(*(p.*a.offset), i) : 0.0f;
   };
-  // channels [c, c + len) of head i onwards (x at channel c) into out (head i's row, channel 0)
+  // channels [c, c + len) of head i onwards (x at channel c) into out (head i's row, channel 0),
+  // its residual D further
+  static_assert(kFiaAqParts == 2, "the dequant rows write two parts: the rounded value, the residual");
   auto put = [&](const int8_t* x, int64_t len, int64_t i, int64_t c, float rs, float ro, uint16_t* out) {
     fn(x, len, chan ? csc + i * D + c : nullptr, chan ? coff + i * D + c : nullptr, rs, ro, P.fp16, out + c,
-       split > 1 ? out + D + c : nullptr);
+       out + D + c);
   };
   const Rows r0 = rows_of(p, P, src, b, h0);
   const int sh = r0.shift;  // channel c of a row at byte c >> sh
   float rs, ro;
   constexpr int64_t kAhead = 16;  // rows prefetched ahead (into L2), up to the item's end t_end
   if (st.h == D) {  // heads side by side in a row
-    const bool whole_row = (chan || a.sh == 0) && split == 1;  // one call for the n heads of a row
     for (int64_t pos = t0; pos < std::min(t1, t0 + kAhead); ++pos)
       for (int64_t c = 0; c < (n * D) >> sh; c += 64) __builtin_prefetch(r0.at(pos) + c, 0, 2);
     for (int64_t pos = t0; pos < t1; ++pos) {
@@ -524,14 +526,9 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const Src& src, const F
         for (int64_t c = 0; c < (n * D) >> sh; c += 64) __builtin_prefetch(r0.at(pos + kAhead) + c, 0, 2);
       const int8_t* row = r0.at(pos);
       uint16_t* out = dst + (pos - t0) * n * sD;
-      if (whole_row) {
-        row_params(r0, h0, pos, &rs, &ro);
-        put(row, n * D, 0, 0, rs, ro, out);
-      } else {
-        for (int64_t i = 0; i < n; ++i) {
-          if (i == 0 || a.sh != 0) row_params(r0, h0 + i, pos, &rs, &ro);
-          put(row + ((i * D) >> sh), D, i, 0, rs, ro, out + i * sD);
-        }
+      for (int64_t i = 0; i < n; ++i) {
+        if (i == 0 || a.sh != 0) row_params(r0, h0 + i, pos, &rs, &ro);
+        put(row + ((i * D) >> sh), D, i, 0, rs, ro, out + i * sD);
       }
     }
     return;
@@ -568,7 +565,7 @@ void dequant_heads(const FiaParams& p, const FiaPlan& P, const Src& src, const F
 
 int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD, int64_t split) {
   const int64_t buf = kFiaAqChunk * heads * (KD + VD) * split * 2;
-  const int64_t q = split > 1 ? heads * M * split * KD * 2 : 0;
+  const int64_t q = heads * M * split * KD * 2;
   const int64_t states = heads * M * ((VD + 2) + (split * VD + 2)) * 4;
   return (buf + q + 63) / 64 * 64 + (states + 63) / 64 * 64;
 }
@@ -622,32 +619,29 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
     k.row->decode_i8(items, n, kv, k.buf);
     return;
   }
-  // split 2 (innerPrecise 0): chunk rows [rounded | residual], 2 x the channels; the query rows
-  // duplicated [q | q], so that a score is q . rounded + q . residual and an output channel d the
-  // sum of the chunk output's channels d and V_D + d.
+  // Chunk rows [rounded | residual] (split = 2 x the channels), the query rows duplicated [q | q],
+  // so that a score is q . rounded + q . residual and an output channel d the sum of the chunk
+  // output's channels d and V_D + d.
   const int64_t split = P.aq.split, KDs = split * KD, VDs = split * VD;
   const int64_t t_begin = items[0].kv_begin, t_end = items[0].kv_end;
   uint16_t* kbuf = static_cast<uint16_t*>(k.buf);             // [chunk, n * KDs]
   uint16_t* vbuf = kbuf + kFiaAqChunk * n * KDs;              // [chunk, n * VDs]
-  uint16_t* qbuf = vbuf + kFiaAqChunk * n * VDs;              // split 2: per head [M, 2 * KD]
-  const int64_t q_elems = split > 1 ? n * M * KDs : 0;
+  uint16_t* qbuf = vbuf + kFiaAqChunk * n * VDs;              // per head [M, split * KD]
+  const int64_t q_elems = n * M * KDs;
   float* run = reinterpret_cast<float*>(k.buf) + (kFiaAqChunk * n * (KDs + VDs) + q_elems + 31) / 32 * 16;
   const int64_t per = M * (VD + 2), per_part = M * (VDs + 2);
   float* part = run + n * per;  // per head: O [M, VDs], m [M], l [M]
   for (int64_t i = 0; i < n; ++i) {
     std::fill(run + i * per, run + (i + 1) * per, 0.0f);  // l = 0: empty
   }
-  if (split > 1) {
-    for (int64_t i = 0; i < n; ++i) {
-      const kernels::FlashItem& it = items[i];
-      for (int64_t g = 0; g < it.G; ++g)
-        for (int64_t r = 0; r < it.R; ++r) {
-          const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
-          uint16_t* d = qbuf + (i * M + g * it.R + r) * KDs;
-          std::copy(q, q + KD, d);
-          std::copy(q, q + KD, d + KD);
-        }
-    }
+  for (int64_t i = 0; i < n; ++i) {
+    const kernels::FlashItem& it = items[i];
+    for (int64_t g = 0; g < it.G; ++g)
+      for (int64_t r = 0; r < it.R; ++r) {
+        const uint16_t* q = it.q + g * it.q_n_stride + r * it.q_s_stride;
+        uint16_t* d = qbuf + (i * M + g * it.R + r) * KDs;
+        for (int64_t s = 0; s < split; ++s) std::copy(q, q + KD, d + s * KD);
+      }
   }
   DequantRow fn;
   fn.fn8 = P.dequant;
@@ -662,13 +656,11 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
     for (int64_t i = 0; i < n; ++i) {
       kernels::FlashItem& it = chunk[i];
       it = items[i];
-      if (split > 1) {
-        it.q = qbuf + i * M * KDs;
-        it.q_n_stride = it.R * KDs;
-        it.q_s_stride = KDs;
-        it.QD = KDs;
-        it.VD = VDs;
-      }
+      it.q = qbuf + i * M * KDs;
+      it.q_n_stride = it.R * KDs;
+      it.q_s_stride = KDs;
+      it.QD = KDs;
+      it.VD = VDs;
       it.k = kernels::FlashKv();
       it.k.base = kbuf + i * KDs;
       it.k.slot_stride = n * KDs;
@@ -691,11 +683,10 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
     for (int64_t i = 0; i < n; ++i) {
       float* o = run + i * per;
       float* o2 = part + i * per_part;
-      if (split > 1) {  // output channel d = rounded part d + residual part d (in place, forward)
-        for (int64_t m = 0; m < M; ++m)
-          for (int64_t d = 0; d < VD; ++d) o2[m * VD + d] = o2[m * VDs + d] + o2[m * VDs + VD + d];
-        std::copy(o2 + M * VDs, o2 + M * VDs + 2 * M, o2 + M * VD);
-      }
+      // output channel d = rounded part d + residual part d (in place, forward)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t d = 0; d < VD; ++d) o2[m * VD + d] = o2[m * VDs + d] + o2[m * VDs + VD + d];
+      std::copy(o2 + M * VDs, o2 + M * VDs + 2 * M, o2 + M * VD);
       kernels::attn_merge_state(o, o + M * VD, o + M * VD + M, o2, o2 + M * VD, o2 + M * VD + M, M, VD);
     }
   }

@@ -1,6 +1,6 @@
 // FusedInferAttentionScoreV4 KV antiquant (docs/ops/fused_infer_attention_score.md): INT8 key / value, or INT4 key / value
 // packed in INT32 (8 nibbles per word, rule FIA-33), with FP16 / BF16 query, dequantised element by element as
-//   x_deq = (x + offset) * scale, rounded to the query dtype,
+//   x_deq = (x + offset) * scale, never rounded to the query dtype (whatever innerPrecise says),
 // with scale / offset looked up per mode. fia_check_antiquant validates the parameters (rule
 // FIA-21, docs/ops/fused_infer_attention_score.md) and resolves each of key and value into the
 // index arithmetic below; the operator then dequantises the rows a work item reads.
@@ -37,14 +37,20 @@ struct FiaAqParam {
   int64_t base = 0, sh = 0, sd = 0, sb = 0, st = 0, sblk = 0, sslot = 0;
 };
 
+// The parts a dequantised value is carried in (FiaAntiquant::split with INT8 / INT4 key / value).
+inline constexpr int64_t kFiaAqParts = 2;
+
 struct FiaAntiquant {
   bool on = false;
   bool int4 = false;  // INT4 key / value in INT32 words: rows addressed in nibbles (FIA-33)
-  // innerPrecise 0 / 2 (high precision): 2, the dequantised chunks carry each row as its value
-  // rounded to the query dtype and the residual (kernels/cpu/dequant_kv.h), side by side as 2 x D
-  // channels, against a query duplicated likewise, so that the scores and P x V see the fp32
-  // value (to about 2^-17); innerPrecise 1 / 3: 1, the rounded value (the vendor's
-  // high-performance numerics). The in-place INT8 kernel never rounds.
+  // The dequantised chunks carry each value v = (x + offset) * scale (fp32) in kFiaAqParts parts
+  // side by side, v rounded to the query dtype and the rounded residual (kernels/cpu/dequant_kv.h),
+  // 2 x D channels, against a query duplicated likewise, so that the scores and P x V see v to
+  // about 2^-17 (BF16) / 2^-22 (FP16) relative, for every innerPrecise: the vendor's A2 / A3 kernels
+  // never round the dequantised K / V (innerPrecise only sets how many slices their query is
+  // split into). The in-place INT8 kernel reads the rows unrounded too. The plan sizes the chunks
+  // and the attention shapes by it: kFiaAqParts with INT8 / INT4 key / value (fia_check_antiquant),
+  // 1 without.
   int64_t split = 1;
   FiaAqParam k, v;
 };
@@ -90,8 +96,8 @@ FiaAqChannels fia_aq_channels(const FiaParams& p, const FiaAntiquant& aq, int64_
 inline constexpr int64_t kFiaAqChunk = 128;
 
 // Per-thread workspace of the INT8 / INT4 path: the chunk buffer (kFiaAqChunk rows of up to `heads`
-// heads, split x (K_D + V_D) channels, 2 bytes), with split 2 the duplicated query rows (M x 2 K_D
-// per head), and two attention states per head (running: M rows x (V_D + 2) floats, chunk:
+// heads, split x (K_D + V_D) channels, 2 bytes), the duplicated query rows (M x split x K_D per
+// head), and two attention states per head (running: M rows x (V_D + 2) floats, chunk:
 // M x (split x V_D + 2), M = query rows per item). 64-byte multiple.
 int64_t fia_aq_thread_bytes(int64_t heads, int64_t M, int64_t KD, int64_t VD, int64_t split);
 
@@ -110,7 +116,7 @@ struct FiaAqRun {
 // chunks) with the per-channel parameters folded into the query and the per-token ones into the
 // scores and P x V (FlashDecodeI8). Dequantised: chunk by chunk, the chunk's rows of the n heads
 // are dequantised into `buf` ([chunk, n * split * K_D] keys, [chunk, n * split * V_D] values: rows
-// shared by the heads, the decode kernel's order; split 2: rounded + residual parts, against the
+// shared by the heads, the decode kernel's order; rounded + residual parts, against the
 // duplicated query rows), the row's kernel runs over the chunk into chunk states,
 // which merge online (the combine step); finally each item's output (or its KV-split partial)
 // is written. With a shared prefix the rows are the prefix's (k.prefix) or the batch's own, and

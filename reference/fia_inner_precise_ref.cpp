@@ -13,7 +13,7 @@ namespace mlaops {
 bool fia_ref_fp16_softmax(const FiaParams& p, bool decode_rule) {
   const DType f16 = DType::kFloat16;
   if ((p.inner_precise & 1) == 0 || p.query.dtype != f16 || p.key.empty() || p.value.empty()) return false;
-  if (p.key[0].dtype != f16 || p.value[0].dtype != f16) return false;  // INT8 KV: bit 0 rounds dequantised values
+  if (p.key[0].dtype != f16 || p.value[0].dtype != f16) return false;  // INT8 / INT4 KV: high precision (no emulation)
   return !decode_rule && p.query_rope == nullptr && p.pse_shift == nullptr && p.learnable_sink == nullptr &&
          p.key_shared_prefix == nullptr && p.dequant_scale_query == nullptr;
 }

@@ -113,7 +113,7 @@ int64_t mask_offset(const TensorView& m, int64_t qs, int64_t b, int64_t i, int64
 
 }  // namespace
 
-Status fia_prefix_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
+Status fia_prefix_ref(const FiaParams& p) {
   const TensorView* kp = p.key_shared_prefix;
   const TensorView* vp = p.value_shared_prefix;
   MLAOPS_CHECK(kp != nullptr && vp != nullptr, kParamInvalid,
@@ -258,7 +258,7 @@ Status fia_prefix_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
       q.pse_shift = &pse_c;
     }
   }
-  return fused_infer_attention_score_v4_ref(q, antiquant);
+  return fused_infer_attention_score_v4_ref(q);
 }
 
 }  // namespace mlaops

@@ -28,6 +28,6 @@
 
 namespace mlaops {
 
-Status fia_prefix_ref(const FiaParams& p, FiaRefAntiquant antiquant);
+Status fia_prefix_ref(const FiaParams& p);
 
 }  // namespace mlaops

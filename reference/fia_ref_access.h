@@ -153,9 +153,10 @@ struct PseAccess {
   }
 };
 
-// KV antiquant of key (which = 0) or value (1): x_deq = (x + offset) * scale, the double result
-// rounded once to the query dtype. Scale / offset element of (b, h, t, d) and the paged location
-// (blk, slot) of t, straight from the shape table (docs/ops/fused_infer_attention_score.md):
+// KV antiquant of key (which = 0) or value (1): x_deq = (x + offset) * scale in double, not
+// rounded to the query dtype (the vendor kernels never round it). Scale / offset element of
+// (b, h, t, d) and the paged location (blk, slot) of t, straight from the shape table
+// (docs/ops/fused_infer_attention_score.md):
 // separate parameters (leading dim 1 optional), or combined (2, ...) with key at index 0 and
 // value at index 1.
 struct AntiquantRef {
@@ -165,7 +166,6 @@ struct AntiquantRef {
   int which = 0;
   bool combined = false;
   int64_t KVN = 1, D = 1, block_size = 1;
-  bool exact = false;  // FiaRefAntiquant::kExact: no rounding to the query dtype
 
   // the scale tensor's geometry, set by load_params: elements per tensor (half of a combined
   // key + value tensor), this tensor's first element, the last dim
@@ -191,13 +191,9 @@ struct AntiquantRef {
     for (auto [t, v] : {std::pair{scale, &scale_v}, std::pair{offset, &offset_v}})
       for (int64_t i = 0; t != nullptr && i < t->numel(); ++i) v->push_back(ref::load(*t, ref::linear_offset(*t, i)));
   }
-  double dequant(double x, bool fp16, int64_t b, int64_t h, int64_t t, int64_t d, int64_t blk, int64_t slot) const {
+  double dequant(double x, int64_t b, int64_t h, int64_t t, int64_t d, int64_t blk, int64_t slot) const {
     const size_t i = static_cast<size_t>(index(b, h, t, d, blk, slot));
-    const double sc = scale_v[i];
-    const double off = offset ? offset_v[i] : 0.0;
-    const double v = (x + off) * sc;
-    if (exact) return v;
-    return fp16 ? ref::to_fp16(v) : ref::to_bf16(v);
+    return (x + (offset ? offset_v[i] : 0.0)) * scale_v[i];
   }
 };
 

@@ -55,7 +55,7 @@ TensorView pad(const std::vector<TensorView>& list, int ax, int64_t S, std::vect
 
 }  // namespace
 
-Status fia_tensor_list_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
+Status fia_tensor_list_ref(const FiaParams& p) {
   FiaLayout in, out;
   MLAOPS_CHECK(ref::layout_from_string(p.input_layout, &in, &out) && !ref::layout_packed(in), kParamInvalid,
                "%s: tensor lists: layout %s; allowed BSH, BSND, BNSD and their output variants", kOp,
@@ -115,7 +115,7 @@ Status fia_tensor_list_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
   q.key = {pad(p.key, ax, max_s, &kbuf)};
   q.value = {pad(p.value, ax, max_s, &vbuf)};
   q.actual_seq_lengths_kv = &act;
-  return fused_infer_attention_score_v4_ref(q, antiquant);
+  return fused_infer_attention_score_v4_ref(q);
 }
 
 }  // namespace mlaops

@@ -13,6 +13,6 @@
 
 namespace mlaops {
 
-Status fia_tensor_list_ref(const FiaParams& p, FiaRefAntiquant antiquant);
+Status fia_tensor_list_ref(const FiaParams& p);
 
 }  // namespace mlaops

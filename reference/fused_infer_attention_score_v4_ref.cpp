@@ -45,14 +45,14 @@ using Wide = __int128;
 
 }  // namespace
 
-Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant antiquant) {
-  if (p.key.size() > 1 || p.value.size() > 1) return fia_tensor_list_ref(p, antiquant);  // its own file
+Status fused_infer_attention_score_v4_ref(const FiaParams& p) {
+  if (p.key.size() > 1 || p.value.size() > 1) return fia_tensor_list_ref(p);  // its own file
   if (fia_ref_is_full_quant(p)) return fia_full_quant_ref(p);  // INT8 query (fia_full_quant_ref.h)
   // ---------- 0. scope, presence, empty tensors ----------
   if (p.dequant_scale_query != nullptr) return fia_mla_quant_ref(p);  // MLA full quant (its own file)
   MLAOPS_TRY(check_scope(p));
   // shared prefix (its own file); actualSharedPrefixLen without the prefix tensors is ignored
-  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr) return fia_prefix_ref(p, antiquant);
+  if (p.key_shared_prefix != nullptr || p.value_shared_prefix != nullptr) return fia_prefix_ref(p);
   MLAOPS_CHECK(!p.key.empty() && !p.value.empty(), kParamNullptr, "%s: key and value lists must not be empty", kOp);
   const TensorView& q = p.query;
   const TensorView& key = p.key[0];
@@ -167,7 +167,6 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
       a.offset = sep_aq ? (w == 0 ? p.key_antiquant_offset : p.value_antiquant_offset) : p.antiquant_offset;
       a.mode = sep_aq ? (w == 0 ? p.key_antiquant_mode : p.value_antiquant_mode) : p.antiquant_mode;
       a.KVN = p.num_key_value_heads == 0 ? p.num_heads : p.num_key_value_heads;
-      a.exact = antiquant == FiaRefAntiquant::kExact;
       a.block_size = p.block_size;
       MLAOPS_CHECK(a.mode >= 0 && a.mode <= 5 && (sep_aq || a.mode <= 1), kParamInvalid,
                    "%s: antiquant mode %lld is not supported", kOp, static_cast<long long>(a.mode));
@@ -510,7 +509,6 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
     aq_k.load_params();
     aq_v.load_params();
   }
-  const bool fp16 = q.dtype == DType::kFloat16;
   std::vector<double> kc, vc, qv(static_cast<size_t>(KF)), sc, acc(static_cast<size_t>(VD));
   std::vector<char> valid;
   // innerPrecise (fia_inner_precise_ref.h): the FP16 emulation, legacy rows
@@ -539,8 +537,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
           for (int64_t d = 0; d < VD; ++d)
             vr[d] = kv_int4 ? int4_at(v_pg.load(blk, h, slot, d / 8), d) : v_pg.load(blk, h, slot, d);
           if (kv_int8) {
-            for (int64_t d = 0; d < QD; ++d) kr[d] = aq_k.dequant(kr[d], fp16, b, h, j, d, blk, slot);
-            for (int64_t d = 0; d < VD; ++d) vr[d] = aq_v.dequant(vr[d], fp16, b, h, j, d, blk, slot);
+            for (int64_t d = 0; d < QD; ++d) kr[d] = aq_k.dequant(kr[d], b, h, j, d, blk, slot);
+            for (int64_t d = 0; d < VD; ++d) vr[d] = aq_v.dequant(vr[d], b, h, j, d, blk, slot);
           }
         } else {
           const int64_t t = kv0 + j;
@@ -550,8 +548,8 @@ Status fused_infer_attention_score_v4_ref(const FiaParams& p, FiaRefAntiquant an
           for (int64_t d = 0; d < VD; ++d)
             vr[d] = kv_int4 ? int4_at(v_seq.load(b, h, t, d / 8), d) : v_seq.load(b, h, t, d);
           if (kv_int8) {
-            for (int64_t d = 0; d < QD; ++d) kr[d] = aq_k.dequant(kr[d], fp16, b, h, j, d, 0, 0);
-            for (int64_t d = 0; d < VD; ++d) vr[d] = aq_v.dequant(vr[d], fp16, b, h, j, d, 0, 0);
+            for (int64_t d = 0; d < QD; ++d) kr[d] = aq_k.dequant(kr[d], b, h, j, d, 0, 0);
+            for (int64_t d = 0; d < VD; ++d) vr[d] = aq_v.dequant(vr[d], b, h, j, d, 0, 0);
           }
         }
       }

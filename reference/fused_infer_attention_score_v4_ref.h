@@ -54,12 +54,9 @@ namespace mlaops {
 // Output dtypes: FP16 / BF16 as the operator; FP32 and FP64 are also accepted (reference-only
 // extension, handy for tight comparisons). softmax_lse must be FP32.
 //
-// KV antiquant: x_deq = (x + offset) * scale is rounded to the query dtype before the
-// products (kRoundToQueryDtype: the vendor golden of the "one" run, the default), or kept exact
-// (kExact: its FP32 high-precision golden, which the operator's in-place INT8 decode kernel
-// follows; docs/ops/fused_infer_attention_score.md).
-enum class FiaRefAntiquant { kRoundToQueryDtype, kExact };
-Status fused_infer_attention_score_v4_ref(const FiaParams& p,
-                                          FiaRefAntiquant antiquant = FiaRefAntiquant::kRoundToQueryDtype);
+// KV antiquant: x_deq = (x + offset) * scale, evaluated in double and never rounded to the query
+// dtype, whatever innerPrecise says: the vendor's A2 / A3 kernels do not round the dequantised
+// K / V (docs/ops/fused_infer_attention_score.md "KV antiquant").
+Status fused_infer_attention_score_v4_ref(const FiaParams& p);
 
 }  // namespace mlaops

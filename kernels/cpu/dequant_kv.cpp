@@ -16,17 +16,17 @@ inline uint16_t round_to(float v, bool fp16) {
   return fp16 ? float_to_fp16(v) : float_to_bf16(v);
 }
 
-// Element d: (x + offset) * scale in fp32, rounded to the query dtype; the residual into *lo.
+// Element d: v = (x + offset) * scale in fp32, rounded to the query dtype into dst, the residual
+// v - rounded into dst_lo.
 inline void dequant_one(int x, int64_t d, const float* ch_scale, const float* ch_offset, float row_scale,
                         float row_offset, bool fp16, uint16_t* dst, uint16_t* dst_lo) {
   const float off = ch_scale ? (ch_offset ? ch_offset[d] : 0.0f) : row_offset;
   const float sc = ch_scale ? ch_scale[d] : row_scale;
   const float v = (static_cast<float>(x) + off) * sc;
   dst[d] = round_to(v, fp16);
-  if (dst_lo != nullptr) {  // +-inf: the rounded value carries it, residual 0 (inf - inf would be NaN)
-    const float h = fp16 ? fp16_to_float(dst[d]) : bf16_to_float(dst[d]);
-    dst_lo[d] = round_to(std::isinf(h) ? 0.0f : v - h, fp16);
-  }
+  // +-inf: the rounded value carries it, residual 0 (inf - inf would be NaN)
+  const float h = fp16 ? fp16_to_float(dst[d]) : bf16_to_float(dst[d]);
+  dst_lo[d] = round_to(std::isinf(h) ? 0.0f : v - h, fp16);
 }
 
 }  // namespace

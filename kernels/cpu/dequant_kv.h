@@ -1,13 +1,11 @@
 // KV antiquant (FusedInferAttentionScore, docs/ops/fused_infer_attention_score.md): one row of an INT8 (or packed INT4)
-// key / value dequantised to the query dtype,
-//   dst[d] = round_to_dtype((float(x[d]) + offset) * scale)     (fp32 arithmetic, then RNE;
-//            bf16: an fp32 subnormal product gives +-0, as vcvtne2ps2bf16 does)
+// key / value dequantised, unrounded, as two parts in the query dtype:
+//   v = (float(x[d]) + offset) * scale                         (fp32 arithmetic)
+//   dst[d]    = round_to_dtype(v)                              (RNE; bf16: an fp32 subnormal gives
+//   dst_lo[d] = round_to_dtype(v - float(dst[d]))               +-0, as vcvtne2ps2bf16 does)
 // with per-channel parameters (ch_scale[d], ch_offset[d]; offset nullable) or, when ch_scale is
-// null, one scale / offset for the whole row. With dst_lo non-null the row is also written as
-// the residual (high precision, innerPrecise 0: docs/ops/fused_infer_attention_score.md):
-//   dst_lo[d] = round_to_dtype(v - float(dst[d])),   v = (float(x[d]) + offset) * scale,
-// so that dst + dst_lo carries v to about 16 (bf16) / 22 (fp16) significant bits.
-// Bit-identical on every ISA.
+// null, one scale / offset for the whole row; dst + dst_lo carries v to about 16 (bf16) / 22
+// (fp16) significant bits (an infinite dst carries v alone: dst_lo 0). Bit-identical on every ISA.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +15,7 @@
 
 namespace mlaops::kernels {
 
-// x: [n] int8; ch_scale / ch_offset: [n] floats or null; dst (and dst_lo, nullable): [n] bf16 /
-// fp16 bits.
+// x: [n] int8; ch_scale / ch_offset: [n] floats or null; dst, dst_lo: [n] bf16 / fp16 bits.
 using DequantRowFn = void (*)(const int8_t* x, int64_t n, const float* ch_scale, const float* ch_offset,
                               float row_scale, float row_offset, bool fp16, uint16_t* dst, uint16_t* dst_lo);
 

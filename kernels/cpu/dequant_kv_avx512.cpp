@@ -2,7 +2,7 @@
 // nibble) -> fp32, (x + off) * scale,
 // then round to nearest even to bf16 (vcvtne2ps2bf16, 32 channels per instruction; subnormal
 // products become zero, as in the scalar rule) or to fp16 (vcvtps2ph, IEEE round to nearest even);
-// the residual v - rounded(v) likewise when dst_lo is given.
+// the residual v - rounded(v) likewise.
 #include <immintrin.h>
 
 #include "kernels/cpu/dequant_kv.h"
@@ -38,28 +38,24 @@ void dequant_groups(Group group, int64_t n, const float* ch_scale, const float* 
       const __m512 v = value(d);
       const __m256i h = _mm512_cvtps_ph(v, kRne);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + d), h);
-      if (dst_lo != nullptr)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst_lo + d),
-                            _mm512_cvtps_ph(residual(v, _mm512_cvtph_ps(h)), kRne));
+      const __m256i lo = _mm512_cvtps_ph(residual(v, _mm512_cvtph_ps(h)), kRne);
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst_lo + d), lo);
     }
   } else {
     for (; d + 32 <= n; d += 32) {  // vcvtne2ps2bf16: RNE, subnormal inputs as zero (the scalar rule)
       const __m512 v0 = value(d), v1 = value(d + 16);
       const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(v1, v0);
       _mm512_storeu_si512(dst + d, h);
-      if (dst_lo != nullptr) {
-        const __m512 r0 = residual(v0, bf16_back(_mm512_castsi512_si256(h)));
-        const __m512 r1 = residual(v1, bf16_back(_mm512_extracti64x4_epi64(h, 1)));
-        _mm512_storeu_si512(dst_lo + d, (__m512i)_mm512_cvtne2ps_pbh(r1, r0));
-      }
+      const __m512 r0 = residual(v0, bf16_back(_mm512_castsi512_si256(h)));
+      const __m512 r1 = residual(v1, bf16_back(_mm512_extracti64x4_epi64(h, 1)));
+      _mm512_storeu_si512(dst_lo + d, (__m512i)_mm512_cvtne2ps_pbh(r1, r0));
     }
     for (; d + 16 <= n; d += 16) {
       const __m512 v = value(d);
       const __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
       _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + d), h);
-      if (dst_lo != nullptr)
-        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst_lo + d),
-                            (__m256i)_mm512_cvtneps_pbh(residual(v, bf16_back(h))));
+      const __m256i lo = (__m256i)_mm512_cvtneps_pbh(residual(v, bf16_back(h)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst_lo + d), lo);
     }
   }
   if (d < n) tail(d);
@@ -74,7 +70,7 @@ void dequant_row_avx512(const int8_t* x, int64_t n, const float* ch_scale, const
       ch_scale, ch_offset, row_scale, row_offset, fp16, dst, dst_lo, [&](int64_t d) {
         dequant_row_scalar(x + d, n - d, ch_scale ? ch_scale + d : nullptr,
                            ch_scale && ch_offset ? ch_offset + d : nullptr, row_scale, row_offset, fp16, dst + d,
-                           dst_lo ? dst_lo + d : nullptr);
+                           dst_lo + d);
       });
 }
 
@@ -92,7 +88,7 @@ void dequant_row4_avx512(const uint8_t* x, int64_t n, const float* ch_scale, con
   dequant_groups(group, n, ch_scale, ch_offset, row_scale, row_offset, fp16, dst, dst_lo, [&](int64_t d) {
     dequant_row4_scalar(x + d / 2, n - d, ch_scale ? ch_scale + d : nullptr,
                         ch_scale && ch_offset ? ch_offset + d : nullptr, row_scale, row_offset, fp16, dst + d,
-                        dst_lo ? dst_lo + d : nullptr);
+                        dst_lo + d);
   });
 }
 

@@ -54,13 +54,14 @@ FlashDecodeScratch flash_decode_scratch(int64_t n, int64_t G, int64_t QD, int64_
 
 // ---- INT8 (or packed INT4) key / value with antiquant, read in place (no dequantised copy) ----
 // K_deq[t][d] = (K[t][d] + k_offset[d]) * k_scale[d] per head, V likewise. The kernel folds the key
-// parameters into the query, q'_d = q_d * k_scale_d, quantises q' per row to int16 (scale
-// max|q'| / 32767) and takes the dot products with the INT8 rows exactly in int32 (vpdpwssd):
-//   S = scale * (alpha_q * sum_d q16_d K_d + sum_d q'_d k_offset_d).
+// parameters into the query, q'_d = q_d * k_scale_d, splits q' per row into an int16 and an int8
+// slice (q' = alpha_q * (hi + 2^-7 lo), alpha_q = max|q'| / 32767) and takes the dot products with
+// the INT8 rows exactly in int32 (vpdpwssd, vpdpbusd):
+//   S = scale * (alpha_q * sum_d (hi_d + 2^-7 lo_d) K_d + sum_d q'_d k_offset_d).
 // P = exp(S - m) is quantised to int16 (P * 32767, round to nearest) and P x V is exact in int32
 // per block of keys; at the end O_d = v_scale_d * (O_d + v_offset_d * l). The dequantised values
-// are therefore used unrounded (the vendor rounds them to the query dtype): more precise, within
-// the operator's stated tolerances (docs/ops/fused_infer_attention_score.md).
+// are therefore used unrounded, as the vendor's kernels use them
+// (docs/ops/fused_infer_attention_score.md "KV antiquant").
 // INT4 rows (int4): the packed nibbles (channel d: nibble d % 2 of byte d / 2, low first), read
 // the same way; strides then in bytes as well. INT8 NZ caches (k.c0 = v.c0 = 32 < QD): chunk c of
 // a row at c * c0_stride.

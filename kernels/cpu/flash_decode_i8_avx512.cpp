@@ -1,6 +1,6 @@
 // AVX-512 flash decode with INT8 / INT4 key / value in place (FlashDecodeI8, flash_decode.h): the
-// steps of flash_decode_avx512.cpp on int16 query chunks and sign-extended INT8 (or INT4) rows,
-// with the per-token parameters folded in (shared parts: flash_decode_avx512.h).
+// steps of flash_decode_avx512.cpp on a query in two slices (int16, then int8) against the INT8
+// (or INT4) rows, with the per-token parameters folded in (shared parts: flash_decode_avx512.h).
 #include "kernels/cpu/flash_decode_avx512.h"
 
 namespace mlaops::kernels {
@@ -15,41 +15,97 @@ inline void prefetch_i8(const Ctx& x, const int8_t* base, const int64_t* off, in
   prefetch_q<I4, NZ>(base + off[t], x.QD, x.kc0s);
 }
 
+// The query's second slice (decode_group_i8) is int8, against the key rows as unsigned bytes
+// biased by kLoBias (INT8: K + 128 = K ^ 0x80; INT4: nibble ^ 8 = K + 8) on vpdpbusd, 64 channels
+// per instruction: sum_d u_d lo_d = sum_d K_d lo_d + bias * sum_d lo_d.
+template <bool I4>
+inline constexpr int kLoBias = I4 ? 8 : 128;
+
+// The lane of channel d in its 64-channel chunk of the second slice (load64_u): INT8 lane d % 64;
+// INT4 the chunk's even channels in lanes [0, 32), the odd ones in [32, 64) (the low and the high
+// nibbles of its 32 bytes).
+template <bool I4>
+inline int64_t lo_lane(int64_t d) {
+  return I4 ? (d % 64) / 2 + 32 * (d % 2) : d % 64;
+}
+
+// Channels [64c, 64c + 64) of a key row as biased unsigned bytes in lo_lane order; `half`: only
+// the first 32 channels exist (the last chunk when QD % 64 == 32; the other lanes are met by a 0
+// query byte). NZ: 32-channel chunks at c0s bytes from each other.
+template <bool I4, bool NZ>
+inline __m512i load64_u(const int8_t* row, int64_t c, int64_t c0s, bool half) {
+  if constexpr (I4) {
+    const int8_t* p = row + 32 * c;
+    const __m256i b = half ? _mm256_zextsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)))
+                           : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i m = _mm256_set1_epi8(0x0F), bias = _mm256_set1_epi8(8);
+    const __m256i lo = _mm256_xor_si256(_mm256_and_si256(b, m), bias);
+    const __m256i hi = _mm256_xor_si256(_mm256_and_si256(_mm256_srli_epi16(b, 4), m), bias);
+    return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  } else {
+    const int8_t* p0 = NZ ? row + 2 * c * c0s : row + 64 * c;
+    const int8_t* p1 = NZ ? row + (2 * c + 1) * c0s : p0 + 32;
+    const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p0));
+    const __m512i k = half ? _mm512_zextsi256_si512(a)
+                           : _mm512_inserti64x4(_mm512_castsi256_si512(a),
+                                                _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p1)), 1);
+    return _mm512_xor_si512(k, _mm512_set1_epi8(static_cast<char>(0x80)));
+  }
+}
+
 
 // Step 1, INT8 keys: per head, tiles of 16 / G keys x G rows of exact int32 dot products of the
-// int16 query with the sign-extended rows (vpdpwssd), reduced to 16 scores
-// S = lane_a * dot + lane_c (lane_a folds scale and the query's quantisation step).
+// query's two slices (decode_group_i8) with the rows: the int16 slice hi with the sign-extended
+// rows (vpdpwssd), then the int8 slice lo with the biased rows (vpdpbusd, load64_u; the tile's
+// rows are in L1 by then), each reduced to 16 sums, S = lane_a * (dot_hi + 2^-7 dot_lo') + lane_c
+// (lane_a folds scale and the query's quantisation step; dot_lo' is the biased sum, lane_c takes
+// the bias term off).
 template <int G, bool I4, bool NZ>
 void scores_i8(const Ctx& x, int64_t nk) {
   constexpr int KB = 16 / G;
   const int64_t nG = x.nG, nch = x.QD / 32, cstep = nG * 32;
   const int64_t* koff = x.sc.k_off;
+  const int8_t* q8 = reinterpret_cast<const int8_t*>(x.q16 + nG * x.QD);  // the lo slice [QD / 64, nG, 64]
+  const int64_t nlo = (x.QD + 63) / 64;
+  const bool lo_half = x.QD % 64 != 0;
+  const __m512 lo_unit = _mm512_set1_ps(0x1p-7f);
   for (int64_t j = 0; j < nk; j += KB) {
     for (int64_t h = 0; h < x.n; ++h) {
       for (int64_t k = j; k < j + KB; ++k) prefetch_i8<I4, NZ>(x, x.kb8[h], koff, k + kPrefetchKeys, nk);
       const int8_t* kr[KB];
 #pragma GCC unroll 16
       for (int k = 0; k < KB; ++k) kr[k] = x.kb8[h] + koff[std::min<int64_t>(j + k, nk - 1)];
-      __m512i acc[16];
+      // lane k * G + g: the sum over chunks [0, nc) of dot(key k's chunk c, load(row, c), with the
+      // query chunk of row g at q + c * qstep + g * qlen), reduced exactly in int32 (hi: |dot| <=
+      // QD * 2^22 < 2^31; lo: |dot| <= QD * 255 * 66 < 2^24, so exact in fp32 too)
+      auto dots = [&](auto load, auto dot, const auto* q, int64_t nc, int64_t qstep, int64_t qlen) {
+        __m512i acc[16];
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
-      const int16_t* qc = x.q16 + h * G * 32;
-      for (int64_t c = 0; c < nch; ++c, qc += cstep) {
-        __m512i kv[KB];
+        for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_si512();
+        for (int64_t c = 0; c < nc; ++c, q += qstep) {
+          __m512i kv[KB];
 #pragma GCC unroll 16
-        for (int k = 0; k < KB; ++k) kv[k] = load32_q<I4, NZ>(kr[k], c, x.kc0s);
+          for (int k = 0; k < KB; ++k) kv[k] = load(kr[k], c);
 #pragma GCC unroll 16
-        for (int g = 0; g < G; ++g) {
-          const __m512i qv = _mm512_loadu_si512(qc + 32 * g);
+          for (int g = 0; g < G; ++g) {
+            const __m512i qv = _mm512_loadu_si512(q + qlen * g);
 #pragma GCC unroll 16
-          for (int k = 0; k < KB; ++k) acc[k * G + g] = v5::dpwssd(acc[k * G + g], kv[k], qv);
+            for (int k = 0; k < KB; ++k) acc[k * G + g] = dot(acc[k * G + g], kv[k], qv);
+          }
         }
-      }
-      __m512 f[16];  // the int32 sums as bits: reduced exactly in int32 (|dot| <= QD * 2^22 < 2^31)
+        __m512 f[16];
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) f[i] = _mm512_castsi512_ps(acc[i]);
-      const __m512 dot = _mm512_cvtepi32_ps(_mm512_castps_si512(reduce16<AddEpi32>(f)));
-      const __m512 sv = _mm512_fmadd_ps(dot, _mm512_loadu_ps(x.lane_a + h * 16), _mm512_loadu_ps(x.lane_c + h * 16));
+        for (int i = 0; i < 16; ++i) f[i] = _mm512_castsi512_ps(acc[i]);
+        return _mm512_cvtepi32_ps(_mm512_castps_si512(reduce16<AddEpi32>(f)));
+      };
+      const __m512 dot_hi = dots([&](const int8_t* row, int64_t c) { return load32_q<I4, NZ>(row, c, x.kc0s); },
+                                 [](__m512i a, __m512i k, __m512i q) { return v5::dpwssd(a, k, q); },
+                                 x.q16 + h * G * 32, nch, cstep, 32);
+      const __m512 dot_lo = dots(
+          [&](const int8_t* row, int64_t c) { return load64_u<I4, NZ>(row, c, x.kc0s, lo_half && c == nlo - 1); },
+          [](__m512i a, __m512i k, __m512i q) { return v5::dpbusd(a, k, q); }, q8 + h * G * 64, nlo, nG * 64, 64);
+      const __m512 la = _mm512_loadu_ps(x.lane_a + h * 16), lc = _mm512_loadu_ps(x.lane_c + h * 16);
+      const __m512 sv = _mm512_fmadd_ps(dot_hi, la, _mm512_fmadd_ps(dot_lo, _mm512_mul_ps(la, lo_unit), lc));
       if (KB == 1 || G == nG) {  // lane k * G + g -> S[(j + k) * nG + h * G + g]
         _mm512_storeu_ps(x.sc.s + j * nG + h * G, sv);
       } else {
@@ -156,8 +212,16 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
   }
   const int64_t nG = x.nG, QD = x.QD;
   std::memset(x.sc.o, 0, static_cast<size_t>(nG * x.VDp) * 4);
-  // The query: q' = q * k_scale, int16 with step alpha = max|q'| / 32767, c = q' . k_offset.
+  // The query: q' = q * k_scale in two slices, q' = alpha * (hi + 2^-7 lo) with the step
+  // alpha = max|q'| / 32767, hi = round(q' / alpha) (int16), lo = round((q' - alpha hi) / alpha *
+  // 2^7) (int8, |lo| <= 66): q' to 2^-8 alpha, i.e. 2^-23 of max|q'| (hi alone, 2^-16 of it, moved
+  // softmaxLse by up to 1.3e-5 relative at scaleValue 1; the vendor's kernels likewise split the
+  // query into int8 slices); c = q' . k_offset, less the bias term of the lo slice
+  // (scores_i8). The slices fill the query area of the scratch (nG * QD * 4 bytes): hi
+  // [QD / 32, nG, 32] int16, then lo [QD / 64, nG, 64] int8 in lo_lane order.
   int16_t* q16 = reinterpret_cast<int16_t*>(x.sc.q);
+  int8_t* q8 = reinterpret_cast<int8_t*>(q16 + nG * QD);
+  const int64_t nlo = (QD + 63) / 64;
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < nG; ++r) {
     const int64_t h = r / G, g = r % G;
@@ -179,14 +243,27 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
     const bool finite = amax <= std::numeric_limits<float>::max();
     const float step = finite ? amax / 32767.0f : std::numeric_limits<float>::quiet_NaN();
     const __m512 inv = _mm512_set1_ps(finite && amax > 0.0f ? 32767.0f / amax : 0.0f);
+    const __m512 vstep = _mm512_set1_ps(step), inv_lo = _mm512_mul_ps(inv, _mm512_set1_ps(128.0f));
+    for (int64_t k = 0; k < nlo; ++k) std::memset(q8 + (k * nG + r) * 64, 0, 64);  // a half chunk's other lanes: 0
+    int64_t lo_sum = 0;
     for (int64_t d = 0; d < QD; d += 16) {
       const __m512 qp = _mm512_mul_ps(load_q16(qrow + d, a.fp16), _mm512_loadu_ps(ks + d));
-      const __m256i w = _mm512_cvtepi32_epi16(_mm512_cvtps_epi32(_mm512_mul_ps(qp, inv)));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q16 + ((d / 32) * nG + r) * 32 + d % 32), w);
+      const __m512i hi = _mm512_cvtps_epi32(_mm512_mul_ps(qp, inv));
+      const __m512 rest = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(hi), vstep, qp);  // q' - alpha hi, one rounding
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(q16 + ((d / 32) * nG + r) * 32 + d % 32),
+                          _mm512_cvtepi32_epi16(hi));
+      alignas(64) int32_t lo[16];  // |rest| <= 0.51 alpha: |lo| <= 66 (a non-finite row: anything, NaN scores)
+      _mm512_store_si512(lo, _mm512_cvtps_epi32(_mm512_mul_ps(rest, inv_lo)));
+      for (int64_t i = 0; i < 16; ++i) {
+        const int8_t l = static_cast<int8_t>(lo[i]);
+        q8[((d + i) / 64 * nG + r) * 64 + lo_lane<I4>(d + i)] = l;
+        lo_sum += l;
+      }
     }
     for (int k = 0; k < KB; ++k) {
       lanes[h * 16 + k * G + g] = step * a.scale;
-      lanes[n * 16 + h * 16 + k * G + g] = c * a.scale;
+      lanes[n * 16 + h * 16 + k * G + g] =
+          c * a.scale - step * a.scale * 0x1p-7f * static_cast<float>(kLoBias<I4> * lo_sum);
     }
     x.sc.m[r] = -inf;
     x.sc.l[r] = 0.0f;

@@ -160,9 +160,8 @@ TEST_P(FiaTensorList, MatchesPaddedCallAndReference) {
   ASSERT_TRUE(rl);
   if (lc.post_quant) rl = make_runs(lc, *d);  // INT8 output: the reference writes INT8 too
   ASSERT_TRUE(rl);
-  const FiaRefAntiquant aq = FiaRefAntiquant::kExact;
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(rl->list->params, aq), kSuccess) << last_error_message();
-  ASSERT_EQ(fused_infer_attention_score_v4_ref(rl->padded->params, aq), kSuccess) << last_error_message();
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(rl->list->params), kSuccess) << last_error_message();
+  ASSERT_EQ(fused_infer_attention_score_v4_ref(rl->padded->params), kSuccess) << last_error_message();
   EXPECT_TRUE(same_bytes(rl->list->out, rl->padded->out)) << "list reference != padded reference";
   EXPECT_TRUE(same_bytes(rl->list->lse, rl->padded->lse)) << "list reference lse != padded reference";
   auto ops = make_runs(lc, *d);

@@ -587,6 +587,65 @@ std::string case_name(const ::testing::TestParamInfo<StCase>& i) { return "c" + 
 INSTANTIATE_TEST_SUITE_P(Fast, FiaVendorSt, ::testing::ValuesIn(cases_where(false)), case_name);
 INSTANTIATE_TEST_SUITE_P(Slow, FiaVendorSt, ::testing::ValuesIn(cases_where(true)), case_name);
 
+// KV antiquant (INT8 / INT4 key / value with an FP16 / BF16 query): softmaxLse within 1e-5 of
+// max(|ref|, 1) (the cases without softmaxLseFlag request it here), at the case's innerPrecise and
+// with bit 0 flipped, through the C API (docs/ops/fused_infer_attention_score.md "KV antiquant":
+// the dequantised values are never rounded to the query dtype). Prints the largest relative
+// error per case and innerPrecise ("[vendor-st-aq-lse]").
+bool antiquant(const StCase& c) {
+  const DType k = c.tensor("key")->dtype, q = c.tensor("query")->dtype;
+  return (k == DType::kInt8 || k == DType::kInt32) && q != DType::kInt8;
+}
+std::vector<StCase> antiquant_cases(bool slow) {
+  std::vector<StCase> r;
+  for (const StCase& c : cases_where(slow))
+    if (antiquant(c) && mismatch_of(c.id) == nullptr) r.push_back(c);
+  return r;
+}
+
+class FiaVendorStAntiquantLse : public ::testing::TestWithParam<StCase> {};
+
+TEST_P(FiaVendorStAntiquantLse, Within1e5) {
+  const StCase& c = GetParam();
+  auto d = vendor_st::materialise(c);
+  FiaParams& p = d->p;
+  if (!p.softmax_lse_flag) {  // (B, N, Q_S, 1)
+    const TensorView& q = p.query;
+    const int64_t qs = p.input_layout.rfind("BNSD", 0) == 0 ? q.dims[2] : q.dims[1];
+    d->t["softmaxLse"] = HostTensor(DType::kFloat32, {q.dims[0], p.num_heads, qs, 1});
+    p.softmax_lse = d->opt("softmaxLse");
+    p.softmax_lse_flag = true;
+  }
+  Golden g;
+  ASSERT_EQ(run_reference(*d, &g), kSuccess) << "reference: " << last_error_message();
+  const HostTensor& lse = d->t.at("softmaxLse");
+  const int64_t ip0 = p.inner_precise;
+  for (int64_t ip : {ip0, ip0 ^ 1}) {
+    p.inner_precise = ip;
+    std::memset(lse.data(), vendor_st::kCanary, static_cast<size_t>(lse.numel()) * 4);
+    ASSERT_EQ(call_on_stream(p), ACLNN_SUCCESS) << "innerPrecise " << ip << ": " << aclGetRecentErrMsg();
+    double worst = 0;
+    int64_t checked = 0;
+    for (int64_t i = 0; i < lse.numel(); ++i) {
+      const double a = lse.flat(i), r = g.lse.flat(i);
+      if (std::isnan(r) && g.slices_checked < g.slices) continue;  // not computed (sampled case)
+      if (std::isinf(r)) {
+        EXPECT_EQ(a, r) << "innerPrecise " << ip << " lse " << i;
+        continue;
+      }
+      const double e = std::fabs(a - r) / std::max(1.0, std::fabs(r));
+      worst = std::max(worst, std::isnan(e) ? 1e9 : e);
+      ++checked;
+      EXPECT_LE(e, 1e-5) << "innerPrecise " << ip << " lse " << i << ": " << a << " vs " << r;
+    }
+    std::printf("[vendor-st-aq-lse] #%d innerPrecise %lld: %lld lse, max rel %.3g\n", c.id, static_cast<long long>(ip),
+                static_cast<long long>(checked), worst);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fast, FiaVendorStAntiquantLse, ::testing::ValuesIn(antiquant_cases(false)), case_name);
+INSTANTIATE_TEST_SUITE_P(Slow, FiaVendorStAntiquantLse, ::testing::ValuesIn(antiquant_cases(true)), case_name);
+
 // The sliced and the sampled reference of run_reference equal the reference in one piece: by
 // batch (205: BNSD, [B, 1, 1, S] mask; 201: BSH, actualSeqLengthsKv of B values; 229: BSH,
 // broadcast pseShift, actualSeqLengthsKv [432, 0], per-token INT8 antiquant scales (1, B, S);
