@@ -79,7 +79,7 @@ Choice choose_item(const FiaPlan& P, const AttnShape& s, std::string* skipped) {
   if (!s.kv_int8 || kernels::attn_family().value(c.row).kind == AttnKind::kDecodeI8) return c;
   AttnShape d = s;
   d.kv_int8 = false;
-  d.QD = s.QD * P.aq.split;  // innerPrecise 0: rounded + residual channels (ops/fia_antiquant.h)
+  d.QD = s.QD * P.aq.split;  // KV antiquant chunks: two parts per value (kFiaAqParts, ops/fia_antiquant.h)
   d.VD = s.VD * P.aq.split;
   d.k_c0 = d.QD;
   d.v_c0 = d.VD;
@@ -137,16 +137,6 @@ Status plan_call(const FiaCall& call, const char* op, FiaPlan* plan) {
   // Shared prefix: its own work range when the call qualifies (ops/fia_prefix.h): units of up to
   // 128 / G flattened query rows of every batch read the prefix once per KV head.
   if (P.prefix.on) fia_prefix_plan_units(&P, std::max<int64_t>(1, 128 / std::min<int64_t>(P.G, 128)));
-  // INT8 / INT4 with innerPrecise 1 (dequantised values rounded) whose own rows run in place (the
-  // INT8 decode row, never rounded): the units (dequantised) would mix the two numerics in one
-  // row, so the prefix keeps the per-batch form (its splits run in place too).
-  for (int64_t b = 0; P.pgroup && P.aq.on && P.aq.split == 1 && b < B; ++b)
-    if (P.act_q[static_cast<size_t>(b)] > 0 &&
-        kernels::attn_family().value(choose_item(P, item_shape(P, b, 0, std::min(P.R, P.act_q[static_cast<size_t>(b)])), nullptr).row).kind ==
-            AttnKind::kDecodeI8) {
-      P.pgroup = false;
-      P.punits.clear();
-    }
   const int64_t own_max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end());
   // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
   // apart (many heads per slot) with contiguous channels: KV is read through a dense copy of 512
@@ -186,7 +176,7 @@ Status plan_call(const FiaCall& call, const char* op, FiaPlan* plan) {
   kernels::FlashShape& fs = P.shape;
   fs.R = P.pgroup ? std::max(P.R, P.prow_rows) : P.R;  // the units' rows too
   fs.M = P.G * fs.R;
-  fs.QD = P.QD * P.aq.split;  // KV antiquant chunks of innerPrecise 0 carry 2 x the channels
+  fs.QD = P.QD * P.aq.split;  // KV antiquant chunks carry kFiaAqParts x the channels (ops/fia_antiquant.h)
   fs.DR = P.DR;
   fs.VD = P.VD * P.aq.split;
   fs.tile = P.tile;
