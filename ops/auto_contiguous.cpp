@@ -108,8 +108,8 @@ void make_dense(TensorView* v) {
 
 std::string StagePlan::explain() const {
   if (entries.empty()) return "";
-  std::string s = "strided inputs copied to dense buffers at the front of the workspace (" + std::to_string(bytes) +
-                  " bytes):";
+  std::string s = "inputs copied to dense buffers at the front of the workspace (strided views; index tensors, read "
+                  "once) (" + std::to_string(bytes) + " bytes):";
   for (const Entry& e : entries)
     s += " " + e.name + " " + e.shape + " strides " + e.strides + " -> [" + std::to_string(e.offset) + ", " +
          std::to_string(e.offset + e.bytes) + ");";
@@ -124,7 +124,8 @@ Status stage_plan(const char* op, const char* rule, std::span<const StageSlot> s
     const char* name = slots[i].name.c_str();
     // read in place: a dense view; an empty one (nothing is read); a FRACTAL_NZ tensor, which is
     // read as its storage and checked by the operator's own rules
-    if (is_dense(t) || is_nz(t.format)) continue;
+    if (t.dtype == DType::kUndefined || t.empty() || is_nz(t.format) || (is_dense(t) && !slots[i].snapshot))
+      continue;  // absent; nothing read; read as storage; read in place
     for (int d = 0; d < t.rank; ++d)
       MLAOPS_CHECK(t.strides[d] >= 0, kParamInvalid,
                    "%s: %s: %s strides; allowed >= 0 (a strided view is read as its logical tensor), got %s (shape %s)",

@@ -1,4 +1,5 @@
-// Strided inputs read as their logical tensors (docs/c-api.md, "Strided inputs").
+// Strided inputs read as their logical tensors (docs/c-api.md, "Strided inputs"), and index
+// tensors read once (docs/c-api.md, "Index tensors").
 //
 // The vendor's op definitions mark the inputs of FusedInferAttentionScore, IncreFlashAttention,
 // PromptFlashAttention's main inputs, MlaProlog and MlaPreprocess AutoContiguous: the framework
@@ -26,9 +27,13 @@ namespace mlaops {
 
 // One input argument an operator reads as its logical view: the operator's own copy of the view
 // (it is modified in place) and the parameter's name for messages ("query", "key[1]").
+// `snapshot`: an index-like input (block table, slot mapping, cache index, padding sizes) that is
+// copied even when dense, so that the operator checks and uses one copy of its values whatever the
+// caller writes to the tensor while the call runs (docs/c-api.md "Index tensors").
 struct StageSlot {
   std::string name;
   TensorView* view = nullptr;
+  bool snapshot = false;
 };
 
 // Where the non-dense inputs go in the workspace (bytes from its start).
@@ -44,9 +49,10 @@ struct StagePlan {
   std::string explain() const;
 };
 
-// Phase 1. Plans a dense copy of every non-empty slot that is not row-major dense and makes those
-// views dense (strides recomputed, data pointer kept); dense and empty views, and FRACTAL_NZ
-// tensors (read as their storage, under the operator's own rules), are left as they are. Fails
+// Phase 1. Plans a dense copy of every non-empty slot that is not row-major dense, or is a
+// snapshot, and makes those views dense (strides recomputed, data pointer kept); dense and empty
+// views, and FRACTAL_NZ tensors (read as their storage, under the operator's own rules), are left
+// as they are. Fails
 // with kParamInvalid and `rule` in the message (nothing planned) for a view that cannot be read
 // as a logical tensor: a negative stride, a sub-byte element type, or a total that overflows int64.
 Status stage_plan(const char* op, const char* rule, std::span<const StageSlot> slots, StagePlan* plan);

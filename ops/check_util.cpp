@@ -178,6 +178,13 @@ Status no_overlap(const char* op, const char* rule, const std::vector<Region>& o
   return kSuccess;
 }
 
+Status workspace_disjoint(const char* op, const char* rule, const void* workspace, uint64_t bytes,
+                          const std::vector<Region>& tensors) {
+  if (workspace == nullptr || bytes == 0) return kSuccess;
+  const TensorView ws = make_view(const_cast<void*>(workspace), DType::kUInt8, {static_cast<int64_t>(bytes)});
+  return no_overlap(op, rule, {{"workspace", &ws}}, tensors);
+}
+
 std::string bounded_string(const char* s, size_t max_len, bool* truncated) {
   size_t n = 0;
   while (n < max_len && s[n] != '\0') ++n;

@@ -62,6 +62,12 @@ struct Region {
 Status no_overlap(const char* op, const char* rule, const std::vector<Region>& outputs,
                   const std::vector<Region>& inputs);
 
+// Phase 2: the bytes of the workspace a plan uses, [workspace, workspace + bytes), overlap none of
+// `tensors` (every tensor bound to the call: inputs, outputs, caches); `rule` is the operator's
+// aliasing rule. Nothing is written before this holds.
+Status workspace_disjoint(const char* op, const char* rule, const void* workspace, uint64_t bytes,
+                          const std::vector<Region>& tensors);
+
 // Reads a C string attribute with a length bound (never past max_len bytes).
 std::string bounded_string(const char* s, size_t max_len, bool* truncated);
 

@@ -439,8 +439,10 @@ Status run_dense(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t
 
 Status fia_run(const FiaParams& caller, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
   if (P.noop) return kSuccess;
-  // Strided inputs (ops/auto_contiguous.h): copied into the workspace's front before anything is
-  // read; the run then reads the copies (and checks their contents, e.g. a block table's ids).
+  MLAOPS_TRY(fia_check_workspace(caller, workspace, fia_workspace_bytes(P), op));  // FIA-18, before any write
+  // Strided inputs and index tensors (ops/auto_contiguous.h): copied into the workspace's front
+  // before anything is read; the run then reads the copies (and checks their contents, e.g. a
+  // block table's ids, on the copy it uses).
   FiaParams p = caller;
   std::vector<TensorView> store;
   const std::vector<StageSlot> slots = fia_stage_slots(&p, P.stage_set, &store);

@@ -183,6 +183,8 @@ Status fia_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* call);
 // The rules on data pointers (null data of a non-empty tensor, alignment, overlaps), checked
 // when planning and again when a plan runs on new tensors.
 Status fia_check_pointers(const FiaParams& p, const FiaCall& call, const char* op);
+// Phase 2: the workspace bytes a run uses overlap no tensor bound to the call (FIA-18).
+Status fia_check_workspace(const FiaParams& p, const void* workspace, int64_t bytes, const char* op);
 // Phase 1, the plan: work items, KV splits, tasks and their kernels (for the active level and
 // thread count), workspace layout.
 Status fia_plan(const FiaCall& call, const char* op, FiaPlan* plan);

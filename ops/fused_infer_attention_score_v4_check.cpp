@@ -695,7 +695,9 @@ std::vector<StageSlot> fia_stage_slots(FiaParams* p, FiaStageSet set, std::vecto
     if (*field == nullptr) return;
     TensorView* copy = &store->emplace_back(**field);
     *field = copy;
-    slots.push_back({name, copy});
+    // index tensors: read once (ops/auto_contiguous.h)
+    const bool index = field == &p->block_table || field == &p->query_padding_size || field == &p->kv_padding_size;
+    slots.push_back({name, copy, index});
   };
   for (const auto& [field, name] : pfa) add(field, name);
   if (set == FiaStageSet::kAllInputs)
@@ -771,6 +773,17 @@ Status fia_check(const FiaParams& caller, const FiaCheckOptions& o, FiaCall* cal
   MLAOPS_TRY(fia_lp_check(p, o, &c));  // left padding (ops/fia_left_padding.h): moves q_start / kv_start
   MLAOPS_TRY(fia_inner_precise_check(p, o, &c));  // innerPrecise (ops/fia_inner_precise.h)
   return kSuccess;
+}
+
+Status fia_check_workspace(const FiaParams& caller, const void* workspace, int64_t bytes, const char* op) {
+  FiaParams p = caller;  // every input, list elements included, and the outputs
+  std::vector<TensorView> store;
+  const std::vector<StageSlot> slots = fia_stage_slots(&p, FiaStageSet::kAllInputs, &store);
+  std::vector<check::Region> bound;
+  for (const StageSlot& s : slots) bound.push_back({s.name.c_str(), s.view});
+  bound.push_back({"attentionOut", &p.attention_out});
+  bound.push_back({"softmaxLse", lse_of(p)});
+  return check::workspace_disjoint(op, "FIA-18", workspace, static_cast<uint64_t>(bytes), bound);
 }
 
 Status fia_check_pointers(const FiaParams& p, const FiaCall& c, const char* op) {

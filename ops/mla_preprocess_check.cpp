@@ -412,7 +412,8 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
 }
 
 // ==== pointers (phase 1 and every run) ====
-Status mla_preprocess_check_pointers(const MlaPreprocessParams& p, const char* op) {
+Status mla_preprocess_check_pointers(const MlaPreprocessParams& p, const char* op, const void* workspace,
+                                     uint64_t workspace_bytes) {
   const auto ts = mla_preprocess_tensors(p);
   for (const check::Named& n : ts) {
     if (check::given(ts, n.name) == nullptr) continue;
@@ -444,7 +445,12 @@ Status mla_preprocess_check_pointers(const MlaPreprocessParams& p, const char* o
       if (std::strcmp(name, n.name) == 0) outputs.push_back(region(n));
   for (const check::Named& n : ts)
     if (!listed(kOutputs, n.name) && !listed(kNotRead, n.name)) inputs.push_back(region(n));
-  return check::no_overlap(op, "MPP-14", outputs, inputs);
+  MLAOPS_TRY(check::no_overlap(op, "MPP-14", outputs, inputs));
+  // MPP-14 in phase 2: the workspace overlaps no bound tensor (read or not)
+  std::vector<check::Region> bound;
+  for (const check::Named& n : ts)
+    if (check::given(ts, n.name) != nullptr) bound.push_back(region(n));
+  return check::workspace_disjoint(op, "MPP-14", workspace, workspace_bytes, bound);
 }
 
 }  // namespace mlaops

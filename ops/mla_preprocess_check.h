@@ -323,8 +323,10 @@ Status mla_preprocess_check(const MlaPreprocessParams& p, const MlaPreprocessChe
 
 // The rules on data pointers, which may change between the phases (phase 1 and every run): no
 // null data with a non-zero extent and every pointer aligned to its element size (MPP-05),
-// outputs disjoint from each other and from every input the call reads (MPP-14). `p` has its
-// unread tensors dropped.
-Status mla_preprocess_check_pointers(const MlaPreprocessParams& p, const char* op);
+// outputs disjoint from each other and from every input the call reads (MPP-14); in phase 2 also
+// the workspace bytes the run uses, [workspace, workspace + workspace_bytes), disjoint from every
+// tensor of `p` (MPP-14). `p` has its unread tensors dropped.
+Status mla_preprocess_check_pointers(const MlaPreprocessParams& p, const char* op, const void* workspace = nullptr,
+                                     uint64_t workspace_bytes = 0);
 
 }  // namespace mlaops

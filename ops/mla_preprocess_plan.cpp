@@ -49,7 +49,7 @@ std::vector<StageSlot> mla_preprocess_stage_slots(MlaPreprocessParams* p, std::v
   std::vector<StageSlot> slots = {{"input", &p->input}, {"gamma0", &p->gamma0}, {"beta0", &p->beta0},
                                   {"wdqkv", &p->wdqkv}, {"gamma1", &p->gamma1}, {"beta1", &p->beta1},
                                   {"wuq", &p->wuq},     {"gamma2", &p->gamma2}, {"cos", &p->cos},
-                                  {"sin", &p->sin},     {"wuk", &p->wuk},       {"slotMapping", &p->slot_mapping}};
+                                  {"sin", &p->sin},     {"wuk", &p->wuk},       {"slotMapping", &p->slot_mapping, true}};
   const std::pair<const TensorView**, const char*> optional[] = {
       {&p->quant_scale0, "quantScale0"}, {&p->quant_offset0, "quantOffset0"}, {&p->de_scale0, "deScale0"},
       {&p->bias0, "bias0"},              {&p->quant_scale1, "quantScale1"},   {&p->quant_offset1, "quantOffset1"},

@@ -428,7 +428,8 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
 }
 
 // ==== pointers (phase 1 and every run) ====
-Status mla_prolog_check_pointers(const MlaPrologParams& p, MlaPrologScenario scenario, const char* op) {
+Status mla_prolog_check_pointers(const MlaPrologParams& p, MlaPrologScenario scenario, const char* op,
+                                 const void* workspace, uint64_t workspace_bytes) {
   const auto ts = mla_prolog_tensors(p);
   for (const check::Named& n : ts) {
     if (check::given(ts, n.name) == nullptr) continue;
@@ -454,7 +455,11 @@ Status mla_prolog_check_pointers(const MlaPrologParams& p, MlaPrologScenario sce
                                                     : n.t;
     if (!output) inputs.push_back({n.name, w});
   }
-  return check::no_overlap(op, "MP-12", outputs, inputs);
+  MLAOPS_TRY(check::no_overlap(op, "MP-12", outputs, inputs));
+  // MP-12 in phase 2: the workspace overlaps no bound tensor (the placeholder output included)
+  std::vector<check::Region> bound = inputs;
+  for (const char* name : kOutputs) bound.push_back({name, check::given(ts, name)});
+  return check::workspace_disjoint(op, "MP-12", workspace, workspace_bytes, bound);
 }
 
 }  // namespace mlaops

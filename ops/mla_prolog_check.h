@@ -360,7 +360,10 @@ Status mla_prolog_check(const MlaPrologParams& p, const MlaPrologCheckOptions& o
 
 // The rules on data pointers, which may change between the phases (phase 1 and every run): no
 // null data with a non-zero extent and every pointer aligned to its element size (MP-05), and
-// outputs and caches disjoint from each other and from every input (MP-12).
-Status mla_prolog_check_pointers(const MlaPrologParams& p, MlaPrologScenario scenario, const char* op);
+// outputs and caches disjoint from each other and from every input (MP-12); in phase 2 also the
+// workspace bytes the run uses, [workspace, workspace + workspace_bytes), disjoint from every
+// bound tensor (MP-12).
+Status mla_prolog_check_pointers(const MlaPrologParams& p, MlaPrologScenario scenario, const char* op,
+                                 const void* workspace = nullptr, uint64_t workspace_bytes = 0);
 
 }  // namespace mlaops

@@ -46,7 +46,7 @@ std::vector<StageSlot> mla_prolog_stage_slots(MlaPrologParams* p, std::vector<Te
                                   {"weightUqQr", &p->weight_uq_qr},  {"weightUk", &p->weight_uk},
                                   {"weightDkvKr", &p->weight_dkv_kr}, {"rmsnormGammaCq", &p->rmsnorm_gamma_cq},
                                   {"rmsnormGammaCkv", &p->rmsnorm_gamma_ckv}, {"ropeSin", &p->rope_sin},
-                                  {"ropeCos", &p->rope_cos},         {"cacheIndex", &p->cache_index}};
+                                  {"ropeCos", &p->rope_cos},         {"cacheIndex", &p->cache_index, true}};
   const std::pair<const TensorView**, const char*> optional[] = {
       {&p->dequant_scale_x, "dequantScaleXOptional"},
       {&p->dequant_scale_w_dq, "dequantScaleWDqOptional"},
@@ -63,7 +63,7 @@ std::vector<StageSlot> mla_prolog_stage_slots(MlaPrologParams* p, std::vector<Te
     if (*field == nullptr) continue;
     TensorView* copy = &store->emplace_back(**field);
     *field = copy;
-    slots.push_back({name, copy});
+    slots.push_back({name, copy, field == &p->actual_seq_len});  // lengths: read once
   }
   return slots;
 }
