@@ -124,14 +124,16 @@ Status stage_plan(const char* op, const char* rule, std::span<const StageSlot> s
     const char* name = slots[i].name.c_str();
     // read in place: a dense view; an empty one (nothing is read); a FRACTAL_NZ tensor, which is
     // read as its storage and checked by the operator's own rules
-    if (t.dtype == DType::kUndefined || t.empty() || is_nz(t.format) || (is_dense(t) && !slots[i].snapshot))
-      continue;  // absent; nothing read; read as storage; read in place
+    const int64_t es = dtype_size(t.dtype);
+    const bool copyable = es >= 1 && es <= 16 && (es & (es - 1)) == 0;
+    if (t.dtype == DType::kUndefined || t.empty() || is_nz(t.format) || (is_dense(t) && !(slots[i].snapshot && copyable)))
+      continue;  // absent; nothing read; read as storage; read in place (a snapshot of another dtype: the
+                 // operator's dtype rule refuses it)
     for (int d = 0; d < t.rank; ++d)
       MLAOPS_CHECK(t.strides[d] >= 0, kParamInvalid,
                    "%s: %s: %s strides; allowed >= 0 (a strided view is read as its logical tensor), got %s (shape %s)",
                    op, name, rule, strides_str(t).c_str(), shape_str(t).c_str());
-    const int64_t es = dtype_size(t.dtype);
-    MLAOPS_CHECK(es >= 1 && es <= 16 && (es & (es - 1)) == 0, kParamInvalid,
+    MLAOPS_CHECK(copyable, kParamInvalid,
                  "%s: %s: %s a strided view of %s; allowed row-major dense strides for this element type, got shape %s "
                  "with strides %s",
                  op, name, rule, dtype_name(t.dtype), shape_str(t).c_str(), strides_str(t).c_str());

@@ -439,17 +439,24 @@ Status run_dense(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t
 
 Status fia_run(const FiaParams& caller, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
   if (P.noop) return kSuccess;
-  MLAOPS_TRY(fia_check_workspace(caller, workspace, fia_workspace_bytes(P), op));  // FIA-18, before any write
+  const int64_t needed = fia_workspace_bytes(P);
+  if (!P.stage.entries.empty()) {  // the copies come first: the workspace's size before anything
+    MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(needed), kParamInvalid,
+                 "%s: workspaceSize: FIA-20 value; allowed >= %lld, got %llu", op, (long long)needed,
+                 (unsigned long long)workspace_size);
+    MLAOPS_CHECK(workspace != nullptr, kParamNullptr, "%s: workspace: FIA-20 null, but %lld bytes are needed", op,
+                 (long long)needed);
+  }
+  // FIA-18: the bytes this run uses overlap no bound tensor, before any write
+  MLAOPS_TRY(fia_check_workspace(caller, workspace, std::min<int64_t>(needed, static_cast<int64_t>(std::min<uint64_t>(
+                                                                                  workspace_size, INT64_MAX))),
+                                 op));
   // Strided inputs and index tensors (ops/auto_contiguous.h): copied into the workspace's front
   // before anything is read; the run then reads the copies (and checks their contents, e.g. a
   // block table's ids, on the copy it uses).
   FiaParams p = caller;
   std::vector<TensorView> store;
   const std::vector<StageSlot> slots = fia_stage_slots(&p, P.stage_set, &store);
-  if (!P.stage.entries.empty())
-    MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(fia_workspace_bytes(P)), kParamInvalid,
-                 "%s: workspaceSize: FIA-20 value; allowed >= %lld, got %llu", op, (long long)fia_workspace_bytes(P),
-                 (unsigned long long)workspace_size);
   MLAOPS_TRY(stage_run(op, "FIA-17", slots, P.stage, workspace, workspace_size));
   const uint64_t front = static_cast<uint64_t>(P.stage.bytes);
   return run_dense(p, P, front == 0 ? workspace : static_cast<char*>(workspace) + front, workspace_size - front, op);

@@ -458,7 +458,8 @@ Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocess
   MLAOPS_TRY(check::same_call(op, "MPP-18", pl->signature, mla_preprocess_signature(caller)));
   const MlaPreprocessShape& d = pl->dims;
   // MPP-05 / MPP-14, and the workspace bytes this run uses disjoint from every bound tensor
-  MLAOPS_TRY(mla_preprocess_check_pointers(caller, op, workspace, d.T == 0 ? 0 : pl->workspace_bytes));
+  MLAOPS_TRY(mla_preprocess_check_pointers(caller, op, workspace,
+                                     d.T == 0 ? 0 : std::min<uint64_t>(pl->workspace_bytes, workspace_size)));
   if (d.T == 0) return kSuccess;  // no token: nothing computed, caches untouched
   // Strided inputs and index tensors (ops/auto_contiguous.h): copied into the workspace's front
   // before anything is read; everything below reads the copies (the slotMapping pre-pass included).

@@ -412,7 +412,8 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& caller, void* w
   MLAOPS_TRY(check::same_call(op, "MP-18", pl->signature, mla_prolog_signature(caller)));
   const MlaPrologDims& d = pl->dims;
   // MP-05 / MP-12, and the workspace bytes this run uses disjoint from every bound tensor
-  MLAOPS_TRY(mla_prolog_check_pointers(caller, pl->scenario, op, workspace, d.T == 0 ? 0 : pl->workspace_bytes));
+  MLAOPS_TRY(mla_prolog_check_pointers(caller, pl->scenario, op, workspace,
+                                     d.T == 0 ? 0 : std::min<uint64_t>(pl->workspace_bytes, workspace_size)));
   if (d.T == 0) return kSuccess;  // empty query: nothing computed, caches untouched
   // Strided inputs and index tensors (ops/auto_contiguous.h): copied into the workspace's front
   // before anything is read; everything below reads the copies (the pre-pass included).

@@ -347,6 +347,8 @@ TEST(MlaPrologV3Errors, MP26_ActualSeqLenOnlyInPaBlkWithTokensFlat) {
   ASSERT_EQ(mla_prolog(plain.params(), w.data(), ws), kSuccess) << last_error_message();
   MlaPrologCase with = testdata::make_mla_prolog_case(cfg);
   with.actual_seq_len = lens.clone();
+  ASSERT_EQ(mla_prolog_workspace_size(with.params(), &ws), kSuccess) << last_error_message();  // + its copy
+  w.assign(ws, 0);
   ASSERT_EQ(mla_prolog(with.params(), w.data(), ws), kSuccess) << last_error_message();
   EXPECT_TRUE(testdata::same_bytes(plain.query_out, with.query_out));
   EXPECT_TRUE(testdata::same_bytes(plain.kv_cache, with.kv_cache));
@@ -526,7 +528,7 @@ TEST(MlaPrologV3Errors, MP09_QuantScaleCkvShapeByKvQuantMode) {
 }
 
 // The Python npu_mla_prolog_v3 plans through mla_prolog_make_plan with the V3 options (what
-// python/src/module.cpp passes): the same (1) rule.
+// python/src/module.cpp passes): the same per-tensor shape rule.
 TEST(MlaPrologV3Errors, PerTensorQuantScaleCkvThroughTheV3Options) {
   MlaPrologCheckOptions o;
   o.op = "npu_mla_prolog_v3";
@@ -539,9 +541,15 @@ TEST(MlaPrologV3Errors, PerTensorQuantScaleCkvThroughTheV3Options) {
   const MlaPrologCase one = testdata::make_mla_prolog_case(cfg);
   OpPlan plan;
   EXPECT_EQ(mla_prolog_make_plan(one.params(), o, &plan), kSuccess) << last_error_message();
-  const MlaPrologCase& two = v3_case(FKV);  // (1, Hckv)
+  const MlaPrologCase& two = v3_case(FKV);  // (1, Hckv): accepted too (element 0 read)
+  OpPlan also;
+  EXPECT_EQ(mla_prolog_make_plan(two.params(), o, &also), kSuccess) << last_error_message();
+  std::vector<float> scale(4, 1.0f);
+  MlaPrologParams wrong = one.params();
+  const TensorView two_elems = make_view(scale.data(), DType::kFloat32, {2});
+  wrong.quant_scale_ckv = &two_elems;
   OpPlan bad;
-  EXPECT_EQ(mla_prolog_make_plan(two.params(), o, &bad), kParamInvalid);
+  EXPECT_EQ(mla_prolog_make_plan(wrong, o, &bad), kParamInvalid);
   EXPECT_NE(std::string(last_error_message()).find("npu_mla_prolog_v3: quantScaleCkvOptional: MP-09 per-tensor"),
             std::string::npos)
       << last_error_message();
