@@ -1,6 +1,7 @@
 // Checked int64 size and index arithmetic (house rule 4: no unchecked size math).
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <initializer_list>
 
@@ -18,6 +19,14 @@ inline bool product_ok(std::initializer_list<int64_t> xs, int64_t* out) {
   }
   *out = p;
   return true;
+}
+
+// Saturating int64 sum (attribute arithmetic such as preTokens + nextTokens: the result keeps its
+// sign and order when the exact sum does not fit).
+inline int64_t sat_add(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
 }
 
 // Status-returning forms for MLAOPS_TRY: `what` names the quantity in the error message.

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "core/checked_math.h"
 #include "core/error.h"
 #include "ops/check_util.h"
 #include "ops/fused_infer_attention_score_v4.h"
@@ -67,6 +68,22 @@ int64_t band_bad_batch(const FiaParams& p, const FiaCall& c) {
   for (int64_t b = 0; b < c.B; ++b) {
     const size_t i = static_cast<size_t>(b);
     if (p.pre_tokens < -c.act_q[i] || p.next_tokens < -c.act_kv[i]) return b;
+  }
+  return -1;
+}
+
+// sparseMode 0 with a mask, the vendor's rule per batch (S1 = actQ[b], S2 = actKV[b] + the prefix;
+// batches without query rows read nothing): nextTokens < 0 needs preTokens >= |nextTokens| and
+// |nextTokens| < S2; preTokens < 0 needs nextTokens >= |preTokens| and |preTokens| < S1. The sum
+// saturates (both INT64_MAX: the whole band; both INT64_MIN: refused).
+int64_t band_bad_batch_mode0(const FiaParams& p, const FiaCall& c) {
+  const int64_t pre = p.pre_tokens, next = p.next_tokens;
+  for (int64_t b = 0; b < c.B; ++b) {
+    const size_t i = static_cast<size_t>(b);
+    const int64_t s1 = c.act_q[i], s2 = c.act_kv[i] + c.prefix.len;
+    if (s1 == 0) continue;
+    if ((pre < 0 || next < 0) && sat_add(pre, next) < 0) return b;
+    if ((next < 0 && next <= -s2) || (pre < 0 && pre <= -s1)) return b;
   }
   return -1;
 }
@@ -229,14 +246,21 @@ const std::vector<FiaVendorRule> kRules = {
        return p.sparse_mode == 0 && p.atten_mask != nullptr && !c.decode_rule && p.query_padding_size == nullptr &&
               p.kv_padding_size == nullptr;
      },
-     "a band with -nextTokens > preTokens",
-     [](const FiaParams& p, const FiaCall&) { return p.pre_tokens + p.next_tokens < 0; },
-     "preTokens + nextTokens >= 0", s_tokens},
+     "a band the vendor's rule refuses",
+     [](const FiaParams& p, const FiaCall& c) { return band_bad_batch_mode0(p, c) >= 0; },
+     "preTokens + nextTokens >= 0; a negative nextTokens above -S2, a negative preTokens above -S1 (S1 = actQ, "
+     "S2 = actKV + prefix, per batch)",
+     [](const FiaParams& p, const FiaCall& c) {
+       const int64_t b = std::max<int64_t>(band_bad_batch_mode0(p, c), 0);
+       const size_t i = static_cast<size_t>(b);
+       return s_tokens(p, c) + " (batch " + to_string(b) + ": actQ " + to_string(c.act_q[i]) + ", actKV " +
+              to_string(c.act_kv[i] + c.prefix.len) + ")";
+     }},
     {"FIA-57", "preTokens/nextTokens", "sparseMode 4 in a TND / NTD layout without rope",
      [](const FiaParams& p, const FiaCall& c) { return c.packed && !c.rope && p.sparse_mode == 4; },
      "a band outside the batch's lengths",
      [](const FiaParams& p, const FiaCall& c) {
-       return p.pre_tokens + p.next_tokens < 0 || band_bad_batch(p, c) >= 0;
+       return sat_add(p.pre_tokens, p.next_tokens) < 0 || band_bad_batch(p, c) >= 0;
      },
      "preTokens >= -actQ[b], nextTokens >= -actKV[b], preTokens + nextTokens >= 0",
      [](const FiaParams& p, const FiaCall& c) {

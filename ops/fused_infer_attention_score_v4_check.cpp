@@ -552,9 +552,9 @@ Status check_post_quant(const FiaParams& p, const char* op, FiaCall* c) {
     for (int64_t b = 0; b < c->B; ++b) {
       const int64_t q = c->act_q[static_cast<size_t>(b)], kv = c->act_kv[static_cast<size_t>(b)] + c->prefix.len;
       bool bad = false;
-      if (c->mode == 0 && c->explicit_mask) bad = q - kv - pre > 0 || next < 0;
+      if (c->mode == 0 && c->explicit_mask) bad = static_cast<__int128>(q) - kv - pre > 0 || next < 0;
       if (c->mode == 3) bad = kv - q < 0;
-      if (c->mode == 4) bad = next + kv - q < 0;
+      if (c->mode == 4) bad = static_cast<__int128>(next) + kv - q < 0;  // attributes: no int64 overflow
       MLAOPS_CHECK(!bad, kParamInvalid,
                    "%s: actualSeqLengths: FIA-26 with quantOffset2 batch %lld can have fully masked rows (sparseMode "
                    "%lld, actQ %lld, actKV %lld, preTokens %lld, nextTokens %lld); allowed no fully masked row",
@@ -729,6 +729,14 @@ Status fia_check(const FiaParams& caller, const FiaCheckOptions& o, FiaCall* cal
     return kSuccess;
   }
   if (!fia_tl_requested(p) && (p.key[0].empty() || p.value[0].empty())) {  // lists: zero-length batches
+    // FIA-11: an empty key / value (a paged cache of blockNum 0 too) holds no position
+    if (p.actual_seq_lengths_kv != nullptr)
+      for (size_t b = 0; b < p.actual_seq_lengths_kv->size(); ++b)
+        MLAOPS_CHECK((*p.actual_seq_lengths_kv)[b] <= 0, kParamInvalid,
+                     "%s: actualSeqLengthsKvOptional: FIA-11 value with an empty key / value (%s %s); allowed 0, got "
+                     "actualSeqLengthsKv[%zu] = %lld",
+                     op, p.block_table != nullptr ? "a paged cache of shape" : "key of shape",
+                     shape_str(p.key[0]).c_str(), b, (long long)(*p.actual_seq_lengths_kv)[b]);
     MLAOPS_TRY(dense(op, "attentionOut", "FIA-17", p.attention_out));
     if (lse_of(p) != nullptr) MLAOPS_TRY(dense(op, "softmaxLse", "FIA-17", *p.softmax_lse));
     MLAOPS_TRY(fia_prefix_check_empty(p, op));

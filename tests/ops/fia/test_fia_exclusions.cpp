@@ -261,7 +261,23 @@ std::vector<Case> cases() {
   add("s2_5_sparse0_mask_band_not_empty",
       apply(kBsnd, {{"numHeads", "mask:bool[2, 4, 20] ; numHeads"},
                     {"sparseMode=0", "sparseMode=0 ; preTokens=2 ; nextTokens=0"}}),
-      {{"nextTokens=0", "nextTokens=-3"}}, "preTokens/nextTokens", "FIA-57", "-nextTokens > preTokens");
+      {{"nextTokens=0", "nextTokens=-3"}}, "preTokens/nextTokens", "FIA-57", "a band the vendor's rule refuses");
+  // the sum saturates: both INT64_MIN refused (the wrapped sum was 0); |nextTokens| >= S2, |preTokens| >= S1
+  add("s2_5_sparse0_mask_tokens_int64_min",
+      apply(kBsnd, {{"numHeads", "mask:bool[2, 4, 20] ; numHeads"},
+                    {"sparseMode=0", "sparseMode=0 ; preTokens=2 ; nextTokens=0"}}),
+      {{"preTokens=2 ; nextTokens=0", "preTokens=-9223372036854775808 ; nextTokens=-9223372036854775808"}},
+      "preTokens/nextTokens", "FIA-57", "got preTokens -9223372036854775808");
+  add("s2_5_sparse0_mask_next_beyond_s2",
+      apply(kBsnd, {{"numHeads", "mask:bool[2, 4, 20] ; numHeads"},
+                    {"sparseMode=0", "sparseMode=0 ; preTokens=2 ; nextTokens=0"}}),
+      {{"preTokens=2 ; nextTokens=0", "preTokens=40 ; nextTokens=-20"}}, "preTokens/nextTokens", "FIA-57",
+      "nextTokens -20 (batch 0: actQ 4, actKV 20)");
+  add("s2_5_sparse0_mask_pre_beyond_s1",
+      apply(kBsnd, {{"numHeads", "mask:bool[2, 4, 20] ; numHeads"},
+                    {"sparseMode=0", "sparseMode=0 ; preTokens=2 ; nextTokens=0"}}),
+      {{"preTokens=2 ; nextTokens=0", "preTokens=-4 ; nextTokens=30"}}, "preTokens/nextTokens", "FIA-57",
+      "preTokens -4, nextTokens 30 (batch 0: actQ 4");
   add("s2_5_tnd_sparse4_band_per_batch",
       apply(kTnd, {{"aslKv", std::string(kMask2048) + "aslKv"},
                    {"sparseMode=0", "sparseMode=4 ; preTokens=8 ; nextTokens=0"}}),
@@ -375,6 +391,16 @@ TEST_P(FiaAuditClauses, RejectedByAclnnWithoutWriting) {
 
 INSTANTIATE_TEST_SUITE_P(Clauses, FiaAuditClauses, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+
+// sparseMode 0 with a mask: preTokens = nextTokens = INT64_MAX (the whole band) is accepted, the
+// saturated sum staying positive (it wrapped to a negative value and was refused).
+TEST(FiaAuditTokens, Int64MaxBandIsTheWholeMask) {
+  auto d = make(apply(kBsnd, {{"numHeads", "mask:bool[2, 4, 20] ; numHeads"},
+                              {"sparseMode=0", "sparseMode=0 ; preTokens=9223372036854775807 ; "
+                                               "nextTokens=9223372036854775807"}}));
+  ASSERT_TRUE(d);
+  EXPECT_EQ(fia_aclnn_call(acl_args_of_params(d->p)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+}
 
 // MLA full quant (§2.14, FIA-28 in aclnn): non-packed Q_S = 1 takes sparse 0, Q_S > 1 sparse 3 or
 // 9; the C++ API computes the other modes.
