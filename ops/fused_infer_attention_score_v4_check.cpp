@@ -733,10 +733,10 @@ Status fia_check(const FiaParams& caller, const FiaCheckOptions& o, FiaCall* cal
     if (p.actual_seq_lengths_kv != nullptr)
       for (size_t b = 0; b < p.actual_seq_lengths_kv->size(); ++b)
         MLAOPS_CHECK((*p.actual_seq_lengths_kv)[b] <= 0, kParamInvalid,
-                     "%s: actualSeqLengthsKvOptional: FIA-11 value with an empty key / value (%s %s); allowed 0, got "
-                     "actualSeqLengthsKv[%zu] = %lld",
-                     op, p.block_table != nullptr ? "a paged cache of shape" : "key of shape",
-                     shape_str(p.key[0]).c_str(), b, (long long)(*p.actual_seq_lengths_kv)[b]);
+                     "%s: actualSeqLengthsKvOptional: FIA-11 value with an empty key / value; allowed 0, got "
+                     "actualSeqLengthsKv[%zu] = %lld (%s %s)",
+                     op, b, (long long)(*p.actual_seq_lengths_kv)[b],
+                     p.block_table != nullptr ? "a paged cache of shape" : "key of shape", shape_str(p.key[0]).c_str());
     MLAOPS_TRY(dense(op, "attentionOut", "FIA-17", p.attention_out));
     if (lse_of(p) != nullptr) MLAOPS_TRY(dense(op, "softmaxLse", "FIA-17", *p.softmax_lse));
     MLAOPS_TRY(fia_prefix_check_empty(p, op));

@@ -209,11 +209,11 @@ TEST(FiaErrors, FIA11_KvLengths) {
   });
   // An empty key / value holds no position: a paged cache of blockNum 0 with a non-zero length (it
   // was computed as an empty KV: output 0, lse +inf) and an empty contiguous key.
-  expect_rejected(Base::kMla, {kInv, "actualSeqLengthsKvOptional", "FIA-11 value with an empty key / value (a paged cache"},
+  expect_rejected(Base::kMla, {kInv, "actualSeqLengthsKvOptional", "FIA-11 value with an empty key / value"},
                   [](FiaAclArgs& a) {
                     for (int i : {1, 2, 25}) a.in[i].dims[0] = 0;  // key, value, keyRope: 0 blocks
                   });
-  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11 value with an empty key / value (key"},
+  expect_rejected(Base::kBsnd, {kInv, "actualSeqLengthsKvOptional", "FIA-11 value with an empty key / value"},
                   [](FiaAclArgs& a) {
                     for (int i : {1, 2}) a.in[i].dims[1] = 0;  // KV_S 0
                     a.has_asl_kv = true;
