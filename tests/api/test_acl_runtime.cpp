@@ -37,6 +37,9 @@ void expect_rule(aclError got, aclError code, const char* fn, const char* site) 
   EXPECT_NE(msg().find(site), std::string::npos) << site << ": " << msg();
 }
 
+// Memory and streams need a current device on the calling thread (ACL-06), as in CANN.
+void use_device() { ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS); }
+
 TEST(AclRuntime, InitFinalizeCodes) {
   EXPECT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE);
   EXPECT_NE(msg().find("aclFinalize"), std::string::npos);
@@ -95,6 +98,7 @@ TEST(AclRuntime, DevicesAndContexts) {
 }
 
 TEST(AclRuntime, MallocFreeAligned) {
+  use_device();
   void* p = nullptr;
   for (auto policy : {ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_NORMAL_ONLY,
                       ACL_MEM_MALLOC_HUGE_FIRST_P2P, ACL_MEM_TYPE_HIGH_BAND_WIDTH}) {
@@ -158,6 +162,7 @@ TEST(AclRuntime, MemcpyEveryKindAndErrors) {
 }
 
 TEST(AclRuntime, StreamsRunInOrderAsynchronously) {
+  use_device();
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
   ASSERT_NE(s, nullptr);
@@ -187,6 +192,7 @@ TEST(AclRuntime, StreamsRunInOrderAsynchronously) {
 }
 
 TEST(AclRuntime, DestroyStreamDrainsQueuedWork) {
+  use_device();
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
   std::vector<char> a(1 << 22, 0);
@@ -322,6 +328,7 @@ TEST(AclRuntimeRules, DevicesAndContexts) {
 }
 
 TEST(AclRuntimeRules, MemoryRules) {
+  use_device();
   void* const sentinel = reinterpret_cast<void*>(0x40);
   void* p = sentinel;
   expect_rule(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "aclrtMalloc", "size: ACL-08 allowed > 0, got 0");
@@ -351,6 +358,7 @@ TEST(AclRuntimeRules, MemoryRules) {
 }
 
 TEST(AclRuntimeRules, CopyAndSetRules) {
+  use_device();
   std::vector<char> src(64, 9), dst(64, 0);
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
@@ -381,6 +389,7 @@ TEST(AclRuntimeRules, CopyAndSetRules) {
 }
 
 TEST(AclRuntimeRules, DeadStreams) {
+  use_device();
   std::vector<char> dst(16, 0), src(16, 5);
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);

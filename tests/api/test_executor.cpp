@@ -48,6 +48,9 @@ aclnnStatus TestScale(void* ws, uint64_t size, aclOpExecutor* ex, aclrtStream st
   return mlaops::api::execute(kOp, ws, size, ex, stream);
 }
 
+// Streams need a current device on the calling thread (ACL-06), as in CANN.
+void use_device() { ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS); }
+
 struct Buffers {
   std::vector<float> in, out;
   aclTensor *tin = nullptr, *tout = nullptr;
@@ -170,6 +173,7 @@ TEST(Executor, DynamicInputAddressOfATensorList) {
 }
 
 TEST(Executor, StreamEnqueuesAndSynchronizeReportsFirstError) {
+  use_device();
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
   Buffers good(1000), bad(1000);
@@ -201,6 +205,7 @@ TEST(Executor, StreamEnqueuesAndSynchronizeReportsFirstError) {
 }
 
 TEST(Executor, RepeatableExecutorOutlivesDestroyWhileQueued) {
+  use_device();
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
   Buffers b(1 << 16);
@@ -222,7 +227,7 @@ TEST(Executor, ConcurrentCallsFromThreads) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&failures, t] {
       aclrtStream s = nullptr;
-      if (aclrtCreateStream(&s) != ACL_SUCCESS) failures++;
+      if (aclrtSetDevice(0) != ACL_SUCCESS || aclrtCreateStream(&s) != ACL_SUCCESS) failures++;
       for (int i = 0; i < 50; ++i) {
         Buffers b(64);
         b.in[3] = static_cast<float>(t);
@@ -257,6 +262,7 @@ aclTensor* vector_tensor(std::vector<float>& v) {
 
 // The execute-time rules (ACL-50 .. ACL-56): nothing runs, nothing is written.
 TEST(ExecutorRules, ExecuteAndLifetime) {
+  use_device();
   Buffers b(10);
   std::vector<float> ws(10);
   expect_rule(TestScale(ws.data(), 40, nullptr, nullptr), ACLNN_ERR_PARAM_NULLPTR, kOp, "ACL-50 executor is null");
@@ -359,6 +365,7 @@ TEST(ExecutorRules, AddressRebinding) {
 // ACL-57: while a run of a repeatable executor is in progress on a stream, another run and every
 // address rebinding of it are rejected and change nothing.
 TEST(ExecutorRules, BusyExecutor) {
+  use_device();
   const char* op = "aclnnBusyRules";
   std::vector<float> x(4, 1.0f), out(4, -7.0f), other(4, 5.0f);
   aclTensor* tx = vector_tensor(x);
