@@ -26,12 +26,18 @@ std::mutex g_mu;
 bool g_initialized = false;
 
 enum class MemKind { kDevice, kHost };
+struct Alloc {
+  size_t size;  // asked for
+  MemKind kind;
+  uint64_t id;  // api/runtime.h
+};
 // The live allocations by first byte (ordered: the executor looks up the one containing an
-// address, api/runtime.h): the size asked for and the allocator.
-std::map<uintptr_t, std::pair<size_t, MemKind>>& allocations() {
-  static auto* m = new std::map<uintptr_t, std::pair<size_t, MemKind>>();
+// address, api/runtime.h).
+std::map<uintptr_t, Alloc>& allocations() {
+  static auto* m = new std::map<uintptr_t, Alloc>();
   return *m;
 }
+uint64_t g_next_allocation = 1;  // under g_mu
 
 thread_local int32_t t_device = -1;  // current device of this thread (-1: none)
 std::atomic<uintptr_t> g_next_context{1};
@@ -77,7 +83,7 @@ aclError alloc(void** p, size_t size, MemKind kind, const char* fn) {
   if (mem == nullptr)
     return MLAOPS_FAIL_CODE(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: ACL-09 could not allocate %zu bytes", fn, size);
   std::lock_guard<std::mutex> lock(g_mu);
-  allocations()[reinterpret_cast<uintptr_t>(mem)] = {size, kind};
+  allocations()[reinterpret_cast<uintptr_t>(mem)] = Alloc{size, kind, g_next_allocation++};
   *p = mem;
   return ACL_SUCCESS;
 }
@@ -87,7 +93,7 @@ aclError release(void* p, MemKind kind, const char* fn) {
   {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = allocations().find(reinterpret_cast<uintptr_t>(p));
-    if (it == allocations().end() || it->second.second != kind)
+    if (it == allocations().end() || it->second.kind != kind)
       return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-10 pointer %p was not returned by %s (or was freed already)", fn, p,
                        kind == MemKind::kDevice ? "aclrtMalloc" : "aclrtMallocHost");
     allocations().erase(it);
@@ -131,8 +137,8 @@ bool find_allocation(uintptr_t p, Allocation* out) {
   auto it = allocations().upper_bound(p);  // the first allocation starting after p
   if (it == allocations().begin()) return false;
   --it;
-  if (p - it->first >= it->second.first) return false;  // past its end
-  *out = Allocation{it->first, it->second.first, it->second.second == MemKind::kHost};
+  if (p - it->first >= it->second.size) return false;  // past its end
+  *out = Allocation{it->first, it->second.size, it->second.kind == MemKind::kHost, it->second.id};
   return true;
 }
 

@@ -52,21 +52,23 @@ class BusyGuard {
 };
 
 // ACL-66: every bound tensor whose bytes lay in an aclrtMalloc / aclrtMallocHost allocation when
-// it was bound still lies in a live one (executor.h). One lookup per tracked tensor.
+// it was bound still lies in that allocation, live (executor.h). One lookup per tracked tensor.
 Status check_memory(const char* op, const char* name, size_t index, bool is_list, const DeviceRange& m) {
   if (!m.tracked) return kSuccess;
   Allocation now;
-  if (find_allocation(m.lo, &now) && m.hi - now.base <= now.size) return kSuccess;
+  if (find_allocation(m.lo, &now) && now.id == m.alloc.id) return kSuccess;
   char elem[32] = "";
   if (is_list) std::snprintf(elem, sizeof elem, "[%zu]", index);
   return fail(kParamInvalid,
               "%s: %s%s: ACL-66 the tensor's memory was freed after it was bound; its bytes [%#zx, %#zx) lay in the "
-              "%s allocation [%#zx, %#zx) (%zu bytes) at GetWorkspaceSize (or the last address rebinding), and no "
-              "live allocation covers them now (freed, or allocated again smaller); nothing was written",
+              "%s allocation [%#zx, %#zx) (%zu bytes) at GetWorkspaceSize (or the last address rebinding), which "
+              "is no longer live (an allocation made at that address since is another buffer); nothing was written",
               op, name, elem, static_cast<size_t>(m.lo), static_cast<size_t>(m.hi),
               m.alloc.host ? "aclrtMallocHost" : "aclrtMalloc", static_cast<size_t>(m.alloc.base),
               static_cast<size_t>(m.alloc.base + m.alloc.size), m.alloc.size);
 }
+
+}  // namespace
 
 Status check_bound_memory(const ExecutorState& state) {
   for (const std::vector<TensorSlot>* slots : {&state.inputs, &state.outputs}) {
@@ -79,6 +81,8 @@ Status check_bound_memory(const ExecutorState& state) {
   }
   return kSuccess;
 }
+
+namespace {
 
 int run_state(const ExecutorState& state, void* workspace, uint64_t workspace_size) {
   BusyGuard busy(state);

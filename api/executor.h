@@ -9,9 +9,10 @@
 // (docs/reliability/concurrency.md).
 //
 // Device memory: a bound tensor whose bytes lay in an allocation of aclrtMalloc / aclrtMallocHost
-// at binding time (phase 1, or an address rebinding) must still lie in a live allocation when the
-// run starts; otherwise the run fails with 161002 (ACL-66) and writes nothing. Other memory (host
-// malloc, the stack, numpy) is not tracked and is not checked.
+// at binding time (phase 1, or an address rebinding) must find that allocation still live when
+// the run starts (the same allocation: a buffer allocated at its address since, such as this
+// call's workspace, is another one); otherwise the run fails with 161002 (ACL-66) and writes
+// nothing. Other memory (host malloc, the stack, numpy) is not tracked and is not checked.
 #pragma once
 
 #include <atomic>
@@ -36,8 +37,8 @@
 namespace mlaops::api {
 
 // Where a bound tensor's bytes lay when it was bound (see the top): the part of them inside an
-// allocation of aclrtMalloc / aclrtMallocHost, and that allocation; tracked = false for memory
-// of any other origin (and for empty tensors).
+// allocation of aclrtMalloc / aclrtMallocHost (for the message), and that allocation; tracked =
+// false for memory of any other origin (and for empty tensors).
 struct DeviceRange {
   bool tracked = false;
   uintptr_t lo = 0, hi = 0;
@@ -101,6 +102,9 @@ Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, 
 
 // Where the bytes of view v lie (DeviceRange above): O(log allocations).
 DeviceRange locate(const TensorView& v);
+// ACL-66 for every bound tensor (see the top): kSuccess, or 161002 naming the first tensor whose
+// allocation is gone. Every run calls it before the operator; O(tensors x log allocations).
+Status check_bound_memory(const ExecutorState& state);
 
 // The boundary of every C entry point (docs/c-api.md, "Logging"): returns `status` and, when it
 // is not success, logs the recent error message at ERROR level (module OP) with the entry point's

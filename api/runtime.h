@@ -14,11 +14,14 @@ namespace mlaops::api {
 // (the calls that need one: docs/c-api.md, "Runtime").
 aclError require_current_device(const char* fn);
 
-// A live allocation of aclrtMalloc or aclrtMallocHost: its first byte and the size asked for.
+// A live allocation of aclrtMalloc or aclrtMallocHost: its first byte, the size asked for, and
+// its id (a process-wide count, never reused: a buffer allocated again at a freed one's address,
+// by the caller or as a workspace, is another allocation).
 struct Allocation {
   uintptr_t base = 0;
   size_t size = 0;
   bool host = false;  // aclrtMallocHost
+  uint64_t id = 0;
 };
 
 // The live allocation containing address p (O(log allocations), under the runtime's lock);

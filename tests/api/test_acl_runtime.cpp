@@ -405,4 +405,65 @@ TEST(AclRuntimeRules, DeadStreams) {
               "aclrtSynchronizeStream", "ACL-15 not a live stream");
 }
 
+// What needs a current device, as in CANN (docs/c-api.md, "Runtime"): aclrtMalloc, aclrtMallocHost
+// and aclrtCreateStream on a thread with no device fail with ACL_ERROR_RT_CONTEXT_NULL (ACL-06)
+// and write nothing; aclrtSetDevice (or a context) makes them work, aclrtResetDevice ends that.
+// aclrtSetDevice itself, the copies, the object API and the operators need no aclInit.
+TEST(AclRuntimeRules, MemoryAndStreamsNeedACurrentDevice) {
+  std::thread([] {
+    void* const sentinel = reinterpret_cast<void*>(0x40);
+    void* p = sentinel;
+    const char* site = "ACL-06 the calling thread has no current device";
+    expect_rule(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_CONTEXT_NULL, "aclrtMalloc", site);
+    EXPECT_EQ(p, sentinel);
+    expect_rule(aclrtMallocHost(&p, 64), ACL_ERROR_RT_CONTEXT_NULL, "aclrtMallocHost", site);
+    EXPECT_EQ(p, sentinel);
+    aclrtStream s = reinterpret_cast<aclrtStream>(0x50);
+    expect_rule(aclrtCreateStream(&s), ACL_ERROR_RT_CONTEXT_NULL, "aclrtCreateStream", site);
+    EXPECT_EQ(s, reinterpret_cast<aclrtStream>(0x50));
+    // the argument checks come first, as in CANN
+    expect_rule(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "aclrtMalloc", "ACL-08");
+    // copies need none (CANN's documentation states no code for them)
+    char a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {};
+    EXPECT_EQ(aclrtMemcpy(b, 8, a, 8, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSetDevice(2), ACL_SUCCESS);  // no aclInit in this process: accepted, as CANN's
+    ASSERT_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtResetDevice(2), ACL_SUCCESS);  // no current device again
+    void* q = sentinel;
+    expect_rule(aclrtMalloc(&q, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_CONTEXT_NULL, "aclrtMalloc", site);
+    EXPECT_EQ(q, sentinel);
+    EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);  // freeing needs no device
+  }).join();
+  std::thread([] {  // a context makes its device current
+    aclrtContext c = nullptr;
+    ASSERT_EQ(aclrtCreateContext(&c, 1), ACL_SUCCESS);
+    void* p = nullptr;
+    ASSERT_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyContext(c), ACL_SUCCESS);
+  }).join();
+}
+
+// aclInit / aclFinalize around streams and memory: a stream made before aclFinalize stays live
+// after it (CANN's aclFinalize releases neither streams nor devices); aclInit twice is
+// ACL_ERROR_REPEAT_INITIALIZE, aclFinalize twice ACL_ERROR_REPEAT_FINALIZE.
+TEST(AclRuntimeRules, StreamsAndMemoryAcrossFinalize) {
+  use_device();
+  ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+  expect_rule(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "ACL-02 already initialized");
+  aclrtStream s = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  void* p = nullptr;
+  ASSERT_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+  expect_rule(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "ACL-03 not initialized");
+  EXPECT_EQ(aclrtMemsetAsync(p, 64, 7, 64, s), ACL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+  EXPECT_EQ(static_cast<unsigned char*>(p)[63], 7);
+  EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+}
+
 }  // namespace
