@@ -34,7 +34,10 @@ struct Registry {
 };
 
 Registry& registry() {
-  static auto* r = new Registry();  // never destroyed: usable at exit
+  // Built in static storage (no allocation: a getter or destroy never fails for memory) and never
+  // destroyed (usable at exit).
+  alignas(Registry) static unsigned char storage[sizeof(Registry)];
+  static Registry* const r = new (storage) Registry();
   return *r;
 }
 
