@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
 #include "acl/acl.h"
 #include "api/objects.h"
+#include "api/runtime.h"
 #include "api/stream.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -24,10 +26,18 @@ std::mutex g_mu;
 bool g_initialized = false;
 
 enum class MemKind { kDevice, kHost };
-std::unordered_map<void*, std::pair<size_t, MemKind>>& allocations() {
-  static auto* m = new std::unordered_map<void*, std::pair<size_t, MemKind>>();
+struct Alloc {
+  size_t size;  // asked for
+  MemKind kind;
+  uint64_t id;  // api/runtime.h
+};
+// The live allocations by first byte (ordered: the executor looks up the one containing an
+// address, api/runtime.h).
+std::map<uintptr_t, Alloc>& allocations() {
+  static auto* m = new std::map<uintptr_t, Alloc>();
   return *m;
 }
+uint64_t g_next_allocation = 1;  // under g_mu
 
 thread_local int32_t t_device = -1;  // current device of this thread (-1: none)
 std::atomic<uintptr_t> g_next_context{1};
@@ -66,13 +76,14 @@ aclError check_device(int32_t id, const char* fn) {
 aclError alloc(void** p, size_t size, MemKind kind, const char* fn) {
   if (p == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-04 out-pointer is null", fn);
   if (size == 0) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: size: ACL-08 allowed > 0, got 0", fn);
+  if (aclError e = mlaops::api::require_current_device(fn)) return e;
   if (size > SIZE_MAX - kAlign) return MLAOPS_FAIL_CODE(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: ACL-09 size %zu is too large", fn, size);
   const size_t rounded = (size + kAlign - 1) / kAlign * kAlign;
   void* mem = std::aligned_alloc(kAlign, rounded);
   if (mem == nullptr)
     return MLAOPS_FAIL_CODE(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: ACL-09 could not allocate %zu bytes", fn, size);
   std::lock_guard<std::mutex> lock(g_mu);
-  allocations()[mem] = {size, kind};
+  allocations()[reinterpret_cast<uintptr_t>(mem)] = Alloc{size, kind, g_next_allocation++};
   *p = mem;
   return ACL_SUCCESS;
 }
@@ -81,8 +92,8 @@ aclError release(void* p, MemKind kind, const char* fn) {
   if (p == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-04 pointer is null", fn);
   {
     std::lock_guard<std::mutex> lock(g_mu);
-    auto it = allocations().find(p);
-    if (it == allocations().end() || it->second.second != kind)
+    auto it = allocations().find(reinterpret_cast<uintptr_t>(p));
+    if (it == allocations().end() || it->second.kind != kind)
       return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "%s: ACL-10 pointer %p was not returned by %s (or was freed already)", fn, p,
                        kind == MemKind::kDevice ? "aclrtMalloc" : "aclrtMallocHost");
     allocations().erase(it);
@@ -110,6 +121,28 @@ aclError check_set(void* ptr, size_t maxCount, size_t count, const char* fn) {
 }
 
 }  // namespace
+
+namespace mlaops::api {
+
+aclError require_current_device(const char* fn) {
+  if (t_device >= 0) return ACL_SUCCESS;
+  return MLAOPS_FAIL_CODE(ACL_ERROR_RT_CONTEXT_NULL,
+                          "%s: ACL-06 the calling thread has no current device; allowed after aclrtSetDevice (or with a "
+                          "current context) on this thread, as CANN's runtime requires",
+                          fn);
+}
+
+bool find_allocation(uintptr_t p, Allocation* out) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = allocations().upper_bound(p);  // the first allocation starting after p
+  if (it == allocations().begin()) return false;
+  --it;
+  if (p - it->first >= it->second.size) return false;  // past its end
+  *out = Allocation{it->first, it->second.size, it->second.kind == MemKind::kHost, it->second.id};
+  return true;
+}
+
+}  // namespace mlaops::api
 
 extern "C" {
 

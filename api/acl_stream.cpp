@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "acl/acl_rt.h"
+#include "api/runtime.h"
 #include "api/stream.h"
 #include "core/error.h"
 
@@ -106,6 +107,7 @@ extern "C" {
 
 aclError aclrtCreateStream(aclrtStream* stream) {
   if (stream == nullptr) return MLAOPS_FAIL_CODE(ACL_ERROR_INVALID_PARAM, "aclrtCreateStream: stream: ACL-04 out-pointer is null");
+  if (aclError e = mlaops::api::require_current_device("aclrtCreateStream")) return e;  // *stream untouched
   std::shared_ptr<Stream> s;
   try {
     s = std::make_shared<Stream>();

@@ -1,4 +1,5 @@
 // Executor registry, phase-2 dispatch and the executor functions of aclnn_base.h.
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <map>
@@ -11,6 +12,7 @@
 #include "api/stream.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "mlaops/dtype.h"
 
 namespace mlaops::api {
 namespace {
@@ -49,9 +51,43 @@ class BusyGuard {
   bool ok_;
 };
 
+// ACL-66: every bound tensor whose bytes lay in an aclrtMalloc / aclrtMallocHost allocation when
+// it was bound still lies in that allocation, live (executor.h). One lookup per tracked tensor.
+Status check_memory(const char* op, const char* name, size_t index, bool is_list, const DeviceRange& m) {
+  if (!m.tracked) return kSuccess;
+  Allocation now;
+  if (find_allocation(m.lo, &now) && now.id == m.alloc.id) return kSuccess;
+  char elem[32] = "";
+  if (is_list) std::snprintf(elem, sizeof elem, "[%zu]", index);
+  return fail(kParamInvalid,
+              "%s: %s%s: ACL-66 the tensor's memory was freed after it was bound; its bytes [%#zx, %#zx) lay in the "
+              "%s allocation [%#zx, %#zx) (%zu bytes) at GetWorkspaceSize (or the last address rebinding), which "
+              "is no longer live (an allocation made at that address since is another buffer); nothing was written",
+              op, name, elem, static_cast<size_t>(m.lo), static_cast<size_t>(m.hi),
+              m.alloc.host ? "aclrtMallocHost" : "aclrtMalloc", static_cast<size_t>(m.alloc.base),
+              static_cast<size_t>(m.alloc.base + m.alloc.size), m.alloc.size);
+}
+
+}  // namespace
+
+Status check_bound_memory(const ExecutorState& state) {
+  for (const std::vector<TensorSlot>* slots : {&state.inputs, &state.outputs}) {
+    for (const TensorSlot& s : *slots) {
+      if (!s.present) continue;
+      MLAOPS_TRY(check_memory(state.op.c_str(), s.name, 0, false, s.memory));
+      for (size_t i = 0; i < s.list_memory.size(); ++i)
+        MLAOPS_TRY(check_memory(state.op.c_str(), s.name, i, true, s.list_memory[i]));
+    }
+  }
+  return kSuccess;
+}
+
+namespace {
+
 int run_state(const ExecutorState& state, void* workspace, uint64_t workspace_size) {
   BusyGuard busy(state);
   if (!busy.ok()) return fail(kParamInvalid, "%s: executor: %s", state.op.c_str(), kBusy);
+  MLAOPS_TRY(check_bound_memory(state));
   RunObserver* obs = g_observer.load(std::memory_order_acquire);
   if (obs == nullptr || !state.params) return state.run(state, workspace, workspace_size);
   const CallParams params = state.params(state);
@@ -156,24 +192,61 @@ aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, ac
   return log_result(op, __FILE__, __LINE__, status);
 }
 
+DeviceRange locate(const TensorView& v) {
+  DeviceRange r;
+  if (v.data == nullptr) return r;
+  // The elements the view reaches (the storage for FRACTAL_NZ, read whole), from its first one.
+  int64_t elements = 1;
+  for (int i = 0; i < v.rank; ++i) {
+    if (v.dims[i] == 0) return r;  // empty: nothing is read or written
+    elements += (v.dims[i] - 1) * v.strides[i];
+  }
+  if (v.format != Format::kND && v.storage_rank > 0) {
+    int64_t storage = 1;
+    for (int i = 0; i < v.storage_rank; ++i) storage *= v.storage_dims[i];
+    elements = std::max(elements, storage);
+  }
+  // bytes (aclCreateTensor checked that they fit int64); the sub-byte types round up
+  const int64_t each = dtype_size(v.dtype);
+  const int64_t bytes = each > 0                     ? elements * each
+                        : v.dtype == DType::kInt4 ? elements / 2 + elements % 2
+                                                   : elements / 8 + (elements % 8 != 0 ? 1 : 0);
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(v.data);
+  const uintptr_t hi = lo + static_cast<uintptr_t>(bytes);
+  if (!find_allocation(lo, &r.alloc)) return r;
+  r.tracked = true;
+  r.lo = lo;
+  r.hi = std::min(hi, r.alloc.base + r.alloc.size);  // what lies outside was never from the allocation
+  return r;
+}
+
 Status bind_slot(const aclTensor* t, const char* op, const char* name, bool required, TensorSlot* slot) {
   *slot = TensorSlot();
+  slot->name = name;
   bool present = false;
   MLAOPS_TRY(to_view(t, op, name, required, &slot->view, &present));
   slot->present = present;
-  if (present) slot->offset_bytes = view_offset_bytes(t);
+  if (present) {
+    slot->offset_bytes = view_offset_bytes(t);
+    slot->memory = locate(slot->view);
+  }
   return kSuccess;
 }
 
 Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, bool required, TensorSlot* slot) {
   *slot = TensorSlot();
   slot->is_list = true;
+  slot->name = name;
   if (l == nullptr) {
     if (required) return fail(kParamNullptr, "%s: %s: ACL-40 required tensor list is null", op, name);
     return kSuccess;
   }
   MLAOPS_CHECK(is_live(l, ObjKind::kTensorList), kParamInvalid, "%s: %s: ACL-41 not a live aclTensorList", op, name);
   for (size_t i = 0; i < l->tensors.size(); ++i) {
+    MLAOPS_CHECK(list_member_is_live(l, i), kParamInvalid,
+                 "%s: %s[%zu]: ACL-43 not a live member of the tensor list (the tensor it was created with was "
+                 "destroyed; its address may now hold another tensor)",
+                 op, name, i);
     TensorView v;
     bool present = false;
     char elem[96];
@@ -181,6 +254,7 @@ Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, 
     MLAOPS_TRY(to_view(l->tensors[i], op, elem, true, &v, &present));
     slot->list.push_back(v);
     slot->list_offset_bytes.push_back(view_offset_bytes(l->tensors[i]));
+    slot->list_memory.push_back(locate(v));
   }
   slot->present = true;
   return kSuccess;
@@ -217,7 +291,8 @@ aclnnStatus set_addr(std::vector<TensorSlot>& slots, size_t index, aclTensor* te
     return mlaops::fail(mlaops::kParamNullptr, "%s: ACL-61 addr is null for a tensor with %lld elements", fn,
                         (long long)s.view.numel());
   s.view.data = addr ? static_cast<char*>(addr) + s.offset_bytes : nullptr;
-  if (tensor != nullptr && is_live(tensor, ObjKind::kTensor)) tensor->data = addr;
+  s.memory = locate(s.view);
+  if (tensor != nullptr) set_tensor_data_if_live(tensor, addr);
   return ACLNN_SUCCESS;
 }
 
@@ -293,9 +368,8 @@ aclnnStatus aclSetDynamicInputTensorAddr(aclOpExecutor* executor, size_t irIndex
     if (addr == nullptr && s.list[relativeIndex].numel() > 0)
       return mlaops::fail(mlaops::kParamNullptr, "%s: ACL-61 addr is null for a non-empty tensor", fn);
     s.list[relativeIndex].data = addr ? static_cast<char*>(addr) + s.list_offset_bytes[relativeIndex] : nullptr;
-    if (tensors != nullptr && is_live(tensors, ObjKind::kTensorList) && relativeIndex < tensors->tensors.size() &&
-        is_live(tensors->tensors[relativeIndex], ObjKind::kTensor))
-      tensors->tensors[relativeIndex]->data = addr;
+    s.list_memory[relativeIndex] = locate(s.list[relativeIndex]);
+    if (tensors != nullptr) set_list_member_data_if_live(tensors, relativeIndex, addr);
     return ACLNN_SUCCESS;
   });
 }

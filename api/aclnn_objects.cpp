@@ -15,31 +15,154 @@
 namespace mlaops::api {
 namespace {
 
-std::mutex g_mu;
-std::unordered_map<const void*, ObjKind>& live() {
-  static auto* m = new std::unordered_map<const void*, ObjKind>();  // never destroyed: usable at exit
-  return *m;
+// The registry (api/objects.h): the live objects by address, with kind and generation, and the
+// quarantine, a ring of the last kQuarantineSize destroyed objects (oldest first freed).
+struct Registry {
+  struct Entry {
+    ObjKind kind;
+    uint64_t generation;
+  };
+  struct Held {
+    void* p;
+    ObjKind kind;
+  };
+  std::mutex mu;
+  std::unordered_map<const void*, Entry> live;
+  uint64_t next_generation = 1;
+  Held ring[kQuarantineSize] = {};
+  size_t ring_next = 0;  // the slot the next destroy takes (holding the oldest once full)
+};
+
+Registry& registry() {
+  // Built in static storage (no allocation: a getter or destroy never fails for memory) and never
+  // destroyed (usable at exit).
+  alignas(Registry) static unsigned char storage[sizeof(Registry)];
+  static Registry* const r = new (storage) Registry();
+  return *r;
+}
+
+void free_object(void* p, ObjKind kind) {
+  switch (kind) {
+    case ObjKind::kTensor: delete static_cast<aclTensor*>(p); break;
+    case ObjKind::kScalar: delete static_cast<aclScalar*>(p); break;
+    case ObjKind::kIntArray: delete static_cast<aclIntArray*>(p); break;
+    case ObjKind::kFloatArray: delete static_cast<aclFloatArray*>(p); break;
+    case ObjKind::kBoolArray: delete static_cast<aclBoolArray*>(p); break;
+    case ObjKind::kTensorList: delete static_cast<aclTensorList*>(p); break;
+  }
+}
+
+// Releases an object's values, keeping its (fixed-size) shell: the quarantine then holds at
+// most kQuarantineSize shells, whatever the objects held.
+template <class V>
+void release(V* v) {
+  V().swap(*v);
+}
+void release_values(void* p, ObjKind kind) {
+  switch (kind) {
+    case ObjKind::kTensor: {
+      auto* t = static_cast<aclTensor*>(p);
+      release(&t->view_dims);
+      release(&t->strides);
+      release(&t->storage_dims);
+      t->data = nullptr;
+      break;
+    }
+    case ObjKind::kScalar: break;
+    case ObjKind::kIntArray: release(&static_cast<aclIntArray*>(p)->values); break;
+    case ObjKind::kFloatArray: release(&static_cast<aclFloatArray*>(p)->values); break;
+    case ObjKind::kBoolArray: release(&static_cast<aclBoolArray*>(p)->values); break;
+    case ObjKind::kTensorList: {
+      auto* l = static_cast<aclTensorList*>(p);
+      release(&l->tensors);
+      release(&l->generations);
+      break;
+    }
+  }
+}
+
+// With r.mu held: takes the live object at `it` out of the registry into the quarantine, and
+// frees the object the quarantine pushes out (no allocation: the ring is fixed).
+void quarantine_locked(Registry& r, std::unordered_map<const void*, Registry::Entry>::iterator it) {
+  void* p = const_cast<void*>(it->first);
+  const ObjKind kind = it->second.kind;
+  r.live.erase(it);
+  release_values(p, kind);
+  Registry::Held& slot = r.ring[r.ring_next];
+  if (slot.p != nullptr) free_object(slot.p, slot.kind);
+  slot = Registry::Held{p, kind};
+  r.ring_next = (r.ring_next + 1) % kQuarantineSize;
 }
 
 }  // namespace
 
 void register_object(const void* p, ObjKind kind) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  live()[p] = kind;
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.live[p] = Registry::Entry{kind, r.next_generation++};
 }
 
-bool unregister_object(const void* p, ObjKind kind) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = live().find(p);
-  if (it == live().end() || it->second != kind) return false;
-  live().erase(it);
+bool destroy_object(const void* p, ObjKind kind) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.live.find(p);
+  if (it == r.live.end() || it->second.kind != kind) return false;
+  quarantine_locked(r, it);
   return true;
 }
 
-bool is_live(const void* p, ObjKind kind) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = live().find(p);
-  return it != live().end() && it->second == kind;
+bool destroy_tensor_list(const aclTensorList* l) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.live.find(l);
+  if (it == r.live.end() || it->second.kind != ObjKind::kTensorList) return false;
+  // The members first (quarantine_locked releases the list's vectors).
+  for (size_t i = 0; i < l->tensors.size(); ++i) {
+    auto m = r.live.find(l->tensors[i]);
+    if (m != r.live.end() && m->second.kind == ObjKind::kTensor && m->second.generation == l->generations[i])
+      quarantine_locked(r, m);  // a member listed twice is found dead the second time
+  }
+  quarantine_locked(r, r.live.find(l));
+  return true;
+}
+
+bool unregister_object(const void* p, ObjKind kind) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.live.find(p);
+  if (it == r.live.end() || it->second.kind != kind) return false;
+  r.live.erase(it);
+  return true;
+}
+
+uint64_t live_generation(const void* p, ObjKind kind) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.live.find(p);
+  return it != r.live.end() && it->second.kind == kind ? it->second.generation : 0;
+}
+
+bool is_live(const void* p, ObjKind kind) { return live_generation(p, kind) != 0; }
+
+bool list_member_is_live(const aclTensorList* l, size_t i) {
+  return i < l->tensors.size() && live_generation(l->tensors[i], ObjKind::kTensor) == l->generations[i];
+}
+
+void set_tensor_data_if_live(aclTensor* t, void* addr) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.live.find(t);
+  if (it != r.live.end() && it->second.kind == ObjKind::kTensor) t->data = addr;
+}
+
+void set_list_member_data_if_live(aclTensorList* l, size_t i, void* addr) {
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.live.find(l);
+  if (it == r.live.end() || it->second.kind != ObjKind::kTensorList || i >= l->tensors.size()) return;
+  auto m = r.live.find(l->tensors[i]);
+  if (m != r.live.end() && m->second.kind == ObjKind::kTensor && m->second.generation == l->generations[i])
+    l->tensors[i]->data = addr;
 }
 
 int64_t view_offset_bytes(const aclTensor* t) { return t->offset * dtype_size(static_cast<DType>(t->dtype)); }
@@ -80,7 +203,6 @@ Status to_view(const aclTensor* t, const char* op, const char* name, bool requir
 
 using mlaops::api::ObjKind;
 using mlaops::api::register_object;
-using mlaops::api::unregister_object;
 
 namespace {
 
@@ -102,9 +224,8 @@ bool view_extent(const std::vector<int64_t>& dims, const std::vector<int64_t>& s
 template <class T>
 aclnnStatus destroy_obj(const T* p, ObjKind kind, const char* fn) {
   if (p == nullptr) return mlaops::fail(mlaops::kParamNullptr, "%s: ACL-32 argument is null", fn);
-  if (!unregister_object(p, kind))
+  if (!mlaops::api::destroy_object(p, kind))
     return mlaops::fail(mlaops::kParamInvalid, "%s: ACL-33 not a live object (already destroyed, or never created)", fn);
-  delete p;
   return ACLNN_SUCCESS;
 }
 
@@ -285,8 +406,10 @@ aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size)
     mlaops::fail(mlaops::kParamNullptr, "aclCreateTensorList: ACL-21 value is null with size %llu", (unsigned long long)size);
     return nullptr;
   }
+  std::vector<uint64_t> generations;  // each member as it is now (api/objects.h)
   for (uint64_t i = 0; i < size; ++i) {
-    if (value[i] == nullptr || !mlaops::api::is_live(value[i], ObjKind::kTensor)) {
+    generations.push_back(value[i] == nullptr ? 0 : mlaops::api::live_generation(value[i], ObjKind::kTensor));
+    if (generations.back() == 0) {
       mlaops::fail(mlaops::kParamInvalid, "aclCreateTensorList: ACL-31 value[%llu] is not a live aclTensor",
                    (unsigned long long)i);
       return nullptr;
@@ -296,6 +419,7 @@ aclTensorList* aclCreateTensorList(const aclTensor* const* value, uint64_t size)
   aclTensorList* l = owner.get();
   if (l == nullptr) return nullptr;
   for (uint64_t i = 0; i < size; ++i) l->tensors.push_back(const_cast<aclTensor*>(value[i]));
+  l->generations = std::move(generations);
   register_object(l, ObjKind::kTensorList);
   return owner.release();
 } catch (const std::bad_alloc&) {  // null, with the message (core/alloc.h); the owners free the rest
@@ -316,11 +440,10 @@ aclnnStatus aclDestroyBoolArray(const aclBoolArray* array) {
 }
 aclnnStatus aclDestroyTensorList(const aclTensorList* array) {
   if (array == nullptr) return mlaops::fail(mlaops::kParamNullptr, "aclDestroyTensorList: ACL-32 argument is null");
-  if (!unregister_object(array, ObjKind::kTensorList))
+  // Destroys the members that are still the list's own: not those the caller destroyed already,
+  // nor a new tensor that got such a member's address (api/objects.h).
+  if (!mlaops::api::destroy_tensor_list(array))
     return mlaops::fail(mlaops::kParamInvalid, "aclDestroyTensorList: ACL-33 not a live object (already destroyed, or never created)");
-  for (aclTensor* t : array->tensors)
-    if (unregister_object(t, ObjKind::kTensor)) delete t;  // tensors destroyed by the caller already are skipped
-  delete array;
   return ACLNN_SUCCESS;
 }
 

@@ -7,6 +7,12 @@
 // An executor runs one call at a time: a run, or an address rebinding, that finds the same
 // executor running on another thread fails with 161002 and touches nothing
 // (docs/reliability/concurrency.md).
+//
+// Device memory: a bound tensor whose bytes lay in an allocation of aclrtMalloc / aclrtMallocHost
+// at binding time (phase 1, or an address rebinding) must find that allocation still live when
+// the run starts (the same allocation: a buffer allocated at its address since, such as this
+// call's workspace, is another one); otherwise the run fails with 161002 (ACL-66) and writes
+// nothing. Other memory (host malloc, the stack, numpy) is not tracked and is not checked.
 #pragma once
 
 #include <atomic>
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
+#include "api/runtime.h"
 #include "core/alloc.h"
 #include "core/error.h"
 #include "mlaops/fused_infer_attention_score.h"
@@ -29,14 +36,26 @@
 
 namespace mlaops::api {
 
+// Where a bound tensor's bytes lay when it was bound (see the top): the part of them inside an
+// allocation of aclrtMalloc / aclrtMallocHost (for the message), and that allocation; tracked =
+// false for memory of any other origin (and for empty tensors).
+struct DeviceRange {
+  bool tracked = false;
+  uintptr_t lo = 0, hi = 0;
+  Allocation alloc;
+};
+
 // One tensor-typed argument of the operator prototype (an "IR" input or output).
 struct TensorSlot {
   bool present = false;
   bool is_list = false;
+  const char* name = "";              // the parameter, for messages (a literal or a static table's entry)
   TensorView view;                    // single tensor
   int64_t offset_bytes = 0;           // re-applied when the address is re-bound
+  DeviceRange memory;                 // single tensor
   std::vector<TensorView> list;       // tensor-list elements
   std::vector<int64_t> list_offset_bytes;
+  std::vector<DeviceRange> list_memory;
 };
 
 // The inner operator's C++ parameters of one call (for the run observer).
@@ -75,9 +94,17 @@ aclOpExecutor* register_executor(std::shared_ptr<ExecutorState> state);
 aclnnStatus execute(const char* op, void* workspace, uint64_t workspace_size, aclOpExecutor* executor,
                     aclrtStream stream);
 
-// Fills a slot from a tensor / tensor-list argument (nullptr = absent optional).
+// Fills a slot from a tensor / tensor-list argument (nullptr = absent optional). `name` must
+// outlive the executor (a string literal or a static table's entry). A list's member that is no
+// longer the tensor the list was created with fails with ACL-43.
 Status bind_slot(const aclTensor* t, const char* op, const char* name, bool required, TensorSlot* slot);
 Status bind_list_slot(const aclTensorList* l, const char* op, const char* name, bool required, TensorSlot* slot);
+
+// Where the bytes of view v lie (DeviceRange above): O(log allocations).
+DeviceRange locate(const TensorView& v);
+// ACL-66 for every bound tensor (see the top): kSuccess, or 161002 naming the first tensor whose
+// allocation is gone. Every run calls it before the operator; O(tensors x log allocations).
+Status check_bound_memory(const ExecutorState& state);
 
 // The boundary of every C entry point (docs/c-api.md, "Logging"): returns `status` and, when it
 // is not success, logs the recent error message at ERROR level (module OP) with the entry point's

@@ -1,8 +1,19 @@
 // Definitions behind the opaque aclnn handles (acl_meta.h), the live-object registry that turns
 // use of a destroyed handle into an error code, and the aclTensor -> TensorView conversion
 // every operator's api/ shim uses.
+//
+// Handles are the objects' addresses (the operators' shims read them directly), so a destroyed
+// object must not be freed at once: the allocator would hand its address to the next object of
+// the same size, and a stale handle would name that object. A destroy therefore takes the object
+// out of the registry and parks it in a quarantine: a FIFO of the last kQuarantineSize destroyed
+// objects, kept allocated (their values released) so that no new object can get their address;
+// the oldest is freed when a newer destroy pushes it out. Every object also has a generation
+// (a process-wide counter at creation): a tensor list records its members' generations, so it
+// never takes or destroys a tensor that merely reuses a member's address, however late.
+// docs/c-api.md, "Object API", states the bound.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -37,6 +48,7 @@ struct aclBoolArray {
 };
 struct aclTensorList {
   std::vector<aclTensor*> tensors;
+  std::vector<uint64_t> generations;  // each member's generation when the list was created
 };
 
 namespace mlaops::api {
@@ -54,10 +66,32 @@ inline int32_t c_enum_value(const E& e) {
 
 enum class ObjKind { kTensor, kScalar, kIntArray, kFloatArray, kBoolArray, kTensorList };
 
+// Destroyed objects kept allocated (not reachable) before they are freed: a stale handle is
+// rejected until this many later destroys (of any kind, list members included) have happened.
+inline constexpr size_t kQuarantineSize = 4096;
+
+// Registers a new object with the next generation (never 0). Thread-safe, like every function
+// below (one mutex).
 void register_object(const void* p, ObjKind kind);
-// Removes a live object; false if it was not live (as that kind).
+// Destroys a live object of `kind`: out of the registry at once, into the quarantine (its values
+// released, its memory kept until evicted). false, and nothing changed, if it is not live as
+// that kind.
+bool destroy_object(const void* p, ObjKind kind);
+// Destroys a live tensor list and, of its members, exactly those that are still the tensors it
+// was created with (same address and generation); false, and nothing changed, if it is not live.
+bool destroy_tensor_list(const aclTensorList* l);
+// Removes a live object from the registry without destroying it (the tests use it to simulate
+// an address the allocator handed to a new object); false if it is not live as that kind.
 bool unregister_object(const void* p, ObjKind kind);
 bool is_live(const void* p, ObjKind kind);
+// The generation of the live object of `kind` at p; 0 if there is none.
+uint64_t live_generation(const void* p, ObjKind kind);
+// Member i of live list l is still the tensor the list was created with.
+bool list_member_is_live(const aclTensorList* l, size_t i);
+// Points the tensor at `addr` if it is live (aclSetInputTensorAddr & co); under the registry's
+// lock, so that a concurrent destroy cannot free it in between.
+void set_tensor_data_if_live(aclTensor* t, void* addr);
+void set_list_member_data_if_live(aclTensorList* l, size_t i, void* addr);
 
 // Converts a tensor argument of operator `op` into a view. nullptr -> kParamNullptr when
 // `required`, else *present = false and kSuccess. A destroyed handle, an unsupported rank

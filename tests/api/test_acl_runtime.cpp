@@ -37,6 +37,9 @@ void expect_rule(aclError got, aclError code, const char* fn, const char* site) 
   EXPECT_NE(msg().find(site), std::string::npos) << site << ": " << msg();
 }
 
+// Memory and streams need a current device on the calling thread (ACL-06), as in CANN.
+void use_device() { ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS); }
+
 TEST(AclRuntime, InitFinalizeCodes) {
   EXPECT_EQ(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE);
   EXPECT_NE(msg().find("aclFinalize"), std::string::npos);
@@ -95,6 +98,7 @@ TEST(AclRuntime, DevicesAndContexts) {
 }
 
 TEST(AclRuntime, MallocFreeAligned) {
+  use_device();
   void* p = nullptr;
   for (auto policy : {ACL_MEM_MALLOC_HUGE_FIRST, ACL_MEM_MALLOC_HUGE_ONLY, ACL_MEM_MALLOC_NORMAL_ONLY,
                       ACL_MEM_MALLOC_HUGE_FIRST_P2P, ACL_MEM_TYPE_HIGH_BAND_WIDTH}) {
@@ -158,6 +162,7 @@ TEST(AclRuntime, MemcpyEveryKindAndErrors) {
 }
 
 TEST(AclRuntime, StreamsRunInOrderAsynchronously) {
+  use_device();
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
   ASSERT_NE(s, nullptr);
@@ -187,6 +192,7 @@ TEST(AclRuntime, StreamsRunInOrderAsynchronously) {
 }
 
 TEST(AclRuntime, DestroyStreamDrainsQueuedWork) {
+  use_device();
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
   std::vector<char> a(1 << 22, 0);
@@ -322,6 +328,7 @@ TEST(AclRuntimeRules, DevicesAndContexts) {
 }
 
 TEST(AclRuntimeRules, MemoryRules) {
+  use_device();
   void* const sentinel = reinterpret_cast<void*>(0x40);
   void* p = sentinel;
   expect_rule(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "aclrtMalloc", "size: ACL-08 allowed > 0, got 0");
@@ -351,6 +358,7 @@ TEST(AclRuntimeRules, MemoryRules) {
 }
 
 TEST(AclRuntimeRules, CopyAndSetRules) {
+  use_device();
   std::vector<char> src(64, 9), dst(64, 0);
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
@@ -381,6 +389,7 @@ TEST(AclRuntimeRules, CopyAndSetRules) {
 }
 
 TEST(AclRuntimeRules, DeadStreams) {
+  use_device();
   std::vector<char> dst(16, 0), src(16, 5);
   aclrtStream s = nullptr;
   ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
@@ -394,6 +403,67 @@ TEST(AclRuntimeRules, DeadStreams) {
   expect_rule(aclrtSynchronizeStream(s), ACL_ERROR_INVALID_PARAM, "aclrtSynchronizeStream", "ACL-15 not a live stream");
   expect_rule(aclrtSynchronizeStream(reinterpret_cast<aclrtStream>(0x1234)), ACL_ERROR_INVALID_PARAM,
               "aclrtSynchronizeStream", "ACL-15 not a live stream");
+}
+
+// What needs a current device, as in CANN (docs/c-api.md, "Runtime"): aclrtMalloc, aclrtMallocHost
+// and aclrtCreateStream on a thread with no device fail with ACL_ERROR_RT_CONTEXT_NULL (ACL-06)
+// and write nothing; aclrtSetDevice (or a context) makes them work, aclrtResetDevice ends that.
+// aclrtSetDevice itself, the copies, the object API and the operators need no aclInit.
+TEST(AclRuntimeRules, MemoryAndStreamsNeedACurrentDevice) {
+  std::thread([] {
+    void* const sentinel = reinterpret_cast<void*>(0x40);
+    void* p = sentinel;
+    const char* site = "ACL-06 the calling thread has no current device";
+    expect_rule(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_CONTEXT_NULL, "aclrtMalloc", site);
+    EXPECT_EQ(p, sentinel);
+    expect_rule(aclrtMallocHost(&p, 64), ACL_ERROR_RT_CONTEXT_NULL, "aclrtMallocHost", site);
+    EXPECT_EQ(p, sentinel);
+    aclrtStream s = reinterpret_cast<aclrtStream>(0x50);
+    expect_rule(aclrtCreateStream(&s), ACL_ERROR_RT_CONTEXT_NULL, "aclrtCreateStream", site);
+    EXPECT_EQ(s, reinterpret_cast<aclrtStream>(0x50));
+    // the argument checks come first, as in CANN
+    expect_rule(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "aclrtMalloc", "ACL-08");
+    // copies need none (CANN's documentation states no code for them)
+    char a[8] = {1, 2, 3, 4, 5, 6, 7, 8}, b[8] = {};
+    EXPECT_EQ(aclrtMemcpy(b, 8, a, 8, ACL_MEMCPY_HOST_TO_HOST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSetDevice(2), ACL_SUCCESS);  // no aclInit in this process: accepted, as CANN's
+    ASSERT_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+    ASSERT_EQ(aclrtResetDevice(2), ACL_SUCCESS);  // no current device again
+    void* q = sentinel;
+    expect_rule(aclrtMalloc(&q, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_RT_CONTEXT_NULL, "aclrtMalloc", site);
+    EXPECT_EQ(q, sentinel);
+    EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);  // freeing needs no device
+  }).join();
+  std::thread([] {  // a context makes its device current
+    aclrtContext c = nullptr;
+    ASSERT_EQ(aclrtCreateContext(&c, 1), ACL_SUCCESS);
+    void* p = nullptr;
+    ASSERT_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
+    EXPECT_EQ(aclrtDestroyContext(c), ACL_SUCCESS);
+  }).join();
+}
+
+// aclInit / aclFinalize around streams and memory: a stream made before aclFinalize stays live
+// after it (CANN's aclFinalize releases neither streams nor devices); aclInit twice is
+// ACL_ERROR_REPEAT_INITIALIZE, aclFinalize twice ACL_ERROR_REPEAT_FINALIZE.
+TEST(AclRuntimeRules, StreamsAndMemoryAcrossFinalize) {
+  use_device();
+  ASSERT_EQ(aclInit(nullptr), ACL_SUCCESS);
+  expect_rule(aclInit(nullptr), ACL_ERROR_REPEAT_INITIALIZE, "aclInit", "ACL-02 already initialized");
+  aclrtStream s = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&s), ACL_SUCCESS);
+  void* p = nullptr;
+  ASSERT_EQ(aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclFinalize(), ACL_SUCCESS);
+  expect_rule(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "aclFinalize", "ACL-03 not initialized");
+  EXPECT_EQ(aclrtMemsetAsync(p, 64, 7, 64, s), ACL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(s), ACL_SUCCESS);
+  EXPECT_EQ(static_cast<unsigned char*>(p)[63], 7);
+  EXPECT_EQ(aclrtDestroyStream(s), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(p), ACL_SUCCESS);
 }
 
 }  // namespace

@@ -327,6 +327,10 @@ TEST(AclnnObjectRules, ScalarsArraysListsDestroyAndGetters) {
   expect_rule(aclGetBoolArraySize(nullptr, &n), ACLNN_ERR_PARAM_NULLPTR, "aclGetBoolArraySize", "ACL-32 null argument");
   expect_rule(aclGetTensorListSize(nullptr, &n), ACLNN_ERR_PARAM_NULLPTR, "aclGetTensorListSize", "ACL-32 null argument");
   ASSERT_EQ(aclDestroyTensor(g), ACLNN_SUCCESS);
+  // a new tensor exists meanwhile: it does not get g's address (the quarantine, docs/c-api.md)
+  aclTensor* fresh = aclCreateTensor(dims, 1, ACL_FLOAT, nullptr, 0, ACL_FORMAT_ND, dims, 1, data.data());
+  ASSERT_NE(fresh, nullptr);
+  EXPECT_NE(fresh, g);
   expect_rule(aclGetViewShape(g, &arr, &n), ACLNN_ERR_PARAM_INVALID, "aclGetViewShape", "ACL-33 not a live object");
   expect_rule(aclGetStorageShape(g, &arr, &n), ACLNN_ERR_PARAM_INVALID, "aclGetStorageShape", "ACL-33 not a live object");
   expect_rule(aclGetViewStrides(g, &arr, &n), ACLNN_ERR_PARAM_INVALID, "aclGetViewStrides", "ACL-33 not a live object");
@@ -345,6 +349,9 @@ TEST(AclnnObjectRules, ScalarsArraysListsDestroyAndGetters) {
   EXPECT_EQ(off, 77);
   EXPECT_EQ(fmt, ACL_FORMAT_NC1HWC0);
   EXPECT_EQ(dt, ACL_INT8);
+  EXPECT_EQ(aclGetFormat(fresh, &fmt), ACLNN_SUCCESS);  // untouched
+  EXPECT_EQ(fmt, ACL_FORMAT_ND);
+  EXPECT_EQ(aclDestroyTensor(fresh), ACLNN_SUCCESS);
 }
 
 // The argument binding every operator uses (to_view, bind_slot, bind_list_slot; ACL-40 ..

@@ -50,6 +50,7 @@ namespace {
 std::string msg() { return aclGetRecentErrMsg(); }
 
 TEST(AclApiFaults, StreamWorkerCannotStart) {
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);  // streams need a current device (ACL-06)
   aclrtStream s = reinterpret_cast<aclrtStream>(0x5a);
   t_fail_next = true;
   const aclError e = aclrtCreateStream(&s);

@@ -37,6 +37,8 @@ int main(void) {
     aclBoolArray *ba;
     aclFloatArray *fa;
     aclScalar *sc;
+    aclTensor *stale, *fresh;
+    int i, aliased = 0;
 
     CHECK(aclInit(NULL) == ACL_SUCCESS);
     CHECK(aclrtSetDevice(deviceId) == ACL_SUCCESS);
@@ -84,10 +86,30 @@ int main(void) {
     CHECK(aclDataTypeSize(ACL_BF16) == 2);
     CHECK(aclFloat16ToFloat(aclFloatToFloat16(0.5f)) == 0.5f);
 
+    /* use after destroy (docs/c-api.md, "Object API"): the next tensor never gets a destroyed
+       one's address while it is in the quarantine, so the stale handle stays an error and a
+       second destroy leaves the new tensor alone */
+    for (i = 0; i < 50; ++i) {
+        stale = aclCreateTensor(shape, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, shape, 2, dev);
+        CHECK(aclDestroyTensor(stale) == ACLNN_SUCCESS);
+        fresh = aclCreateTensor(shape, 2, ACL_FLOAT, NULL, 0, ACL_FORMAT_ND, shape, 2, dev);
+        aliased += fresh == stale;
+        CHECK(aclGetFormat(stale, &fmt) == ACLNN_ERR_PARAM_INVALID);
+        CHECK(aclDestroyTensor(stale) == ACLNN_ERR_PARAM_INVALID);
+        CHECK(aclGetFormat(fresh, &fmt) == ACLNN_SUCCESS);
+        CHECK(aclDestroyTensor(fresh) == ACLNN_SUCCESS);
+    }
+    CHECK(aliased == 0);
+
     CHECK(aclrtFree(dev) == ACL_SUCCESS);
     CHECK(aclrtDestroyStream(stream) == ACL_SUCCESS);
     CHECK(aclrtDestroyContext(context) == ACL_SUCCESS);
     CHECK(aclrtResetDevice(deviceId) == ACL_SUCCESS);
+    /* no current device any more: memory and streams fail as on CANN (107002), nothing written */
+    dev = (void *)host;
+    CHECK(aclrtMalloc(&dev, 64, ACL_MEM_MALLOC_HUGE_FIRST) == ACL_ERROR_RT_CONTEXT_NULL);
+    CHECK(dev == (void *)host);
+    CHECK(aclrtCreateStream(&stream) == ACL_ERROR_RT_CONTEXT_NULL);
     CHECK(aclFinalize() == ACL_SUCCESS);
     printf("c_api_test: %s\n", failures ? "FAILED" : "passed");
     return failures ? 1 : 0;

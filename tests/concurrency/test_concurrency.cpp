@@ -29,7 +29,12 @@ constexpr int kLibThreads = 2;  // the library's own threads per call
 
 class Concurrency : public ::testing::Test {
  protected:
-  void SetUp() override { set_num_threads(kLibThreads); }
+  // Memory and streams need a current device on the calling thread (ACL-06, as in CANN): the test's
+  // thread here, every caller thread at its start.
+  void SetUp() override {
+    set_num_threads(kLibThreads);
+    ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  }
   void TearDown() override {
     set_num_threads(0);
     reset_isa();
@@ -76,6 +81,7 @@ TEST_F(Concurrency, ThreadsWithTheirOwnStreamsMatchTheSerialRun) {
     std::vector<std::thread> callers;
     for (int t = 0; t < kCallers; ++t)
       callers.emplace_back([&, t] {
+        aclrtSetDevice(0);
         aclrtStream stream = nullptr;
         if (t % 2 == 1 && aclrtCreateStream(&stream) != ACL_SUCCESS) errors[t].push_back("aclrtCreateStream");
         start.arrive_and_wait();
@@ -111,6 +117,7 @@ TEST_F(Concurrency, ThreadsSharingOneStreamMatchTheSerialRun) {
   std::vector<std::thread> callers;
   for (int t = 0; t < kCallers; ++t)
     callers.emplace_back([&, t] {
+      aclrtSetDevice(0);
       start.arrive_and_wait();
       for (size_t i = 0; i < kinds.size(); ++i) {
         jobs[t].push_back(make_job(kinds[(i + static_cast<size_t>(t)) % kinds.size()]));
@@ -141,6 +148,7 @@ TEST_F(Concurrency, SharedStreamErrorGoesToExactlyOneSynchronize) {
     std::vector<std::thread> callers;
     for (int t = 0; t < kCallers; ++t)
       callers.emplace_back([&, t] {
+        aclrtSetDevice(0);
         const auto cp = mla_prolog_case(false);
         testdata::MlaPrologCase& c = *cp;
         MlaPrologCall call;
@@ -182,6 +190,7 @@ TEST_F(Concurrency, PlainExecutorRunFromTwoThreadsSucceedsOnce) {
       std::vector<std::thread> th;
       for (int t = 0; t < 2; ++t)
         th.emplace_back([&, t] {
+          aclrtSetDevice(0);
           std::vector<char> ws(ws_size + 1);
           start.arrive_and_wait();
           s[t] = j->run(ws.data(), ws_size, ex, nullptr);
@@ -212,6 +221,7 @@ TEST_F(Concurrency, RepeatableExecutorRunsOneCallAtATime) {
     std::vector<std::thread> th;
     for (int t = 0; t < 2; ++t)
       th.emplace_back([&, t] {
+        aclrtSetDevice(0);
         aclrtStream stream = nullptr;
         if (t == 1) aclrtCreateStream(&stream);
         std::vector<char> ws(ws_size + 1);
@@ -224,6 +234,7 @@ TEST_F(Concurrency, RepeatableExecutorRunsOneCallAtATime) {
       });
     std::atomic<int> rebind_other{0};
     th.emplace_back([&] {
+      aclrtSetDevice(0);
       start.arrive_and_wait();
       for (int i = 0; i < 20; ++i) {
         const aclnnStatus s = aclSetOutputTensorAddr(ex, 0, nullptr, j->out0);  // the same address again
