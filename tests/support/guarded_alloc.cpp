@@ -14,6 +14,11 @@
 namespace mlaops::testing {
 namespace {
 
+// Memory and streams need a current device on the calling thread, as on CANN (docs/c-api.md,
+// ACL-06): every test binary's main thread sets device 0 before its tests, as a vendor program
+// does first; threads a test starts set their own.
+const bool g_main_thread_device = aclrtSetDevice(0) == ACL_SUCCESS;
+
 std::atomic<int> g_mode{static_cast<int>(GuardMode::kOff)};
 std::atomic<int64_t> g_placed{0};
 std::atomic<int64_t> g_workspaces{0};

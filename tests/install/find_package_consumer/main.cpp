@@ -6,6 +6,7 @@
 
 int main() {
   if (aclInit(nullptr) != ACL_SUCCESS) return 1;
+  if (aclrtSetDevice(0) != ACL_SUCCESS) return 1;
   void* p = nullptr;
   if (aclrtMalloc(&p, 64, ACL_MEM_MALLOC_HUGE_FIRST) != ACL_SUCCESS) return 1;
   const int64_t d[1] = {16};
