@@ -4,8 +4,8 @@
 #      header tests, the examples, the install-tree test, the kernel coverage test), then the
 #      Python package's pytest suite (tests/python, against the mlaops installed in .venv);
 #   2. the C++ and C tests again in an ASan+UBSan build (build/asan-ubsan);
-#   3. the concurrency test under ThreadSanitizer (build/tsan: the library and that test only;
-#      docs/reliability/concurrency.md);
+#   3. the concurrency test and the object registry's test under ThreadSanitizer (build/tsan: the
+#      library and those tests only; docs/reliability/concurrency.md);
 #   4. with --aarch64 only: the aarch64 cross build's tests under qemu without the operator tests
 #      (scripts/test_aarch64.sh --quick, 6 to 7 min; out of the default run since it no longer fits
 #      CI's 45 minutes on the slower hosts, docs/ci.md; the full cross run is 13 to 29 min of tests
@@ -55,8 +55,9 @@ fi
 if [ "$tsan" = 1 ]; then
   stage "ThreadSanitizer build and concurrency test"
   cmake --preset tsan >/dev/null
-  cmake --build --preset tsan --target test_concurrency
+  cmake --build --preset tsan --target test_concurrency test_object_lifetime
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 timeout 900 build/tsan/tests/test_concurrency --gtest_brief=1
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 timeout 300 build/tsan/tests/test_object_lifetime --gtest_brief=1
 fi
 if [ "$aarch64" = 1 ]; then
   stage "aarch64 cross build and tests under qemu (without the operator tests)"
