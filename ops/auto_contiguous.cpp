@@ -106,6 +106,17 @@ void make_dense(TensorView* v) {
   }
 }
 
+void add_optional_slots(std::span<const OptionalInput> inputs, std::vector<TensorView>* store,
+                        std::vector<StageSlot>* slots) {
+  for (const OptionalInput& in : inputs) {
+    if (*in.field == nullptr) continue;
+    MLAOPS_DCHECK(store->size() < store->capacity());  // reserved: no reallocation under the slots
+    TensorView* copy = &store->emplace_back(**in.field);
+    *in.field = copy;
+    slots->push_back({in.name, copy, in.snapshot});
+  }
+}
+
 std::string StagePlan::explain() const {
   if (entries.empty()) return "";
   std::string s = "inputs copied to dense buffers at the front of the workspace (strided views; index tensors, read "

@@ -36,6 +36,20 @@ struct StageSlot {
   bool snapshot = false;
 };
 
+// An optional input of an operator's parameters (a pointer member; null: absent), its name, and
+// whether it is an index tensor (StageSlot::snapshot).
+struct OptionalInput {
+  const TensorView** field = nullptr;
+  const char* name = "";
+  bool snapshot = false;
+};
+
+// Appends a slot for each given optional input: its view is copied into *store and the field
+// repointed at the copy, so the caller's views are never changed. *store must have the capacity
+// for every input of the call reserved beforehand (the slots point into it).
+void add_optional_slots(std::span<const OptionalInput> inputs, std::vector<TensorView>* store,
+                        std::vector<StageSlot>* slots);
+
 // Where the non-dense inputs go in the workspace (bytes from its start).
 struct StagePlan {
   struct Entry {

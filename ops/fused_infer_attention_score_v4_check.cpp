@@ -665,9 +665,8 @@ std::vector<StageSlot> fia_stage_slots(FiaParams* p, FiaStageSet set, std::vecto
   for (auto [list, name] : {std::pair{&p->key, "key"}, std::pair{&p->value, "value"}})
     for (size_t i = 0; i < list->size(); ++i)
       slots.push_back({list->size() == 1 ? std::string(name) : fia_tl_elem_name(name, i), &(*list)[i]});
-  const std::pair<const TensorView**, const char*> pfa[] = {{&p->pse_shift, "pseShiftOptional"},
-                                                            {&p->atten_mask, "attenMaskOptional"}};
-  const std::pair<const TensorView**, const char*> rest[] = {
+  const OptionalInput pfa[] = {{&p->pse_shift, "pseShiftOptional"}, {&p->atten_mask, "attenMaskOptional"}};
+  const OptionalInput rest[] = {  // the index tensors among them are read once (snapshot)
       {&p->deq_scale1, "deqScale1Optional"},
       {&p->quant_scale1, "quantScale1Optional"},
       {&p->deq_scale2, "deqScale2Optional"},
@@ -675,9 +674,9 @@ std::vector<StageSlot> fia_stage_slots(FiaParams* p, FiaStageSet set, std::vecto
       {&p->quant_offset2, "quantOffset2Optional"},
       {&p->antiquant_scale, "antiquantScaleOptional"},
       {&p->antiquant_offset, "antiquantOffsetOptional"},
-      {&p->block_table, "blockTableOptional"},
-      {&p->query_padding_size, "queryPaddingSizeOptional"},
-      {&p->kv_padding_size, "kvPaddingSizeOptional"},
+      {&p->block_table, "blockTableOptional", true},
+      {&p->query_padding_size, "queryPaddingSizeOptional", true},
+      {&p->kv_padding_size, "kvPaddingSizeOptional", true},
       {&p->key_antiquant_scale, "keyAntiquantScaleOptional"},
       {&p->key_antiquant_offset, "keyAntiquantOffsetOptional"},
       {&p->value_antiquant_scale, "valueAntiquantScaleOptional"},
@@ -691,17 +690,8 @@ std::vector<StageSlot> fia_stage_slots(FiaParams* p, FiaStageSet set, std::vecto
       {&p->learnable_sink, "learnableSinkOptional"}};
   store->clear();
   store->reserve(std::size(pfa) + std::size(rest));  // no reallocation: the slots point into it
-  auto add = [&](const TensorView** field, const char* name) {
-    if (*field == nullptr) return;
-    TensorView* copy = &store->emplace_back(**field);
-    *field = copy;
-    // index tensors: read once (ops/auto_contiguous.h)
-    const bool index = field == &p->block_table || field == &p->query_padding_size || field == &p->kv_padding_size;
-    slots.push_back({name, copy, index});
-  };
-  for (const auto& [field, name] : pfa) add(field, name);
-  if (set == FiaStageSet::kAllInputs)
-    for (const auto& [field, name] : rest) add(field, name);
+  add_optional_slots(pfa, store, &slots);
+  if (set == FiaStageSet::kAllInputs) add_optional_slots(rest, store, &slots);
   return slots;
 }
 

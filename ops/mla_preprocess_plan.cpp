@@ -50,19 +50,19 @@ std::vector<StageSlot> mla_preprocess_stage_slots(MlaPreprocessParams* p, std::v
                                   {"wdqkv", &p->wdqkv}, {"gamma1", &p->gamma1}, {"beta1", &p->beta1},
                                   {"wuq", &p->wuq},     {"gamma2", &p->gamma2}, {"cos", &p->cos},
                                   {"sin", &p->sin},     {"wuk", &p->wuk},       {"slotMapping", &p->slot_mapping, true}};
-  const std::pair<const TensorView**, const char*> optional[] = {
-      {&p->quant_scale0, "quantScale0"}, {&p->quant_offset0, "quantOffset0"}, {&p->de_scale0, "deScale0"},
-      {&p->bias0, "bias0"},              {&p->quant_scale1, "quantScale1"},   {&p->quant_offset1, "quantOffset1"},
-      {&p->de_scale1, "deScale1"},       {&p->bias1, "bias1"},                {&p->ctkv_scale, "ctkvScale"},
-      {&p->q_nope_scale, "qNopeScale"}};
+  const OptionalInput optional[] = {{&p->quant_scale0, "quantScale0"},
+                                    {&p->quant_offset0, "quantOffset0"},
+                                    {&p->de_scale0, "deScale0"},
+                                    {&p->bias0, "bias0"},
+                                    {&p->quant_scale1, "quantScale1"},
+                                    {&p->quant_offset1, "quantOffset1"},
+                                    {&p->de_scale1, "deScale1"},
+                                    {&p->bias1, "bias1"},
+                                    {&p->ctkv_scale, "ctkvScale"},
+                                    {&p->q_nope_scale, "qNopeScale"}};
   store->clear();
   store->reserve(std::size(optional));  // no reallocation: the slots point into it
-  for (const auto& [field, name] : optional) {
-    if (*field == nullptr) continue;
-    TensorView* copy = &store->emplace_back(**field);
-    *field = copy;
-    slots.push_back({name, copy});
-  }
+  add_optional_slots(optional, store, &slots);
   return slots;
 }
 

@@ -47,24 +47,18 @@ std::vector<StageSlot> mla_prolog_stage_slots(MlaPrologParams* p, std::vector<Te
                                   {"weightDkvKr", &p->weight_dkv_kr}, {"rmsnormGammaCq", &p->rmsnorm_gamma_cq},
                                   {"rmsnormGammaCkv", &p->rmsnorm_gamma_ckv}, {"ropeSin", &p->rope_sin},
                                   {"ropeCos", &p->rope_cos},         {"cacheIndex", &p->cache_index, true}};
-  const std::pair<const TensorView**, const char*> optional[] = {
-      {&p->dequant_scale_x, "dequantScaleXOptional"},
-      {&p->dequant_scale_w_dq, "dequantScaleWDqOptional"},
-      {&p->dequant_scale_w_uq_qr, "dequantScaleWUqQrOptional"},
-      {&p->dequant_scale_w_dkv_kr, "dequantScaleWDkvKrOptional"},
-      {&p->quant_scale_ckv, "quantScaleCkvOptional"},
-      {&p->quant_scale_ckr, "quantScaleCkrOptional"},
-      {&p->smooth_scales_cq, "smoothScalesCqOptional"},
-      {&p->actual_seq_len, "actualSeqLenOptional"},
-      {&p->k_nope_clip_alpha, "kNopeClipAlphaOptional"}};
+  const OptionalInput optional[] = {{&p->dequant_scale_x, "dequantScaleXOptional"},
+                                    {&p->dequant_scale_w_dq, "dequantScaleWDqOptional"},
+                                    {&p->dequant_scale_w_uq_qr, "dequantScaleWUqQrOptional"},
+                                    {&p->dequant_scale_w_dkv_kr, "dequantScaleWDkvKrOptional"},
+                                    {&p->quant_scale_ckv, "quantScaleCkvOptional"},
+                                    {&p->quant_scale_ckr, "quantScaleCkrOptional"},
+                                    {&p->smooth_scales_cq, "smoothScalesCqOptional"},
+                                    {&p->actual_seq_len, "actualSeqLenOptional", true},
+                                    {&p->k_nope_clip_alpha, "kNopeClipAlphaOptional"}};
   store->clear();
   store->reserve(std::size(optional));  // no reallocation: the slots point into it
-  for (const auto& [field, name] : optional) {
-    if (*field == nullptr) continue;
-    TensorView* copy = &store->emplace_back(**field);
-    *field = copy;
-    slots.push_back({name, copy, field == &p->actual_seq_len});  // lengths: read once
-  }
+  add_optional_slots(optional, store, &slots);
   return slots;
 }
 
