@@ -15,7 +15,12 @@ namespace {
 using check::shape_str;
 using check::strides_str;
 
-bool is_dense(const TensorView& t) { return t.empty() || t.is_contiguous(); }
+// Nothing to copy: empty (or of a size that overflows int64: the operator's size rule refuses
+// it), or row-major dense.
+bool is_dense(const TensorView& t) {
+  int64_t n;
+  return !checked_numel(t, &n) || n == 0 || t.is_contiguous();
+}
 
 // The source view with its dims merged where the source is contiguous across them (dims of
 // size 1 dropped): fewer, longer runs to copy.
@@ -137,7 +142,9 @@ Status stage_plan(const char* op, const char* rule, std::span<const StageSlot> s
     // read as its storage and checked by the operator's own rules
     const int64_t es = dtype_size(t.dtype);
     const bool copyable = es >= 1 && es <= 16 && (es & (es - 1)) == 0;
-    if (t.dtype == DType::kUndefined || t.empty() || is_nz(t.format) || (is_dense(t) && !(slots[i].snapshot && copyable)))
+    int64_t n;
+    if (t.dtype == DType::kUndefined || !checked_numel(t, &n) || n == 0 || is_nz(t.format) ||
+        (is_dense(t) && !(slots[i].snapshot && copyable)))
       continue;  // absent; nothing read; read as storage; read in place (a snapshot of another dtype: the
                  // operator's dtype rule refuses it)
     for (int d = 0; d < t.rank; ++d)
