@@ -4,6 +4,7 @@
 //   fused_infer_attention_score_v4.cpp        run (phase 2): bind tensors, pre-pass, run the plan
 //   fia_antiquant.*                           the INT8 key / value feature (rules and its run)
 //   fia_inner_precise.*                       innerPrecise: its rules, the FP16 emulation switch, legacy rows
+//   fia_inputs.cpp                            the inputs read as logical views / once; the workspace rule
 // Public parameters: include/mlaops/fused_infer_attention_score.h.
 #pragma once
 
