@@ -15,7 +15,7 @@
 #include "mlaops/plan.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
-#include "tests/ops/compare.h"
+#include "testkit/compare.h"
 #include "tools/npy.h"
 
 namespace mlaops::tools::check {
@@ -79,7 +79,7 @@ void make_dir(const std::string& dir);
 // ---- comparison and report ----
 
 enum class Rule {
-  kTolerance,  // testing::within(compare(got, ref, tol)) (tests/ops/compare.h)
+  kTolerance,  // testing::within(compare(got, ref, tol)) (testkit/compare.h)
   kLse,        // the FIA harness's softmaxLse rule: |d| <= 1e-4 |ref| + 1e-5, +-inf positions equal
   kVendor,     // the MlaPreprocess harness (the vendor's rule, docs/ops/mla_preprocess.md): float: at most 0.1 % of the elements beyond
                // max(0.003 |ref|, 0.003); int8: every element within +-1

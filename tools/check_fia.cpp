@@ -1,5 +1,5 @@
 // `mlaops check fia_v4`: a FusedInferAttentionScoreV4 case from the test-data builder
-// (tests/reference/fia_test_data.h; optional pseShift / ALiBi and learnableSink), the fast path
+// (testkit/fia_test_data.h; optional pseShift / ALiBi and learnableSink), the fast path
 // (plan + run; the plan printed with --explain) and the reference, compared with the rules of
 // tests/ops/fia/fia_harness.h.
 #include <algorithm>
@@ -15,8 +15,8 @@
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/status.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
-#include "tests/ops/compare.h"
-#include "tests/reference/fia_test_data.h"
+#include "testkit/compare.h"
+#include "testkit/fia_test_data.h"
 #include "tools/check_common.h"
 
 namespace mlaops::tools::check {

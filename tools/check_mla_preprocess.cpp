@@ -1,5 +1,5 @@
 // `mlaops check mla_preprocess`: a MlaPreprocess case from the test-data builder
-// (tests/reference/mla_preprocess_test_data.h: the vendor test's data distributions), the fast
+// (testkit/mla_preprocess_test_data.h: the vendor test's data distributions), the fast
 // path mlaops::mla_preprocess (plan, run; the plan printed with --explain) and the reference
 // mla_preprocess_ref, compared with the rule of
 // tests/ops/mla_preprocess/mla_preprocess_harness.h (the vendor's rule, docs/ops/mla_preprocess.md): float outputs and caches
@@ -16,8 +16,8 @@
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/status.h"
 #include "reference/mla_preprocess_ref.h"
-#include "tests/ops/compare.h"
-#include "tests/reference/mla_preprocess_test_data.h"
+#include "testkit/compare.h"
+#include "testkit/mla_preprocess_test_data.h"
 #include "tools/check_common.h"
 
 namespace mlaops::tools::check {

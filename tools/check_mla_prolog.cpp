@@ -1,5 +1,5 @@
 // `mlaops check mla_prolog_v2`: a MlaPrologV2WeightNz case (or one in a V3 cache mode) from the test-data builder
-// (tests/reference/mla_prolog_test_data.h), the fast path mlaops::mla_prolog (plan, run; the plan
+// (testkit/mla_prolog_test_data.h), the fast path mlaops::mla_prolog (plan, run; the plan
 // printed with --explain) and the reference mla_prolog_ref, compared with the rules of
 // tests/ops/mla_prolog/mla_prolog_harness.h.
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include "mlaops/mla_prolog.h"
 #include "mlaops/status.h"
 #include "reference/mla_prolog_ref.h"
-#include "tests/ops/compare.h"
-#include "tests/reference/mla_prolog_test_data.h"
+#include "testkit/compare.h"
+#include "testkit/mla_prolog_test_data.h"
 #include "tools/check_common.h"
 
 namespace mlaops::tools::check {

@@ -1,6 +1,6 @@
 // `mlaops check` (golden mode): builds one case of an operator with deterministic random data,
 // runs the fast path (the operator's C++ API) and the float64 reference on separate copies, and
-// compares every output with the operator tests' rules (tests/ops/compare.h and the harnesses).
+// compares every output with the operator tests' rules (testkit/compare.h and the harnesses).
 // --from-files DIR compares outputs another implementation saved as .npy (e.g. an NPU run)
 // instead of running the fast path; --save DIR writes the case's inputs and the reference
 // outputs (and case.json) so that such a run can be set up with the same data. docs/cli.md.

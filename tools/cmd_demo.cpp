@@ -32,7 +32,7 @@
 #include "bench/limits_cache.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "reference/mla_prolog_ref.h"
-#include "tests/ops/compare.h"
+#include "testkit/compare.h"
 #include "tools/commands.h"
 #include "tools/demo_common.h"
 

@@ -25,7 +25,7 @@
 #include "mlaops/runtime.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "reference/mla_prolog_ref.h"
-#include "tests/ops/compare.h"
+#include "testkit/compare.h"
 #include "tools/demo_common.h"
 
 namespace mlaops::tools::demo {

@@ -23,7 +23,7 @@
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
-#include "tests/ops/compare.h"
+#include "testkit/compare.h"
 
 namespace mlaops::tools::demo {
 

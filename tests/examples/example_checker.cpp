@@ -20,7 +20,7 @@
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "reference/mla_preprocess_ref.h"
 #include "reference/mla_prolog_ref.h"
-#include "tests/ops/compare.h"
+#include "testkit/compare.h"
 
 namespace mlaops::examples {
 namespace {
@@ -261,7 +261,7 @@ class Checker : public api::RunObserver {
       if constexpr (!std::is_same_v<std::decay_t<decltype(p)>, std::monostate>) v.visit(p);
     }, params);
   }
-  // The operator tests' rules (tests/ops/compare.h), the widest of each kind: half outputs 4 ulps
+  // The operator tests' rules (testkit/compare.h), the widest of each kind: half outputs 4 ulps
   // with the rounding-cascade allowance (MlaProlog's rule for a re-quantized c_Q), int8 within 1
   // on at most 2 % of the elements, fp32 (LSE, dequant scales) 2 %. Caches are compared whole
   // (their unwritten rows must be untouched) without the cascade allowance: its cap is a fraction

@@ -4,7 +4,7 @@
 //    any read or write outside it; outputs are snapshotted and compared after a rejected call.
 //  * mutate_view / hostile_int: the hostile edits of a valid case (dims, rank, dtype, format,
 //    strides, storage dims, optional inputs dropped or added, hostile integers).
-// The valid cases come from the operator tests' case builders (tests/reference/*_test_data.h).
+// The valid cases come from the operator tests' case builders (testkit/*_test_data.h).
 #pragma once
 
 #include <fuzzer/FuzzedDataProvider.h>

@@ -27,8 +27,8 @@
 #include "ops/mla_prolog.h"
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
 #include "ops/strided_twins.h"
-#include "reference/mla_preprocess_test_data.h"
-#include "reference/mla_prolog_test_data.h"
+#include "testkit/mla_preprocess_test_data.h"
+#include "testkit/mla_prolog_test_data.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {

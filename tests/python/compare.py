@@ -1,5 +1,5 @@
 """The comparison rules of docs/ops/mla_prolog.md and docs/ops/fused_infer_attention_score.md
-(the C++ tests' tests/ops/compare.h), in numpy."""
+(the C++ tests' testkit/compare.h), in numpy."""
 import numpy as np
 
 from reference import f64

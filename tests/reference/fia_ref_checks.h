@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
-#include "fia_test_data.h"
+#include "testkit/fia_test_data.h"
 
 namespace mlaops::fia_test {
 

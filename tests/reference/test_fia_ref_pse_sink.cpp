@@ -18,7 +18,7 @@
 #include "mlaops/tensor_view.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 #include "fia_ref_checks.h"
-#include "fia_test_data.h"
+#include "testkit/fia_test_data.h"
 
 namespace mlaops {
 namespace {

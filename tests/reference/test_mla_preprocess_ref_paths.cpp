@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "mla_preprocess_ref_checks.h"
-#include "mla_preprocess_test_data.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/numeric.h"
 #include "mlaops/status.h"
 #include "reference/mla_preprocess_ref.h"
+#include "testkit/mla_preprocess_test_data.h"
 
 namespace mlaops {
 namespace {

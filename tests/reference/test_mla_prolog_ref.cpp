@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "mla_prolog_test_data.h"
 #include "mlaops/mla_prolog.h"
 #include "mlaops/numeric.h"
 #include "mlaops/status.h"
 #include "reference/mla_prolog_ref.h"
+#include "testkit/mla_prolog_test_data.h"
 
 namespace mlaops {
 namespace {

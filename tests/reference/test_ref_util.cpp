@@ -20,13 +20,13 @@
 
 #include "core/element_access.h"
 #include "core/fractal_nz.h"
-#include "fia_test_data.h"
 #include "kernels/cpu/attn_combine.h"
 #include "mlaops/dtype.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/numeric.h"
 #include "mlaops/tensor_view.h"
 #include "reference/ref_util.h"
+#include "testkit/fia_test_data.h"
 
 namespace mlaops {
 namespace {

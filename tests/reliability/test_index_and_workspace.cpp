@@ -26,8 +26,8 @@
 #include "ops/fia/fia_harness.h"
 #include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
-#include "reference/mla_preprocess_test_data.h"
-#include "reference/mla_prolog_test_data.h"
+#include "testkit/mla_preprocess_test_data.h"
+#include "testkit/mla_prolog_test_data.h"
 
 namespace mlaops::testing {
 namespace {

@@ -11,8 +11,8 @@
 #include "aclnnop/aclnn_fused_infer_attention_score_v4.h"
 #include "ops/acl_tensor_util.h"
 #include "ops/aclnn_phase2.h"
+#include "testkit/fia_test_data.h"
 #include "tests/support/guarded_alloc.h"
-#include "reference/fia_test_data.h"
 
 namespace mlaops::testing {
 

@@ -23,11 +23,11 @@
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/plan.h"
 #include "mlaops/runtime.h"
-#include "ops/compare.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
-#include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
+#include "testkit/compare.h"
+#include "testkit/fia_test_data.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string>
 
-#include "ops/compare.h"
-#include "reference/fia_test_data.h"
+#include "testkit/compare.h"
+#include "testkit/fia_test_data.h"
 
 namespace mlaops::testing {
 

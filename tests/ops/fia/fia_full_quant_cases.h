@@ -25,7 +25,7 @@
 #include "mlaops/fused_infer_attention_score.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
-#include "reference/fia_test_data.h"
+#include "testkit/fia_test_data.h"
 
 namespace mlaops::testing {
 

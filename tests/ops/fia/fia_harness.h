@@ -1,5 +1,5 @@
 // Shared pieces of the FusedInferAttentionScoreV4 operator tests: one case description, its
-// materialisation (tests/reference/fia_test_data.h), the C++ API call, and the comparison with
+// materialisation (testkit/fia_test_data.h), the C++ API call, and the comparison with
 // the float64 reference under the stated tolerances.
 //
 // Besides the per-element bounds: cosine similarity >= 0.9999 (FP16) / 0.9995 (BF16) and a mean
@@ -25,10 +25,10 @@
 
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
+#include "testkit/compare.h"
+#include "testkit/fia_test_data.h"
 #include "tests/support/isa_list.h"
-#include "ops/compare.h"
 #include "ops/fia/fia_compare.h"
-#include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
 
 namespace mlaops::testing {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "mlaops/fused_infer_attention_score.h"
-#include "reference/fia_test_data.h"
+#include "testkit/fia_test_data.h"
 
 namespace mlaops::testing {
 

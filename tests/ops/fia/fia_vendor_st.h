@@ -20,7 +20,7 @@
 
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/numeric.h"
-#include "reference/fia_test_data.h"
+#include "testkit/fia_test_data.h"
 
 namespace mlaops::vendor_st {
 

@@ -20,12 +20,12 @@
 #include <utility>
 #include <vector>
 
-#include "ops/compare.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
 #include "ops/fia/fia_mla_quant_data.h"
 #include "ops/fia/fia_vendor_st.h"
 #include "ops/fia_exclusions.h"
+#include "testkit/compare.h"
 
 namespace mlaops::testing {
 namespace {

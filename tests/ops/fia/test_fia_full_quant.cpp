@@ -39,8 +39,8 @@
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_entry_call.h"
 #include "ops/fia/fia_full_quant_cases.h"
-#include "reference/fia_test_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
+#include "testkit/fia_test_data.h"
 #include "tests/support/isa_list.h"
 #include "tests/support/kernel_rows.h"
 

@@ -28,13 +28,13 @@
 
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
-#include "ops/compare.h"
 #include "ops/fia/fia_antiquant_cases.h"
 #include "ops/fia/fia_compare.h"
 #include "ops/fia/fia_full_quant_cases.h"
 #include "ops/fia/fia_harness.h"
 #include "ops/fia/fia_mla_quant_data.h"
 #include "reference/fused_infer_attention_score_v4_ref.h"
+#include "testkit/compare.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {

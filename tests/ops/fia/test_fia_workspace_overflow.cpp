@@ -25,7 +25,7 @@
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_full_quant_cases.h"
 #include "ops/fia/fia_harness.h"
-#include "reference/fia_test_data.h"
+#include "testkit/fia_test_data.h"
 
 namespace mlaops::testing {
 namespace {

@@ -14,8 +14,8 @@
 #include "aclnnop/aclnn_mla_preprocess_v2.h"
 #include "ops/acl_tensor_util.h"
 #include "ops/aclnn_phase2.h"
+#include "testkit/mla_preprocess_test_data.h"
 #include "tests/support/guarded_alloc.h"
-#include "reference/mla_preprocess_test_data.h"
 
 namespace mlaops::testing {
 

@@ -12,8 +12,8 @@
 #include "core/element_access.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/runtime.h"
-#include "ops/compare.h"
-#include "reference/mla_preprocess_test_data.h"
+#include "testkit/compare.h"
+#include "testkit/mla_preprocess_test_data.h"
 
 namespace mlaops::testing {
 

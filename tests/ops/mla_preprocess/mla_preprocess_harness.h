@@ -4,7 +4,7 @@
 //                  <= 0.1 %;
 //   int8 outputs (cacheMode 2 qOut and kvCache): max |out - ref| <= 1.
 // With weights in the input dtype (doRmsNorm = false, which the vendor's tests do not cover) the
-// float outputs follow mla_preprocess_dtype_weights_tolerance (ops/compare.h) instead: three
+// float outputs follow mla_preprocess_dtype_weights_tolerance (testkit/compare.h) instead: three
 // dtype roundings before the W_UK product make the vendor rule fail between two fp32 paths.
 #pragma once
 
@@ -21,11 +21,11 @@
 #include "core/element_access.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/runtime.h"
-#include "ops/compare.h"
 #include "ops/mla_preprocess/mla_preprocess_compare.h"
 #include "ops/print_names.h"
 #include "reference/mla_preprocess_ref.h"
-#include "reference/mla_preprocess_test_data.h"
+#include "testkit/compare.h"
+#include "testkit/mla_preprocess_test_data.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {

@@ -11,7 +11,7 @@
 
 #include "mlaops/mla_prolog.h"
 #include "ops/mla_preprocess/mla_preprocess_harness.h"
-#include "reference/mla_prolog_test_data.h"
+#include "testkit/mla_prolog_test_data.h"
 
 namespace mlaops::testing {
 namespace {

@@ -10,7 +10,7 @@
 #include "ops/expect_site.h"
 #include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
 #include "mlaops/mla_preprocess.h"
-#include "reference/mla_preprocess_test_data.h"
+#include "testkit/mla_preprocess_test_data.h"
 
 namespace mlaops::testing {
 namespace {

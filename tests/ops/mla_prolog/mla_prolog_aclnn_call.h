@@ -13,8 +13,8 @@
 #include "aclnnop/aclnn_mla_prolog_v3_weight_nz.h"
 #include "ops/acl_tensor_util.h"
 #include "ops/aclnn_phase2.h"
+#include "testkit/mla_prolog_test_data.h"
 #include "tests/support/guarded_alloc.h"
-#include "reference/mla_prolog_test_data.h"
 
 namespace mlaops::testing {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "mlaops/runtime.h"
-#include "ops/compare.h"
-#include "reference/mla_prolog_test_data.h"
+#include "testkit/compare.h"
+#include "testkit/mla_prolog_test_data.h"
 
 namespace mlaops::testing {
 
@@ -66,7 +66,7 @@ inline PerTileRows per_tile_rows(const MlaPrologCase& c, const MlaPrologCase& re
 // for cancellation). The query outputs sit at the end of a chain of roundings the vendor kernel
 // also performs (c_Q to bf16 or a per-token int8 re-quantization, then q_nope to bf16, then the
 // output), so they carry the rounding-cascade allowance (mla_prolog_query_tolerance in
-// ops/compare.h: at most 0.1 % of the elements beyond the bound, 4 ulps in the quantized
+// testkit/compare.h: at most 0.1 % of the elements beyond the bound, 4 ulps in the quantized
 // scenarios, each within 5 % of the RMS). Caches: strict. int8 outputs (KV cache, full-quant
 // query): +-1, at most 2 % of elements off by one.
 // Returns one line per failed check (empty: every check passed).

@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "mlaops/runtime.h"
-#include "ops/compare.h"
 #include "ops/mla_prolog/mla_prolog_compare.h"
 #include "ops/print_names.h"
 #include "ops/mla_prolog.h"
 #include "reference/mla_prolog_ref.h"
-#include "reference/mla_prolog_test_data.h"
+#include "testkit/compare.h"
+#include "testkit/mla_prolog_test_data.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {

@@ -9,7 +9,7 @@
 
 #include "mlaops/mla_preprocess.h"
 #include "ops/mla_prolog/mla_prolog_harness.h"
-#include "reference/mla_preprocess_test_data.h"
+#include "testkit/mla_preprocess_test_data.h"
 
 namespace mlaops::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "ops/expect_site.h"
 #include "mlaops/mla_prolog.h"
-#include "reference/mla_prolog_test_data.h"
+#include "testkit/mla_prolog_test_data.h"
 
 namespace mlaops::testing {
 namespace {

@@ -27,12 +27,12 @@
 #include <vector>
 
 #include "core/fractal_nz.h"
-#include "mla_prolog_test_data.h"
 #include "mlaops/dtype.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/mlapo.h"
 #include "mlaops/numeric.h"
 #include "mlaops/tensor_view.h"
+#include "testkit/mla_prolog_test_data.h"
 
 namespace mlaops::testdata {
 
