@@ -119,7 +119,8 @@ if [ -n "${BASE_SAVED:-}" ]; then
 else
   prepare "$base_label" "$base_rev"
 fi
-prepare "$new_label" "$new_rev"
+# the same revision on both sides (a determinism check): one tree, one build
+[ "$new_label" = "$base_label" ] && [ -z "${BASE_SAVED:-}" ] || prepare "$new_label" "$new_rev"
 cases=${CASES:-$("$compare_dir/$new_label/build/bench_identity" list)}
 [ -n "${BASE_SAVED:-}" ] || measure base "$base_label"
 measure new "$new_label"
