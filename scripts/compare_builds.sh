@@ -21,6 +21,8 @@
 #   SKIP_DIGEST=1, SKIP_CALLGRIND=1   leave a part out
 #   BASE_SAVED    a RESULTS folder of an earlier run whose base side (digest.base.txt,
 #                 ir.base.txt) stands in for BASE_REV: nothing of the base is built or run
+#                 (the driver must be the one that made them: the same cases)
+#   REPORT_ONLY=1 nothing built or run: the verdict again from RESULTS' files
 #   JOBS          build parallelism (default: nproc)
 # Exit status: 0 all equal and within tolerance; 1 digests differ; 2 an Ir ratio is outside the
 # tolerance (or a callgrind run failed); 3 usage or build errors.
@@ -89,41 +91,54 @@ measure() {
     "$bin" digest ${DIGEST_ARGS:-} >"$results/digest.$side.txt"
   fi
   if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
-    : >"$results/ir.$side.txt"
     for c in $cases; do
       local out="$results/callgrind.$side.$c.out" log="$results/callgrind.$side.$c.log"
       local t0=$SECONDS
-      if ! valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" "$bin" callgrind "$c" \
-        >"$log.stdout" 2>"$log"; then
-        echo "compare_builds: callgrind $c failed on $label (see $log)" >&2
-        echo "$c FAILED -" >>"$results/ir.$side.txt"
-        continue
-      fi
-      local ir digest
-      ir=$(awk '/^(summary|totals):/ {print $2; exit}' "$out")
-      digest=$(sed -n 's/.*digest=\([0-9a-f]*\).*/\1/p' "$log.stdout")
-      echo "$c $ir $digest" >>"$results/ir.$side.txt"
-      echo "   $c: Ir $ir ($((SECONDS - t0)) s)" >&2
+      rm -f "$out"
+      valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" "$bin" callgrind "$c" \
+        >"$log.stdout" 2>"$log" || echo "compare_builds: callgrind $c failed on $label (see $log)" >&2
+      echo "   $c: $((SECONDS - t0)) s" >&2
     done
+    collect "$side"
   fi
+}
+
+# collect SIDE: "case Ir digest" per case from the callgrind outputs into ir.<side>.txt (the
+# totals line; summary: counts only what ran before the first dump, 0 with --instr-atstart=no).
+collect() {
+  local side=$1
+  : >"$results/ir.$side.txt"
+  for c in $cases; do
+    local out="$results/callgrind.$side.$c.out" ir digest
+    ir=$(awk '/^totals:/ {print $2; exit}' "$out" 2>/dev/null || true)
+    digest=$(sed -n 's/.*digest=\([0-9a-f]*\).*/\1/p' "$results/callgrind.$side.$c.log.stdout" 2>/dev/null || true)
+    echo "$c ${ir:-FAILED} ${digest:--}" >>"$results/ir.$side.txt"
+  done
 }
 
 base_label=$(label_of "$base_rev")
 new_label=$(label_of "$new_rev")
 echo "base $base_rev = $base_label, new ${new_rev:-(working tree)} = $new_label" >&2
-# the cases and their order come from the driver of this checkout
-if [ -n "${BASE_SAVED:-}" ]; then
-  for f in digest.base.txt ir.base.txt; do
-    if [ -f "$BASE_SAVED/$f" ] && [ "$(realpath "$BASE_SAVED")" != "$results" ]; then cp "$BASE_SAVED/$f" "$results/$f"; fi
-  done
+if [ "${REPORT_ONLY:-0}" = 1 ]; then
+  # the verdict again from RESULTS' files (e.g. after a change of this script's parsing)
+  cases=${CASES:-$(ls "$results"/callgrind.new.*.out | sed 's/.*callgrind\.new\.\(.*\)\.out/\1/')}
+  [ -n "${BASE_SAVED:-}" ] || collect base
+  collect new
 else
-  prepare "$base_label" "$base_rev"
+  if [ -n "${BASE_SAVED:-}" ]; then
+    for f in digest.base.txt ir.base.txt; do
+      if [ "$(realpath "$BASE_SAVED")" != "$results" ]; then cp "$BASE_SAVED/$f" "$results/$f"; fi
+    done
+  else
+    prepare "$base_label" "$base_rev"
+  fi
+  # the same revision on both sides (a determinism check): one tree, one build
+  [ "$new_label" = "$base_label" ] && [ -z "${BASE_SAVED:-}" ] || prepare "$new_label" "$new_rev"
+  # the cases and their order come from the driver (bench/bench_identity.cpp of this checkout)
+  cases=${CASES:-$("$compare_dir/$new_label/build/bench_identity" list)}
+  [ -n "${BASE_SAVED:-}" ] || measure base "$base_label"
+  measure new "$new_label"
 fi
-# the same revision on both sides (a determinism check): one tree, one build
-[ "$new_label" = "$base_label" ] && [ -z "${BASE_SAVED:-}" ] || prepare "$new_label" "$new_rev"
-cases=${CASES:-$("$compare_dir/$new_label/build/bench_identity" list)}
-[ -n "${BASE_SAVED:-}" ] || measure base "$base_label"
-measure new "$new_label"
 
 # ---- the verdict ----
 status=0
@@ -148,7 +163,7 @@ if [ "${SKIP_CALLGRIND:-0}" != 1 ]; then
     FNR == 1 { printf "%-14s %15s %15s %9s  %s\n", "case", "Ir before", "Ir after", "ratio", "output" }
     {
       b = before[$1]; a = $2
-      if (b == "" || b == "FAILED" || a == "FAILED") { printf "%-14s %15s %15s %9s  %s\n", $1, b, a, "-", "FAILED"; bad = 1; next }
+      if (b == "" || b == "FAILED" || a == "FAILED" || b + 0 == 0) { printf "%-14s %15s %15s %9s  %s\n", $1, b, a, "-", "FAILED"; bad = 1; next }
       r = a / b
       flag = (r > 1 + tol / 100 || r < 1 - tol / 100) ? "  OUTSIDE " tol " %" : ""
       printf "%-14s %15d %15d %9.5f  %s%s\n", $1, b, a, r, (bdig[$1] == $3 ? "same" : "DIFFERS"), flag
