@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Proves that a change (a refactor) changes nothing (docs/performance.md, "Proving a change changes
-# nothing"): builds the library of two revisions, compiles the same driver (bench/bench_identity.cpp,
-# public headers only) against each, and compares
+# nothing"): builds the library of two revisions, compiles the same driver (bench/bench_identity.cpp
+# and bench/identity_*.h, public headers only) against each, and compares
 #   1. digests: `bench_identity digest` (every case under every ISA level the host runs, 1 and 2
 #      threads) must print the same lines for both revisions (any difference fails);
 #   2. instruction counts: `bench_identity callgrind CASE` under valgrind's callgrind
@@ -75,7 +75,9 @@ prepare() {
     exit 3
   }
   echo "== $label: compile bench/bench_identity.cpp against it" >&2
-  nice "${CXX:-c++}" -std=c++20 -O2 -g -Wall -Wextra -I "$tree/include" "$driver" -o "$tree/build/bench_identity" \
+  # the driver (bench/bench_identity.cpp and its bench/identity_*.h) is this checkout's, the
+  # public headers and the library the revision's
+  nice "${CXX:-c++}" -std=c++20 -O2 -g -Wall -Wextra -I "$tree/include" -I "$repo" "$driver" -o "$tree/build/bench_identity" \
     -L "$tree/build/release" -lmlaops -Wl,-rpath,"$tree/build/release" || {
     echo "compare_builds: the driver does not compile against $label" >&2
     exit 3
