@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "tests/support/guarded_alloc.h"
+#include "tests/support/guard_heap.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tests/support/guarded_alloc.h"
+#include "tests/support/guard_heap.h"
 
 namespace mlaops::testing {
 namespace {

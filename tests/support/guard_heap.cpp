@@ -1,7 +1,7 @@
 // The guard-page binaries' record of the heap blocks the process allocated
 // (docs/reliability/guard_and_faults.md): every form of the global operator new / delete is
 // replaced here, so each live block's address and size are known to the guard harness
-// (note_heap_block / forget_heap_block, tests/support/guarded_alloc.h). GuardScope::place copies a
+// (note_heap_block / forget_heap_block, tests/support/guard_heap.h). GuardScope::place copies a
 // tensor only when its bytes lie inside one such block: the tests' tensors are std::vector /
 // HostTensor buffers, and a view that reaches past its block (a negative test's edited dims or
 // dtype) or points at no block at all (a phase-1-only description with a fake address) is left
@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <new>
 
-#include "tests/support/guarded_alloc.h"
+#include "tests/support/guard_heap.h"
 
 namespace {
 

@@ -1,4 +1,5 @@
 #include "tests/support/guarded_alloc.h"
+#include "tests/support/guard_heap.h"
 
 #include <sys/mman.h>
 #include <unistd.h>

@@ -1,9 +1,8 @@
 // Guard-page placement of the operator tests' tensors (docs/reliability/guard_and_faults.md).
 //
 // In a guard mode, every tensor a C-API call helper passes (tests/ops/*_aclnn_call.h,
-// fia_entry_call.h) whose bytes lie in a heap block the test allocated (tests/support/guard_heap.cpp)
-// is copied into its own mmap'd region with a PROT_NONE page on each side, placed flush against
-// one of them:
+// fia_entry_call.h) is copied into its own mmap'd region with a PROT_NONE page on each side,
+// placed flush against one of them:
 //   kTrailing: the tensor's last byte is the byte before the trailing guard page;
 //   kLeading:  the tensor's first byte is the byte after the leading guard page.
 // Any read or write past either end faults at once. Tensors whose bytes overlap (aliasing tests,
@@ -100,25 +99,15 @@ class GuardScope {
 GuardScope* current_guard_scope();
 
 // Moves the views into guarded regions of the current scope (no-op without a scope or when the
-// mode is kOff). Null pointers and views already inside a region of the scope are left alone, and
-// so is every view whose bytes do not lie inside one live heap block (heap_block_holds): the
-// harness copies only memory the test allocated, never a fake address or bytes past a buffer.
+// mode is kOff). Null pointers and views already inside a region of the scope are left alone.
 void guard_views(TensorView* const* views, size_t n);
 inline void guard_views(std::initializer_list<TensorView*> views) { guard_views(views.begin(), views.size()); }
 void guard_refresh();
 
-// Number of tensors / workspaces placed in guarded regions since the process started, and of
-// tensors left in place because their bytes are not inside a heap block (the tests' figures).
+// Number of tensors / workspaces placed in guarded regions since the process started (the
+// tests' figures).
 int64_t guarded_tensor_count();
 int64_t guarded_workspace_count();
-int64_t unowned_tensor_count();
-
-// The live heap blocks: the guard-page binaries' operator new / delete (tests/support/guard_heap.cpp)
-// note each block; elsewhere none is noted and heap_block_holds is false, so nothing is placed.
-// (Not const void*: GCC takes a const pointer argument as a read of the fresh block's bytes.)
-void note_heap_block(void* p, size_t bytes);
-void forget_heap_block(void* p);
-bool heap_block_holds(const void* p, size_t bytes);  // [p, p + bytes) inside one live block
 
 // The workspace of a call's phase 2, made after a successful phase 1. In a guard mode (a scope
 // open): GuardScope::execute's region, flush against the trailing or leading guard page like the
