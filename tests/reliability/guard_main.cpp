@@ -12,6 +12,7 @@
 #include <cstdlib>
 
 #include "tests/support/guarded_alloc.h"
+#include "tests/support/guard_heap.h"
 
 namespace {
 
@@ -24,9 +25,11 @@ class GuardModes : public ::testing::EmptyTestEventListener {
     std::printf("[ guard    ] tensors flush against the %s guard page\n", mlaops::testing::guard_mode_name(mode));
   }
   void OnTestProgramEnd(const ::testing::UnitTest&) override {
-    std::printf("[ guard    ] %lld tensors and %lld workspaces placed in guarded regions\n",
+    std::printf("[ guard    ] %lld tensors and %lld workspaces placed in guarded regions; %lld tensors left "
+                "unread (not inside a heap block: fake addresses, views past their buffer)\n",
                 static_cast<long long>(mlaops::testing::guarded_tensor_count()),
-                static_cast<long long>(mlaops::testing::guarded_workspace_count()));
+                static_cast<long long>(mlaops::testing::guarded_workspace_count()),
+                static_cast<long long>(mlaops::testing::unowned_tensor_count()));
   }
 };
 

@@ -1,15 +1,17 @@
 #include "tests/support/guarded_alloc.h"
+#include "tests/support/guard_heap.h"
 
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
 
 namespace mlaops::testing {
 namespace {
@@ -22,6 +24,7 @@ const bool g_main_thread_device = aclrtSetDevice(0) == ACL_SUCCESS;
 std::atomic<int> g_mode{static_cast<int>(GuardMode::kOff)};
 std::atomic<int64_t> g_placed{0};
 std::atomic<int64_t> g_workspaces{0};
+std::atomic<int64_t> g_unowned{0};
 thread_local GuardScope* t_scope = nullptr;
 
 size_t page_size() {
@@ -39,32 +42,54 @@ int64_t element_bits(DType t) {
   }
 }
 
-// Copies the test's bytes; false when they are not all readable. Negative tests pass views that
-// describe more than their buffer (an edited dtype or dim: the call rejects them unread) or fake
-// addresses (phase-1-only descriptions): such views are left where they are. process_vm_readv on
-// this process reads without faulting (and unseen by ASan: bytes past a heap block are harmless).
-bool read_original(char* dst, const char* src, size_t n) {
-  if (n == 0) return true;
-  iovec local{dst, n};
-  iovec remote{const_cast<char*>(src), n};
-  const ssize_t got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-  if (got >= 0) return static_cast<size_t>(got) == n;
-  if (errno != ENOSYS && errno != EPERM) return false;
-  std::memcpy(dst, src, n);  // no process_vm_readv here (seccomp): the tests' own buffers only
-  return true;
+// The live heap blocks (address -> size) of a guard-page binary, noted by its operator new /
+// delete (tests/support/guard_heap.cpp). The map's nodes come from malloc, not operator new (no
+// recursion); the object is never destroyed (blocks are freed during static destruction too).
+template <class T>
+struct MallocAllocator {
+  using value_type = T;
+  MallocAllocator() = default;
+  template <class U>
+  MallocAllocator(const MallocAllocator<U>&) {}
+  T* allocate(size_t n) {
+    if (void* p = std::malloc(n * sizeof(T))) return static_cast<T*>(p);
+    std::abort();
+  }
+  void deallocate(T* p, size_t) { std::free(p); }
+  template <class U>
+  bool operator==(const MallocAllocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const MallocAllocator<U>&) const { return false; }
+};
+struct HeapBlocks {
+  std::mutex m;
+  std::map<uintptr_t, size_t, std::less<uintptr_t>, MallocAllocator<std::pair<const uintptr_t, size_t>>> live;
+};
+HeapBlocks& heap_blocks() {
+  alignas(HeapBlocks) static unsigned char storage[sizeof(HeapBlocks)];
+  static HeapBlocks* const h = new (storage) HeapBlocks;
+  return *h;
+}
+
+// True when [p, p + n) lies inside one live heap block: bytes the process allocated.
+bool inside_heap_block(const char* p, size_t n) {
+  HeapBlocks& h = heap_blocks();
+  const uintptr_t b = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(h.m);
+  auto it = h.live.upper_bound(b);
+  if (it == h.live.begin()) return false;
+  --it;
+  return b - it->first <= it->second && n <= it->second - (b - it->first);
 }
 
 // Copies the test's bytes into a writable region, chunk by chunk, writing only the chunks that
-// differ (a reused region mostly holds them already); false when they are not all readable.
-bool refill(char* dst, const char* src, size_t n) {
+// differ (a reused region mostly holds them already).
+void refill(char* dst, const char* src, size_t n) {
   constexpr size_t kChunk = size_t{1} << 18;
-  thread_local std::vector<char> scratch(kChunk);
   for (size_t off = 0; off < n; off += kChunk) {
     const size_t m = std::min(kChunk, n - off);
-    if (!read_original(scratch.data(), src + off, m)) return false;
-    if (std::memcmp(dst + off, scratch.data(), m) != 0) std::memcpy(dst + off, scratch.data(), m);
+    if (std::memcmp(dst + off, src + off, m) != 0) std::memcpy(dst + off, src + off, m);
   }
-  return true;
 }
 
 // Regions of finished calls, kept for the next call of the same tensors (the table-driven
@@ -234,24 +259,22 @@ void GuardScope::place(TensorView* const* views, size_t n) {
       ++j;
     }
     const size_t bytes = static_cast<size_t>(end - begin);
-    constexpr size_t kMaxBytes = size_t{1} << 30;  // larger: a fake description (no test tensor is)
-    if (bytes > kMaxBytes) {
+    // Only bytes the test allocated are copied: a range outside every live heap block (a fake
+    // address of a phase-1-only description, a view edited to reach past its buffer) stays where
+    // it is, unread; the call rejects it in phase 1 without reading it.
+    if (!inside_heap_block(begin, bytes)) {
+      g_unowned.fetch_add(static_cast<int64_t>(j - i));
       i = j;
       continue;
     }
     const size_t residue = reinterpret_cast<uintptr_t>(begin) % align;
     std::unique_ptr<GuardedBuffer> buf = take_cached(begin, bytes, mode, align, residue);
-    bool filled;
     if (buf != nullptr) {
       buf->set_writable(true);
-      filled = refill(buf->data(), begin, bytes);
+      refill(buf->data(), begin, bytes);
     } else {
       buf = std::make_unique<GuardedBuffer>(bytes, mode, align, residue);
-      filled = read_original(buf->data(), begin, bytes);
-    }
-    if (!filled) {
-      i = j;
-      continue;
+      std::memcpy(buf->data(), begin, bytes);
     }
     buf->set_writable(executing_);  // read-only until phase 2
     for (size_t k = i; k < j; ++k) {
@@ -266,7 +289,7 @@ void GuardScope::place(TensorView* const* views, size_t n) {
 void GuardScope::refresh() {
   for (Group& g : groups_) {
     if (!executing_) g.buf->set_writable(true);
-    (void)read_original(g.buf->data(), g.orig, g.bytes);
+    std::memcpy(g.buf->data(), g.orig, g.bytes);  // a block place() found live
     if (executing_) {
       std::memcpy(g.initial.data(), g.buf->data(), g.bytes);
     } else {
@@ -303,7 +326,22 @@ void guard_refresh() {
   if (t_scope != nullptr) t_scope->refresh();
 }
 
+void note_heap_block(void* p, size_t bytes) {
+  HeapBlocks& h = heap_blocks();
+  std::lock_guard<std::mutex> lock(h.m);
+  h.live[reinterpret_cast<uintptr_t>(p)] = bytes;
+}
+
+void forget_heap_block(void* p) {
+  HeapBlocks& h = heap_blocks();
+  std::lock_guard<std::mutex> lock(h.m);
+  h.live.erase(reinterpret_cast<uintptr_t>(p));
+}
+
+bool heap_block_holds(const void* p, size_t bytes) { return inside_heap_block(static_cast<const char*>(p), bytes); }
+
 int64_t guarded_tensor_count() { return g_placed.load(); }
+int64_t unowned_tensor_count() { return g_unowned.load(); }
 int64_t guarded_workspace_count() { return g_workspaces.load(); }
 
 }  // namespace mlaops::testing
