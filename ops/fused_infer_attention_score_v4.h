@@ -23,6 +23,7 @@
 #include "ops/fia_inner_precise.h"
 #include "ops/fia_left_padding.h"
 #include "ops/fia_mla_quant.h"
+#include "ops/fia_paths.h"
 #include "ops/fia_prefix.h"
 #include "ops/fia_tensor_list.h"
 #include "ops/fia_tree_mask.h"
@@ -107,6 +108,7 @@ struct FiaCall {
 };
 
 struct FiaPlan : FiaCall {
+  int path = 0;            // the row of the FIA path table that plans and runs it (ops/fia_paths.h)
   Isa isa = Isa::kScalar;  // the level the kernels were chosen for
   int threads = 1;
   int64_t R = 1;           // query rows per work item
