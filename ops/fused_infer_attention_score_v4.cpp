@@ -347,40 +347,6 @@ kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvSt
 
 namespace {
 
-Status run_placed(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op);
-
-// Phase 2 on dense inputs (fia_run has copied the strided ones into the workspace's front).
-Status run_dense(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
-  const float inf = std::numeric_limits<float>::infinity();
-  if (P.empty_kv) {
-    if (P.post_quant)
-      write_empty_post_quant(p, P);
-    else
-      fill_all(p.attention_out, 0.0f, P.fp16);
-    if (P.lse) fill_all(*p.softmax_lse, inf, false);
-    return kSuccess;
-  }
-  // FIA-13: block ids of every block each batch uses (contents may have changed since phase 1).
-  if (P.paged) {
-    const int32_t* bt = p.block_table->ptr<const int32_t>();
-    for (int64_t b = 0; b < P.B; ++b) {
-      const int64_t nblk = ceil_div(P.act_kv[static_cast<size_t>(b)], P.block_size);
-      for (int64_t k = 0; k < nblk; ++k) {
-        const int64_t id = bt[b * P.bt_row_stride + k];
-        MLAOPS_CHECK(id >= 0 && id < P.block_num, kParamInvalid,
-                     "%s: blockTableOptional: FIA-13 blockTable[%lld][%lld] out of range; allowed [0, %lld) (blockNum), "
-                     "got %lld",
-                     op, (long long)b, (long long)k, (long long)P.block_num, (long long)id);
-      }
-    }
-  }
-  // Left padding: the values present now; other values than the planned ones: the planned work
-  // with the windows moved (ops/fia_left_padding.h).
-  std::unique_ptr<FiaPlan> moved;
-  MLAOPS_TRY(fia_lp_run_windows(p, P, op, &moved));
-  return run_placed(p, moved != nullptr ? *moved : P, workspace, workspace_size, op);
-}
-
 // The windows placed: the workspace (FIA-20), the post-quant floats, the padded query rows, then
 // the plan's path (ops/fia_paths.h).
 Status run_placed(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
@@ -427,6 +393,38 @@ Status run_placed(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_
   }
   if (P.items.empty()) return kSuccess;
   return fia_path(P.path).run(FiaRunArgs{&p, &P, workspace, workspace_size, pq});
+}
+
+// Phase 2 on dense inputs (fia_run has copied the strided ones into the workspace's front).
+Status run_dense(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (P.empty_kv) {
+    if (P.post_quant)
+      write_empty_post_quant(p, P);
+    else
+      fill_all(p.attention_out, 0.0f, P.fp16);
+    if (P.lse) fill_all(*p.softmax_lse, inf, false);
+    return kSuccess;
+  }
+  // FIA-13: block ids of every block each batch uses (contents may have changed since phase 1).
+  if (P.paged) {
+    const int32_t* bt = p.block_table->ptr<const int32_t>();
+    for (int64_t b = 0; b < P.B; ++b) {
+      const int64_t nblk = ceil_div(P.act_kv[static_cast<size_t>(b)], P.block_size);
+      for (int64_t k = 0; k < nblk; ++k) {
+        const int64_t id = bt[b * P.bt_row_stride + k];
+        MLAOPS_CHECK(id >= 0 && id < P.block_num, kParamInvalid,
+                     "%s: blockTableOptional: FIA-13 blockTable[%lld][%lld] out of range; allowed [0, %lld) (blockNum), "
+                     "got %lld",
+                     op, (long long)b, (long long)k, (long long)P.block_num, (long long)id);
+      }
+    }
+  }
+  // Left padding: the values present now; other values than the planned ones: the planned work
+  // with the windows moved (ops/fia_left_padding.h).
+  std::unique_ptr<FiaPlan> moved;
+  MLAOPS_TRY(fia_lp_run_windows(p, P, op, &moved));
+  return run_placed(p, moved != nullptr ? *moved : P, workspace, workspace_size, op);
 }
 
 // The run of an attention path: the tensors, the per-run floats (KV antiquant channel
