@@ -122,29 +122,37 @@ Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c) {
   return place_windows(p, op, "FIA-42", c);
 }
 
-Status fia_lp_run_plan(const FiaParams& p, const FiaPlan& P, const char* op, std::unique_ptr<FiaPlan>* fresh,
-                       const FiaPlan** use) {
-  *use = &P;
+Status fia_lp_run_windows(const FiaParams& p, const FiaPlan& P, const char* op, std::unique_ptr<FiaPlan>* moved) {
+  moved->reset();
   if (p.query_padding_size == nullptr && p.kv_padding_size == nullptr) return kSuccess;
-  FiaCall c;
-  c.lp = P.lp;
+  FiaLeftPad lp = P.lp;
   if (p.query_padding_size != nullptr)
-    MLAOPS_TRY(read_pad(p.query_padding_size, op, "queryPaddingSizeOptional", &c.lp.q_pad));
-  if (p.kv_padding_size != nullptr) MLAOPS_TRY(read_pad(p.kv_padding_size, op, "kvPaddingSizeOptional", &c.lp.kv_pad));
+    MLAOPS_TRY(read_pad(p.query_padding_size, op, "queryPaddingSizeOptional", &lp.q_pad));
+  if (p.kv_padding_size != nullptr) MLAOPS_TRY(read_pad(p.kv_padding_size, op, "kvPaddingSizeOptional", &lp.kv_pad));
   // Unused values (no window applies) and the planned values (after clamping): the plan as it is.
-  if (!P.lp.on || (c.lp.q_pad == P.lp.q_pad && c.lp.kv_pad == P.lp.kv_pad)) return kSuccess;
-  // Other values: the windows placed again from the lengths before padding, then planned again.
-  const FiaLeftPad lp = c.lp;
-  c = P;  // the call the plan was made from (FiaPlan derives from FiaCall)
+  if (!P.lp.on || (lp.q_pad == P.lp.q_pad && lp.kv_pad == P.lp.kv_pad)) return kSuccess;
+  // Other values: the windows placed again from the lengths before padding, on a copy of the plan
+  // (its items, tasks, rows and workspace are the planned ones: fia_attn_sizes bounds the KV by
+  // those lengths). Placed and checked before the copy, so a failure allocates nothing.
+  FiaCall c;
   c.lp = lp;
+  c.B = P.B;
+  c.QS = P.QS;
+  c.kv_s = P.kv_s;
+  c.act_q = P.act_q;
   c.act_kv = lp.act_kv_in;
   c.q_start.assign(static_cast<size_t>(c.B), 0);
   c.kv_start.assign(static_cast<size_t>(c.B), 0);
+  c.prefix.len = P.prefix.len;
+  c.explicit_mask = P.explicit_mask;
+  c.pse = P.pse;
   MLAOPS_TRY(place_windows(p, op, "FIA-40 run-time padding", &c));
-  auto np = std::make_unique<FiaPlan>();
-  MLAOPS_TRY(fia_plan(c, op, np.get()));
-  *use = np.get();
-  *fresh = std::move(np);
+  auto np = std::make_unique<FiaPlan>(P);
+  np->lp = lp;
+  np->act_kv = std::move(c.act_kv);
+  np->q_start = std::move(c.q_start);
+  np->kv_start = std::move(c.kv_start);
+  *moved = std::move(np);
   return kSuccess;
 }
 

@@ -32,11 +32,13 @@ struct FiaLeftPad {
 // there is one; ops/fia_prefix.h). Call after every other rule.
 Status fia_lp_check(const FiaParams& p, const FiaCheckOptions& o, FiaCall* c);
 // Phase 2: the padding values present at run time (device data the caller may fill after
-// planning). The planned values: *use = &plan. Other values: the windows are placed again for them
-// (FIA-40 when a window would start before row / position 0 or pass the mask / pse extents) and
-// the call is planned again into *fresh (*use = fresh->get()), the plan a phase 1 with these values
-// makes. Read only: nothing is written on failure.
-Status fia_lp_run_plan(const FiaParams& p, const FiaPlan& plan, const char* op, std::unique_ptr<FiaPlan>* fresh,
-                       const FiaPlan** use);
+// planning). The planned values: *moved stays null and the plan runs as it is. Other values: the
+// windows are placed again for them (FIA-40 when a window would start before row / position 0
+// or pass the mask / pse extents) and *moved is the plan with only its windows (q_start,
+// kv_start, act_kv) and padding values replaced: the call is planned once, its items, tasks,
+// kernel rows and workspace stay (the plan bounds the KV by the lengths before the windows,
+// fia_attn_sizes in ops/fia_paths.h), so the output is bitwise that of a plan made with these
+// values. Read only: nothing is written on failure.
+Status fia_lp_run_windows(const FiaParams& p, const FiaPlan& plan, const char* op, std::unique_ptr<FiaPlan>* moved);
 
 }  // namespace mlaops

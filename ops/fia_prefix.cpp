@@ -143,23 +143,19 @@ void fia_prefix_own_shift(const FiaCall& c, kernels::FlashItem* it) {
   it->hi_delta -= lp;
 }
 
-void fia_prefix_plan_units(FiaPlan* P, int64_t rows_max) {
-  FiaPlan& c = *P;
-  c.pgroup = false;
-  c.punits.clear();
+const char* fia_prefix_group_why_not(const FiaCall& c) {
+  if (!c.prefix.on) return "no shared prefix";
   // one batch reads the prefix once per KV head anyway (its items' prefix splits)
-  if (!c.prefix.on || c.prefix.len == 0 || c.packed || c.B < 2) return;
+  if (c.prefix.len == 0) return "an empty prefix (actualSharedPrefixLen 0)";
+  if (c.packed) return "a packed layout (TND / NTD)";
+  if (c.B < 2) return "one batch (it reads the prefix once per KV head anyway)";
   using Kind = FiaAqParam::Kind;
-  if (c.aq.on && (c.aq.k.kind != Kind::kChannel || c.aq.v.kind != Kind::kChannel)) return;  // per-batch scales
-  const int64_t QS = c.QS;
-  int64_t rq = c.q.b, rm = c.mask_b, rb = c.pse_b;  // Q_S 1: flattened row f = b
-  if (QS > 1) {  // f = b * Q_S + s: one stride for the batch and the row
-    if (c.q.b != QS * c.q.s) return;
-    if (c.explicit_mask && c.mask_b != QS * c.mask_i) return;
-    if (c.pse && c.pse_b != QS * c.pse_i) return;
-    rq = c.q.s;
-    rm = c.mask_i;
-    rb = c.pse_i;
+  if (c.aq.on && (c.aq.k.kind != Kind::kChannel || c.aq.v.kind != Kind::kChannel))
+    return "per-batch antiquant parameters";
+  if (c.QS > 1) {  // f = b * Q_S + s: one stride for the batch and the row
+    if (c.q.b != c.QS * c.q.s) return "the query's batch stride is not Q_S rows";
+    if (c.explicit_mask && c.mask_b != c.QS * c.mask_i) return "the mask's batch stride is not Q_S rows";
+    if (c.pse && c.pse_b != c.QS * c.pse_i) return "pseShift's batch stride is not Q_S rows";
   }
   // every valid row sees every prefix column under the rule (the units run without one)
   for (int64_t b = 0; b < c.B; ++b) {
@@ -167,8 +163,17 @@ void fia_prefix_plan_units(FiaPlan* P, int64_t rows_max) {
     if (aq == 0) continue;
     int64_t lo, hi;
     fia_row_deltas(c, b, &lo, &hi);
-    if (aq - 1 + lo > 0 || hi < c.prefix.len - 1) return;
+    if (aq - 1 + lo > 0 || hi < c.prefix.len - 1) return "the sparse rule hides prefix columns from some rows";
   }
+  return nullptr;
+}
+
+void fia_prefix_plan_units(FiaPlan* P, int64_t rows_max) {
+  FiaPlan& c = *P;
+  c.punits.clear();
+  const int64_t QS = c.QS;
+  // flattened row f: Q_S 1: f = b (the batch strides); Q_S > 1: f = b * Q_S + s (the row strides)
+  const int64_t rq = QS > 1 ? c.q.s : c.q.b, rm = QS > 1 ? c.mask_i : c.mask_b, rb = QS > 1 ? c.pse_i : c.pse_b;
   const int64_t total = QS == 1 ? c.B : c.B * QS;
   const int64_t rows = std::max<int64_t>(1, std::min(rows_max, total));
   for (int64_t h = 0; h < c.KVN; ++h)

@@ -42,12 +42,14 @@ Status fia_prefix_check_empty(const FiaParams& p, const char* op);
 bool fia_prefix_range(const FiaParams& p, const FiaCall& c, int64_t b, int64_t h, int64_t split, int64_t splits,
                       int64_t tile, kernels::FlashItem* it);
 
-// The prefix work range (FiaPlan::pgroup): whether the call qualifies and, if so, the units and
-// the flattened row strides. Qualifies when every row's mask / pse element of a prefix column is
-// addressable from its flattened row with one stride (Q_S 1: the batch strides; Q_S > 1: the
-// BSH / BSND query and a mask / pse whose batch stride is Q_S row strides), every valid row sees
-// every prefix column under the sparse rule, and the antiquant parameters do not depend on the
-// batch (per-token modes 1 / 3 and the value of key 0 + value 1 keep the per-batch form).
+// The prefix work range (FiaPlan::pgroup, the prefix_group path of ops/fia_paths.h): null when
+// the call qualifies, else why not. Qualifies when every row's mask / pse element of a prefix
+// column is addressable from its flattened row with one stride (Q_S 1: the batch strides; Q_S > 1:
+// the BSH / BSND query and a mask / pse whose batch stride is Q_S row strides), every valid row
+// sees every prefix column under the sparse rule, and the antiquant parameters do not depend on
+// the batch (per-token modes 1 / 3 and the value of key 0 + value 1 keep the per-batch form).
+const char* fia_prefix_group_why_not(const FiaCall& c);
+// The units and the flattened row strides of a call that qualifies (sets FiaPlan::pgroup).
 // `rows_max` caps the flattened rows of a unit (the units' M = G x rows).
 void fia_prefix_plan_units(FiaPlan* P, int64_t rows_max);
 // The work item of unit index / psplits, prefix chunk index % psplits, with its partial state at

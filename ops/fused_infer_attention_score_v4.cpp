@@ -1,11 +1,12 @@
 // FusedInferAttentionScoreV4 phase 2 (docs/ops/fused_infer_attention_score.md) and the C++ API:
 //   1. read-only pre-pass: every block id a batch uses (blockTable[b][0 .. ceil(actKV[b]/blockSize)))
 //      must lie in [0, blockNum) (FIA-13); left padding values read now (other
-//      values than the planned ones: the run uses a plan made for them, FIA-40);
-//      workspace size (FIA-20) — only then the first write
+//      values than the planned ones: the planned work with the windows moved, FIA-40,
+//      ops/fia_left_padding.h); workspace size (FIA-20) — only then the first write
 //   2. padded query rows (non-packed layouts, rows outside [q_start, q_start + actQ[b])): output 0, lse +inf
-//   3. the plan's tasks in parallel, each on its kernel row (kernels/cpu/attn_family.h), once per
-//      KV split; INT8 key / value through the KV antiquant path (ops/fia_antiquant.h)
+//   3. the plan's path (ops/fia_paths.h) runs: its tasks in parallel, each on its kernel row
+//      (kernels/cpu/attn_family.h), once per KV split; INT8 key / value through the KV antiquant
+//      path (ops/fia_antiquant.h)
 //   4. KV splits (flash-decoding): the combine step merges the partials (kernels/cpu/attn_combine.h)
 // Nothing is decided here: the plan (fused_infer_attention_score_v4_plan.cpp) holds every choice.
 #include <algorithm>
@@ -29,6 +30,13 @@
 namespace mlaops {
 namespace {
 
+struct RunCtx;
+
+// A task's (or prefix unit's) items on their attention row: in place, or through the KV antiquant
+// path (b, h: the batch and KV head of the first item; prefix: the items read the shared prefix).
+using TaskFn = void (*)(const RunCtx& c, const kernels::AttnRow& row, bool dequant, int64_t b, int64_t h,
+                        kernels::FlashItem* items, int64_t n, bool prefix, int thread);
+
 struct RunCtx {
   const FiaParams* p;
   const FiaPlan* plan;
@@ -37,6 +45,7 @@ struct RunCtx {
   const float* pq = nullptr;    // [2, N, V_D] post-quant scale / offset (FP16-rounded floats)
   FiaFqScales fq;               // INT8 full quantisation: the scales (ops/fia_full_quant.h)
   WorkspaceArena* ws;
+  TaskFn task = nullptr;        // task_attn, or task_aq for INT8 / INT4 key / value
 };
 
 // The item's rows, KV sources, mask, bias, sink and output pointers.
@@ -142,29 +151,40 @@ kernels::FlashItem item_at(const RunCtx& c, int64_t index, bool* prefix = nullpt
   return it;
 }
 
+void task_attn(const RunCtx& c, const kernels::AttnRow& row, bool /*dequant*/, int64_t /*b*/, int64_t /*h*/,
+               kernels::FlashItem* items, int64_t n, bool /*prefix*/, int thread) {
+  const FiaPlan& P = *c.plan;
+  kernels::attn_run(row, P.panel, P.shape, items, n, c.ws->at<char>(P.off_thread + thread * P.thread_bytes));
+}
+
+// INT8 / INT4 key / value (ops/fia_antiquant.h).
+void task_aq(const RunCtx& c, const kernels::AttnRow& row, bool dequant, int64_t b, int64_t h,
+             kernels::FlashItem* items, int64_t n, bool prefix, int thread) {
+  const FiaPlan& P = *c.plan;
+  const FiaAqRun k{&row, dequant, c.ws->at<char>(P.off_thread + thread * P.thread_bytes),
+                   c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes), prefix};
+  fia_aq_run_task(*c.p, P, c.aq_ch, b, h, items, n, k);
+}
+
 // Task t of the plan for KV split s (index = t * splits + s).
 void run_task(void* ctx, int64_t index, int thread) {
   const RunCtx& c = *static_cast<const RunCtx*>(ctx);
   const FiaPlan& P = *c.plan;
-  if (P.full_quant) {  // one item per task, no KV splits (ops/fia_full_quant.h)
-    fia_fq_run_item(*c.p, P, index, make_item(c, P.items[static_cast<size_t>(index)]), c.fq,
-                    c.ws->at<char>(P.off_thread + thread * P.thread_bytes));
-    return;
-  }
   const FiaPlan::Task& t = P.tasks[static_cast<size_t>(index / P.splits)];
   const int64_t split = index % P.splits;
   kernels::FlashItem items[16];
   bool prefix = false;  // the items of a task share the split's source
   for (int64_t i = 0; i < t.n; ++i) items[i] = item_at(c, (t.first + i) * P.splits + split, &prefix);
-  void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
-  const kernels::AttnRow& row = kernels::attn_family().value(t.row);
-  if (P.aq.on) {  // INT8 key / value (ops/fia_antiquant.h)
-    const FiaPlan::Item& w = P.items[static_cast<size_t>(t.first)];
-    const FiaAqRun k{&row, t.dequant, scratch, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes), prefix};
-    fia_aq_run_task(*c.p, P, c.aq_ch, w.b, w.h, items, t.n, k);
-    return;
-  }
-  kernels::attn_run(row, P.panel, P.shape, items, t.n, scratch);
+  const FiaPlan::Item& w = P.items[static_cast<size_t>(t.first)];
+  c.task(c, kernels::attn_family().value(t.row), t.dequant, w.b, w.h, items, t.n, prefix, thread);
+}
+
+// INT8 full quantisation: item `index` (one per task, no KV splits; ops/fia_full_quant.h).
+void run_fq_item(void* ctx, int64_t index, int thread) {
+  const RunCtx& c = *static_cast<const RunCtx*>(ctx);
+  const FiaPlan& P = *c.plan;
+  fia_fq_run_item(*c.p, P, index, make_item(c, P.items[static_cast<size_t>(index)]), c.fq,
+                  c.ws->at<char>(P.off_thread + thread * P.thread_bytes));
 }
 
 void merge_item(void* ctx, int64_t item, int /*thread*/) {
@@ -204,14 +224,8 @@ void run_pgroup(void* ctx, int64_t index, int thread) {
   }
   const FiaPlan::PUnit& u = P.punits[static_cast<size_t>(index / P.psplits)];
   kernels::FlashItem it = fia_prefix_unit_item(*c.p, P, index, c.ws->at<float>(P.off_ppartial) + index * P.pp_per);
-  void* scratch = c.ws->at<char>(P.off_thread + thread * P.thread_bytes);
-  const kernels::AttnRow& row = kernels::attn_family().value(u.row);
-  if (P.aq.on) {  // channel parameters only: the batch index is not read
-    const FiaAqRun k{&row, u.dequant, scratch, c.ws->at<char>(P.off_aq_thread + thread * P.aq_thread_bytes), true};
-    fia_aq_run_task(*c.p, P, c.aq_ch, 0, u.h, &it, 1, k);
-  } else {
-    kernels::attn_run(row, P.panel, P.shape, &it, 1, scratch);
-  }
+  // KV antiquant: channel parameters only, the batch index is not read
+  c.task(c, kernels::attn_family().value(u.row), u.dequant, 0, u.h, &it, 1, true, thread);
   pgroup_done(c, u.h, thread);
 }
 
@@ -333,36 +347,9 @@ kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvSt
 
 namespace {
 
-// Phase 2 on dense inputs (fia_run has copied the strided ones into the workspace's front).
-Status run_dense(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
-  const float inf = std::numeric_limits<float>::infinity();
-  if (P.empty_kv) {
-    if (P.post_quant)
-      write_empty_post_quant(p, P);
-    else
-      fill_all(p.attention_out, 0.0f, P.fp16);
-    if (P.lse) fill_all(*p.softmax_lse, inf, false);
-    return kSuccess;
-  }
-  // FIA-13: block ids of every block each batch uses (contents may have changed since phase 1).
-  if (P.paged) {
-    const int32_t* bt = p.block_table->ptr<const int32_t>();
-    for (int64_t b = 0; b < P.B; ++b) {
-      const int64_t nblk = ceil_div(P.act_kv[static_cast<size_t>(b)], P.block_size);
-      for (int64_t k = 0; k < nblk; ++k) {
-        const int64_t id = bt[b * P.bt_row_stride + k];
-        MLAOPS_CHECK(id >= 0 && id < P.block_num, kParamInvalid,
-                     "%s: blockTableOptional: FIA-13 blockTable[%lld][%lld] out of range; allowed [0, %lld) (blockNum), "
-                     "got %lld",
-                     op, (long long)b, (long long)k, (long long)P.block_num, (long long)id);
-      }
-    }
-  }
-  // Left padding: the values present now; other values than the planned ones run a plan made for them.
-  std::unique_ptr<FiaPlan> fresh;
-  const FiaPlan* use = &P;
-  MLAOPS_TRY(fia_lp_run_plan(p, P, op, &fresh, &use));
-  if (use != &P) return run_dense(p, *use, workspace, workspace_size, op);
+// The windows placed: the workspace (FIA-20), the post-quant floats, the padded query rows, then
+// the plan's path (ops/fia_paths.h).
+Status run_placed(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
   MLAOPS_CHECK(workspace_size >= static_cast<uint64_t>(P.workspace_bytes), kParamInvalid,
                "%s: workspaceSize: FIA-20 value; allowed >= %lld, got %llu", op, (long long)P.workspace_bytes,
                (unsigned long long)workspace_size);
@@ -405,37 +392,98 @@ Status run_dense(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t
     }
   }
   if (P.items.empty()) return kSuccess;
-  if (P.mq.on) return fia_mlaq_run(p, P, workspace);  // MLA full quant (ops/fia_mla_quant.h)
+  return fia_path(P.path).run(FiaRunArgs{&p, &P, workspace, workspace_size, pq});
+}
 
-  WorkspaceArena ws(workspace, workspace_size);
+// Phase 2 on dense inputs (fia_run has copied the strided ones into the workspace's front).
+Status run_dense(const FiaParams& p, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
+  const float inf = std::numeric_limits<float>::infinity();
+  if (P.empty_kv) {
+    if (P.post_quant)
+      write_empty_post_quant(p, P);
+    else
+      fill_all(p.attention_out, 0.0f, P.fp16);
+    if (P.lse) fill_all(*p.softmax_lse, inf, false);
+    return kSuccess;
+  }
+  // FIA-13: block ids of every block each batch uses (contents may have changed since phase 1).
+  if (P.paged) {
+    const int32_t* bt = p.block_table->ptr<const int32_t>();
+    for (int64_t b = 0; b < P.B; ++b) {
+      const int64_t nblk = ceil_div(P.act_kv[static_cast<size_t>(b)], P.block_size);
+      for (int64_t k = 0; k < nblk; ++k) {
+        const int64_t id = bt[b * P.bt_row_stride + k];
+        MLAOPS_CHECK(id >= 0 && id < P.block_num, kParamInvalid,
+                     "%s: blockTableOptional: FIA-13 blockTable[%lld][%lld] out of range; allowed [0, %lld) (blockNum), "
+                     "got %lld",
+                     op, (long long)b, (long long)k, (long long)P.block_num, (long long)id);
+      }
+    }
+  }
+  // Left padding: the values present now; other values than the planned ones: the planned work
+  // with the windows moved (ops/fia_left_padding.h).
+  std::unique_ptr<FiaPlan> moved;
+  MLAOPS_TRY(fia_lp_run_windows(p, P, op, &moved));
+  return run_placed(p, moved != nullptr ? *moved : P, workspace, workspace_size, op);
+}
+
+// The run of an attention path: the tensors, the per-run floats (KV antiquant channel
+// parameters, sink logits) and the task function of the plan's key / value form.
+RunCtx run_ctx(const FiaRunArgs& a, WorkspaceArena* ws) {
+  const FiaParams& p = *a.p;
+  const FiaPlan& P = *a.plan;
   RunCtx c;
   c.p = &p;
   c.plan = &P;
-  c.ws = &ws;
-  c.pq = pq;
-  if (P.full_quant) c.fq = fia_fq_scales(p);
-  if (P.aq.on) c.aq_ch = fia_aq_channels(p, P.aq, P.KVN, P.QD, P.VD, ws.at<float>(P.off_aq_ch));
+  c.ws = ws;
+  c.pq = a.pq;
+  c.task = P.aq.on ? task_aq : task_attn;
+  if (P.aq.on) c.aq_ch = fia_aq_channels(p, P.aq, P.KVN, P.QD, P.VD, ws->at<float>(P.off_aq_ch));
   if (P.sink) {
-    sink_floats(*p.learnable_sink, P.N, ws.at<float>(P.off_sink));
-    c.sink = ws.at<float>(P.off_sink);
+    sink_floats(*p.learnable_sink, P.N, ws->at<float>(P.off_sink));
+    c.sink = ws->at<float>(P.off_sink);
   }
-  if (P.pgroup) {
-    std::copy(P.pcount.begin(), P.pcount.end(), ws.at<int64_t>(P.off_pcount));
-    const int64_t n = static_cast<int64_t>(P.punits.size()) * P.psplits + static_cast<int64_t>(P.tasks.size()) * P.splits;
-    parallel_items(n, P.threads, run_pgroup, &c);
-    return kSuccess;
-  }
-  if (P.prefix.on && P.splits == 2) {
-    parallel_items(static_cast<int64_t>(P.tasks.size()), P.threads, run_task_prefix, &c);
-    return kSuccess;
-  }
-  parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
-  if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
-  fia_legacy_rows_run(p, P, workspace, pq);  // innerPrecise bit 1 == 0 (ops/fia_inner_precise.h)
-  return kSuccess;
+  return c;
 }
 
 }  // namespace
+
+Status fia_run_attention(const FiaRunArgs& a) {
+  const FiaPlan& P = *a.plan;
+  WorkspaceArena ws(a.workspace, a.workspace_size);
+  RunCtx c = run_ctx(a, &ws);
+  parallel_items(static_cast<int64_t>(P.tasks.size()) * P.splits, P.threads, run_task, &c);
+  if (P.splits > 1) parallel_items(static_cast<int64_t>(P.items.size()), P.threads, merge_item, &c);
+  fia_legacy_rows_run(*a.p, P, a.workspace, a.pq);  // innerPrecise bit 1 == 0 (ops/fia_inner_precise.h)
+  return kSuccess;
+}
+
+Status fia_run_prefix_pair(const FiaRunArgs& a) {
+  const FiaPlan& P = *a.plan;
+  WorkspaceArena ws(a.workspace, a.workspace_size);
+  RunCtx c = run_ctx(a, &ws);
+  parallel_items(static_cast<int64_t>(P.tasks.size()), P.threads, run_task_prefix, &c);
+  return kSuccess;
+}
+
+Status fia_run_prefix_group(const FiaRunArgs& a) {
+  const FiaPlan& P = *a.plan;
+  WorkspaceArena ws(a.workspace, a.workspace_size);
+  RunCtx c = run_ctx(a, &ws);
+  std::copy(P.pcount.begin(), P.pcount.end(), ws.at<int64_t>(P.off_pcount));
+  const int64_t n = static_cast<int64_t>(P.punits.size()) * P.psplits + static_cast<int64_t>(P.tasks.size()) * P.splits;
+  parallel_items(n, P.threads, run_pgroup, &c);
+  return kSuccess;
+}
+
+Status fia_run_full_quant(const FiaRunArgs& a) {
+  const FiaPlan& P = *a.plan;
+  WorkspaceArena ws(a.workspace, a.workspace_size);
+  RunCtx c = run_ctx(a, &ws);
+  c.fq = fia_fq_scales(*a.p);
+  parallel_items(static_cast<int64_t>(P.items.size()), P.threads, run_fq_item, &c);
+  return kSuccess;
+}
 
 Status fia_run(const FiaParams& caller, const FiaPlan& P, void* workspace, uint64_t workspace_size, const char* op) {
   if (P.noop) return kSuccess;

@@ -2,6 +2,7 @@
 //   fused_infer_attention_score_v4_check.cpp  the rules (phase 1) -> FiaCall, the validated facts
 //   fused_infer_attention_score_v4_plan.cpp   FiaCall -> FiaPlan: work items, tasks, kernels, workspace
 //   fused_infer_attention_score_v4.cpp        run (phase 2): bind tensors, pre-pass, run the plan
+//   fia_paths.*                               the execution paths, one ordered table (plan and run per path)
 //   fia_antiquant.*                           the INT8 key / value feature (rules and its run)
 //   fia_inner_precise.*                       innerPrecise: its rules, the FP16 emulation switch, legacy rows
 //   fia_inputs.cpp                            the inputs read as logical views / once; the workspace rule
@@ -23,6 +24,7 @@
 #include "ops/fia_inner_precise.h"
 #include "ops/fia_left_padding.h"
 #include "ops/fia_mla_quant.h"
+#include "ops/fia_paths.h"
 #include "ops/fia_prefix.h"
 #include "ops/fia_tensor_list.h"
 #include "ops/fia_tree_mask.h"
@@ -107,6 +109,8 @@ struct FiaCall {
 };
 
 struct FiaPlan : FiaCall {
+  int path = 0;            // the row of the FIA path table that plans and runs it (ops/fia_paths.h;
+                           // none for an empty query / key / value)
   Isa isa = Isa::kScalar;  // the level the kernels were chosen for
   int threads = 1;
   int64_t R = 1;           // query rows per work item

@@ -1,5 +1,8 @@
 // FusedInferAttentionScoreV4 phase 1, the plan: from the validated call (FiaCall) everything
 // phase 2 does, decided once for the active ISA level and thread count:
+//   * the path: the first row of the FIA path table (ops/fia_paths.h) that runs the call, which
+//     plans the rest (MLA full quant: ops/fia_mla_quant.h; INT8 full quant: ops/fia_full_quant.h;
+//     the attention paths: fia_attn_plan below);
 //   * work items (batch, KV head, block of R query rows) and KV splits (flash-decoding) when
 //     there are fewer items than threads;
 //   * the kernel of each kind of item: the first row of the attention family
@@ -21,6 +24,7 @@
 #include "kernels/cpu/flash_quant.h"
 #include "mlaops/runtime.h"
 #include "ops/fia_full_quant.h"
+#include "ops/fia_paths.h"
 #include "ops/fused_infer_attention_score_v4.h"
 
 namespace mlaops {
@@ -127,17 +131,39 @@ Status plan_call(const FiaCall& call, const char* op, FiaPlan* plan) {
   P.isa = active_isa();
   P.threads = std::max(1, num_threads());
   if (P.noop || P.empty_kv) return kSuccess;
-  if (P.mq.on) return fia_mlaq_plan(&P, op);  // MLA full quant (ops/fia_mla_quant.h)
-  if (P.full_quant) return fia_fq_plan(&P, op);  // INT8 full quantisation (ops/fia_full_quant.h)
+  P.path = fia_path_choose(P, P.threads, nullptr);  // the first path that runs the call (ops/fia_paths.h)
+  return fia_path(P.path).plan(&P, op);
+}
+
+}  // namespace
+
+FiaAttnSizes fia_attn_sizes(const FiaCall& c, int threads, bool pgroup) {
+  FiaAttnSizes z;
+  const int64_t max_q = std::max<int64_t>(1, *std::max_element(c.act_q.begin(), c.act_q.end()));
+  z.R = std::max<int64_t>(1, std::min<int64_t>(max_q, 128 / std::min<int64_t>(c.G, 128)));
+  z.tile = c.ip.fp16_softmax ? kernels::kFp16SoftmaxBlock : 64;  // FP16 emulation: its 128-position blocks
+  for (int64_t b = 0; b < c.B; ++b) z.n_items += c.KVN * ceil_div(c.act_q[static_cast<size_t>(b)], z.R);
+  // Left padding: a decode batch whose KV window starts before 0 has no own position; the lengths
+  // before the windows bound every padding value's (ops/fia_left_padding.h).
+  const std::vector<int64_t>& kv = c.lp.kv ? c.lp.act_kv_in : c.act_kv;
+  const int64_t own_max_kv = c.B == 0 ? 0 : *std::max_element(kv.begin(), kv.end());
+  z.max_kv = c.B == 0 ? 0 : own_max_kv + c.prefix.len;
+  z.split_kv = pgroup ? own_max_kv : z.max_kv;  // the prefix work range splits the prefix itself
+  if (z.n_items > 0 && z.n_items < threads && !c.ip.fp16_softmax)  // the FP16 emulation runs items whole
+    z.splits = std::max<int64_t>(1, std::min<int64_t>((threads + z.n_items - 1) / z.n_items, z.split_kv / (2 * z.tile)));
+  return z;
+}
+
+Status fia_attn_plan(FiaPlan* plan, const char* op) {
+  FiaPlan& P = *plan;
   const int64_t B = P.B, KVN = P.KVN;
-  const int64_t max_q = std::max<int64_t>(1, *std::max_element(P.act_q.begin(), P.act_q.end()));
-  const int64_t max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end()) + P.prefix.len;
-  P.R = std::max<int64_t>(1, std::min<int64_t>(max_q, 128 / std::min<int64_t>(P.G, 128)));
-  P.tile = P.ip.fp16_softmax ? kernels::kFp16SoftmaxBlock : 64;  // FP16 emulation: its 128-position blocks
-  // Shared prefix: its own work range when the call qualifies (ops/fia_prefix.h): units of up to
+  const FiaAttnSizes z = fia_attn_sizes(P, P.threads, P.pgroup);
+  const int64_t max_kv = z.max_kv;
+  P.R = z.R;
+  P.tile = z.tile;
+  // Shared prefix as its own work range (the prefix_group path, ops/fia_prefix.h): units of up to
   // 128 / G flattened query rows of every batch read the prefix once per KV head.
-  if (P.prefix.on) fia_prefix_plan_units(&P, std::max<int64_t>(1, 128 / std::min<int64_t>(P.G, 128)));
-  const int64_t own_max_kv = B == 0 ? 0 : *std::max_element(P.act_kv.begin(), P.act_kv.end());
+  if (P.pgroup) fia_prefix_plan_units(&P, std::max<int64_t>(1, 128 / std::min<int64_t>(P.G, 128)));
   // Lane path (BF16, >= 16 query rows per item) over a cache whose key rows of one head lie far
   // apart (many heads per slot) with contiguous channels: KV is read through a dense copy of 512
   // positions per chunk (kernels/cpu/flash_attn.h), which costs 512 x (QD + DR + VD) x 2 bytes of
@@ -164,10 +190,7 @@ Status plan_call(const FiaCall& call, const char* op, FiaPlan* plan) {
     }
   }
   const int64_t n_items = static_cast<int64_t>(P.items.size());
-  P.splits = 1;
-  const int64_t split_kv = P.pgroup ? own_max_kv : max_kv;  // the prefix work range splits the prefix itself
-  if (n_items > 0 && n_items < P.threads && !P.ip.fp16_softmax)  // the FP16 emulation runs items whole
-    P.splits = std::max<int64_t>(1, std::min<int64_t>((P.threads + n_items - 1) / n_items, split_kv / (2 * P.tile)));
+  P.splits = z.splits;
   if (P.prefix.on && !P.pgroup) P.splits *= 2;  // shared prefix: prefix splits, then own splits (ops/fia_prefix.h)
   P.psplits = 1;
   const int64_t n_units = static_cast<int64_t>(P.punits.size());
@@ -355,11 +378,16 @@ Status plan_call(const FiaCall& call, const char* op, FiaPlan* plan) {
   return kSuccess;
 }
 
+namespace {
+
 std::string explain_call(const FiaPlan& P) {
   std::string s;
   if (P.noop) return "empty query or output: nothing to do\n";
   if (P.empty_kv) return "empty key / value: output 0, lse +inf\n";
-  if (P.mq.on) return fia_mlaq_explain(P);
+  std::string refused;
+  fia_path_choose(P, P.threads, &refused);
+  s += std::string("path: ") + fia_path(P.path).name + (refused.empty() ? "" : " (skipped " + refused + ")") + "\n";
+  if (P.mq.on) return s + fia_mlaq_explain(P);
   s += fmt("shape: B %lld, N %lld, KV_N %lld (G %lld), ", (long long)P.B, (long long)P.N, (long long)P.KVN,
            (long long)P.G) +
        fmt("Q_S %lld, D %lld + rope %lld, V_D %lld, ", (long long)P.QS, (long long)P.QD, (long long)P.DR,

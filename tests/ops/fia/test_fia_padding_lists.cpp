@@ -383,8 +383,9 @@ TEST(FiaLeftPaddingErrors, FIA40_RunTimeValueOutOfBounds) {
 
 // The padding values are device data a program fills after planning: a plan made with one value
 // and run with another gives bitwise the output of a plan made with the other value (prefill: the
-// windows move; decode: a batch's KV window leaves or enters the tensor, which changes the work
-// items), under every ISA level and 1 / 2 threads.
+// windows move; decode: a batch's KV window leaves or enters the tensor, which changes its KV
+// length; the run moves the planned windows, ops/fia_left_padding.h, and plans nothing again),
+// under every ISA level and 1 / 2 / 8 threads, in the workspace planned.
 TEST(FiaLeftPadding, RunTimeValuesReplanBitwise) {
   struct Change {
     PadCase run;                 // the case with the values present at run time (its data)
@@ -395,6 +396,8 @@ TEST(FiaLeftPadding, RunTimeValuesReplanBitwise) {
       {pad_case(fia_case("prefill back", FP, 2, 4, 2, 6, 20, 16, "BNSD"), {3, 5}, {11, 17}, 0, 0), 1, 2},
       {pad_case(fia_case("decode leaves", BF, 2, 8, 2, 1, 300, 64, "BSH"), {}, {250, 19}, 0, 60), 0, 0},
       {pad_case(fia_case("decode enters", FP, 2, 8, 2, 1, 300, 64, "BNSD"), {}, {250, 19}, 0, 0), 0, 60},
+      // 8 threads: the KV splits the longest window asks for (a plan made for it) fit the planned workspace
+      {pad_case(fia_case("decode enters long", BF, 2, 8, 2, 1, 1100, 64, "BNSD"), {}, {1000, 19}, 0, 0), 0, 200},
   };
   for (const Change& ch : changes) {
     SCOPED_TRACE(ch.run.c.name);
@@ -404,7 +407,7 @@ TEST(FiaLeftPadding, RunTimeValuesReplanBitwise) {
     planned.kv_pad = ch.plan_kv;
     for (const FiaKernelConfig& k : fia_kernel_configs()) {
       if (!set_isa(k.isa) || !set_kernel_override(k.override_rows)) continue;
-      for (int t : {1, 2}) {
+      for (int t : {1, 2, 8}) {
         set_num_threads(t);
         auto fresh = pad_run(ch.run, *d, d->cfg);  // planned with the run-time values
         auto late = pad_run(planned, *d, d->cfg);  // planned with the earlier values
