@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "kernels/cpu/attn_combine.h"
 #include "kernels/cpu/attn_family.h"
+#include "kernels/cpu/attn_variant.h"
 #include "kernels/cpu/dequant_kv.h"
 #include "mlaops/numeric.h"
 #include "ops/check_util.h"
@@ -669,12 +670,9 @@ void fia_aq_run_task(const FiaParams& p, const FiaPlan& P, const FiaAqChannels& 
       it.v.base = vbuf + i * VDs;
       it.v.slot_stride = n * VDs;
       it.v.c0 = VDs;
-      it.kv_begin = 0;  // positions relative to the chunk: the rule and the mask move with them
+      it.kv_begin = 0;  // positions relative to the chunk: the rule, the mask and the bias move with them
       it.kv_end = len;
-      it.lo_delta = items[i].lo_delta - t0;  // |deltas| <= 2^62: no overflow
-      it.hi_delta = items[i].hi_delta - t0;
-      it.mask_j0 = items[i].mask_j0 - t0;
-      if (it.bias != nullptr) it.bias += t0;
+      kernels::attn_shift_columns(&it, t0);
       it.partial_o = part + i * per_part;
       it.partial_m = it.partial_o + M * VDs;
       it.partial_l = it.partial_m + M;

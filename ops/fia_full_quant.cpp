@@ -1,16 +1,15 @@
 // FusedInferAttentionScoreV4 INT8 full quantisation (fia_full_quant.h): rules FIA-30..32, the
-// plan and the run of one work item over the flash_quant kernels (kernels/cpu/flash_quant.h).
+// plan, and one work item's operands handed to the kernel's online softmax
+// (kernels/cpu/flash_full_quant.h over the flash_quant rows).
 #include "ops/fia_full_quant.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <limits>
 
 #include "core/checked_math.h"
 #include "core/error.h"
 #include "core/workspace.h"
-#include "kernels/cpu/attn_combine.h"
+#include "kernels/cpu/flash_full_quant.h"
 #include "kernels/cpu/flash_quant.h"
 #include "mlaops/numeric.h"
 #include "ops/check_util.h"
@@ -22,40 +21,11 @@ namespace {
 
 constexpr DType I8 = DType::kInt8;
 constexpr int64_t kRowsPerItem = 256;  // query rows x heads of one work item (at least G)
-constexpr int64_t kSubRows = 32;       // rows whose chunk scores are held at once
 
 struct Scale {
   const TensorView* t;
   const char* name;
 };
-
-// Per-thread scratch of an item of M rows (64-byte aligned parts).
-struct Scratch {
-  int64_t q8 = 0, kp = 0, vp = 0, s = 0, p = 0, acc = 0, psum = 0, alpha = 0, o = 0, mx = 0, l = 0, total = 0;
-};
-Scratch scratch_layout(int64_t M, int64_t D, int64_t VD) {
-  Scratch s;
-  int64_t at = 0;
-  auto take = [&](int64_t bytes) {
-    const int64_t off = at;
-    at += round_up(bytes, kWorkspaceAlign);
-    return off;
-  };
-  const int64_t mb = std::min(M, kSubRows);
-  s.q8 = take(M * D);
-  s.kp = take(kernels::kFqChunk * D);
-  s.vp = take(kernels::kFqChunk * VD);
-  s.s = take(mb * kernels::kFqChunk * 4);
-  s.p = take(mb * kernels::kFqChunk);
-  s.acc = take(mb * VD * 4);
-  s.psum = take(mb * 4);
-  s.alpha = take(mb * 4);
-  s.o = take(M * VD * 4);
-  s.mx = take(M * 4);
-  s.l = take(M * 4);
-  s.total = at;
-  return s;
-}
 
 }  // namespace
 
@@ -170,7 +140,7 @@ Status fia_fq_plan(FiaPlan* plan, const char* op) {
                "%s: query: FIA-17 workspace overflows int64 (INT8 full quantisation scratch bound); allowed G x rows "
                "<= 2^40, D and V_D <= 2^20, got G %lld x rows %lld, D %lld, V_D %lld",
                op, (long long)P.G, (long long)P.R, (long long)P.QD, (long long)P.VD);
-  P.thread_bytes = round_up(scratch_layout(M, P.QD, P.VD).total, kWorkspaceAlign);
+  P.thread_bytes = kernels::flash_full_quant_scratch(M, P.QD, P.VD);
   WorkspaceLayout l(op, "FIA-17 workspace overflows int64 (the sum of its parts)");
   int64_t threads_total = 0;
   MLAOPS_CHECK(mul_ok(P.thread_bytes, P.threads, &threads_total), kParamInvalid,
@@ -185,100 +155,23 @@ Status fia_fq_plan(FiaPlan* plan, const char* op) {
 
 void fia_fq_run_item(const FiaParams& p, const FiaPlan& P, int64_t index, const kernels::FlashItem& it,
                      const FiaFqScales& sc, void* scratch) {
-  const kernels::FlashQuantKernels& fk = *kernels::flash_quant_family().value(P.fq_row);
   const FiaPlan::Item& w = P.items[static_cast<size_t>(index)];
   const size_t b = static_cast<size_t>(w.b);
-  const int64_t G = P.G, R = w.rows, M = G * R, D = P.QD, VD = P.VD;
-  const Scratch L = scratch_layout(G * P.R, D, VD);
-  char* base = static_cast<char*>(scratch);
-  int8_t* q8 = reinterpret_cast<int8_t*>(base + L.q8);
-  uint8_t* kp = reinterpret_cast<uint8_t*>(base + L.kp);
-  uint8_t* vp = reinterpret_cast<uint8_t*>(base + L.vp);
-  float* s = reinterpret_cast<float*>(base + L.s);
-  int8_t* pq = reinterpret_cast<int8_t*>(base + L.p);
-  int32_t* acc = reinterpret_cast<int32_t*>(base + L.acc);
-  int32_t* psum = reinterpret_cast<int32_t*>(base + L.psum);
-  float* alpha = reinterpret_cast<float*>(base + L.alpha);
-  float* o = reinterpret_cast<float*>(base + L.o);
-  float* mx = reinterpret_cast<float*>(base + L.mx);
-  float* l = reinterpret_cast<float*>(base + L.l);
-  constexpr int64_t C = kernels::kFqChunk;
-
-  // Query rows (g, r) -> row m = g * R + r, dense.
-  const int64_t s0 = P.q_start[b] + w.r0, n0 = w.h * G;
-  const int8_t* qb = p.query.ptr<const int8_t>() + w.b * P.q.b + n0 * P.q.n + s0 * P.q.s;
-  for (int64_t g = 0; g < G; ++g)
-    for (int64_t r = 0; r < R; ++r) std::memcpy(q8 + (g * R + r) * D, qb + g * P.q.n + r * P.q.s, static_cast<size_t>(D));
+  kernels::FullQuantArgs a;
+  const int64_t s0 = P.q_start[b] + w.r0, n0 = w.h * P.G;
+  a.q = p.query.ptr<const int8_t>() + w.b * P.q.b + n0 * P.q.n + s0 * P.q.s;
+  a.q_n_stride = P.q.n;
+  a.q_s_stride = P.q.s;
   int64_t koff = 0, voff = 0;
-  const kernels::FlashKv kr = fia_kv_rows(p, P, P.k, w.b, w.h, &koff);
-  const kernels::FlashKv vr = fia_kv_rows(p, P, P.v, w.b, w.h, &voff);
-  const int8_t* kb = p.key[0].ptr<const int8_t>() + koff;
-  const int8_t* vb = p.value[0].ptr<const int8_t>() + voff;
-  std::fill(o, o + M * VD, 0.0f);
-  std::fill(mx, mx + M, -std::numeric_limits<float>::infinity());
-  std::fill(l, l + M, 0.0f);
-
-  const int64_t kv = P.act_kv[b];
-  const int64_t i_first = w.r0, i_last = w.r0 + R - 1;  // batch-relative query rows of the item
-  for (int64_t c0 = 0; c0 < kv; c0 += C) {
-    const int64_t n = std::min(C, kv - c0);
-    // The rule's band [i + lo, i + hi] of every row misses this chunk: nothing to do.
-    if (i_last + it.hi_delta < c0 || i_first + it.lo_delta > c0 + n - 1) continue;
-    fk.pack_k(kb + c0 * kr.slot_stride, kr.slot_stride, n, D, kp);
-    fk.pack_v(vb + c0 * vr.slot_stride, vr.slot_stride, n, VD, vp);
-    for (int64_t mb0 = 0; mb0 < M; mb0 += kSubRows) {
-      const int64_t mb = std::min(kSubRows, M - mb0);
-      // Positions past the band's upper edge of every row of the block are skipped.
-      int64_t r_max = 0;
-      for (int64_t mm = 0; mm < mb; ++mm) r_max = std::max(r_max, (mb0 + mm) % R);
-      const int64_t upto = std::min<int64_t>(n, std::max<int64_t>(0, w.r0 + r_max + it.hi_delta - c0 + 1));
-      if (upto == 0) continue;
-      const int64_t n16 = kernels::fq_pad(upto, 16), n4 = kernels::fq_pad(upto, 4);
-      fk.scores(q8 + mb0 * D, D, mb, kp, n16, D, sc.deq1, sc.scale_h, s, C);
-      for (int64_t mm = 0; mm < mb; ++mm) {
-        const int64_t m = mb0 + mm, g = m / R, i = w.r0 + m % R;
-        float* sr = s + mm * C;
-        if (it.bias != nullptr) {
-          const uint16_t* bp = it.bias + g * it.bias_n_stride + i * it.bias_i_stride + c0;
-          for (int64_t j = 0; j < upto; ++j) sr[j] += fp16_to_float(bp[j]);
-        }
-        // Band [i + lo, i + hi] relative to the chunk, then the explicit mask.
-        const int64_t jlo = std::max<int64_t>(0, std::min<int64_t>(upto, i + it.lo_delta - c0));
-        const int64_t jhi = std::max<int64_t>(0, std::min<int64_t>(upto, i + it.hi_delta - c0 + 1));
-        const float ninf = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < jlo; ++j) sr[j] = ninf;
-        for (int64_t j = std::max(jhi, jlo); j < upto; ++j) sr[j] = ninf;
-        if (it.mask != nullptr) {
-          const uint8_t* mr = it.mask + i * it.mask_i_stride;
-          for (int64_t j = jlo; j < jhi; ++j)
-            if (mr[(c0 + j) * it.mask_j_stride] != 0) sr[j] = ninf;
-        }
-        const float m_old = mx[m];
-        float esum = 0.0f;
-        int8_t* pr = pq + mm * C;
-        fk.row_quant(sr, upto, sc.qs1_h, &mx[m], pr, &esum, &psum[mm]);
-        std::memset(pr + upto, 0, static_cast<size_t>(n4 - upto));
-        if (mx[m] == ninf && l[m] == 0.0f) {  // a valid position whose score is -inf (pseShift): the
-          for (int64_t j = jlo; j < jhi; ++j)  // all -inf state of kernels/cpu/attn_combine.h
-            if (it.mask == nullptr || it.mask[i * it.mask_i_stride + (c0 + j) * it.mask_j_stride] == 0) {
-              l[m] = kernels::kAllNegInfL;
-              break;
-            }
-        }
-        const float a = mx[m] == m_old ? 1.0f : (m_old == ninf ? 0.0f : std::exp(m_old - mx[m]));
-        alpha[mm] = a;
-        l[m] = l[m] * a + esum;
-      }
-      fk.pv(pq, C, psum, mb, vp, n4, VD, acc, VD);
-      for (int64_t mm = 0; mm < mb; ++mm) {
-        float* orow = o + (mb0 + mm) * VD;
-        const int32_t* arow = acc + mm * VD;
-        const float a = alpha[mm];
-        for (int64_t d = 0; d < VD; ++d) orow[d] = orow[d] * a + static_cast<float>(arow[d]) * sc.deq2;
-      }
-    }
-  }
-  kernels::attn_finish(it, o, VD, mx, l);
+  a.k_stride = fia_kv_rows(p, P, P.k, w.b, w.h, &koff).slot_stride;
+  a.v_stride = fia_kv_rows(p, P, P.v, w.b, w.h, &voff).slot_stride;
+  a.k = p.key[0].ptr<const int8_t>() + koff;
+  a.v = p.value[0].ptr<const int8_t>() + voff;
+  a.deq1 = sc.deq1;
+  a.deq2 = sc.deq2;
+  a.qs1_h = sc.qs1_h;
+  a.scale_h = sc.scale_h;
+  kernels::flash_full_quant_item(*kernels::flash_quant_family().value(P.fq_row), a, it, P.G * P.R, scratch);
 }
 
 }  // namespace mlaops

@@ -1,13 +1,9 @@
 // FusedInferAttentionScoreV4 INT8 full quantisation (GQA / MHA prefill; docs/ops/fused_infer_attention_score.md
 // "Full quantisation (INT8 query)"): INT8 query / key / value with the per-tensor scales
-// deqScale1, quantScale1, deqScale2, output FP16 or INT8 (post-quant, FIA-26). Per query row and
-// KV chunk of kernels::kFqChunk positions, with the running max m over the chunks so far:
-//   s  = fp16(fp16(clamp(fp32(int32(q.k) * deq1), +-65504)) * fp16(scaleValue))  (+ pse in fp32)
-//   e  = exp(s - m);  P = clamp(rint(fp16(fp16(e) * fp16(quantScale1))), -128, 127)
-//   o  = o * exp(m_old - m) + fp32(int32(P.v) * deq2);  l = l * exp(m_old - m) + sum e
-//   out = o / l, lse = m + log(l)
-// deq1 / deq2 are the 19-bit values (low 13 mantissa bits of the float32 pattern cleared;
-// UINT64: the float32 pattern in the low 32 bits). Masked positions are left out.
+// deqScale1, quantScale1, deqScale2, output FP16 or INT8 (post-quant, FIA-26). The online softmax
+// over KV chunks (its formulas) is the kernel's, kernels/cpu/flash_full_quant.h; deq1 / deq2 are
+// the 19-bit values (low 13 mantissa bits of the float32 pattern cleared; UINT64: the float32
+// pattern in the low 32 bits).
 // The rules (FIA-30..32) live here; the operator's check / plan / run call these functions.
 #pragma once
 

@@ -340,8 +340,9 @@ void run_task(void* vctx, int64_t task, int thread) {
       std::memcpy(qr + m * DR, qrb + w.b * P.qr.b + n * P.qr.n + s * P.qr.s, static_cast<size_t>(DR * 2));
       const double f = p.scale_value * dq[w.b * P.mq.dq_b + n * P.mq.dq_n + s * P.mq.dq_s] * c.k_scale;
       fac[m] = static_cast<float>(f);
-      jlo[m] = std::max<int64_t>(0, i + lo);
-      jhi[m] = std::min<int64_t>(s2, i + hi + 1);
+      const kernels::AttnSpan band = kernels::attn_band(i, lo, hi, 0, s2);
+      jlo[m] = band.begin;
+      jhi[m] = band.end;
     }
   }
   kernels::MlaqArgs a;
@@ -355,10 +356,10 @@ void run_task(void* vctx, int64_t task, int thread) {
   a.jhi = jhi;
   if (P.tree) {  // rows m = g * s1 + i read tree row i
     int64_t off;
-    fia_tree_rows(P, w.b, &off, &a.mask_i, &a.mask_j0);
-    a.mask = p.atten_mask->ptr<const uint8_t>() + off;
+    fia_tree_rows(P, w.b, &off, &a.mask.i_stride, &a.mask.j0);
+    a.mask.base = p.atten_mask->ptr<const uint8_t>() + off;
+    a.mask.j_stride = P.mask_j;
     a.mask_rows = std::max<int64_t>(s1, 1);
-    a.mask_j = P.mask_j;
   }
   const int64_t chunk = round_up(ceil_div(std::max<int64_t>(s2, 1), P.splits), kernels::kFlashMlaqBlock);
   a.p0 = std::min(s2, split * chunk);

@@ -5,7 +5,7 @@
 // attenMask holds the trees: (B, Q_S, Q_S) for BSH / BSND / BNSD (batch b's block tree[b][i][t],
 // i, t < actQ[b]); 1-D of length sum_b actQ[b]^2 for TND / NTD (the per-batch actQ[b] x actQ[b]
 // blocks concatenated, row-major). The kernels read it as an explicit mask covering the last S1
-// columns (kernels/cpu/attn_item.h FlashItem::mask_j0; the MLA full quant rows: MlaqArgs::mask).
+// columns (kernels/cpu/attn_variant.h AttnMask::j0; the MLA full quant rows: MlaqArgs::mask).
 #pragma once
 
 #include <cstdint>

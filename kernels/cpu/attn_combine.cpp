@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kernels/cpu/attn_fp16_softmax.h"
+#include "kernels/cpu/attn_variant.h"
 #include "mlaops/numeric.h"
 
 namespace mlaops::kernels {
@@ -51,7 +52,7 @@ void finish_row(const FlashItem& it, int64_t g, int64_t r, const float* o, float
   }
   float scale = 1.0f;  // applied to o
   if (it.sink != nullptr) {
-    const float t = it.sink[g], mx = std::max(m, t), a = std::exp(m - mx);
+    const float t = attn_sink(it, g), mx = std::max(m, t), a = std::exp(m - mx);
     l = l * a + std::exp(t - mx);
     scale = a;
     m = mx;

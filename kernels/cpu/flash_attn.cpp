@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/attn_combine.h"
 #include "kernels/cpu/attn_fp16_softmax.h"
+#include "kernels/cpu/attn_variant.h"
 #include "kernels/cpu/flash_attn_lanes.h"
 #include "mlaops/numeric.h"
 
@@ -117,16 +118,6 @@ struct Fp16Elem {
 struct Fp16RawElem : Bf16Elem {
   static constexpr bool kF16Gemm = true;
   static float value(uint16_t b) { return fp16_to_float(b); }
-};
-
-// Mask policies: the rule's band [i + lo, i + hi] alone, or with the explicit mask on top.
-struct RuleMask {
-  static bool masked(const FlashItem&, int64_t, int64_t) { return false; }
-};
-struct ExplicitMask {
-  static bool masked(const FlashItem& it, int64_t i, int64_t j) {
-    return j >= it.mask_j0 && it.mask[i * it.mask_i_stride + (j - it.mask_j0) * it.mask_j_stride] != 0;
-  }
 };
 
 inline void prefetch_row(const FlashKv& kv, const uint16_t* row, int64_t D) {
@@ -292,31 +283,13 @@ void pack_keys(const FlashItem& it, int64_t j0, int64_t nb, int64_t nbc, int64_t
   }
 }
 
-// Valid bits of the R rows for positions [j0, j0 + nb) into MT [R, tile]; false when none.
-template <class Mask>
-bool mask_tile(const FlashItem& it, int64_t j0, int64_t nb, int64_t tile, uint8_t* MT) {
-  bool any = false;
-  for (int64_t r = 0; r < it.R; ++r) {
-    uint8_t* mt = MT + r * tile;
-    const int64_t i = it.row0 + r;
-    const int64_t a = std::max<int64_t>(i + it.lo_delta - j0, 0), b = std::min<int64_t>(i + it.hi_delta - j0, nb - 1);
-    std::memset(mt, 0, static_cast<size_t>(nb));
-    if (a > b) continue;
-    std::memset(mt + a, 1, static_cast<size_t>(b - a + 1));
-    for (int64_t c = a; c <= b; ++c)
-      if (Mask::masked(it, i, j0 + c)) mt[c] = 0;
-    for (int64_t c = a; c <= b && !any; ++c) any = mt[c] != 0;
-  }
-  return any;
-}
-
 // S[m][c] = scale * S[m][c] + bias of row m at position j0 + c (the scale is then 1).
 template <class E>
 void add_bias(const FlashItem& it, int64_t j0, int64_t nb, float* S, int64_t lds) {
   for (int64_t m = 0; m < it.G * it.R; ++m) {
-    const uint16_t* b = it.bias + (m / it.R) * it.bias_n_stride + (it.row0 + m % it.R) * it.bias_i_stride + j0;
+    const uint16_t* b = attn_bias_row(it, m / it.R, it.row0 + m % it.R) + j0;
     float* s = S + m * lds;
-    for (int64_t c = 0; c < nb; ++c) s[c] = s[c] * it.scale + E::value(b[c]);
+    for (int64_t c = 0; c < nb; ++c) s[c] = attn_biased(it, s[c], E::value(b[c]));
   }
 }
 
@@ -382,7 +355,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
     const int64_t nb = std::min(tile, it.kv_end - j0);
     const int64_t nbc = ru(nb, 16);
     // 1. mask tile
-    if (!mask_tile<Mask>(it, j0, nb, tile, MT)) continue;
+    if (!attn_tile_valid<Mask>(it, j0, nb, tile, MT)) continue;
     // Prefetch the next block's K / V rows (the gathers below are the DRAM-bound part of decode).
     for (int64_t c = 0, nn = std::min(tile, it.kv_end - j0 - nb); c < nn; ++c) {
       prefetch_row(it.k, kv_row(it.k, j0 + nb + c), QD);
@@ -490,11 +463,11 @@ template <class E>
 void panel_for_element(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
   const bool mask = it.mask != nullptr, bias = it.bias != nullptr;
   if (mask) {
-    if (bias) panel_item<E, ExplicitMask, true>(it, shape, kern, scratch);
-    else panel_item<E, ExplicitMask, false>(it, shape, kern, scratch);
+    if (bias) panel_item<E, AttnExplicitMask, true>(it, shape, kern, scratch);
+    else panel_item<E, AttnExplicitMask, false>(it, shape, kern, scratch);
   } else {
-    if (bias) panel_item<E, RuleMask, true>(it, shape, kern, scratch);
-    else panel_item<E, RuleMask, false>(it, shape, kern, scratch);
+    if (bias) panel_item<E, AttnBandOnly, true>(it, shape, kern, scratch);
+    else panel_item<E, AttnBandOnly, false>(it, shape, kern, scratch);
   }
 }
 

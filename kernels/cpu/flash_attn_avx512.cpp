@@ -25,6 +25,7 @@
 #include <limits>
 
 #include "kernels/cpu/attn_combine.h"
+#include "kernels/cpu/attn_variant.h"
 #include "kernels/cpu/flash_attn_lanes.h"
 #include "kernels/cpu/flash_attn_tiles_avx512.h"
 #include "kernels/cpu/simd_avx512.h"
@@ -149,25 +150,26 @@ struct TileRows {
 TileRows tile_rows(const FlashItem& it, int64_t j0, int64_t nb, uint64_t* bits) {
   TileRows t;
   const uint64_t full0 = range_word(0, nb - 1, 0), full1 = range_word(0, nb - 1, 64);
+  const AttnMask mask = attn_mask(it);
   for (int64_t r = 0; r < it.R; ++r) {
     const int64_t i = it.row0 + r;
-    const int64_t a = std::max<int64_t>(i + it.lo_delta - j0, 0), b = std::min<int64_t>(i + it.hi_delta - j0, nb - 1);
-    uint64_t w[2] = {range_word(a, b, 0), range_word(a, b, 64)};
-    if (it.mask != nullptr && (w[0] | w[1]) != 0) {
+    const AttnSpan band = attn_band(it, i, j0, nb);
+    uint64_t w[2] = {range_word(band.begin, band.end - 1, 0), range_word(band.begin, band.end - 1, 64)};
+    if (mask.on() && (w[0] | w[1]) != 0) {
       for (int64_t h = 0; h < 2; ++h) {
-        // the positions of word h the mask covers (j >= mask_j0) start at bit c0
-        const int64_t c0 = std::max<int64_t>(it.mask_j0 - j0 - 64 * h, 0);
+        // the positions of word h the mask covers (j >= its first column) start at bit c0
+        const int64_t c0 = std::max<int64_t>(mask.j0 - j0 - 64 * h, 0);
         if (c0 >= 64) continue;
         const uint64_t cov = w[h] >> c0;
         if (cov == 0) continue;
-        const uint8_t* mrow = it.mask + i * it.mask_i_stride + (j0 + 64 * h + c0 - it.mask_j0) * it.mask_j_stride;
+        const uint8_t* mrow = mask.at(i, j0 + 64 * h + c0);
         uint64_t ok = cov;
-        if (it.mask_j_stride == 1) {
+        if (mask.j_stride == 1) {
           const __m512i x = _mm512_maskz_loadu_epi8(cov, mrow);  // only the in-range bytes
           ok &= _mm512_testn_epi8_mask(x, x);
         } else {
           for (int64_t c = 0; c < 64 - c0; ++c)
-            if ((cov >> c & 1) && mrow[c * it.mask_j_stride] != 0) ok &= ~(uint64_t{1} << c);
+            if ((cov >> c & 1) && mrow[c * mask.j_stride] != 0) ok &= ~(uint64_t{1} << c);
         }
         w[h] &= ~((cov & ~ok) << c0);
       }
@@ -263,7 +265,7 @@ void bias_tile(const FlashItem& it, int64_t j0, int64_t nb, int64_t mp, float* B
           r[i] = _mm512_setzero_si512();
           continue;
         }
-        const uint16_t* row = it.bias + (m / it.R) * it.bias_n_stride + (it.row0 + m % it.R) * it.bias_i_stride + j0;
+        const uint16_t* row = attn_bias_row(it, m / it.R, it.row0 + m % it.R) + j0;
         r[i] = _mm512_castps_si512(load_bias16(row + c0, nb - c0, it.fp16));
       }
       transpose16x16(r);
@@ -500,8 +502,7 @@ bool run_group_avx512(const FlashItem* items, int64_t n, const Geo& geo, char* c
   for (int64_t i = 0; i < n; ++i) {
     const FlashItem& b = items[i];
     if (!wants_copy(b, geo) || b.G != a.G || b.R != a.R || b.QD != a.QD || b.DR != a.DR || b.VD != a.VD ||
-        b.kv_begin != a.kv_begin || b.kv_end != a.kv_end || b.row0 != a.row0 || b.mask != a.mask ||
-        b.mask_i_stride != a.mask_i_stride || b.mask_j_stride != a.mask_j_stride || b.mask_j0 != a.mask_j0 || b.lo_delta != a.lo_delta || b.hi_delta != a.hi_delta || !same_rows(a.k, b.k, i * a.QD) ||
+        b.kv_begin != a.kv_begin || b.kv_end != a.kv_end || !attn_same_masks(a, b) || !same_rows(a.k, b.k, i * a.QD) ||
         (a.DR > 0 && !same_rows(a.kr, b.kr, i * a.DR)) || !same_rows(a.v, b.v, i * a.VD))
       return false;
   }

@@ -13,6 +13,7 @@
 #include <limits>
 
 #include "kernels/cpu/attn_combine.h"
+#include "kernels/cpu/attn_variant.h"
 #include "kernels/cpu/flash_decode.h"
 #include "kernels/cpu/simd_avx512.h"
 #include "kernels/cpu/softmax_avx512.h"
@@ -151,7 +152,7 @@ inline void add_bias(const Ctx& x, int64_t j0, int64_t nk, bool fp16) {
   for (int64_t h = 0; h < x.n; ++h) {
     const FlashItem& it = x.items[h];
     for (int64_t g = 0; g < x.G; ++g) {
-      const uint16_t* b = it.bias + g * it.bias_n_stride + it.row0 * it.bias_i_stride + j0;
+      const uint16_t* b = attn_bias_row(it, g, it.row0) + j0;
       float* s = x.sc.s + h * x.G + g;
       for (int64_t j = 0; j < nk; j += 16) {
         const __mmask16 m = v5::mask16(nk - j);
@@ -170,12 +171,12 @@ inline void add_bias(const Ctx& x, int64_t j0, int64_t nk, bool fp16) {
 inline void apply_mask(const Ctx& x, int64_t j0, int64_t nk) {
   const float ninf = -std::numeric_limits<float>::infinity();
   for (int64_t h = 0; h < x.n; ++h) {
-    const FlashItem& it = x.items[h];
-    if (it.mask == nullptr) continue;
-    const int64_t c0 = std::max<int64_t>(0, std::min<int64_t>(nk, it.mask_j0 - j0));  // first covered key
-    const uint8_t* m = it.mask + it.row0 * it.mask_i_stride + (j0 + c0 - it.mask_j0) * it.mask_j_stride;
+    const AttnMask mask = attn_mask(x.items[h]);
+    if (!mask.on()) continue;
+    const int64_t c0 = std::max<int64_t>(0, std::min<int64_t>(nk, mask.j0 - j0));  // first covered key
+    const uint8_t* m = mask.at(x.items[h].row0, j0 + c0);
     for (int64_t j = c0; j < nk; ++j) {
-      if (m[(j - c0) * it.mask_j_stride] == 0) continue;
+      if (m[(j - c0) * mask.j_stride] == 0) continue;
       float* s = x.sc.s + j * x.nG + h * x.G;
       for (int64_t g = 0; g < x.G; ++g) s[g] = ninf;
     }
@@ -184,10 +185,11 @@ inline void apply_mask(const Ctx& x, int64_t j0, int64_t nk) {
 
 // Whether item `it` has a valid (unmasked) position among [j0, j0 + nk), nk > 0.
 inline bool block_has_valid(const FlashItem& it, int64_t j0, int64_t nk) {
-  if (it.mask == nullptr || j0 < it.mask_j0) return true;
-  const uint8_t* m = it.mask + it.row0 * it.mask_i_stride + (j0 - it.mask_j0) * it.mask_j_stride;
+  const AttnMask mask = attn_mask(it);
+  if (!mask.on() || j0 < mask.j0) return true;
+  const uint8_t* m = mask.at(it.row0, j0);
   for (int64_t j = 0; j < nk; ++j)
-    if (m[j * it.mask_j_stride] == 0) return true;
+    if (m[j * mask.j_stride] == 0) return true;
   return false;
 }
 

@@ -46,9 +46,7 @@ void flash_mlaq_scalar(const MlaqArgs& a, void* scratch) {
       bool nan = false;  // a NaN score makes the row NaN (never the empty row; docs/reliability/numerics.md)
       bool valid = false;  // a valid position in this block (its scores may all be -inf)
       for (int64_t j = 0; j < nb; ++j) {
-        const int64_t t = p + j - a.mask_j0;  // column of the tree mask
-        if (p + j < a.jlo[m] || p + j >= a.jhi[m] ||
-            (a.mask != nullptr && t >= 0 && a.mask[(m % a.mask_rows) * a.mask_i + t * a.mask_j] != 0)) {
+        if (p + j < a.jlo[m] || p + j >= a.jhi[m] || (a.mask.on() && a.mask.masked(m % a.mask_rows, p + j))) {
           sm[j] = ninf;
           continue;
         }

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "core/kernel_registry.h"
+#include "kernels/cpu/attn_variant.h"
 
 namespace mlaops::kernels {
 
@@ -45,10 +46,10 @@ struct MlaqArgs {
   const int64_t* jlo = nullptr;  // [M] row m reads positions [jlo[m], jhi[m]) (empty: none)
   const int64_t* jhi = nullptr;
   int64_t p0 = 0, p1 = 0;        // positions of the cache read: [p0, p1) covers every row's range
-  // Tree mask (sparseMode 9; null: none): row m also loses position j >= mask_j0 when
-  //   mask[(m % mask_rows) * mask_i + (j - mask_j0) * mask_j] != 0   (BOOL / INT8 / UINT8 bytes).
-  const uint8_t* mask = nullptr;
-  int64_t mask_rows = 1, mask_i = 0, mask_j = 1, mask_j0 = 0;
+  // Tree mask (sparseMode 9; off: none): row m also loses position j when
+  //   mask.masked(m % mask_rows, j)   (the attention variant's explicit mask, attn_variant.h).
+  AttnMask mask;
+  int64_t mask_rows = 1;
   MlaqCache kv;
   float* o = nullptr;  // [M][D] out: unnormalised sum_j P[m][j] * v[j] (INT8 units)
   float* m = nullptr;  // [M] out: running max (-inf: no valid position)

@@ -107,11 +107,13 @@ void scores_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t p, int64_
       if (lo < hi)
         valid = _mm512_cmpge_epi32_mask(j, _mm512_set1_epi32(static_cast<int32_t>(lo))) &
                 _mm512_cmplt_epi32_mask(j, _mm512_set1_epi32(static_cast<int32_t>(hi)));
-      const int64_t t0 = p + 16 * h - a.mask_j0;  // tree mask column of lane 0
-      if (a.mask != nullptr && valid != 0 && t0 + 15 >= 0) {
-        const uint8_t* mrow = a.mask + (m % a.mask_rows) * a.mask_i;
-        for (int c = std::max<int>(0, static_cast<int>(-t0)); c < 16; ++c)
-          if ((valid >> c & 1) && mrow[(t0 + c) * a.mask_j] != 0) valid = static_cast<__mmask16>(valid & ~(1u << c));
+      const int64_t t0 = p + 16 * h - a.mask.j0;  // tree mask column of lane 0, from its first column
+      if (a.mask.on() && valid != 0 && t0 + 15 >= 0) {
+        const int c0 = std::max<int>(0, static_cast<int>(-t0));  // the first lane the mask covers
+        const uint8_t* mrow = a.mask.at(m % a.mask_rows, p + 16 * h + c0);
+        for (int c = c0; c < 16; ++c)
+          if ((valid >> c & 1) && mrow[(c - c0) * a.mask.j_stride] != 0)
+            valid = static_cast<__mmask16>(valid & ~(1u << c));
       }
       _mm512_store_ps(b.s + m * kB + 16 * h, _mm512_mask_mov_ps(ninf, valid, s));
     }
@@ -122,8 +124,7 @@ void scores_tile(const MlaqArgs& a, const Bufs& b, int64_t m0, int64_t p, int64_
 bool row_has_valid(const MlaqArgs& a, int64_t m, int64_t p, int64_t nb) {
   const int64_t lo = std::max<int64_t>(a.jlo[m], p), hi = std::min<int64_t>(a.jhi[m], p + nb);
   for (int64_t j = lo; j < hi; ++j) {
-    const int64_t t = j - a.mask_j0;
-    if (a.mask == nullptr || t < 0 || a.mask[(m % a.mask_rows) * a.mask_i + t * a.mask_j] == 0) return true;
+    if (!a.mask.on() || !a.mask.masked(m % a.mask_rows, j)) return true;
   }
   return false;
 }

@@ -1,7 +1,7 @@
 // The flash_quant family: the kernels of FusedInferAttentionScore's INT8 full-quantisation path
 // (INT8 query / key / value, deqScale1 / quantScale1 / deqScale2; docs/ops/fused_infer_attention_score.md
-// "Full quantisation (INT8 query)"). Raw pointers and sizes only; the operator side
-// (ops/fia_full_quant.cpp) runs the online softmax over KV chunks of kFqChunk positions.
+// "Full quantisation (INT8 query)"). Raw pointers and sizes only; flash_full_quant.h runs the
+// online softmax over KV chunks of kFqChunk positions on a row of this family.
 //
 // Every step that decides a value is the same in every row: integer dots are exact, the score
 // and P roundings are IEEE fp32 / fp16 operations (round to nearest even), and the exponential is
