@@ -132,8 +132,8 @@ constexpr std::array<Bf16TileFn, sizeof...(I)> bf16_table(std::index_sequence<I.
 }
 
 void bf16_avx2(const GemmArgs& g) {
-  if (gemm_trivial<float>(g)) return;
   const int64_t M = g.M, K = g.K;
+  if (gemm_trivial<float>(g)) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* B = static_cast<const uint16_t*>(g.B);
   auto* C = static_cast<float*>(g.C);
@@ -236,8 +236,8 @@ constexpr std::array<S8TileFn, sizeof...(I)> s8_table(std::index_sequence<I...>)
 }
 
 void s8_avx2(const GemmArgs& g) {
-  if (gemm_trivial<int32_t>(g)) return;
   const int64_t M = g.M, K = g.K;
+  if (gemm_trivial<int32_t>(g)) return;
   const auto* A = static_cast<const int8_t*>(g.A);
   const auto* B = static_cast<const int8_t*>(g.B);
   auto* C = static_cast<int32_t*>(g.C);
@@ -361,8 +361,8 @@ inline void widen_f16(const uint16_t* src, float* dst, int64_t n) {
 }
 
 void f16_avx2(const GemmArgs& g) {
-  if (gemm_trivial<float>(g)) return;
   const int64_t M = g.M, K = g.K;
+  if (gemm_trivial<float>(g)) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* B = static_cast<const uint16_t*>(g.B);
   auto* C = static_cast<float*>(g.C);
@@ -569,8 +569,8 @@ template <TKind KIND>
 void gemm_t_avx2(const GemmTArgs& g) {
   using Tr = TTraits<KIND>;
   using Acc = typename Tr::Acc;
-  if (gemm_trivial<Acc>(g)) return;
   const int64_t M = g.M, K = g.K, c0 = Tr::c0;
+  if (gemm_trivial<Acc>(g)) return;
   const auto* A = static_cast<const typename Tr::T*>(g.A);
   const auto* W = static_cast<const typename Tr::T*>(g.W);
   auto* C = static_cast<Acc*>(g.C);

@@ -219,8 +219,8 @@ void bf16_gemv_nd(const GemmArgs& g) {
 }
 
 void bf16_avx512(const GemmArgs& g) {
-  if (gemm_trivial<float>(g)) return;
   const int64_t M = g.M, K = g.K;
+  if (gemm_trivial<float>(g)) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* B = static_cast<const uint16_t*>(g.B);
   auto* C = static_cast<float*>(g.C);
@@ -457,8 +457,8 @@ void f16_tiles(F16Tile& t, const float* abuf, int64_t M, float* C, int64_t ldc, 
 }
 
 void f16_avx512(const GemmArgs& g) {
-  if (gemm_trivial<float>(g)) return;
   const int64_t M = g.M, K = g.K;
+  if (gemm_trivial<float>(g)) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* B = static_cast<const uint16_t*>(g.B);
   auto* C = static_cast<float*>(g.C);

@@ -199,8 +199,8 @@ constexpr std::array<S8TileFn, sizeof...(I)> s8_table(std::index_sequence<I...>)
 }  // namespace
 
 void s8_avx512(const GemmArgs& g) {
-  if (gemm_trivial<int32_t>(g)) return;
   const int64_t M = g.M, K = g.K;
+  if (gemm_trivial<int32_t>(g)) return;
   const auto* A = static_cast<const int8_t*>(g.A);
   const auto* B = static_cast<const int8_t*>(g.B);
   auto* C = static_cast<int32_t*>(g.C);
