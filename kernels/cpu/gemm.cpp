@@ -7,6 +7,7 @@ namespace mlaops::kernels {
 
 namespace {
 
+#if defined(MLAOPS_ARCH_X86_64)
 // The calls the SIMD rows run: their tiles load whole panels of the width they were written for
 // (16 columns of 2-byte elements, 32 of int8), and the AVX-512 int8 tiles 32-byte panel rows
 // (ldb 32, FRACTAL_NZ). Any other call runs on the next row that takes it, at the end the scalar row.
@@ -16,6 +17,7 @@ bool panels32_nz(const GemmArgs& g) { return g.panel_width == 32 && g.ldb == 32;
 constexpr char kPanels16[] = "16-column panels";
 constexpr char kPanels32[] = "32-column panels";
 constexpr char kPanels32Nz[] = "32-column panels, ldb 32";
+#endif
 
 using GemmTable = GemmFamily::Row;
 using GemmTTable = GemmTFamily::Row;
