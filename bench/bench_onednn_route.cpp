@@ -104,7 +104,7 @@ void run(const Shape& s, int reps) {
   using namespace mlaops::kernels;
   const int64_t width = s.int8 ? 32 : 16;
   const GemmFn fn = gemm_pick(s.int8 ? gemm_s8_family() : gemm_bf16_family(), mlaops::active_isa(),
-                              gemm_layout(width, width));
+                              {gemm_layout(width, width)});
   std::vector<unsigned char> a(static_cast<size_t>(s.M * s.K * (s.int8 ? 1 : 2)), 1);
   std::vector<unsigned char> w(static_cast<size_t>(s.K * s.N * (s.int8 ? 1 : 2)), 1);
   std::vector<float> c(static_cast<size_t>(s.M * s.N));

@@ -8,8 +8,9 @@
 //     this family, only those rows; a named row also runs above the active level),
 // and the operator's plan may skip further rows for a shape they do not handle (the plan
 // records why). A family whose rows run only some calls (the GEMM rows: a panel layout) selects
-// with select_where, so the row picked, counted and reported is the one whose code runs. Every pick is counted, so tests can prove each row this host can run was
-// exercised (docs/runtime.md, docs/testing.md).
+// with select_where, so the row picked, counted and reported is the one whose code runs. Every
+// pick is counted, so tests can prove each row this host can run was exercised (docs/runtime.md,
+// docs/testing.md).
 #pragma once
 
 #include <array>

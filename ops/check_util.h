@@ -249,11 +249,7 @@ KernelPick pick_kernel(const char* work, const KernelTable<const T*>& fam, const
 template <class Args, class Fn>
 KernelPick pick_gemm(const char* work, const KernelTable<kernels::GemmRowOf<Args, Fn>>& fam, Isa isa,
                      std::initializer_list<Args> calls, Fn* fn) {
-  const int row = fam.select_where(isa, [&](int i) {
-    for (const Args& c : calls)
-      if (!fam.value(i).runs(c)) return false;
-    return true;
-  });
+  const int row = kernels::gemm_select(fam, isa, calls);
   fam.note_use(row);
   *fn = fam.value(row).run;
   return {work, &fam, row, "", isa};

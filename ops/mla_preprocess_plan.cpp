@@ -119,12 +119,7 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   pl.picks[3] = check::pick_row("RmsNorm, quant, dequant, dtype rows", kernels::mla_preprocess_rows_family(), "", pl.isa,
                                 &pl.rows);
   pl.picks[4] = check::pick_row("absmax of per-token quant rows, RoPE rows", kernels::convert_family(), "absmax", pl.isa, &pl.cv);
-  {  // the quantized path only: the int8 A operands' row sums (counted as used only then)
-    const auto& rs = kernels::gemm_s8_rowsum_family();
-    const int row = rs.select(pl.isa);
-    pl.rowsum = rs.value(row);
-    if (pl.quant) rs.note_use(row);
-  }
+  pl.rowsum = kernels::gemm_s8_rowsum(pl.isa, pl.quant);
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();

@@ -117,12 +117,7 @@ Status mla_prolog_make_plan(const MlaPrologParams& caller, const MlaPrologCheckO
                                  {gemm_layout(16, 16), gemm_layout(16, d.Hckv)}, &pl.uk_gemm);  // ops/mla_uk.h
   pl.picks[3] = check::pick_row("token and head rows (bf16 rounding and conversion, absmax, int8 quant, RoPE)",
                                 kernels::convert_family(), "", pl.isa, &pl.cv);
-  {  // int8 A operands only: their row sums (counted as used only then)
-    const auto& rs = kernels::gemm_s8_rowsum_family();
-    const int row = rs.select(pl.isa);
-    pl.rowsum = rs.value(row);
-    if (quant_a) rs.note_use(row);
-  }
+  pl.rowsum = kernels::gemm_s8_rowsum(pl.isa, quant_a);
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();

@@ -166,7 +166,7 @@ int64_t flash_scratch_bytes(const FlashShape& s) {
 
 FlashKernels flash_kernels(Isa isa) {
   const GemmArgs panels = gemm_layout(16, 16);  // the rows' condition is the panel width (gemm.cpp)
-  return FlashKernels{gemm_pick(gemm_bf16_family(), isa, panels), gemm_pick(gemm_f16_family(), isa, panels),
+  return FlashKernels{gemm_pick(gemm_bf16_family(), isa, {panels}), gemm_pick(gemm_f16_family(), isa, {panels}),
                       &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa)};
 }
 

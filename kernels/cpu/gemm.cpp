@@ -112,6 +112,13 @@ const KernelTable<S8RowSumFn>& gemm_s8_rowsum_family() {
   return table;
 }
 
+S8RowSumFn gemm_s8_rowsum(Isa isa, bool used) {
+  const auto& fam = gemm_s8_rowsum_family();
+  const int row = fam.select(isa);
+  if (used) fam.note_use(row);
+  return fam.value(row);
+}
+
 namespace {
 int64_t round64(int64_t b) { return (b + 63) / 64 * 64; }
 

@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
@@ -148,20 +149,27 @@ const GemmTFamily& gemm_s8_t_family();
 const GemmTFamily& gemm_f16_t_family();
 const KernelTable<S8RowSumFn>& gemm_s8_rowsum_family();
 
-// The row of `fam` for a call like `call` (only the fields a row's can_run reads matter: the
+// The row of `fam` for calls like `calls` (only the fields a row's can_run reads matter: the
 // panel layout) at the active level `isa`: the first row the registry allows (KernelFamily::
-// allowed) that runs the call, else the last row. gemm_pick also counts it as used and returns its
-// kernel; a plan picks once for all its calls of one layout.
+// allowed) that runs every one of them, else the last row. gemm_pick also counts it as used and
+// returns its kernel; a plan picks once for all its calls of one kind of work.
 template <class Args, class Fn>
-int gemm_select(const KernelTable<GemmRowOf<Args, Fn>>& fam, Isa isa, const Args& call) {
-  return fam.select_where(isa, [&](int i) { return fam.value(i).runs(call); });
+int gemm_select(const KernelTable<GemmRowOf<Args, Fn>>& fam, Isa isa, std::initializer_list<Args> calls) {
+  return fam.select_where(isa, [&](int i) {
+    for (const Args& c : calls)
+      if (!fam.value(i).runs(c)) return false;
+    return true;
+  });
 }
 template <class Args, class Fn>
-Fn gemm_pick(const KernelTable<GemmRowOf<Args, Fn>>& fam, Isa isa, const Args& call) {
-  const int i = gemm_select(fam, isa, call);
+Fn gemm_pick(const KernelTable<GemmRowOf<Args, Fn>>& fam, Isa isa, std::initializer_list<Args> calls) {
+  const int i = gemm_select(fam, isa, calls);
   fam.note_use(i);
   return fam.value(i).run;
 }
+// The row sums kernel of gemm_s8_rowsum_family() at `isa`, counted as used when `used` (a plan
+// whose A operands are int8).
+S8RowSumFn gemm_s8_rowsum(Isa isa, bool used);
 // The panel layouts the rows are written for (FRACTAL_NZ bf16 / fp16: 16 columns, int8: 32), as
 // calls for gemm_select / gemm_pick.
 inline GemmArgs gemm_layout(int64_t panel_width, int64_t ldb) {

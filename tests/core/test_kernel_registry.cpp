@@ -107,8 +107,8 @@ uint64_t listed_uses(const char* row) {
 
 TEST_F(KernelRegistry, KernelListShowsThePicksOfAFamily) {
   const uint64_t before = listed_uses("gemm_bf16_scalar");
-  kernels::gemm_pick(kernels::gemm_bf16_family(), Isa::kScalar, kernels::gemm_layout(16, 16));
-  kernels::gemm_pick(kernels::gemm_bf16_family(), Isa::kScalar, kernels::gemm_layout(16, 16));
+  kernels::gemm_pick(kernels::gemm_bf16_family(), Isa::kScalar, {kernels::gemm_layout(16, 16)});
+  kernels::gemm_pick(kernels::gemm_bf16_family(), Isa::kScalar, {kernels::gemm_layout(16, 16)});
   EXPECT_EQ(listed_uses("gemm_bf16_scalar"), before + 2);
 }
 

@@ -244,7 +244,7 @@ TEST(GemmRows, OneFamilyPerDataTypeEndingInTheScalarRow) {
     EXPECT_EQ(last.can_run, nullptr);
     EXPECT_EQ(std::string(fam.info(fam.size() - 1).name), std::string(fam.name()) + "_scalar");
     for (int i = 0; i + 1 < fam.size(); ++i) EXPECT_NE(*fam.info(i).calls, '\0') << fam.info(i).name;
-    for (Isa isa : test_isas()) EXPECT_EQ(gemm_select(fam, isa, layouts[f]), fam.select(isa)) << isa_name(isa);
+    for (Isa isa : test_isas()) EXPECT_EQ(gemm_select(fam, isa, {layouts[f]}), fam.select(isa)) << isa_name(isa);
   }
   const GemmTFamily* const tfams[] = {&gemm_bf16_t_family(), &gemm_s8_t_family(), &gemm_f16_t_family()};
   for (const GemmTFamily* fam : tfams)
@@ -276,9 +276,9 @@ TEST(GemmRows, ACallNoSimdRowRunsRecordsTheScalarRow) {
     SCOPED_TRACE(isa_name(isa));
     const uint64_t scalar_before = row_uses(fam, "gemm_bf16_scalar");
     const uint64_t level_before = fam.uses(fam.select(isa));
-    const int row = gemm_select(fam, isa, g);
+    const int row = gemm_select(fam, isa, {g});
     EXPECT_STREQ(fam.info(row).name, "gemm_bf16_scalar");
-    const GemmFn fn = gemm_pick(fam, isa, g);
+    const GemmFn fn = gemm_pick(fam, isa, {g});
     EXPECT_EQ(row_uses(fam, "gemm_bf16_scalar"), scalar_before + 1);
     if (fam.select(isa) != row) {
       EXPECT_EQ(fam.uses(fam.select(isa)), level_before);
@@ -300,12 +300,12 @@ TEST(GemmRows, AnInt8CallTheAvx512RowDeclinesRecordsTheNextRow) {
   const GemmArgs call = gemm_layout(32, 64);
   for (Isa isa : test_isas()) {
     SCOPED_TRACE(isa_name(isa));
-    const int row = gemm_select(fam, isa, call);
+    const int row = gemm_select(fam, isa, {call});
     const int avx2 = fam.find("gemm_s8_avx2");
     const bool avx2_ok = avx2 >= 0 && fam.allowed(avx2, isa);
     EXPECT_STREQ(fam.info(row).name, avx2_ok ? "gemm_s8_avx2" : "gemm_s8_scalar");
     const uint64_t before = fam.uses(row);
-    gemm_pick(fam, isa, call);
+    gemm_pick(fam, isa, {call});
     EXPECT_EQ(fam.uses(row), before + 1);
   }
 }
