@@ -203,10 +203,12 @@ void register_all() {
     const char* name;
     const GemmKernels* k;
   };
-  std::vector<RowSet> rows;  // the SIMD rows of the gemm family this CPU can run
-  const auto& fam = mlaops::kernels::gemm_family();
-  for (int i = 0; i + 1 < fam.size(); ++i)
-    if (fam.info(i).runnable(mlaops::cpu_features())) rows.push_back({fam.info(i).name, fam.value(i)});
+  std::vector<RowSet> rows;  // the SIMD kernel sets whose GEMM rows (kernels/cpu/gemm.h) this CPU can all run
+#if defined(MLAOPS_ARCH_X86_64)
+  const auto& cpu = mlaops::cpu_features();
+  if (mlaops::gate_avx512_bf16_vnni(cpu)) rows.push_back({"gemm_avx512", &mlaops::kernels::gemm_avx512});
+  if (mlaops::gate_avx2(cpu)) rows.push_back({"gemm_avx2", &mlaops::kernels::gemm_avx2});
+#endif
 
   struct Shape {
     Kind kind;

@@ -102,8 +102,9 @@ void run(const Shape& s, int reps) {
 
   // the library's kernel on the NZ weights (every column, on this thread)
   using namespace mlaops::kernels;
-  const GemmKernels& k = gemm_kernels(mlaops::active_isa());
   const int64_t width = s.int8 ? 32 : 16;
+  const GemmFn fn = gemm_pick(s.int8 ? gemm_s8_family() : gemm_bf16_family(), mlaops::active_isa(),
+                              {gemm_layout(width, width)});
   std::vector<unsigned char> a(static_cast<size_t>(s.M * s.K * (s.int8 ? 1 : 2)), 1);
   std::vector<unsigned char> w(static_cast<size_t>(s.K * s.N * (s.int8 ? 1 : 2)), 1);
   std::vector<float> c(static_cast<size_t>(s.M * s.N));
@@ -124,7 +125,7 @@ void run(const Shape& s, int reps) {
       gc.M = std::min(kChunk, s.M - m0);
       gc.A = a.data() + m0 * s.K * (s.int8 ? 1 : 2);
       gc.C = c.data() + m0 * s.N;
-      (s.int8 ? k.s8 : k.bf16)(gc);
+      fn(gc);
     }
   });
   std::printf("%-34s mlaops on NZ       %-26s %9.2f ms  %6.1f %s  (oneDNN prepacked / mlaops %.2f)\n", s.name,

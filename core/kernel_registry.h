@@ -7,8 +7,10 @@
 //   * the kernel override allows (MLAOPS_KERNEL / set_kernel_override: when it names rows of
 //     this family, only those rows; a named row also runs above the active level),
 // and the operator's plan may skip further rows for a shape they do not handle (the plan
-// records why). Every pick is counted, so tests can prove each row this host can run was
-// exercised (docs/runtime.md, docs/testing.md).
+// records why). A family whose rows run only some calls (the GEMM rows: a panel layout) selects
+// with select_where, so the row picked, counted and reported is the one whose code runs. Every
+// pick is counted, so tests can prove each row this host can run was exercised (docs/runtime.md,
+// docs/testing.md).
 #pragma once
 
 #include <array>
@@ -48,6 +50,7 @@ struct KernelRowInfo {
   Isa isa = Isa::kScalar;   // the level the row belongs to
   HostGate runnable = gate_always;
   const char* needs = "";   // the gate in words, for messages ("AVX512_BF16")
+  const char* calls = "";   // the calls it runs, in words, when not every call ("16-column panels")
 };
 
 // The untyped part of a family: row descriptions, selection, use counts.
@@ -63,6 +66,14 @@ class KernelFamily {
   bool allowed(int i, Isa isa, std::string* why = nullptr) const;
   // The first allowed row; the portable (last) row when none is.
   int select(Isa isa) const;
+  // The first allowed row i for which runs(i) is true (the row runs the call at hand); the
+  // portable (last) row when none is.
+  template <class Runs>
+  int select_where(Isa isa, Runs runs) const {
+    for (int i = 0; i < n_; ++i)
+      if (allowed(i, isa) && runs(i)) return i;
+    return n_ - 1;
+  }
   // The row named `name`, or -1.
   int find(const char* name) const;
   void note_use(int i) const { uses_[static_cast<size_t>(i)].fetch_add(1, std::memory_order_relaxed); }

@@ -328,7 +328,7 @@ std::string explain_kernels(std::span<const KernelPick> picks) {
     std::string skipped;
     for (int i = 0; i < k.row; ++i) {
       std::string why;
-      k.family->allowed(i, k.isa, &why);
+      if (k.family->allowed(i, k.isa, &why)) why = std::string("runs only ") + k.family->info(i).calls;
       skipped += std::string(skipped.empty() ? "" : "; ") + k.family->info(i).name + ": " + why;
     }
     if (!skipped.empty()) s += std::string("  ") + k.family->name() + " rows skipped: " + skipped + "\n";

@@ -16,6 +16,7 @@
 #include "mlaops/plan.h"
 #include "mlaops/runtime.h"
 #include "core/kernel_registry.h"
+#include "kernels/cpu/gemm.h"
 #include "mlaops/status.h"
 #include "mlaops/tensor_view.h"
 
@@ -243,8 +244,20 @@ KernelPick pick_kernel(const char* work, const KernelTable<const T*>& fam, const
   return k;
 }
 
+// The GEMM row of family `fam` (kernels/cpu/gemm.h) at `isa` that runs every call in `calls`
+// (their panel layouts), counted as used, into *fn, and its description.
+template <class Args, class Fn>
+KernelPick pick_gemm(const char* work, const KernelTable<kernels::GemmRowOf<Args, Fn>>& fam, Isa isa,
+                     std::initializer_list<Args> calls, Fn* fn) {
+  const int row = kernels::gemm_select(fam, isa, calls);
+  fam.note_use(row);
+  *fn = fam.value(row).run;
+  return {work, &fam, row, "", isa};
+}
+
 // "  <work>: <row> <kernel>" per pick, then per family why the rows before its pick were skipped
-// (this CPU lacks a feature, above the active level, not named by the kernel override).
+// (this CPU lacks a feature, above the active level, not named by the kernel override, or the
+// row runs only other calls: "runs only <its calls>").
 std::string explain_kernels(std::span<const KernelPick> picks);
 
 }  // namespace mlaops::check

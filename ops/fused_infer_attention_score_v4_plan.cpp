@@ -431,7 +431,8 @@ std::string explain_call(const FiaPlan& P) {
     panel = panel || fam.value(t.row).kind == AttnKind::kPanel;
   for (const FiaPlan::PUnit& u : P.punits) panel = panel || fam.value(u.row).kind == AttnKind::kPanel;
   if (panel)
-    s += std::string("panel path: ") + row_name(kernels::gemm_family(), P.isa) + ", " +
+    s += std::string("panel path: ") + row_name(kernels::gemm_bf16_family(), P.isa) + ", " +
+         row_name(kernels::gemm_f16_family(), P.isa) + ", " +
          row_name(kernels::softmax_family(), P.isa) + ", " + row_name(kernels::convert_family(), P.isa) + ", " +
          row_name(kernels::transpose16_family(), P.isa) + "\n";
   s += fmt("workspace: %lld bytes (per-thread scratch %lld", (long long)P.workspace_bytes, (long long)P.thread_bytes) +

@@ -109,20 +109,17 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
 
   // ---- kernels: one ISA level for the whole call, the rows of the registry's families ----
   pl.isa = active_isa();
-  using kernels::GemmKernels;
-  const char* kind = pl.quant ? "s8_t" : pl.fp16 ? "f16_t" : "bf16_t";
-  kernels::GemmTFn GemmKernels::*t_member = pl.quant ? &GemmKernels::s8_t
-                                                  : pl.fp16 ? &GemmKernels::f16_t
-                                                            : &GemmKernels::bf16_t;
-  const auto& gemm = kernels::gemm_family();
-  pl.picks[0] = check::pick_kernel("input @ wdqkv^T", gemm, kind, t_member, pl.isa, &pl.wdqkv_gemm);
-  pl.picks[1] = check::pick_kernel("a1 @ wuq^T per head", gemm, kind, t_member, pl.isa, &pl.wuq_gemm);
-  pl.picks[2] = check::pick_kernel("qn @ wuk per head", gemm, pl.fp16 ? "f16" : "bf16",
-                                   pl.fp16 ? &GemmKernels::f16 : &GemmKernels::bf16, pl.isa, &pl.wuk_gemm);
+  const auto& t_fam = pl.quant  ? kernels::gemm_s8_t_family()
+                      : pl.fp16 ? kernels::gemm_f16_t_family()
+                                : kernels::gemm_bf16_t_family();
+  pl.picks[0] = check::pick_gemm("input @ wdqkv^T", t_fam, pl.isa, {kernels::GemmTArgs{}}, &pl.wdqkv_gemm);
+  pl.picks[1] = check::pick_gemm("a1 @ wuq^T per head", t_fam, pl.isa, {kernels::GemmTArgs{}}, &pl.wuq_gemm);
+  pl.picks[2] = check::pick_gemm("qn @ wuk per head", pl.fp16 ? kernels::gemm_f16_family() : kernels::gemm_bf16_family(),
+                                 pl.isa, {kernels::gemm_layout(16, pl.wuk_ldb), kernels::gemm_layout(16, 16)}, &pl.wuk_gemm);
   pl.picks[3] = check::pick_row("RmsNorm, quant, dequant, dtype rows", kernels::mla_preprocess_rows_family(), "", pl.isa,
                                 &pl.rows);
   pl.picks[4] = check::pick_row("absmax of per-token quant rows, RoPE rows", kernels::convert_family(), "absmax", pl.isa, &pl.cv);
-  pl.rowsum = kernels::gemm_kernels(pl.isa).s8_rowsum;
+  pl.rowsum = kernels::gemm_s8_rowsum(pl.isa, pl.quant);
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();

@@ -104,16 +104,20 @@ Status mla_prolog_make_plan(const MlaPrologParams& caller, const MlaPrologCheckO
   pl.isa = active_isa();
   const bool full = mla_prolog_is_full_quant(pl.scenario);
   const bool quant_a = pl.scenario != MlaPrologScenario::kNoQuant;
-  using kernels::GemmKernels;
-  const auto& gemm = kernels::gemm_family();
-  pl.picks[0] = check::pick_kernel("x projection [W_DQ | W_DKV_KR]", gemm, full ? "s8" : "bf16",
-                                   full ? &GemmKernels::s8 : &GemmKernels::bf16, pl.isa, &pl.x_gemm);
-  pl.picks[1] = check::pick_kernel("c_Q' @ W_UQ_QR per head", gemm, quant_a ? "s8" : "bf16",
-                                   quant_a ? &GemmKernels::s8 : &GemmKernels::bf16, pl.isa, &pl.uq_gemm);
-  pl.picks[2] = check::pick_kernel("q_nope @ W_UK per head", gemm, "bf16", &GemmKernels::bf16, pl.isa, &pl.uk_gemm);
+  using kernels::gemm_layout;
+  const auto& x_fam = full ? kernels::gemm_s8_family() : kernels::gemm_bf16_family();
+  const auto& uq_fam = quant_a ? kernels::gemm_s8_family() : kernels::gemm_bf16_family();
+  pl.picks[0] = check::pick_gemm("x projection [W_DQ | W_DKV_KR]", x_fam, pl.isa,
+                                 {gemm_layout(pl.wdq.panel_width, pl.wdq.ldb),
+                                  gemm_layout(pl.wdkvkr.panel_width, pl.wdkvkr.ldb)},
+                                 &pl.x_gemm);
+  pl.picks[1] = check::pick_gemm("c_Q' @ W_UQ_QR per head", uq_fam, pl.isa,
+                                 {gemm_layout(pl.wuqqr.panel_width, pl.wuqqr.ldb)}, &pl.uq_gemm);
+  pl.picks[2] = check::pick_gemm("q_nope @ W_UK per head", kernels::gemm_bf16_family(), pl.isa,
+                                 {gemm_layout(16, 16), gemm_layout(16, d.Hckv)}, &pl.uk_gemm);  // ops/mla_uk.h
   pl.picks[3] = check::pick_row("token and head rows (bf16 rounding and conversion, absmax, int8 quant, RoPE)",
                                 kernels::convert_family(), "", pl.isa, &pl.cv);
-  pl.rowsum = kernels::gemm_kernels(pl.isa).s8_rowsum;
+  pl.rowsum = kernels::gemm_s8_rowsum(pl.isa, quant_a);
 
   // ---- chunking, threads, workspace ----
   pl.threads = num_threads();

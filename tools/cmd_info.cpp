@@ -17,13 +17,15 @@ const char* kInfoUsage =
     "\n"
     "Prints the mlaops version, the CPU features detected, the ISA level the kernels use\n"
     "(MLAOPS_ISA can lower it), the thread count, every kernel row of every family (its level,\n"
-    "whether this CPU can run it or what it needs, '>' on the row each family picks now;\n"
-    "MLAOPS_KERNEL forces rows), and every aclnn entry point with the operator it runs,\n"
+    "whether this CPU can run it or what it needs, '>' on the row each family picks now,\n"
+    "and the calls it runs when not every call: each GEMM data type is a family, and a\n"
+    "call a row does not run goes to the next row; MLAOPS_KERNEL forces rows), and every aclnn entry point with the operator it runs,\n"
     "whether the vendor marks it deprecated, and what it supports.\n";
 
 
 // One line per row: family, '>' on the row the family picks at the active level, name, level,
-// "runnable" or what it needs.
+// "runnable" or what it needs, and the calls it runs when not all (the GEMM rows, one family per
+// data type: a call of another panel layout runs on the next row that takes it).
 void print_kernel_rows() {
   const std::string forced = kernel_override();
   std::printf("kernel override: %s\n", forced.empty() ? "none (MLAOPS_KERNEL unset)" : forced.c_str());
@@ -35,7 +37,8 @@ void print_kernel_rows() {
     const int picked = fam.select(active_isa());
     for (int i = 0; i < fam.size(); ++i) {
       const KernelRowInfo& r = fam.info(i);
-      const std::string here = r.runnable(cpu_features()) ? std::string("runnable") : std::string("needs ") + r.needs;
+      std::string here = r.runnable(cpu_features()) ? std::string("runnable") : std::string("needs ") + r.needs;
+      if (*r.calls) here += std::string(", runs only ") + r.calls;  // other calls: the next row
       std::printf("  %-20s %c %-28s %-7s %s\n", fam.name(), i == picked ? '>' : ' ', r.name, isa_name(r.isa),
                   here.c_str());
     }

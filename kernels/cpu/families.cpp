@@ -16,7 +16,13 @@ namespace mlaops {
 
 const KernelFamily* const* kernel_families(int* count) {
   static const KernelFamily* const list[] = {
-      &kernels::gemm_family(),
+      &kernels::gemm_bf16_family(),  // the GEMM rows, one family per data type (gemm.h)
+      &kernels::gemm_s8_family(),
+      &kernels::gemm_f16_family(),
+      &kernels::gemm_bf16_t_family(),
+      &kernels::gemm_s8_t_family(),
+      &kernels::gemm_f16_t_family(),
+      &kernels::gemm_s8_rowsum_family(),
       &kernels::softmax_family(),
       &kernels::convert_family(),
       &kernels::transpose16_family(),

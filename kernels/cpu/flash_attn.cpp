@@ -156,7 +156,9 @@ int64_t flash_scratch_bytes(const FlashShape& s) {
 }
 
 FlashKernels flash_kernels(Isa isa) {
-  return FlashKernels{&gemm_kernels(isa), &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa)};
+  const GemmArgs panels = gemm_layout(16, 16);  // the rows' condition is the panel width (gemm.cpp)
+  return FlashKernels{gemm_pick(gemm_bf16_family(), isa, {panels}), gemm_pick(gemm_f16_family(), isa, {panels}),
+                      &softmax_kernels(isa), &convert_kernels(isa), transpose16_kernel(isa)};
 }
 
 namespace {
@@ -318,7 +320,6 @@ void store_p(const float* e, const uint8_t* mt, int64_t nb, int64_t tile, const 
 
 template <class E, class Mask, bool kBias>
 void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels& kern, void* scratch) {
-  const GemmKernels& gk = *kern.gemm;
   const Geo geo = geometry(shape);
   char* base = static_cast<char*>(scratch);
   uint16_t* A = reinterpret_cast<uint16_t*>(base + geo.off_a);   // [M, kq]
@@ -380,7 +381,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
     g1.n_begin = 0;
     g1.n_end = nbc;
     g1.scratch = gemm_scratch;
-    (E::kF16Gemm ? gk.f16 : gk.bf16)(g1);
+    (E::kF16Gemm ? kern.gemm_f16 : kern.gemm_bf16)(g1);
     if constexpr (kBias) add_bias<E>(it, j0, nb, S, tile);
     for (int64_t m = 0; h16 && m < M; ++m)
       for (int64_t c = 0; c < nb; ++c) S[m * tile + c] = fp16_softmax_score(S[m * tile + c], scale_h);
@@ -441,7 +442,7 @@ void panel_item(const FlashItem& it, const FlashShape& shape, const FlashKernels
       g2.panel_stride = 16;
       g2.n_end = dvp;
     }
-    (E::kF16Gemm ? gk.f16 : gk.bf16)(g2);
+    (E::kF16Gemm ? kern.gemm_f16 : kern.gemm_bf16)(g2);
     for (int64_t m = 0; m < M; ++m) {
       float* o = O + m * dvp;
       const float* pv = PV + m * dvp;

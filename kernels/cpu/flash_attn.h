@@ -44,7 +44,8 @@ using FlashLanesGroupFn = bool (*)(const FlashItem* items, int64_t n, const lane
 
 // The panel path's kernels: the GEMM, softmax, convert and transpose rows of one ISA level.
 struct FlashKernels {
-  const GemmKernels* gemm = nullptr;
+  GemmFn gemm_bf16 = nullptr;  // the gemm_bf16 and gemm_f16 rows for its 16-column panels
+  GemmFn gemm_f16 = nullptr;
   const SoftmaxKernels* softmax = nullptr;
   const ConvertKernels* convert = nullptr;
   Transpose16Fn transpose16 = nullptr;

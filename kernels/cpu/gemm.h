@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
@@ -93,6 +94,21 @@ static inline void s8_row_sums(const int8_t* A, int64_t lda, int64_t M, int64_t 
 // The largest M the AVX-512 transposed kernels run on the W-streaming path (gemm_t_avx512.cpp).
 inline constexpr int64_t kGemmTStreamMaxM = 8;
 
+// The opening guard of every GEMM driver (GemmArgs or GemmTArgs; Acc: float or int32_t): the
+// calls with nothing to multiply, no rows or no columns (nothing written) or K <= 0 (C's columns
+// [n_begin, n_end) set to zero). True when g is one; the driver then returns.
+template <class Acc, class Args>
+inline bool gemm_trivial(const Args& g) {
+  if (g.M <= 0 || g.n_end <= g.n_begin) return true;
+  if (g.K > 0) return false;
+  auto* C = static_cast<Acc*>(g.C);
+  for (int64_t m = 0; m < g.M; ++m)
+    for (int64_t n = g.n_begin; n < g.n_end; ++n) C[m * g.ldc + n] = Acc{0};
+  return true;
+}
+
+// One ISA's kernels (the set of one gemm_<isa>.cpp file). The registry does not pick sets: each
+// data type below is its own family, whose rows are these sets' members.
 struct GemmKernels {
   GemmFn bf16;    // A bf16, B bf16 panels, C fp32
   GemmFn s8;      // A int8, B int8 (W = 32), C int32
@@ -103,14 +119,68 @@ struct GemmKernels {
   S8RowSumFn s8_rowsum;  // the row sums of an int8 A (GemmArgs / GemmTArgs::a_rowsum)
 };
 
-// The family "gemm" (gemm.cpp): rows gemm_avx512 (all six kernels AVX-512), gemm_avx512_vnni and
-// gemm_avx512_f16 (for AVX-512 CPUs without AVX512_BF16, or without it and AVX512_VNNI: the
-// AVX-512 kernels whose instructions they have, AVX2 for the rest), gemm_avx2, gemm_scalar.
-const KernelTable<const GemmKernels*>& gemm_family();
-// The set the family picks for the active level `isa` (counted as a use).
-const GemmKernels& gemm_kernels(Isa isa);
+// ---- the GEMM rows, one family per data type (docs/runtime.md) ----
+// A row of a GEMM family: its kernel and which calls it runs. can_run == nullptr: every call;
+// else the row runs only the calls for which it returns true (the layout it was written for),
+// and the next row (at the end the scalar one, which runs every call) takes the others. The
+// row's KernelRowInfo::calls says the same in words.
+template <class Args, class Fn>
+struct GemmRowOf {
+  Fn run = nullptr;
+  bool (*can_run)(const Args&) = nullptr;
+  bool runs(const Args& call) const { return can_run == nullptr || can_run(call); }
+};
+using GemmRow = GemmRowOf<GemmArgs, GemmFn>;
+using GemmTRow = GemmRowOf<GemmTArgs, GemmTFn>;
+using GemmFamily = KernelTable<GemmRow>;
+using GemmTFamily = KernelTable<GemmTRow>;
 
-// The kernel sets of gemm_<isa>.cpp, constant-initialised (listing them runs no ISA code).
+// The families (gemm.cpp), each with rows <family>_avx512, <family>_avx2 (x86-64) and
+// <family>_scalar, best first:
+//   gemm_bf16 (AVX512_BF16; the SIMD rows run 16-column panels), gemm_s8 (AVX512_VNNI; the
+//   AVX-512 row runs 32-column panels of 32-byte rows (FRACTAL_NZ), the AVX2 row 32-column
+//   panels), gemm_f16 (16-column panels), gemm_bf16_t (AVX512_BF16), gemm_s8_t (AVX512_VNNI),
+//   gemm_f16_t, and gemm_s8_rowsum (the row sums of an int8 A).
+const GemmFamily& gemm_bf16_family();
+const GemmFamily& gemm_s8_family();
+const GemmFamily& gemm_f16_family();
+const GemmTFamily& gemm_bf16_t_family();
+const GemmTFamily& gemm_s8_t_family();
+const GemmTFamily& gemm_f16_t_family();
+const KernelTable<S8RowSumFn>& gemm_s8_rowsum_family();
+
+// The row of `fam` for calls like `calls` (only the fields a row's can_run reads matter: the
+// panel layout) at the active level `isa`: the first row the registry allows (KernelFamily::
+// allowed) that runs every one of them, else the last row. gemm_pick also counts it as used and
+// returns its kernel; a plan picks once for all its calls of one kind of work.
+template <class Args, class Fn>
+int gemm_select(const KernelTable<GemmRowOf<Args, Fn>>& fam, Isa isa, std::initializer_list<Args> calls) {
+  return fam.select_where(isa, [&](int i) {
+    for (const Args& c : calls)
+      if (!fam.value(i).runs(c)) return false;
+    return true;
+  });
+}
+template <class Args, class Fn>
+Fn gemm_pick(const KernelTable<GemmRowOf<Args, Fn>>& fam, Isa isa, std::initializer_list<Args> calls) {
+  const int i = gemm_select(fam, isa, calls);
+  fam.note_use(i);
+  return fam.value(i).run;
+}
+// The row sums kernel of gemm_s8_rowsum_family() at `isa`, counted as used when `used` (a plan
+// whose A operands are int8).
+S8RowSumFn gemm_s8_rowsum(Isa isa, bool used);
+// The panel layouts the rows are written for (FRACTAL_NZ bf16 / fp16: 16 columns, int8: 32), as
+// calls for gemm_select / gemm_pick.
+inline GemmArgs gemm_layout(int64_t panel_width, int64_t ldb) {
+  GemmArgs g;
+  g.panel_width = panel_width;
+  g.ldb = ldb;
+  return g;
+}
+
+// The kernel sets of gemm_<isa>.cpp, constant-initialised (listing them runs no ISA code). Their
+// kernels run only the calls their rows' can_run accept; call them through the families.
 extern const GemmKernels gemm_scalar;
 #if defined(MLAOPS_ARCH_X86_64)
 extern const GemmKernels gemm_avx2;

@@ -132,16 +132,11 @@ constexpr std::array<Bf16TileFn, sizeof...(I)> bf16_table(std::index_sequence<I.
 }
 
 void bf16_avx2(const GemmArgs& g) {
-  if (g.panel_width != 16) return gemm_scalar.bf16(g);
   const int64_t M = g.M, K = g.K;
-  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (gemm_trivial<float>(g)) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* B = static_cast<const uint16_t*>(g.B);
   auto* C = static_cast<float*>(g.C);
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
-    return;
-  }
   static constexpr auto kFull = bf16_table<false>(std::make_index_sequence<kBf16MR>());
   static constexpr auto kEdge = bf16_table<true>(std::make_index_sequence<kBf16MR>());
   const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
@@ -241,16 +236,11 @@ constexpr std::array<S8TileFn, sizeof...(I)> s8_table(std::index_sequence<I...>)
 }
 
 void s8_avx2(const GemmArgs& g) {
-  if (g.panel_width != 32) return gemm_scalar.s8(g);
   const int64_t M = g.M, K = g.K;
-  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (gemm_trivial<int32_t>(g)) return;
   const auto* A = static_cast<const int8_t*>(g.A);
   const auto* B = static_cast<const int8_t*>(g.B);
   auto* C = static_cast<int32_t*>(g.C);
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0);
-    return;
-  }
   // A as sign-extended int16 pairs (A[m][2j], A[m][2j+1]), zero past K.
   const int64_t kp = (K + 1) / 2;
   int32_t* const apairs = static_cast<int32_t*>(g.scratch);  // [M][kp] (gemm_scratch_bytes)
@@ -371,16 +361,11 @@ inline void widen_f16(const uint16_t* src, float* dst, int64_t n) {
 }
 
 void f16_avx2(const GemmArgs& g) {
-  if (g.panel_width != 16) return gemm_scalar.f16(g);
   const int64_t M = g.M, K = g.K;
-  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (gemm_trivial<float>(g)) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* B = static_cast<const uint16_t*>(g.B);
   auto* C = static_cast<float*>(g.C);
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
-    return;
-  }
   static constexpr auto kFull = f16_table<false>(std::make_index_sequence<kF16MR>());
   static constexpr auto kEdge = f16_table<true>(std::make_index_sequence<kF16MR>());
   const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
@@ -585,14 +570,10 @@ void gemm_t_avx2(const GemmTArgs& g) {
   using Tr = TTraits<KIND>;
   using Acc = typename Tr::Acc;
   const int64_t M = g.M, K = g.K, c0 = Tr::c0;
-  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (gemm_trivial<Acc>(g)) return;
   const auto* A = static_cast<const typename Tr::T*>(g.A);
   const auto* W = static_cast<const typename Tr::T*>(g.W);
   auto* C = static_cast<Acc*>(g.C);
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, Acc{0});
-    return;
-  }
   static constexpr std::array<void (*)(const T2Tile&), kTMR> kTable{&t2_tile<KIND, 1>, &t2_tile<KIND, 2>,
                                                                     &t2_tile<KIND, 3>};
   const int64_t tiles = (M + kTMR - 1) / kTMR;

@@ -219,16 +219,11 @@ void bf16_gemv_nd(const GemmArgs& g) {
 }
 
 void bf16_avx512(const GemmArgs& g) {
-  if (g.panel_width != 16) return gemm_scalar.bf16(g);
   const int64_t M = g.M, K = g.K;
-  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (gemm_trivial<float>(g)) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* B = static_cast<const uint16_t*>(g.B);
   auto* C = static_cast<float*>(g.C);
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
-    return;
-  }
   // NZ (and ND with N == 16): rows k and k+1 of a panel are adjacent, one 64-byte load.
   const bool nd = g.ldb != 16;
   if (nd && M <= 2 && g.panel_stride == 16) {  // ND row-major B, decode GEMV: stream B in address order
@@ -326,7 +321,7 @@ void bf16_t_panels_avx512(const GemmTArgs& g) {
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* W = static_cast<const uint16_t*>(g.W);
   auto* C = static_cast<float*>(g.C);
-  if (gemm_t_trivial<float>(g)) return;
+  if (gemm_trivial<float>(g)) return;
   static constexpr auto kNz = bf16_table<false>(std::make_index_sequence<kBf16MR * kBf16NP>());
   alignas(64) uint16_t packed[kBf16KC * 16 * kBf16NP];  // [kBf16NP][kBf16KC][16]
   const int64_t tiles = (M + kBf16MR - 1) / kBf16MR;
@@ -462,16 +457,11 @@ void f16_tiles(F16Tile& t, const float* abuf, int64_t M, float* C, int64_t ldc, 
 }
 
 void f16_avx512(const GemmArgs& g) {
-  if (g.panel_width != 16) return gemm_scalar.f16(g);
   const int64_t M = g.M, K = g.K;
-  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (gemm_trivial<float>(g)) return;
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* B = static_cast<const uint16_t*>(g.B);
   auto* C = static_cast<float*>(g.C);
-  if (K <= 0) {
-    for (int64_t m = 0; m < M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, 0.0f);
-    return;
-  }
   const int64_t p_begin = g.n_begin / 16, p_end = (g.n_end + 15) / 16;
   const int64_t tiles = (M + kF16MR - 1) / kF16MR;
   const int64_t kc = tiles == 1 ? K : kF16KC;
@@ -504,7 +494,7 @@ void f16_t_panels_avx512(const GemmTArgs& g) {
   const auto* A = static_cast<const uint16_t*>(g.A);
   const auto* W = static_cast<const uint16_t*>(g.W);
   auto* C = static_cast<float*>(g.C);
-  if (gemm_t_trivial<float>(g)) return;
+  if (gemm_trivial<float>(g)) return;
   alignas(64) uint16_t packed[kF16KC * 16 * kF16NP];  // [kF16NP][kF16KC][16]
   float* const abuf = static_cast<float*>(gemm_t_block(g.scratch, M));  // [M][kl] (gemm_scratch_bytes)
   const int64_t wstep = g.r1 * 256;

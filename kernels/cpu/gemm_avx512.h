@@ -1,7 +1,7 @@
 // The AVX-512 GEMM kernels of the files other than gemm_avx512.cpp, for its kernel set
 // (gemm_avx512): the int8 ones (gemm_s8_avx512.cpp) and the transposed-NZ bf16 / fp16 / int8
-// drivers (gemm_t_avx512.cpp). Call them through gemm_kernels() (gemm.h), whose rows check the
-// CPU first.
+// drivers (gemm_t_avx512.cpp). Call them through the GEMM families (gemm.h), whose rows check the
+// CPU and the call first.
 #pragma once
 
 #include <algorithm>
@@ -10,17 +10,6 @@
 #include "kernels/cpu/gemm.h"
 
 namespace mlaops::kernels {
-
-// The transposed-NZ calls with nothing to multiply, for the drivers: no rows or no columns
-// (nothing written), or K <= 0 (C's columns [n_begin, n_end) set to zero). True when g is one.
-template <class Acc>
-inline bool gemm_t_trivial(const GemmTArgs& g) {
-  if (g.M <= 0 || g.n_end <= g.n_begin) return true;
-  if (g.K > 0) return false;
-  auto* C = static_cast<Acc*>(g.C);
-  for (int64_t m = 0; m < g.M; ++m) std::fill(C + m * g.ldc + g.n_begin, C + m * g.ldc + g.n_end, Acc{0});
-  return true;
-}
 
 // gemm_s8_avx512.cpp (AVX512_VNNI)
 void s8_avx512(const GemmArgs& g);

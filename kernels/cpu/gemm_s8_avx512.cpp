@@ -199,9 +199,8 @@ constexpr std::array<S8TileFn, sizeof...(I)> s8_table(std::index_sequence<I...>)
 }  // namespace
 
 void s8_avx512(const GemmArgs& g) {
-  if (g.panel_width != 32 || g.ldb != 32) return gemm_scalar.s8(g);
   const int64_t M = g.M, K = g.K;
-  if (M <= 0 || g.n_end <= g.n_begin) return;
+  if (gemm_trivial<int32_t>(g)) return;
   const auto* A = static_cast<const int8_t*>(g.A);
   const auto* B = static_cast<const int8_t*>(g.B);
   auto* C = static_cast<int32_t*>(g.C);
@@ -334,7 +333,7 @@ void s8_t_panels_avx512(const GemmTArgs& g, const int32_t* rowsum) {
   const auto* A = static_cast<const int8_t*>(g.A);
   const auto* W = static_cast<const int8_t*>(g.W);
   auto* C = static_cast<int32_t*>(g.C);
-  if (gemm_t_trivial<int32_t>(g)) return;
+  if (gemm_trivial<int32_t>(g)) return;
   static constexpr auto kPacked = s8_table<true>(std::make_index_sequence<kS8MRPacked>());
   alignas(64) int8_t packed[kS8KC / 4 * 128];  // [kS8KC / 32][8 k groups][32 outputs x 4 bytes]
   const int64_t tiles = (M + kS8MRPacked - 1) / kS8MRPacked;

@@ -1,5 +1,5 @@
 // AVX-512 BF16 / VNNI transposed-NZ GEMMs bf16_t / s8_t / f16_t (GemmTArgs; layouts and
-// semantics: gemm.h; reference: gemm_scalar.cpp). The table in gemm_avx512.cpp picks them.
+// semantics: gemm.h; reference: gemm_scalar.cpp). The set gemm_avx512 (gemm_avx512.cpp) holds them; the families of gemm.cpp pick them.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -243,26 +243,26 @@ void gemm_t_stream(const GemmTArgs& g, const int32_t* rowsum) {
 }  // namespace
 
 void s8_t_avx512(const GemmTArgs& g) {
-  if (g.M <= 0 || g.n_end <= g.n_begin) return;
+  if (gemm_trivial<int32_t>(g)) return;
   const int32_t* rowsum = g.a_rowsum;
   if (rowsum == nullptr) {
     auto* const sums = static_cast<int32_t*>(g.scratch);  // [M] (gemm_scratch_bytes)
     s8_row_sums(static_cast<const int8_t*>(g.A), g.lda, g.M, g.K, sums);
     rowsum = sums;
   }
-  if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<S8Stream>(g, rowsum);
+  if (g.M <= kStreamMaxM) return gemm_t_stream<S8Stream>(g, rowsum);
   s8_t_panels_avx512(g, rowsum);
 }
 
 void bf16_t_avx512(const GemmTArgs& g) {
-  if (g.M <= 0 || g.n_end <= g.n_begin) return;
-  if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<Bf16Stream>(g, nullptr);
+  if (gemm_trivial<float>(g)) return;
+  if (g.M <= kStreamMaxM) return gemm_t_stream<Bf16Stream>(g, nullptr);
   bf16_t_panels_avx512(g);
 }
 
 void f16_t_avx512(const GemmTArgs& g) {
-  if (g.M <= 0 || g.n_end <= g.n_begin) return;
-  if (g.M <= kStreamMaxM && g.K > 0) return gemm_t_stream<F16Stream>(g, nullptr);
+  if (gemm_trivial<float>(g)) return;
+  if (g.M <= kStreamMaxM) return gemm_t_stream<F16Stream>(g, nullptr);
   f16_t_panels_avx512(g);
 }
 

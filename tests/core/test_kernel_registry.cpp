@@ -84,11 +84,11 @@ TEST_F(KernelRegistry, PickCountsUses) {
 }
 
 TEST_F(KernelRegistry, SetKernelOverrideTakesRunnableRowsOfThisBuildOnly) {
-  ASSERT_TRUE(set_kernel_override("gemm_scalar"));
-  EXPECT_EQ(kernel_override(), "gemm_scalar");
+  ASSERT_TRUE(set_kernel_override("gemm_bf16_scalar"));
+  EXPECT_EQ(kernel_override(), "gemm_bf16_scalar");
   EXPECT_FALSE(set_kernel_override("gemm_nonesuch"));
   EXPECT_FALSE(set_kernel_override("softmax_scalar,fake_scalar"));  // rows of no listed family
-  EXPECT_EQ(kernel_override(), "gemm_scalar");                       // unchanged
+  EXPECT_EQ(kernel_override(), "gemm_bf16_scalar");                       // unchanged
   for (const KernelInfo& k : kernel_list())
     if (!k.runnable) {
       EXPECT_FALSE(set_kernel_override(k.name)) << k.name;
@@ -106,10 +106,10 @@ uint64_t listed_uses(const char* row) {
 }
 
 TEST_F(KernelRegistry, KernelListShowsThePicksOfAFamily) {
-  const uint64_t before = listed_uses("gemm_scalar");
-  kernels::gemm_kernels(Isa::kScalar);
-  kernels::gemm_kernels(Isa::kScalar);
-  EXPECT_EQ(listed_uses("gemm_scalar"), before + 2);
+  const uint64_t before = listed_uses("gemm_bf16_scalar");
+  kernels::gemm_pick(kernels::gemm_bf16_family(), Isa::kScalar, {kernels::gemm_layout(16, 16)});
+  kernels::gemm_pick(kernels::gemm_bf16_family(), Isa::kScalar, {kernels::gemm_layout(16, 16)});
+  EXPECT_EQ(listed_uses("gemm_bf16_scalar"), before + 2);
 }
 
 // Every family of this build: 1..16 rows named <family>_<isa>[_<variant>] (names unique across

@@ -1,5 +1,5 @@
-// Shared pieces of the GEMM kernel tests (test_gemm.cpp, test_gemm_t.cpp): the kernel sets of
-// every gemm row this host can run, n-range choices, a canary-guarded C, random element values of
+// Shared pieces of the GEMM kernel tests (test_gemm.cpp, test_gemm_t.cpp): the kernels of every
+// GEMM row this host can run, by level, n-range choices, a canary-guarded C, random element values of
 // each kind and the check of C against a float64 / exact reference.
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <utility>
@@ -21,15 +22,46 @@
 namespace mlaops::kernels::gemm_test {
 
 struct KernelSet {
-  const GemmKernels* k;
+  std::shared_ptr<const GemmKernels> k;
   std::string name;
 };
 
-// Every row of the gemm family this host can run (the AVX-512 rows for CPUs without BF16 / VNNI
-// included), named by the row.
+// Row i's value of `fam`, or that of the next row this host can run, for every i; each runnable
+// row is picked as MLAOPS_KERNEL=<row> picks it (counted as used).
+template <class T>
+std::vector<T> values_by_row(const KernelTable<T>& fam) {
+  const auto picked = runnable_rows(fam);
+  std::vector<T> out(static_cast<size_t>(fam.size()));
+  for (int i = fam.size() - 1; i >= 0; --i) {
+    out[static_cast<size_t>(i)] = i + 1 < fam.size() ? out[static_cast<size_t>(i) + 1] : T{};
+    for (const auto& p : picked)
+      if (p.name == fam.info(i).name) out[static_cast<size_t>(i)] = p.value;
+  }
+  return out;
+}
+
+// The kernels of every GEMM family (one per data type, gemm.h) by row position (avx512, avx2,
+// scalar on x86-64), for each position at which this host can run some family's row: each
+// member is its family's row there, or the next row this host can run (the AVX-512 rows of CPUs
+// without BF16 / VNNI: AVX2). Named by the level.
 inline std::vector<KernelSet> kernel_sets() {
+  const auto bf16 = values_by_row(gemm_bf16_family()), s8 = values_by_row(gemm_s8_family()),
+             f16 = values_by_row(gemm_f16_family());
+  const auto bf16_t = values_by_row(gemm_bf16_t_family()), s8_t = values_by_row(gemm_s8_t_family()),
+             f16_t = values_by_row(gemm_f16_t_family());
+  const auto rowsum = values_by_row(gemm_s8_rowsum_family());
+  const KernelFamily* const fams[] = {&gemm_bf16_family(),  &gemm_s8_family(),   &gemm_f16_family(),
+                                      &gemm_bf16_t_family(), &gemm_s8_t_family(), &gemm_f16_t_family(),
+                                      &gemm_s8_rowsum_family()};
   std::vector<KernelSet> v;
-  for (const auto& row : runnable_rows(gemm_family())) v.push_back({row.value, row.name});
+  for (size_t i = 0; i < bf16.size(); ++i) {
+    bool any = false;
+    for (const KernelFamily* f : fams) any = any || f->info(static_cast<int>(i)).runnable(cpu_features());
+    if (!any) continue;
+    auto k = std::make_shared<const GemmKernels>(GemmKernels{bf16[i].run, s8[i].run, f16[i].run, bf16_t[i].run,
+                                                             s8_t[i].run, f16_t[i].run, rowsum[i]});
+    v.push_back({std::move(k), std::string("gemm_") + isa_name(gemm_bf16_family().info(static_cast<int>(i)).isa)});
+  }
   return v;
 }
 

@@ -231,10 +231,83 @@ TEST(GemmS8, PaddedLdaAndKBlocks) {
     }
 }
 
-TEST(Gemm, KernelsAreTheFamilysPick) {
-  const auto& fam = gemm_family();
-  for (Isa isa : test_isas()) EXPECT_EQ(&gemm_kernels(isa), fam.value(fam.select(isa))) << isa_name(isa);
-  EXPECT_EQ(&gemm_kernels(Isa::kScalar), &gemm_scalar);
+// Each GEMM data type is a family of its own (gemm.h): rows gemm_<type>_<isa>, best first, the
+// last the scalar row, which runs every call. For the layouts the SIMD rows are written for, the
+// row picked for a call is the one the registry picks at the level.
+TEST(GemmRows, OneFamilyPerDataTypeEndingInTheScalarRow) {
+  const GemmFamily* const fams[] = {&gemm_bf16_family(), &gemm_s8_family(), &gemm_f16_family()};
+  const GemmArgs layouts[] = {gemm_layout(16, 16), gemm_layout(32, 32), gemm_layout(16, 16)};
+  for (size_t f = 0; f < 3; ++f) {
+    const GemmFamily& fam = *fams[f];
+    SCOPED_TRACE(fam.name());
+    const GemmRow& last = fam.value(fam.size() - 1);
+    EXPECT_EQ(last.can_run, nullptr);
+    EXPECT_EQ(std::string(fam.info(fam.size() - 1).name), std::string(fam.name()) + "_scalar");
+    for (int i = 0; i + 1 < fam.size(); ++i) EXPECT_NE(*fam.info(i).calls, '\0') << fam.info(i).name;
+    for (Isa isa : test_isas()) EXPECT_EQ(gemm_select(fam, isa, {layouts[f]}), fam.select(isa)) << isa_name(isa);
+  }
+  const GemmTFamily* const tfams[] = {&gemm_bf16_t_family(), &gemm_s8_t_family(), &gemm_f16_t_family()};
+  for (const GemmTFamily* fam : tfams)
+    for (int i = 0; i < fam->size(); ++i) EXPECT_EQ(fam->value(i).can_run, nullptr) << fam->info(i).name;
+  EXPECT_EQ(std::string(gemm_s8_rowsum_family().info(gemm_s8_rowsum_family().size() - 1).name),
+            "gemm_s8_rowsum_scalar");
+}
+
+uint64_t row_uses(const KernelFamily& fam, const char* row) { return fam.uses(fam.find(row)); }
+
+// A bf16 call of 32-column panels: no SIMD row runs it (their tiles load 16-column panels), so
+// the scalar row is picked and counted, not the row of the level; its C is the scalar kernel's.
+// (Before the GEMM rows were per data type, the AVX-512 and AVX2 kernels ran such a call on the
+// scalar code inside while the registry counted their own row.)
+TEST(GemmRows, ACallNoSimdRowRunsRecordsTheScalarRow) {
+  const GemmFamily& fam = gemm_bf16_family();
+  const int64_t M = 3, K = 40, N = 64, W = 32;
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<uint16_t> A(static_cast<size_t>(M * K)), B(static_cast<size_t>(K * N));
+  for (auto& v : A) v = float_to_bf16(dist(rng));
+  for (auto& v : B) v = float_to_bf16(dist(rng));
+  GemmArgs g = gemm_layout(W, W);
+  g.M = M, g.N = N, g.K = K;
+  g.A = A.data(), g.lda = K;
+  g.B = B.data(), g.panel_stride = K * W;
+  g.n_begin = 0, g.n_end = N;
+  for (Isa isa : test_isas()) {
+    SCOPED_TRACE(isa_name(isa));
+    const uint64_t scalar_before = row_uses(fam, "gemm_bf16_scalar");
+    const uint64_t level_before = fam.uses(fam.select(isa));
+    const int row = gemm_select(fam, isa, {g});
+    EXPECT_STREQ(fam.info(row).name, "gemm_bf16_scalar");
+    const GemmFn fn = gemm_pick(fam, isa, {g});
+    EXPECT_EQ(row_uses(fam, "gemm_bf16_scalar"), scalar_before + 1);
+    if (fam.select(isa) != row) {
+      EXPECT_EQ(fam.uses(fam.select(isa)), level_before);
+    }
+    std::vector<float> c(static_cast<size_t>(M * N)), want(c.size());
+    g.C = c.data(), g.ldc = N;
+    fn(g);
+    g.C = want.data();
+    gemm_scalar.bf16(g);
+    EXPECT_EQ(std::memcmp(c.data(), want.data(), c.size() * sizeof(float)), 0);
+  }
+}
+
+// An int8 call of 32-column panels whose rows are not 32 bytes apart (ldb != 32): the AVX-512
+// row (it loads 32-byte panel rows) declines it and the next row that runs it is picked and
+// counted: AVX2 where this host runs it and the level allows, else the scalar row.
+TEST(GemmRows, AnInt8CallTheAvx512RowDeclinesRecordsTheNextRow) {
+  const GemmFamily& fam = gemm_s8_family();
+  const GemmArgs call = gemm_layout(32, 64);
+  for (Isa isa : test_isas()) {
+    SCOPED_TRACE(isa_name(isa));
+    const int row = gemm_select(fam, isa, {call});
+    const int avx2 = fam.find("gemm_s8_avx2");
+    const bool avx2_ok = avx2 >= 0 && fam.allowed(avx2, isa);
+    EXPECT_STREQ(fam.info(row).name, avx2_ok ? "gemm_s8_avx2" : "gemm_s8_scalar");
+    const uint64_t before = fam.uses(row);
+    gemm_pick(fam, isa, {call});
+    EXPECT_EQ(fam.uses(row), before + 1);
+  }
 }
 
 TEST(Gemm, ZeroKWritesZeros) {

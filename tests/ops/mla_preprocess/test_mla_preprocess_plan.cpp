@@ -187,9 +187,10 @@ TEST(MlaPreprocessPlan, ExplainNamesTheKernelsOfEachIsaLevel) {
       EXPECT_EQ(plan.workspace_size(), ws);
       const std::string level = isa_name(isa);
       for (const std::string& needle :
-           {"kernels (isa " + level + ")", std::string("input @ wdqkv^T: gemm_"),
-            std::string(cfg.float_weights ? " bf16_t" : " s8_t"), "mla_preprocess_rows_" + level,
-            "convert_" + level + " absmax", std::string(isa == detected_isa() ? "kernels (isa " : "gemm rows skipped: "),
+           {"kernels (isa " + level + ")",
+            std::string("input @ wdqkv^T: ") + (cfg.float_weights ? "gemm_bf16_t_" : "gemm_s8_t_"),
+            "mla_preprocess_rows_" + level, "convert_" + level + " absmax",
+            std::string(isa == detected_isa() ? "kernels (isa " : " rows skipped: gemm_"),
             std::string(mla_preprocess_cache_mode_name(cfg.cache_mode)), std::string("workspace ")})
         EXPECT_NE(e.find(needle), std::string::npos) << "no '" << needle << "' in:\n" << e;
     }

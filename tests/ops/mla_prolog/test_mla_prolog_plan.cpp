@@ -177,9 +177,9 @@ TEST(MlaPrologPlan, ExplainNamesTheKernelsOfEachIsaLevel) {
       EXPECT_EQ(plan.workspace_size(), ws);
       const std::string level = isa_name(isa);
       for (const std::string& needle :
-           {"kernels (isa " + level + ")", std::string("x projection [W_DQ | W_DKV_KR]: gemm_"),
-            std::string(sc == MlaPrologScenario::kNoQuant ? " bf16" : " s8"), "convert_" + level,
-            std::string(isa == detected_isa() ? "kernels (isa " : "gemm rows skipped: "), std::string(mla_prolog_scenario_name(sc)), std::string("workspace ")})
+           {"kernels (isa " + level + ")",
+            std::string("x projection [W_DQ | W_DKV_KR]: ") + (sc == MlaPrologScenario::kNoQuant ? "gemm_bf16_" : "gemm_s8_"),
+            "convert_" + level, std::string(isa == detected_isa() ? "kernels (isa " : " rows skipped: gemm_"), std::string(mla_prolog_scenario_name(sc)), std::string("workspace ")})
         EXPECT_NE(e.find(needle), std::string::npos) << "no '" << needle << "' in:\n" << e;
     }
   }
