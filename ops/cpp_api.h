@@ -1,0 +1,36 @@
+// The wrappers every operator's C++ API builds on its two phases (include/mlaops/plan.h;
+// docs/architecture.md): `<op>_workspace_size` plans the call and reports the plan's workspace
+// bytes, the one-shot `<op>` plans and runs once. Each operator passes its own plan and run
+// functions (templates, so the calls stay direct).
+#pragma once
+
+#include <cstdint>
+
+#include "core/error.h"
+#include "mlaops/plan.h"
+
+namespace mlaops {
+
+// `*workspace_size` = the workspace bytes of the plan `plan_fn(p, &plan)` makes. A null
+// `workspace_size` is kParamNullptr with "<op>: workspace_size: <rule>out-pointer is null"
+// (`rule` is the rule tag and a space, or "").
+template <class Params, class PlanFn>
+Status cpp_api_workspace_size(const char* op, const char* rule, const Params& p, uint64_t* workspace_size,
+                              PlanFn plan_fn) {
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "%s: workspace_size: %sout-pointer is null", op, rule);
+  OpPlan plan;
+  MLAOPS_TRY(plan_fn(p, &plan));
+  *workspace_size = plan.workspace_size();
+  return kSuccess;
+}
+
+// Plans `p` (`plan_fn(p, &plan)`) and runs the plan once (`run_fn(plan, p, workspace,
+// workspace_size)`).
+template <class Params, class PlanFn, class RunFn>
+Status cpp_api_one_shot(const Params& p, void* workspace, uint64_t workspace_size, PlanFn plan_fn, RunFn run_fn) {
+  OpPlan plan;
+  MLAOPS_TRY(plan_fn(p, &plan));
+  return run_fn(plan, p, workspace, workspace_size);
+}
+
+}  // namespace mlaops
