@@ -62,7 +62,6 @@ TEST(MlaPrologV3, ScalesAndQueryNormAgainstReference) {
   }
 }
 
-
 // ---- rules ----
 
 constexpr aclnnStatus kGraphFailed = -1;

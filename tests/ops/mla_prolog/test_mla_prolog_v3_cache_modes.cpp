@@ -20,7 +20,6 @@ using namespace mla_prolog_v3;
 
 // ---- the V3 cache modes and per-tile KV quant ----
 
-
 // One V3 call per new cache mode and per-tile KV quant through the C API against the reference
 // (every ISA).
 TEST(MlaPrologV3, NewCacheModesAndPerTileAgainstReference) {
@@ -159,7 +158,6 @@ TEST(MlaPrologV3Errors, PerTensorQuantScaleCkvThroughTheV3Options) {
   EXPECT_EQ(mla_prolog_workspace_size(two.params(), &ws), kSuccess) << last_error_message();
   EXPECT_EQ(mla_prolog_workspace_size(one.params(), &ws), kParamInvalid);
 }
-
 
 // Writes v into element i of an int64 / int32 / fp32 input for the duration of one call.
 template <class T>
