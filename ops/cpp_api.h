@@ -11,13 +11,10 @@
 
 namespace mlaops {
 
-// `*workspace_size` = the workspace bytes of the plan `plan_fn(p, &plan)` makes. A null
-// `workspace_size` is kParamNullptr with "<op>: workspace_size: <rule>out-pointer is null"
-// (`rule` is the rule tag and a space, or "").
+// `*workspace_size` (checked non-null by the caller, whose message names its rule) = the workspace
+// bytes of the plan `plan_fn(p, &plan)` makes.
 template <class Params, class PlanFn>
-Status cpp_api_workspace_size(const char* op, const char* rule, const Params& p, uint64_t* workspace_size,
-                              PlanFn plan_fn) {
-  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "%s: workspace_size: %sout-pointer is null", op, rule);
+Status cpp_api_workspace_size(const Params& p, uint64_t* workspace_size, PlanFn plan_fn) {
   OpPlan plan;
   MLAOPS_TRY(plan_fn(p, &plan));
   *workspace_size = plan.workspace_size();

@@ -500,7 +500,8 @@ Status fused_infer_attention_score_v4_run(const OpPlan& plan, const FiaParams& p
 }
 
 Status fused_infer_attention_score_v4_workspace_size(const FiaParams& p, uint64_t* workspace_size) {
-  return cpp_api_workspace_size(kCppOp, "FIA-01 ", p, workspace_size, fused_infer_attention_score_v4_plan);
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "%s: workspace_size: FIA-01 out-pointer is null", kCppOp);
+  return cpp_api_workspace_size(p, workspace_size, fused_infer_attention_score_v4_plan);
 }
 
 // The one-shot call runs its fresh plan directly: the signature and pointers the plan just checked

@@ -549,7 +549,8 @@ Status mla_preprocess_plan(const MlaPreprocessParams& p, OpPlan* plan) {
 }
 
 Status mla_preprocess_workspace_size(const MlaPreprocessParams& p, uint64_t* workspace_size) {
-  return cpp_api_workspace_size(kMlaPreprocessOp, "", p, workspace_size, mla_preprocess_plan);
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mla_preprocess: workspace_size: out-pointer is null");
+  return cpp_api_workspace_size(p, workspace_size, mla_preprocess_plan);
 }
 
 Status mla_preprocess(const MlaPreprocessParams& p, void* workspace, uint64_t workspace_size) {

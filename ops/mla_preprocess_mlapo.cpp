@@ -27,7 +27,8 @@ Status mlapo_run(const OpPlan& plan, const MlapoParams& params, void* workspace,
 }
 
 Status mlapo_workspace_size(const MlapoParams& p, uint64_t* workspace_size) {
-  return cpp_api_workspace_size(kMlapoOp, "", p, workspace_size, mlapo_plan);
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mlapo: workspace_size: out-pointer is null");
+  return cpp_api_workspace_size(p, workspace_size, mlapo_plan);
 }
 
 Status mlapo(const MlapoParams& p, void* workspace, uint64_t workspace_size) {

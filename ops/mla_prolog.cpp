@@ -493,7 +493,8 @@ Status mla_prolog_plan(const MlaPrologParams& p, OpPlan* plan) {
 }
 
 Status mla_prolog_workspace_size(const MlaPrologParams& p, uint64_t* workspace_size) {
-  return cpp_api_workspace_size(kMlaPrologOp, "", p, workspace_size, mla_prolog_plan);
+  MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mla_prolog: workspace_size: out-pointer is null");
+  return cpp_api_workspace_size(p, workspace_size, mla_prolog_plan);
 }
 
 Status mla_prolog(const MlaPrologParams& p, void* workspace, uint64_t workspace_size) {
