@@ -24,6 +24,7 @@
 #include "kernels/cpu/attn_family.h"
 #include "mlaops/numeric.h"
 #include "mlaops/plan.h"
+#include "ops/cpp_api.h"
 #include "ops/fia_full_quant.h"
 #include "ops/fused_infer_attention_score_v4.h"
 
@@ -548,16 +549,17 @@ Status fused_infer_attention_score_v4_run(const OpPlan& plan, const FiaParams& p
 
 Status fused_infer_attention_score_v4_workspace_size(const FiaParams& p, uint64_t* workspace_size) {
   MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "%s: workspace_size: FIA-01 out-pointer is null", kCppOp);
-  OpPlan plan;
-  MLAOPS_TRY(fused_infer_attention_score_v4_plan(p, &plan));
-  *workspace_size = plan.workspace_size();
-  return kSuccess;
+  return cpp_api_workspace_size(p, workspace_size, fused_infer_attention_score_v4_plan);
 }
 
+// The one-shot call runs its fresh plan directly: the signature and pointers the plan just checked
+// are the call's own.
 Status fused_infer_attention_score_v4(const FiaParams& p, void* workspace, uint64_t workspace_size) {
-  OpPlan plan;
-  MLAOPS_TRY(fused_infer_attention_score_v4_plan(p, &plan));
-  return fia_run(p, static_cast<const FiaPlanState*>(plan.state())->plan, workspace, workspace_size, kCppOp);
+  return cpp_api_one_shot(p, workspace, workspace_size, fused_infer_attention_score_v4_plan,
+                          [](const OpPlan& plan, const FiaParams& q, void* ws, uint64_t ws_size) {
+                            return fia_run(q, static_cast<const FiaPlanState*>(plan.state())->plan, ws, ws_size,
+                                           kCppOp);
+                          });
 }
 
 }  // namespace mlaops

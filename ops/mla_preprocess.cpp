@@ -33,6 +33,7 @@
 #include "core/workspace.h"
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
+#include "ops/cpp_api.h"
 #include "ops/mla_preprocess.h"
 #include "ops/mla_uk.h"
 
@@ -549,16 +550,11 @@ Status mla_preprocess_plan(const MlaPreprocessParams& p, OpPlan* plan) {
 
 Status mla_preprocess_workspace_size(const MlaPreprocessParams& p, uint64_t* workspace_size) {
   MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mla_preprocess: workspace_size: out-pointer is null");
-  OpPlan plan;
-  MLAOPS_TRY(mla_preprocess_plan(p, &plan));
-  *workspace_size = plan.workspace_size();
-  return kSuccess;
+  return cpp_api_workspace_size(p, workspace_size, mla_preprocess_plan);
 }
 
 Status mla_preprocess(const MlaPreprocessParams& p, void* workspace, uint64_t workspace_size) {
-  OpPlan plan;
-  MLAOPS_TRY(mla_preprocess_plan(p, &plan));
-  return mla_preprocess_run(plan, p, workspace, workspace_size);
+  return cpp_api_one_shot(p, workspace, workspace_size, mla_preprocess_plan, mla_preprocess_run);
 }
 
 }  // namespace mlaops

@@ -3,6 +3,7 @@
 // plan and run with the options' `mlapo` form (stage 1 the quant alone, optional beta1 and cos /
 // sin, MPP-20).
 #include "core/error.h"
+#include "ops/cpp_api.h"
 #include "ops/mla_preprocess.h"
 
 namespace mlaops {
@@ -27,16 +28,11 @@ Status mlapo_run(const OpPlan& plan, const MlapoParams& params, void* workspace,
 
 Status mlapo_workspace_size(const MlapoParams& p, uint64_t* workspace_size) {
   MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mlapo: workspace_size: out-pointer is null");
-  OpPlan plan;
-  MLAOPS_TRY(mlapo_plan(p, &plan));
-  *workspace_size = plan.workspace_size();
-  return kSuccess;
+  return cpp_api_workspace_size(p, workspace_size, mlapo_plan);
 }
 
 Status mlapo(const MlapoParams& p, void* workspace, uint64_t workspace_size) {
-  OpPlan plan;
-  MLAOPS_TRY(mlapo_plan(p, &plan));
-  return mlapo_run(plan, p, workspace, workspace_size);
+  return cpp_api_one_shot(p, workspace, workspace_size, mlapo_plan, mlapo_run);
 }
 
 }  // namespace mlaops

@@ -26,6 +26,7 @@
 #include "core/workspace.h"
 #include "kernels/cpu/mla_rows.h"
 #include "mlaops/numeric.h"
+#include "ops/cpp_api.h"
 #include "ops/mla_prolog.h"
 #include "ops/mla_uk.h"
 
@@ -493,16 +494,11 @@ Status mla_prolog_plan(const MlaPrologParams& p, OpPlan* plan) {
 
 Status mla_prolog_workspace_size(const MlaPrologParams& p, uint64_t* workspace_size) {
   MLAOPS_CHECK(workspace_size != nullptr, kParamNullptr, "mla_prolog: workspace_size: out-pointer is null");
-  OpPlan plan;
-  MLAOPS_TRY(mla_prolog_plan(p, &plan));
-  *workspace_size = plan.workspace_size();
-  return kSuccess;
+  return cpp_api_workspace_size(p, workspace_size, mla_prolog_plan);
 }
 
 Status mla_prolog(const MlaPrologParams& p, void* workspace, uint64_t workspace_size) {
-  OpPlan plan;
-  MLAOPS_TRY(mla_prolog_plan(p, &plan));
-  return mla_prolog_run(plan, p, workspace, workspace_size);
+  return cpp_api_one_shot(p, workspace, workspace_size, mla_prolog_plan, mla_prolog_run);
 }
 
 }  // namespace mlaops

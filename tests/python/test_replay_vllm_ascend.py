@@ -21,22 +21,22 @@ Sources read (the search index's stored copies):
                 @ 0017ab0c070542134944755f8f859d84e6c0841a (trans_rope_weight, transdata)
 Torch ops the stacks call that mlaops does not provide (npu_dynamic_quant, npu_interleave_rope,
 npu_kv_rmsnorm_rope_cache, npu_paged_cache_load, npu_attention_update, the linear layers) are
-computed by the tests in torch / numpy."""
+computed by the tests in torch / numpy.
+
+This file: prefill and the attention-only decode (FIA v1 and v2). The FA-quant layer (MlaProlog
+then FIA): test_replay_vllm_ascend_fa_quant.py; the fused MlaPreprocess (mlapo):
+test_replay_vllm_ascend_mlapo.py; what they share (the decode requests, the FIA v2 decode views,
+the W8A8 layer): replay_vllm_ascend.py."""
 import numpy as np
 import pytest
 import torch
 
 import mlaops
 import mlaops.torch_npu as torch_npu
-from compare import assert_cascade, assert_close, assert_fia_out, assert_int8
-from reference import mla_prolog, scatter_cache
-from reference_preprocess import mla_preprocess as mlapo_reference
-from replay_util import (BOOL_MASK, BS, D, DR, HCKV, HCQ, HE, INT8_MASK, N, SCALE, Pages, W8A8Linear, assert_lse,
-                         assert_mlapo_outputs, bf, bt, cumsum, dynamic_quant, f64, lse_merge, mla_paged_ref, nz_tiles,
-                         rope_rows_deinterleaved, rope_tables, tnd_causal_ref, tokens_bnsd)
-
-CTX = (130, 7, 60)  # decode requests: tokens already in the cache before this step
-ACL_FORMAT_FRACTAL_NZ = 29
+from compare import assert_fia_out
+from replay_util import (BOOL_MASK, BS, D, DR, HCKV, INT8_MASK, N, SCALE, Pages, assert_lse, bf, cumsum, lse_merge,
+                         tnd_causal_ref)
+from replay_vllm_ascend import CTX, V2_LAYOUTS, check_decode, v2_decode_kwargs
 
 
 def interleave_rope(x):
@@ -212,15 +212,6 @@ def _decode_case(rng, q_s, nz):
     return pages, ql_nope, q_pe, block_table, [c + q_s for c in CTX]
 
 
-def _check_decode(out, layout, ql_nope, q_pe, pages, lens, q_s):
-    r, _ = mla_paged_ref(tokens_bnsd(ql_nope, q_s), tokens_bnsd(q_pe, q_s), pages, lens, q_s=q_s)
-    b = len(lens)
-    got = {"BNSD": lambda o: f64(o), "BSND": lambda o: f64(o).transpose(0, 2, 1, 3),
-           "TND": lambda o: tokens_bnsd(o, q_s), "NBSD": lambda o: f64(o).transpose(1, 0, 2, 3),
-           "NTD": lambda o: f64(o).reshape(N, b, q_s, HCKV).transpose(1, 0, 2, 3)}[layout](out)
-    assert_fia_out(got, r)
-
-
 V1_LAYOUTS = {"BNSD": (1, False), "BSND_NZ": (1, True), "TND_MTP": (2, False)}
 
 
@@ -280,7 +271,7 @@ def test_torchair_decode_transposed_query(layout):
         block_size=block_size,
         actual_seq_lengths_kv=seq_lens_list,
         actual_seq_lengths=actual_seq_lengths)
-    _check_decode(attn_output, input_layout, q_nope.reshape(num_tokens, N, HCKV), q_pe.reshape(num_tokens, N, DR),
+    check_decode(attn_output, input_layout, q_nope.reshape(num_tokens, N, HCKV), q_pe.reshape(num_tokens, N, DR),
                   pages, seq_lens_list, q_s)
 
 
@@ -345,63 +336,8 @@ def test_mla_v1_decode_graph_capture_v1(layout):
                                                   out=[attn_output, softmax_lse])
     eager, _ = torch_npu.npu_fused_infer_attention_score(q_nope, k_nope, k_nope, **common_kwargs)
     assert torch.equal(attn_output, eager)
-    _check_decode(attn_output, input_layout, q_nope.reshape(num_tokens, N, HCKV), q_pe.reshape(num_tokens, N, DR),
+    check_decode(attn_output, input_layout, q_nope.reshape(num_tokens, N, HCKV), q_pe.reshape(num_tokens, N, DR),
                   pages, seq_lens_list, q_s)
-
-
-V2_LAYOUTS = {"BNSD_NBSD": (1, False), "BSND_NBSD": (1, True), "TND_NTD": (2, False)}
-
-
-def _v2_decode_kwargs(layout, pages, q_nope, q_pe, block_table, seq_lens_list):
-    """[mla_v1] AscendMLAImpl._forward_decode (not FA quant, head_padding 0): the views, the
-    layout and common_kwargs. Returns (q_nope, k_nope, common_kwargs, attn_output_shape)."""
-    q_s, nz = V2_LAYOUTS[layout]
-    k_nope, k_pe = pages.kv, pages.kr
-    num_tokens = q_nope.size(0)
-    block_size = BS
-    actual_seq_lengths = None
-    if nz:
-        nz_fmt_last_dim = 16
-        k_nope = k_nope.view(-1, 1, HCKV // nz_fmt_last_dim, block_size, nz_fmt_last_dim)
-        k_pe = k_pe.view(-1, 1, DR // nz_fmt_last_dim, block_size, nz_fmt_last_dim)
-    else:
-        k_nope = k_nope.view(-1, 1, block_size, HCKV)
-        k_pe = k_pe.view(-1, 1, block_size, DR)
-    if q_s > 1:  # SpecDecoding with a speculative config
-        input_layout = "TND_NTD"
-        q_nope = q_nope.view(num_tokens, N, -1).contiguous()
-        q_pe = q_pe.view(num_tokens, N, -1)
-        attn_output_shape = (N, num_tokens, HCKV)
-        sparse_mode = 3
-        attn_mask = INT8_MASK
-        actual_seq_lengths = [q_s * (i + 1) for i in range(len(CTX))]
-    else:
-        if nz:
-            input_layout = "BSND_NBSD"
-            q_nope = q_nope.view(num_tokens, 1, N, -1).contiguous()
-            q_pe = q_pe.view(num_tokens, 1, N, -1)
-        else:
-            input_layout = "BNSD_NBSD"
-            q_nope = q_nope.view(num_tokens, N, 1, -1).contiguous()
-            q_pe = q_pe.view(num_tokens, N, 1, -1)
-        attn_output_shape = (N, num_tokens, 1, HCKV)
-        sparse_mode = 0
-        attn_mask = None
-    common_kwargs = {
-        "query_rope": q_pe,
-        "key_rope": k_pe,
-        "num_query_heads": N,
-        "num_key_value_heads": 1,
-        "input_layout": input_layout,
-        "atten_mask": attn_mask,
-        "sparse_mode": sparse_mode,
-        "softmax_scale": SCALE,
-        "block_table": block_table,
-        "block_size": block_size,
-        "actual_seq_qlen": actual_seq_lengths,
-        "actual_seq_kvlen": seq_lens_list,
-    }
-    return q_nope, k_nope, common_kwargs, attn_output_shape
 
 
 @pytest.mark.parametrize("layout", list(V2_LAYOUTS))
@@ -416,14 +352,14 @@ def test_mla_v1_decode_v2_eager_capture_and_replay(layout):
     q_s, nz = V2_LAYOUTS[layout]
     rng = np.random.default_rng(11 + q_s + nz)
     pages, ql_nope, q_pe0, block_table, seq_lens_list = _decode_case(rng, q_s, nz)
-    q_nope, k_nope, common_kwargs, attn_output_shape = _v2_decode_kwargs(layout, pages, ql_nope, q_pe0, block_table,
+    q_nope, k_nope, common_kwargs, attn_output_shape = v2_decode_kwargs(layout, pages, ql_nope, q_pe0, block_table,
                                                                          seq_lens_list)
     q_pe = common_kwargs["query_rope"]
     num_tokens = q_nope.size(0)
     out_layout = layout.split("_")[1]
     eager, lse = torch_npu.npu_fused_infer_attention_score_v2(q_nope, k_nope, k_nope, **common_kwargs)
     assert eager.shape == attn_output_shape and lse.shape == (0,)
-    _check_decode(eager, out_layout, ql_nope, q_pe0, pages, seq_lens_list, q_s)
+    check_decode(eager, out_layout, ql_nope, q_pe0, pages, seq_lens_list, q_s)
     # capture
     workspace = torch_npu._npu_fused_infer_attention_score_v2_get_max_workspace(q_nope, k_nope, k_nope,
                                                                                 **common_kwargs)
@@ -468,467 +404,5 @@ def test_mla_v1_decode_v2_eager_capture_and_replay(layout):
         workspace=workspace,
         out=[g_out, g_lse],
     )
-    _check_decode(g_out[:, :num_tokens], out_layout, ql_nope, q_pe0, pages, seq_lens_list, q_s)
+    check_decode(g_out[:, :num_tokens], out_layout, ql_nope, q_pe0, pages, seq_lens_list, q_s)
     assert not torch.any(g_out[:, num_tokens:].float() != 0)  # the padded request (no KV): 0
-
-
-class FusedLayer:
-    """The W8A8 layers of one DeepSeek MLA layer as vllm-ascend holds them after
-    process_weights_after_loading: fused_qkv_a_proj [HE -> HCQ + HCKV + DR] and q_proj (q_b_proj)
-    [HCQ -> N * 192], their int8 weights transposed to [in, out] and cast to FRACTAL_NZ
-    (is_enable_nz), per-channel weight_scale (bf16, flattened) and the static quant parameters;
-    the RmsNorm weights (q_a_layernorm with the anti-outlier bias), W_UK_T [N, D, HCKV], and the
-    FA-quant layer's k scale (fa_k.scale, quant_kscale, fak_descale_float)."""
-
-    def __init__(self, rng):
-        self.fused = W8A8Linear(rng, HE, HCQ + HCKV + DR)
-        self.q_proj = W8A8Linear(rng, HCQ, N * (D + DR))
-        for layer in (self.fused, self.q_proj):
-            loaded = torch.from_numpy(np.ascontiguousarray(layer.w.T))  # the checkpoint's [out, in]
-            layer.weight = torch_npu.npu_format_cast(loaded.transpose(0, 1).contiguous(), ACL_FORMAT_FRACTAL_NZ)
-            layer.weight_scale_t = bt(layer.weight_scale)
-        self.gamma_cq, self.beta_cq = bf(rng, HCQ, scale=0.2, shift=1.0), bf(rng, HCQ, scale=0.1)
-        self.gamma_ckv = bf(rng, HCKV, scale=0.2, shift=1.0)
-        self.W_UK_T = bf(rng, N, D, HCKV, scale=D ** -0.5)
-        fa_k_scale = torch.squeeze(torch.tensor([[1 / 24.0]], dtype=torch.float32)).unsqueeze(0)
-        self.fak_descale_float = fa_k_scale.to(torch.float)
-        self.quant_kscale = 1.0 / fa_k_scale.repeat(HCKV).view(1, HCKV).to(torch.float)
-
-
-def _prolog_reference(layer, x_i8, dsx, cos, sin, dsw_dq, dsw_uq, dsw_dkv, qs_ckv):
-    """reference.mla_prolog for full quant (+ KV quant when qs_ckv is given) on the logical
-    int8 weights."""
-    w = layer.fused.w.astype(np.float64)
-    return mla_prolog(x=f64(x_i8), wdq=w[:, :HCQ], wuqqr=layer.q_proj.w.astype(np.float64), wuk=f64(layer.W_UK_T),
-                      wdkvkr=w[:, HCQ:], gcq=f64(layer.gamma_cq), gckv=f64(layer.gamma_ckv), sin=f64(sin),
-                      cos=f64(cos), dsw_uqqr=f64(dsw_uq), qs_ckv=qs_ckv, full=(f64(dsx).reshape(-1, 1), f64(dsw_dq),
-                                                                                f64(dsw_dkv)))
-
-
-def _decode_step(rng, int8_cache, nz):
-    """One decode token per CTX request: caches holding CTX rows (random), the new token's
-    position CTX[b] and slot, cos / sin as the decode metadata holds them ([T, 1, 1, 64])."""
-    pages = Pages(rng, [c + 1 for c in CTX], nz=nz, int8=int8_cache)
-    slots = [pages.slot(b, c) for b, c in enumerate(CTX)]
-    cos, sin = rope_tables(list(CTX))
-    slot_mapping = torch.full((16,), -1, dtype=torch.int64)  # the runner's buffer; the first bsz used
-    slot_mapping[:len(CTX)] = torch.tensor(slots)
-    return pages, slots, cos.unsqueeze(1).unsqueeze(2), sin.unsqueeze(1).unsqueeze(2), slot_mapping
-
-
-def _fa_quant_forward_decode(layer, pages, q_nope, q_pe, dequant_scale_q_nope, capture):
-    """[mla_v1] _forward_decode, the FA-quant branch (not A5): BSND_NBSD over the int8 NZ cache
-    viewed with c0 32 and the rope cache with c0 16, extra_fa_args with the dequant scales."""
-    num_tokens = q_nope.size(0)
-    block_size = BS
-    nz_fmt_last_dim = 16
-    k_nope = pages.kv.view(-1, 1, HCKV // (nz_fmt_last_dim * 2), block_size, nz_fmt_last_dim * 2)
-    k_pe = pages.kr.view(-1, 1, DR // nz_fmt_last_dim, block_size, nz_fmt_last_dim)
-    input_layout = "BSND_NBSD"
-    q_nope = q_nope.view(num_tokens, 1, N, -1).contiguous()
-    q_pe = q_pe.view(num_tokens, 1, N, -1).contiguous()
-    dequant_scale_q_nope = dequant_scale_q_nope.view(num_tokens, 1, N)
-    attn_output_shape = (N, num_tokens, 1, HCKV)
-    common_kwargs = {
-        "query_rope": q_pe,
-        "key_rope": k_pe,
-        "num_query_heads": N,
-        "num_key_value_heads": 1,
-        "input_layout": input_layout,
-        "atten_mask": None,
-        "sparse_mode": 0,
-        "softmax_scale": SCALE,
-        "block_table": pages.block_table(),
-        "block_size": block_size,
-        "actual_seq_qlen": None,
-        "actual_seq_kvlen": [c + 1 for c in CTX],
-    }
-    extra_fa_args = {
-        "query_quant_mode": 3,
-        "key_quant_mode": 0,
-        "value_quant_mode": 0,
-        "dequant_scale_query": dequant_scale_q_nope,
-        "dequant_scale_key": layer.fak_descale_float,
-        "dequant_scale_value": layer.fak_descale_float,
-    }
-    common_kwargs.update(extra_fa_args)
-    if not capture:
-        attn_output, _ = torch_npu.npu_fused_infer_attention_score_v2(q_nope, k_nope, k_nope, **common_kwargs)
-        return attn_output
-    workspace = torch_npu._npu_fused_infer_attention_score_v2_get_max_workspace(q_nope, k_nope, k_nope,
-                                                                                **common_kwargs)
-    attn_output = torch.empty(attn_output_shape, dtype=q_pe.dtype)
-    softmax_lse = torch.empty(num_tokens, dtype=q_pe.dtype)
-    torch_npu.npu_fused_infer_attention_score_v2.out(q_nope, k_nope, k_nope, **common_kwargs, workspace=workspace,
-                                                     out=[attn_output, softmax_lse])
-    return attn_output
-
-
-def _check_fa_quant_attention(out, layer, pages, q_i8, q_rope, dq):
-    """MLA full quant (docs/ops/fused_infer_attention_score.md): dq1 = dequant_scale_query *
-    keyScale; the score is scale * dq1 * (q_int8 . k_int8 + q_rope . k_rope), V = k_int8 * keyScale;
-    computed on the query the prolog produced (the attention's own inputs)."""
-    ks = float(layer.fak_descale_float[0])
-    dq1 = f64(dq).reshape(-1, N, 1, 1) * ks
-    q = f64(q_i8).reshape(-1, N, 1, HCKV) * dq1
-    qr = f64(q_rope).reshape(-1, N, 1, DR) * dq1
-    r, _ = mla_paged_ref(q, qr, pages, [c + 1 for c in CTX], kv_scale=ks)
-    assert out.shape == (N, len(CTX), 1, HCKV) and out.dtype == torch.bfloat16
-    assert_fia_out(f64(out).transpose(1, 0, 2, 3), r)
-
-
-def _check_prolog_caches(pages, before_kv, before_kr, kv_rows, kr_rows, slots, int8):
-    """The caches after the prolog: the new rows at the slots in the NZ blocks (c0 32 for int8,
-    16 for bf16; int8 rows within 1, at most 2 % of them off), every other byte as before."""
-    c0 = 32 if int8 else 16
-    kv = f64(pages.kv)
-    written = scatter_cache(np.zeros_like(before_kv), np.ones_like(kv_rows), slots, c0) != 0
-    kv_want = scatter_cache(before_kv, kv_rows, slots, c0)
-    assert np.array_equal(kv[~written], before_kv[~written]), "kv_cache: bytes outside the new rows changed"
-    if int8:
-        assert_int8(kv[written], kv_want[written], what="kv_cache rows")
-    else:
-        assert_close(kv[written], kv_want[written], what="kv_cache rows")
-    assert_close(f64(pages.kr), scatter_cache(before_kr, kr_rows, slots, 16), what="kr_cache")
-
-
-@pytest.mark.parametrize("capture", [False, True])
-def test_fa_quant_prolog_v2_then_fia_v2(capture):
-    """[device_op] BaseDeviceAdaptor.mla_preprocess_only_decode, FA-quant layer: npu_dynamic_quant
-    (computed here) of the hidden states, then torch_npu.npu_mla_prolog_v2 with every tensor
-    positional as written (weights from [mla_v1_mid] _process_weights_for_fused_fa_quant: NZ
-    slices of the fused W8A8 weight made contiguous, q_proj's NZ weight, scales viewed (1, -1)
-    as fp32, quant_kscale (1, Hckv)), the int64 slot mapping, the int8 PA_NZ cache; then
-    [mla_v1] _forward_decode's FA-quant FIA v2 (eager, or captured with the v2 workspace getter
-    and .out)."""
-    rng = np.random.default_rng(21 + capture)
-    atten_obj = FusedLayer(rng)
-    # _process_weights_for_fused_fa_quant (not A5)
-    atten_obj.gamma1 = atten_obj.gamma_cq
-    atten_obj.gamma2 = atten_obj.gamma_ckv
-    atten_obj.wu_q = atten_obj.q_proj.weight
-    atten_obj.wd_q = atten_obj.fused.weight[..., :HCQ].contiguous()
-    atten_obj.wd_kv = atten_obj.fused.weight[..., HCQ:].contiguous()
-    atten_obj.dequant_scale_w_uq_qr = atten_obj.q_proj.weight_scale_t.view(1, -1).to(torch.float)
-    atten_obj.dequant_scale_w_dq = atten_obj.fused.weight_scale_t[:HCQ].contiguous().view(1, -1).to(torch.float)
-    atten_obj.dequant_scale_w_dkv_kr = atten_obj.fused.weight_scale_t[HCQ:].contiguous().view(1, -1).to(torch.float)
-    assert mlaops.get_npu_format(atten_obj.wd_q) == 29 and mlaops.get_npu_format(atten_obj.wd_kv) == 29
-    pages, slots, dcos, dsin, slot_mapping = _decode_step(rng, int8_cache=True, nz=True)
-    before_kv, before_kr = f64(pages.kv), f64(pages.kr)
-    bsz = len(CTX)
-    hidden_states = bf(rng, bsz + 2, HE)[:bsz]
-    cos_shape = dcos.shape
-    cos = dcos.view(cos_shape[0], cos_shape[-1])
-    sin = dsin.view(cos_shape[0], cos_shape[-1])
-    decode_k_nope, decode_k_pe = pages.kv, pages.kr
-    quantized_x, pertoken_scale = dynamic_quant(hidden_states)
-    decode_q_nope, decode_q_pe, decode_k_nope, decode_k_pe, dequant_scale_q_nope = torch_npu.npu_mla_prolog_v2(
-        quantized_x,
-        atten_obj.wd_q,
-        atten_obj.wu_q,
-        atten_obj.W_UK_T,
-        atten_obj.wd_kv,
-        atten_obj.gamma1,
-        atten_obj.gamma2,
-        sin,
-        cos,
-        slot_mapping[:bsz].to(torch.int64),
-        decode_k_nope,
-        decode_k_pe,
-        dequant_scale_x=pertoken_scale.view(-1, 1),
-        dequant_scale_w_dq=atten_obj.dequant_scale_w_dq,
-        dequant_scale_w_uq_qr=atten_obj.dequant_scale_w_uq_qr,
-        dequant_scale_w_dkv_kr=atten_obj.dequant_scale_w_dkv_kr,
-        quant_scale_ckv=atten_obj.quant_kscale,
-        cache_mode="PA_NZ",
-    )
-    assert decode_k_nope is pages.kv and decode_k_pe is pages.kr
-    assert decode_q_nope.dtype == torch.int8 and dequant_scale_q_nope.shape == (bsz, N, 1)
-    q_i8, qr, kv_rows, kr_rows, dqs = _prolog_reference(
-        atten_obj, quantized_x, pertoken_scale, cos, sin, atten_obj.dequant_scale_w_dq,
-        atten_obj.dequant_scale_w_uq_qr, atten_obj.dequant_scale_w_dkv_kr, f64(atten_obj.quant_kscale))
-    assert_int8(decode_q_nope, q_i8, what="query")
-    assert_close(dequant_scale_q_nope.reshape(bsz, N), dqs, rtol=1e-3, atol_rms=0, max_mean_rel=1e-3, min_cos=0.999,
-                 what="dequant_scale_q_nope")
-    assert_cascade(decode_q_pe, qr, ulps=4, what="query_rope")
-    _check_prolog_caches(pages, before_kv, before_kr, kv_rows, kr_rows, slots, int8=True)
-    out = _fa_quant_forward_decode(atten_obj, pages, decode_q_nope, decode_q_pe, dequant_scale_q_nope, capture)
-    _check_fa_quant_attention(out, atten_obj, pages, decode_q_nope, decode_q_pe, dequant_scale_q_nope)
-
-
-# vllm-ascend slices its (1, Hckv) quant_kscale to (1, 1) for V3's per-tensor KV quant (its
-# comment: "quant_kscale is one scalar broadcast to (1, Hckv), so slice out the single per-tensor
-# value"); the library takes (1), (1, 1) and (1, Hckv) there (docs/ops/mla_prolog.md).
-@pytest.mark.parametrize("fa_quant", [True, False])
-def test_prolog_v3_only_decode_then_fia_v2(fa_quant):
-    """[mla_v1] AscendMLAImpl.mla_preprocess_only_decode (not A5): weights from
-    _process_weights_for_fused (NZ slices of the fused W8A8 weight, .contiguous(), npu_format_cast
-    to NZ; scales .to(float).unsqueeze(0)), npu_dynamic_quant (computed here), then
-    torch_npu.npu_mla_prolog_v3 with every argument a keyword, weight_quant_mode 2; the FA-quant
-    layer with kv_cache_quant_mode 1, query_quant_mode 1, quant_scale_ckv = quant_kscale[:, :1]
-    (shape (1, 1)) and PA_NZ; the MLAPO layer (not FA quant, enable_kv_nz off) with PA_BSND and a
-    bf16 cache. Then _forward_decode's FIA v2 (BSND_NBSD FA quant / BNSD_NBSD)."""
-    rng = np.random.default_rng(31 + fa_quant)
-    impl = FusedLayer(rng)
-    impl.fa_quant_layer, impl.enable_kv_nz = fa_quant, False
-    # _process_weights_for_fused (not native, not A5)
-    fused_weight = impl.fused.weight
-    weight_uq_qr = impl.q_proj.weight
-    impl.weight_dq = fused_weight[..., :HCQ].contiguous()
-    impl.weight_dkv_kr = fused_weight[..., HCQ:].contiguous()
-    impl.weight_uq_qr = weight_uq_qr.contiguous()
-    impl.weight_dq = torch_npu.npu_format_cast(impl.weight_dq, ACL_FORMAT_FRACTAL_NZ)
-    impl.weight_uq_qr = torch_npu.npu_format_cast(impl.weight_uq_qr, ACL_FORMAT_FRACTAL_NZ)
-    impl.weight_dkv_kr = torch_npu.npu_format_cast(impl.weight_dkv_kr, ACL_FORMAT_FRACTAL_NZ)
-    impl.dequant_scale_w_uq_qr = impl.q_proj.weight_scale_t.to(torch.float).unsqueeze(0)
-    weight_scale = impl.fused.weight_scale_t
-    impl.dequant_scale_w_dq = weight_scale[:HCQ].to(torch.float).unsqueeze(0)
-    impl.dequant_scale_w_dkv_kr = weight_scale[HCQ:].to(torch.float).unsqueeze(0)
-    impl.mlapo_W_UK_T = impl.W_UK_T
-    pages, slots, dcos, dsin, slot_mapping = _decode_step(rng, int8_cache=fa_quant, nz=fa_quant)
-    before_kv, before_kr = f64(pages.kv), f64(pages.kr)
-    bsz = len(CTX)
-    cache_index = slot_mapping[:bsz].to(torch.int64)
-    kv_cache = (pages.kv, pages.kr)
-    decode_k_nope, decode_k_pe = kv_cache[0], kv_cache[1]
-    hidden_states = bf(rng, bsz + 2, HE)[:bsz]
-    cos_shape = dcos.shape
-    quantized_x, dynamic_scale = dynamic_quant(hidden_states)
-    dequant_scale_x = dynamic_scale.view(-1, 1)
-    cos = dcos.view(cos_shape[0], cos_shape[-1])
-    sin = dsin.view(cos_shape[0], cos_shape[-1])
-    prolog_op = torch_npu.npu_mla_prolog_v3
-    cache_mode = "PA_NZ" if (impl.fa_quant_layer or impl.enable_kv_nz) else "PA_BSND"
-    weight_quant_mode = 2
-    quant_scale_ckv = impl.quant_kscale[:, :1] if impl.fa_quant_layer else None
-    decode_q_nope, decode_q_pe, dequant_scale_q_nope, _, _ = prolog_op(
-        kv_cache=decode_k_nope,
-        kr_cache=decode_k_pe,
-        token_x=quantized_x,
-        weight_dq=impl.weight_dq,
-        weight_uq_qr=impl.weight_uq_qr,
-        weight_uk=impl.mlapo_W_UK_T,
-        weight_dkv_kr=impl.weight_dkv_kr,
-        rmsnorm_gamma_cq=impl.gamma_cq,
-        rmsnorm_gamma_ckv=impl.gamma_ckv,
-        rope_sin=sin,
-        rope_cos=cos,
-        cache_index=cache_index,
-        dequant_scale_x=dequant_scale_x,
-        dequant_scale_w_dq=impl.dequant_scale_w_dq,
-        dequant_scale_w_uq_qr=impl.dequant_scale_w_uq_qr,
-        dequant_scale_w_dkv_kr=impl.dequant_scale_w_dkv_kr,
-        cache_mode=cache_mode,
-        query_quant_mode=1 if impl.fa_quant_layer else 0,
-        weight_quant_mode=weight_quant_mode,
-        kv_cache_quant_mode=1 if impl.fa_quant_layer else 0,
-        quant_scale_ckv=quant_scale_ckv,
-    )
-    decode_q_nope = decode_q_nope.view(bsz, N, HCKV)
-    decode_q_pe = decode_q_pe.view(bsz, N, -1)
-    ref = _prolog_reference(impl, quantized_x, dynamic_scale, cos, sin, impl.dequant_scale_w_dq,
-                            impl.dequant_scale_w_uq_qr, impl.dequant_scale_w_dkv_kr,
-                            f64(impl.quant_kscale[:, :1]) if fa_quant else None)
-    if fa_quant:
-        q_i8, qr, kv_rows, kr_rows, dqs = ref
-        assert decode_q_nope.dtype == torch.int8
-        assert_int8(decode_q_nope, q_i8, what="query")
-        assert_close(dequant_scale_q_nope.reshape(bsz, N), dqs, rtol=1e-3, atol_rms=0, max_mean_rel=1e-3,
-                     min_cos=0.999, what="dequant_scale_q_nope")
-        assert_cascade(decode_q_pe, qr, ulps=4, what="query_rope")
-        _check_prolog_caches(pages, before_kv, before_kr, kv_rows, kr_rows, slots, int8=True)
-        out = _fa_quant_forward_decode(impl, pages, decode_q_nope, decode_q_pe, dequant_scale_q_nope, capture=False)
-        _check_fa_quant_attention(out, impl, pages, decode_q_nope, decode_q_pe, dequant_scale_q_nope)
-        return
-    q_ref, qr, kv_rows, kr_rows = ref
-    assert decode_q_nope.dtype == torch.bfloat16 and dequant_scale_q_nope.shape == (1,)
-    assert_cascade(decode_q_nope, q_ref, ulps=4, what="query")
-    assert_cascade(decode_q_pe, qr, ulps=4, what="query_rope")
-    assert_close(f64(pages.kv), scatter_cache(before_kv, kv_rows, slots, None), what="kv_cache")
-    assert_close(f64(pages.kr), scatter_cache(before_kr, kr_rows, slots, None), what="kr_cache")
-    q_nope, k_nope, common_kwargs, _ = _v2_decode_kwargs("BNSD_NBSD", pages, decode_q_nope, decode_q_pe,
-                                                         pages.block_table(), [c + 1 for c in CTX])
-    attn_output, _ = torch_npu.npu_fused_infer_attention_score_v2(q_nope, k_nope, k_nope, **common_kwargs)
-    _check_decode(attn_output, "NBSD", decode_q_nope, decode_q_pe, pages, [c + 1 for c in CTX], 1)
-
-
-def _process_weights_for_fused_mlapo(impl, act_dtype=torch.bfloat16):
-    """[mla_v1_mid] AscendMLAImpl._process_weights_for_fused_mlapo, step by step on the NZ W8A8
-    weights ([utils] trans_rope_weight / transdata are replay_util.rope_rows_deinterleaved /
-    nz_tiles). Also keeps the logical [rows, K] matrices (before the tiling) for the reference."""
-    q_lora_rank, kv_lora_rank, qk_rope_head_dim = HCQ, HCKV, DR
-    kv_a_proj_wt = impl.fused.weight.data[..., q_lora_rank:].contiguous()
-    q_a_proj_wt = impl.fused.weight.data[..., :q_lora_rank].contiguous()
-    kv_a_proj_wt = kv_a_proj_wt.t().contiguous()
-    kv_a_proj_wt = rope_rows_deinterleaved(kv_a_proj_wt, qk_rope_head_dim)
-    kv_a_proj_wt = kv_a_proj_wt.t().contiguous()
-    wd_qkv = torch.cat((kv_a_proj_wt, q_a_proj_wt), dim=-1)
-    wd_qkv = wd_qkv.t().contiguous()
-    impl.wd_qkv_logical = wd_qkv
-    wd_qkv = nz_tiles(wd_qkv).unsqueeze(0).contiguous()
-    impl.wd_qkv = torch_npu.npu_format_cast(wd_qkv, 29)
-
-    def per_channel(vec):  # the deq_scale / quant_bias handling: kv part rope-reordered, then q part
-        kv_part = vec[q_lora_rank:].contiguous()
-        q_part = vec[:q_lora_rank].contiguous()
-        kv_part = kv_part.reshape(kv_lora_rank + qk_rope_head_dim, -1).contiguous()
-        kv_part = rope_rows_deinterleaved(kv_part, qk_rope_head_dim)
-        kv_part = kv_part.view(kv_lora_rank + qk_rope_head_dim).contiguous()
-        return torch.cat((kv_part, q_part), dim=-1).contiguous()
-
-    impl.deq_scale_qkv = per_channel(impl.fused.deq_scale)
-    impl.quant_bias_qkv = per_channel(impl.fused.quant_bias)
-    wu_q = impl.q_proj.weight.data
-    wu_q = wu_q.t().reshape(N, D + DR, -1)
-    wu_q = rope_rows_deinterleaved(wu_q, qk_rope_head_dim)
-    wu_q = wu_q.reshape(N * (D + DR), -1)
-    impl.wu_q_logical = wu_q
-    wu_q = nz_tiles(wu_q).unsqueeze(0).contiguous()
-    impl.wu_q = torch_npu.npu_format_cast(wu_q, 29)
-    for name, src in (("qb_deq_scl", impl.q_proj.deq_scale), ("qb_qt_bias", impl.q_proj.quant_bias)):
-        v = src.data.reshape(N, D + DR, -1)
-        v = rope_rows_deinterleaved(v, qk_rope_head_dim)
-        setattr(impl, name, v.reshape(N * (D + DR)))
-    impl.gamma1 = impl.gamma_cq
-    impl.beta1 = impl.beta_cq
-    impl.gamma2 = impl.gamma_ckv
-    impl.quant_scale0 = impl.fused.input_scale.data
-    impl.quant_offset0 = impl.fused.input_offset.data
-    impl.quant_scale1 = impl.q_proj.input_scale.data
-    impl.quant_offset1 = impl.q_proj.input_offset.data
-    impl.ctkv_scale = torch.tensor([1], dtype=act_dtype)
-    impl.q_nope_scale = torch.tensor([1], dtype=act_dtype)
-
-
-def _mlapo_layer(rng):
-    impl = FusedLayer(rng)
-    for layer in (impl.fused, impl.q_proj):  # static W8A8: deq_scale fp32 (bf16 model), quant_bias int32
-        layer.deq_scale = torch.from_numpy(layer.deq_scale)
-        layer.quant_bias = torch.from_numpy(layer.quant_bias)
-    _process_weights_for_fused_mlapo(impl)
-    return impl
-
-
-def _mlapo_ref(impl, hidden_states, cos, sin):
-    p = {"quant": "per_tensor"}
-    for i, (descale, bias, qs, qo) in enumerate(((impl.deq_scale_qkv, impl.quant_bias_qkv, impl.quant_scale0,
-                                                  impl.quant_offset0),
-                                                 (impl.qb_deq_scl, impl.qb_qt_bias, impl.quant_scale1,
-                                                  impl.quant_offset1))):
-        p.update({f"descale{i}": f64(descale), f"bias{i}": f64(bias), f"quant_scale{i}": f64(qs),
-                  f"quant_offset{i}": f64(qo)})
-    return mlapo_reference(f64(hidden_states), None, None, f64(impl.wd_qkv_logical), f64(impl.gamma1),
-                           f64(impl.beta1), f64(impl.wu_q_logical), f64(impl.gamma2), f64(cos), f64(sin),
-                           f64(impl.W_UK_T), p, HCKV, DR)
-
-
-@pytest.mark.parametrize("enable_kv_nz", [False, True])
-def test_c_ascend_mla_preprocess_only_decode(enable_kv_nz):
-    """[device_op] BaseDeviceAdaptor.mla_preprocess_only_decode, not FA quant:
-    torch.ops._C_ascend.mla_preprocess with the tensors positional and the rest by keyword,
-    quant_mode "per_tensor_quant_asymm", cache_mode "krope_ctkv" or "nzcache" (enable_kv_nz) over
-    the caches as allocated ([blocks, BS, 1, W]), the int64 slot mapping slice, the caller's q
-    outputs, the caches as kv_cache_out0 / 1, enable_inner_out False with inner_out
-    torch.tensor([]); the weights from _process_weights_for_fused_mlapo."""
-    rng = np.random.default_rng(41 + enable_kv_nz)
-    atten_obj = _mlapo_layer(rng)
-    atten_obj.enable_kv_nz = enable_kv_nz
-    pages, slots, dcos, dsin, slot_mapping = _decode_step(rng, int8_cache=False, nz=enable_kv_nz)
-    before = (f64(pages.kv), f64(pages.kr))
-    bsz = len(CTX)
-    hidden_states = bf(rng, bsz + 2, HE)[:bsz]
-    cos_shape = dcos.shape
-    cos = dcos.view(cos_shape[0], cos_shape[-1])
-    sin = dsin.view(cos_shape[0], cos_shape[-1])
-    decode_k_nope, decode_k_pe = pages.kv, pages.kr
-    decode_q_nope = torch.empty((hidden_states.shape[0], atten_obj.W_UK_T.shape[0], decode_k_nope.shape[-1]),
-                                dtype=hidden_states.dtype)
-    decode_q_pe = torch.empty((hidden_states.shape[0], atten_obj.W_UK_T.shape[0], decode_k_pe.shape[-1]),
-                              dtype=hidden_states.dtype)
-    torch.ops._C_ascend.mla_preprocess(
-        hidden_states,
-        atten_obj.wd_qkv,
-        atten_obj.deq_scale_qkv,
-        atten_obj.gamma1,
-        atten_obj.beta1,
-        atten_obj.wu_q,
-        atten_obj.qb_deq_scl,
-        atten_obj.gamma2,
-        cos,
-        sin,
-        atten_obj.W_UK_T,
-        decode_k_nope,
-        decode_k_pe,
-        slot_mapping[:bsz],
-        quant_scale0=atten_obj.quant_scale0,
-        quant_offset0=atten_obj.quant_offset0,
-        bias0=atten_obj.quant_bias_qkv,
-        quant_scale1=atten_obj.quant_scale1,
-        quant_offset1=atten_obj.quant_offset1,
-        bias1=atten_obj.qb_qt_bias,
-        ctkv_scale=atten_obj.ctkv_scale,
-        q_nope_scale=atten_obj.q_nope_scale,
-        cache_mode="nzcache" if atten_obj.enable_kv_nz else "krope_ctkv",
-        quant_mode="per_tensor_quant_asymm",
-        q_out0=decode_q_nope,
-        kv_cache_out0=decode_k_nope,
-        q_out1=decode_q_pe,
-        kv_cache_out1=decode_k_pe,
-        enable_inner_out=False,
-        inner_out=torch.tensor([]),
-    )
-    decode_q_nope = decode_q_nope.view(bsz, N, HCKV)
-    decode_q_pe = decode_q_pe.view(bsz, N, -1)
-    r = _mlapo_ref(atten_obj, hidden_states, cos, sin)
-    assert_mlapo_outputs(decode_q_nope, pages.kv, decode_q_pe, pages.kr, before, r, slots, enable_kv_nz)
-
-
-def test_c_ascend_sfa_preprocess_with_mlapo_inner_out():
-    """[device_op] BaseDeviceAdaptor.sfa_preprocess_with_mlapo: the same op with
-    enable_inner_out True and q_c [T, q_lora_rank] as inner_out (cache_mode "krope_ctkv")."""
-    rng = np.random.default_rng(45)
-    sfa_impl = _mlapo_layer(rng)
-    pages, slots, dcos, dsin, slot_mapping = _decode_step(rng, int8_cache=False, nz=False)
-    before = (f64(pages.kv), f64(pages.kr))
-    num_input_tokens = len(CTX)
-    hidden_states = bf(rng, num_input_tokens, HE)
-    cos, sin = dcos.view(num_input_tokens, DR), dsin.view(num_input_tokens, DR)
-    k_nope, k_pe = pages.kv, pages.kr
-    ql_nope = torch.empty((num_input_tokens, sfa_impl.W_UK_T.shape[0], k_nope.shape[-1]), dtype=hidden_states.dtype)
-    q_pe = torch.empty((num_input_tokens, sfa_impl.W_UK_T.shape[0], k_pe.shape[-1]), dtype=hidden_states.dtype)
-    q_c = torch.empty((num_input_tokens, HCQ), dtype=hidden_states.dtype)
-    torch.ops._C_ascend.mla_preprocess(
-        hidden_states,
-        sfa_impl.wd_qkv,
-        sfa_impl.deq_scale_qkv,
-        sfa_impl.gamma1,
-        sfa_impl.beta1,
-        sfa_impl.wu_q,
-        sfa_impl.qb_deq_scl,
-        sfa_impl.gamma2,
-        cos,
-        sin,
-        sfa_impl.W_UK_T,
-        k_nope,
-        k_pe,
-        slot_mapping[:num_input_tokens],
-        quant_scale0=sfa_impl.quant_scale0,
-        quant_offset0=sfa_impl.quant_offset0,
-        bias0=sfa_impl.quant_bias_qkv,
-        quant_scale1=sfa_impl.quant_scale1,
-        quant_offset1=sfa_impl.quant_offset1,
-        bias1=sfa_impl.qb_qt_bias,
-        ctkv_scale=sfa_impl.ctkv_scale,
-        q_nope_scale=sfa_impl.q_nope_scale,
-        cache_mode="krope_ctkv",
-        quant_mode="per_tensor_quant_asymm",
-        enable_inner_out=True,
-        q_out0=ql_nope,
-        kv_cache_out0=k_nope,
-        q_out1=q_pe,
-        kv_cache_out1=k_pe,
-        inner_out=q_c,
-    )
-    r = _mlapo_ref(sfa_impl, hidden_states, cos, sin)
-    assert_mlapo_outputs(ql_nope, pages.kv, q_pe, pages.kr, before, r, slots, False)
-    assert_close(q_c, r["q_down"], rtol=4 * 2.0 ** -7, what="inner_out (q_c)")

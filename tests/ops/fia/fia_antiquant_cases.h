@@ -185,28 +185,6 @@ inline void check_against_golden(const std::string& name, const char* tag, const
   set_num_threads(0);
 }
 
-// The C API arguments of an antiquant call's parameters (acl_args_of plus the antiquant inputs
-// and mode attributes).
-inline FiaAclArgs aq_acl_args(const FiaParams& p) {
-  fia_test::FiaRun run;
-  run.params = p;
-  FiaAclArgs a = acl_args_of(run);
-  const struct {
-    int i;
-    const TensorView* t;
-  } aq[] = {{12, p.antiquant_scale},     {13, p.antiquant_offset},     {17, p.key_antiquant_scale},
-            {18, p.key_antiquant_offset}, {19, p.value_antiquant_scale}, {20, p.value_antiquant_offset}};
-  for (const auto& x : aq)
-    if (x.t != nullptr) {
-      a.in[x.i] = *x.t;
-      a.passed[x.i] = true;
-    }
-  a.antiquant_mode = p.antiquant_mode;
-  a.key_aq_mode = p.key_antiquant_mode;
-  a.value_aq_mode = p.value_antiquant_mode;
-  return a;
-}
-
 // `op` (already mutated) must be rejected with kParamInvalid and a message naming `param` and
 // `rule`, through the C++ API (workspace size, then the call) or the C API (`aclnn`), leaving
 // `out` and `lse` untouched.
@@ -217,7 +195,7 @@ inline void expect_rejected_call(const FiaParams& op, HostTensor& out, HostTenso
   const std::vector<uint64_t> before = out.storage, lse_before = lse.storage;
   std::string msg;
   if (aclnn) {
-    EXPECT_EQ(fia_aclnn_call(aq_acl_args(op)), ACLNN_ERR_PARAM_INVALID);
+    EXPECT_EQ(fia_aclnn_call(acl_args_of_params(op)), ACLNN_ERR_PARAM_INVALID);
     msg = aclGetRecentErrMsg();
   } else {
     uint64_t ws = 0;

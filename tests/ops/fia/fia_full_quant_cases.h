@@ -269,24 +269,4 @@ inline void expect_within_tolerances(const FqStats& r, bool int8_out, const std:
   EXPECT_LE(r.lse_rel, 1e-5) << where;
 }
 
-inline FiaAclArgs acl_args(const FqData& d) {
-  fia_test::FiaRun tmp;
-  tmp.params = d.params;
-  FiaAclArgs a = acl_args_of(tmp);
-  const TensorView* ts[5] = {d.params.deq_scale1, d.params.quant_scale1, d.params.deq_scale2, d.params.quant_scale2,
-                             d.params.quant_offset2};
-  for (int i = 0; i < 5; ++i)
-    if (ts[i] != nullptr) {
-      a.in[7 + i] = *ts[i];
-      a.passed[7 + i] = true;
-    }
-  const TensorView* pads[2] = {d.params.query_padding_size, d.params.kv_padding_size};  // inputs 15, 16
-  for (int i = 0; i < 2; ++i)
-    if (pads[i] != nullptr) {
-      a.in[15 + i] = *pads[i];
-      a.passed[15 + i] = true;
-    }
-  return a;
-}
-
 }  // namespace mlaops::testing

@@ -373,7 +373,7 @@ TEST(FiaAntiquant, ThroughTheCApi) {
     FiaParams &op = cs->op, &ref = cs->ref;
     const auto& d = cs->d;
     ASSERT_EQ(fused_infer_attention_score_v4_ref(ref), kSuccess) << last_error_message();
-    const FiaAclArgs a = aq_acl_args(op);
+    const FiaAclArgs a = acl_args_of_params(op);
     ASSERT_EQ(fia_aclnn_call(a), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const Stats st = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
     EXPECT_TRUE(within(st, out_tol(c.dt), false)) << st.str();
@@ -399,7 +399,7 @@ TEST(FiaAntiquant, FIA22_DecodePseRowsInAclnn) {
   c.pse_rows = 2;
   const auto cs = setup(c);
   const std::vector<uint64_t> out0 = cs->d->out_op.storage;
-  EXPECT_EQ(fia_aclnn_call(aq_acl_args(cs->op)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(fia_aclnn_call(acl_args_of_params(cs->op)), ACLNN_ERR_PARAM_INVALID);
   const std::string msg = aclGetRecentErrMsg();
   EXPECT_NE(msg.find("pseShiftOptional"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIA-22 with KV antiquant and Q_S = 1 dim 2 must be 1"), std::string::npos) << msg;
@@ -407,7 +407,7 @@ TEST(FiaAntiquant, FIA22_DecodePseRowsInAclnn) {
   EXPECT_EQ(run_fia_cpp(cs->op), kSuccess) << last_error_message();
   c.pse_rows = 1;
   const auto one = setup(c);
-  EXPECT_EQ(fia_aclnn_call(aq_acl_args(one->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+  EXPECT_EQ(fia_aclnn_call(acl_args_of_params(one->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
 }
 
 // FIA-24: a learnableSink with INT8 key / value is the vendor's exclusion (aclnn); the C++ API
@@ -417,7 +417,7 @@ TEST(FiaAntiquant, FIA24_SinkWithInt8KvInAclnn) {
   c.sink = true;
   const auto cs = setup(c);
   const std::vector<uint64_t> out0 = cs->d->out_op.storage;
-  EXPECT_EQ(fia_aclnn_call(aq_acl_args(cs->op)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(fia_aclnn_call(acl_args_of_params(cs->op)), ACLNN_ERR_PARAM_INVALID);
   const std::string msg = aclGetRecentErrMsg();
   EXPECT_NE(msg.find("learnableSinkOptional"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIA-24"), std::string::npos) << msg;

@@ -229,7 +229,7 @@ TEST(FiaAntiquantInt4, ThroughTheCApi) {
     SCOPED_TRACE(c.name);
     const auto d = setup(c);
     ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref), kSuccess) << last_error_message();
-    ASSERT_EQ(fia_aclnn_call(aq_acl_args(d->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(fia_aclnn_call(acl_args_of_params(d->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const Stats st = compare(d->out_op.view(), d->out_ref.view(), out_tol(c.dt));
     EXPECT_TRUE(within(st, out_tol(c.dt), false)) << st.str();
   }
@@ -337,7 +337,7 @@ TEST(FiaAntiquantInt4, FIA33_HeadDimInAclnn) {
   c.layout = "BSH";
   const auto d = setup(c);
   const std::vector<uint64_t> out0 = d->out_op.storage;
-  EXPECT_EQ(fia_aclnn_call(aq_acl_args(d->op)), ACLNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(fia_aclnn_call(acl_args_of_params(d->op)), ACLNN_ERR_PARAM_INVALID);
   const std::string msg = aclGetRecentErrMsg();
   EXPECT_NE(msg.find("key"), std::string::npos) << msg;
   EXPECT_NE(msg.find("FIA-33 INT4 key/value head dim must be a multiple of 64"), std::string::npos) << msg;

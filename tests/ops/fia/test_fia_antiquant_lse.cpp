@@ -138,7 +138,7 @@ void check_case(const LseCase& c) {
         worst = std::max(worst, lse_rel_error(*d, where + " C++ API"));
         if (c.capi && ip <= 1) {  // the C API (aclnn: innerPrecise 0 / 1 at Q_S = 1)
           std::memset(d->lse_op.data(), 0xEE, d->lse_op.storage.size() * 8);
-          ASSERT_EQ(fia_aclnn_call(aq_acl_args(d->op)), ACLNN_SUCCESS) << where << ": " << aclGetRecentErrMsg();
+          ASSERT_EQ(fia_aclnn_call(acl_args_of_params(d->op)), ACLNN_SUCCESS) << where << ": " << aclGetRecentErrMsg();
           worst = std::max(worst, lse_rel_error(*d, where + " C API"));
         }
       }

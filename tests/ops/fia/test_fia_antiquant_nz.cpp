@@ -289,7 +289,7 @@ TEST(FiaAntiquantNz, ThroughTheCApi) {
     SCOPED_TRACE(c.name);
     const auto d = setup(c);
     ASSERT_EQ(fused_infer_attention_score_v4_ref(d->ref), kSuccess) << last_error_message();
-    ASSERT_EQ(fia_aclnn_call(aq_acl_args(d->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(fia_aclnn_call(acl_args_of_params(d->op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const Stats st = compare(d->out_op.view(), d->out_ref.view(), kTol);
     EXPECT_TRUE(within(st, kTol, false)) << st.str();
   }

@@ -210,7 +210,7 @@ TEST(FiaFullQuantAclnn, VendorStyleUint64ScalesMatchReference) {
     ASSERT_EQ(fused_infer_attention_score_v4_ref(ref->params), kSuccess) << last_error_message();
     auto op = make_data(c);
     op->bind(int8_out ? I8 : F16);
-    ASSERT_EQ(fia_aclnn_call(acl_args(*op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(fia_aclnn_call(acl_args_of_params(op->params)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     const FqStats r = compare_runs(*op, *ref);
     expect_within_tolerances(r, int8_out, "");
   }
@@ -228,7 +228,7 @@ TEST(FiaFullQuantAclnn, DequantScalesUseNineteenBits) {
     d->deq1 = scale_tensor(form == 2 ? F32 : U64, s1, form == 0);
     d->deq2 = scale_tensor(form == 2 ? F32 : U64, s2, form == 0);
     d->bind(F16);
-    ASSERT_EQ(fia_aclnn_call(acl_args(*d)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(fia_aclnn_call(acl_args_of_params(d->params)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     if (form == 0)
       first = d->out.storage;
     else
@@ -249,7 +249,7 @@ TEST(FiaFullQuantAclnn, EarlierEntryPointsReachThePath) {
     c.offset = int8_out;
     auto d = make_data(c);
     d->bind(int8_out ? I8 : F16);
-    const FiaAclArgs a = acl_args(*d);
+    const FiaAclArgs a = acl_args_of_params(d->params);
     for (Entry e : {Entry::kFiaV1, Entry::kFiaV2, Entry::kFiaV3, Entry::kPfaV2, Entry::kPfaV3}) {
       SCOPED_TRACE(entry_name(e));
       std::fill(d->out.storage.begin(), d->out.storage.end(), 0);
@@ -263,7 +263,7 @@ TEST(FiaFullQuantAclnn, EarlierEntryPointsReachThePath) {
   FqCase c = fq("entry_decode", 2, 4, 2, 1, 40, 64, "BSND");
   auto d = make_data(c);
   d->bind(F16);
-  const FiaAclArgs a = acl_args(*d);
+  const FiaAclArgs a = acl_args_of_params(d->params);
   for (Entry e : {Entry::kIfaV2, Entry::kIfaV3, Entry::kIfaV4}) {
     EXPECT_EQ(entry_call(e, a), ACLNN_ERR_PARAM_INVALID) << entry_name(e);
     const std::string msg = aclGetRecentErrMsg();
@@ -292,7 +292,7 @@ void expect_rejected_fq(const Reject& r) {
   std::fill(d->out.storage.begin(), d->out.storage.end(), 0x7e007e007e007e00ull);  // NaN canaries
   std::fill(d->lse.storage.begin(), d->lse.storage.end(), 0x7fc000007fc00000ull);
   const std::vector<uint64_t> out0 = d->out.storage, lse0 = d->lse.storage;
-  FiaAclArgs a = acl_args(*d);
+  FiaAclArgs a = acl_args_of_params(d->params);
   a.lse_flag = true;
   a.lse = d->lse.view();
   a.lse_passed = true;

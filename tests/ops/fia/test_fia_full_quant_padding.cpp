@@ -331,7 +331,7 @@ TEST(FiaFullQuantPaddingAclnn, V4CallEqualsTheCppCallAndMatchesReference) {
     auto ref = reference(pad_data(c));
     auto op = pad_data(c);
     op->bind(int8_out ? I8 : F16);
-    ASSERT_EQ(fia_aclnn_call(acl_args(*op)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
+    ASSERT_EQ(fia_aclnn_call(acl_args_of_params(op->params)), ACLNN_SUCCESS) << aclGetRecentErrMsg();
     auto cpp = pad_data(c);
     cpp->bind(int8_out ? I8 : F16);
     ASSERT_EQ(run_fia_cpp(cpp->params), kSuccess) << last_error_message();
@@ -357,7 +357,7 @@ void expect_rejected(const char* what, FqCase c, aclnnStatus code, const char* p
   SCOPED_TRACE(what);
   auto d = make_data(c);
   d->bind(c.int8_out ? I8 : F16);
-  FiaAclArgs a = acl_args(*d);
+  FiaAclArgs a = acl_args_of_params(d->params);
   if (mutate) mutate(*d, a);  // may replace d->out (a.out then views the new one)
   std::fill(d->out.storage.begin(), d->out.storage.end(), 0x5a5a5a5a5a5a5a5aull);  // canaries
   std::fill(d->lse.storage.begin(), d->lse.storage.end(), 0x7fc000007fc00000ull);
