@@ -1,4 +1,4 @@
-// Single-threaded panel GEMM kernels (kernels/cpu/gemm.h) at the DeepSeek-V3 MLA shapes.
+// Single-threaded panel GEMM kernels (kernels/cpu/gemm/gemm.h) at the DeepSeek-V3 MLA shapes.
 //
 //   bf16 NZ: K x N = 7168 x 1536 (W_DQ), 1536 x 3072 (a slice of W_UQ_QR); bf16 ND: 128 x 512
 //   (W_UK per head); int8 NZ: 7168 x 1536, 1536 x 3072; M in {1, 8, 64, 512}.
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm/gemm.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
 
@@ -203,7 +203,7 @@ void register_all() {
     const char* name;
     const GemmKernels* k;
   };
-  std::vector<RowSet> rows;  // the SIMD kernel sets whose GEMM rows (kernels/cpu/gemm.h) this CPU can all run
+  std::vector<RowSet> rows;  // the SIMD kernel sets whose GEMM rows (kernels/cpu/gemm/gemm.h) this CPU can all run
 #if defined(MLAOPS_ARCH_X86_64)
   const auto& cpu = mlaops::cpu_features();
   if (mlaops::gate_avx512_bf16_vnni(cpu)) rows.push_back({"gemm_avx512", &mlaops::kernels::gemm_avx512});

@@ -19,7 +19,7 @@
 #include <omp.h>
 
 // GCC 12's _mm512_reduce_* pass an _mm512_undefined_*() operand it then reports as
-// uninitialized (GCC bug 105593; as in kernels/cpu/simd_avx512.h).
+// uninitialized (GCC bug 105593; as in kernels/cpu/common/simd_avx512.h).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"

@@ -2,8 +2,8 @@
 // at the same shapes (their definitions: case_defs.h, the full tables), as plans only. Tensors are
 // anonymous zero pages (never written, never read): phase 1 reads shapes, dtypes, formats and host
 // arrays, not data. The FIA cases' FLOPs / OPs and bytes are the case tables' (case_defs.h); the
-// phases take from the plan how that work splits (ops/mla_prolog.h MlaPrologPlan, ops/mla_preprocess.h MlaPreprocessPlan,
-// ops/fused_infer_attention_score_v4.h FiaPlan).
+// phases take from the plan how that work splits (ops/mla_prolog/mla_prolog.h MlaPrologPlan, ops/mla_preprocess/mla_preprocess.h MlaPreprocessPlan,
+// ops/fia/fia.h FiaPlan).
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -17,11 +17,11 @@
 #include "bench/scaling.h"
 #include "core/checked_math.h"
 #include "core/fractal_nz.h"
-#include "kernels/cpu/flash_mla_quant.h"
+#include "kernels/cpu/attention/flash_mlaq.h"
 #include "mlaops/status.h"
-#include "ops/fused_infer_attention_score_v4.h"
-#include "ops/mla_preprocess.h"
-#include "ops/mla_prolog.h"
+#include "ops/fia/fia.h"
+#include "ops/mla_preprocess/mla_preprocess.h"
+#include "ops/mla_prolog/mla_prolog.h"
 
 namespace bench {
 namespace {
@@ -268,7 +268,7 @@ double seen(const mlaops::FiaPlan& P, int64_t b, int64_t row, int64_t begin, int
 }
 
 // Work of item i in split s of `splits` (query rows x heads x KV positions seen), replaying the
-// run's split ranges (ops/fused_infer_attention_score_v4.cpp item_at, ops/fia_prefix.cpp).
+// run's split ranges (ops/fia/fia_run.cpp item_at, ops/fia/fia_prefix.cpp).
 double item_work(const mlaops::FiaPlan& P, size_t i, int64_t s, int64_t splits) {
   const mlaops::FiaPlan::Item& w = P.items[i];
   const int64_t kv = P.act_kv[static_cast<size_t>(w.b)];
@@ -306,7 +306,7 @@ bool fia_phases(const mlaops::FiaParams& p, const FiaWork& work, int threads, Sc
   ph.name = "attention";
   std::vector<double> w;
   int64_t tasks = static_cast<int64_t>(P.tasks.size());
-  if (P.mq.on) {  // MLA full quant: items x splits (ops/fia_mla_quant.cpp)
+  if (P.mq.on) {  // MLA full quant: items x splits (ops/fia/fia_mla_quant.cpp)
     tasks = static_cast<int64_t>(P.items.size());
     for (size_t i = 0; i < P.items.size(); ++i)
       for (int64_t s = 0; s < P.splits; ++s) w.push_back(item_work(P, i, s, P.splits));

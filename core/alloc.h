@@ -2,7 +2,7 @@
 //
 // The library allocates with operator new only (std::vector, std::string, std::function,
 // make_shared / make_unique; aclCreate* use the nothrow form and return null). A failure inside an
-// entry point throws std::bad_alloc, which guarded() and execute() (api/executor.h) turn into
+// entry point throws std::bad_alloc, which guarded() and execute() (api/runtime/executor.h) turn into
 // out_of_memory(): the call returns kRuntimeError (361001) with a message, and every object it
 // had made is released by its owner on the way out (RAII), before any output byte is written.
 #pragma once

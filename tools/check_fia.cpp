@@ -14,7 +14,7 @@
 
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/status.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 #include "testkit/compare.h"
 #include "testkit/fia_test_data.h"
 #include "tools/check_common.h"

@@ -15,7 +15,7 @@
 
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/status.h"
-#include "reference/mla_preprocess_ref.h"
+#include "reference/mla_preprocess/mla_preprocess_ref.h"
 #include "testkit/compare.h"
 #include "testkit/mla_preprocess_test_data.h"
 #include "tools/check_common.h"

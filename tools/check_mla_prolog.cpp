@@ -11,7 +11,7 @@
 
 #include "mlaops/mla_prolog.h"
 #include "mlaops/status.h"
-#include "reference/mla_prolog_ref.h"
+#include "reference/mla_prolog/mla_prolog_ref.h"
 #include "testkit/compare.h"
 #include "testkit/mla_prolog_test_data.h"
 #include "tools/check_common.h"

@@ -23,8 +23,8 @@
 #include "mlaops/mla_prolog.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
-#include "reference/mla_prolog_ref.h"
+#include "reference/fia/fia_ref.h"
+#include "reference/mla_prolog/mla_prolog_ref.h"
 #include "testkit/compare.h"
 #include "tools/demo_common.h"
 

@@ -6,7 +6,7 @@
 
 #include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
-#include "ops/operators.h"
+#include "ops/common/operators.h"
 #include "tools/commands.h"
 
 namespace mlaops::tools {

@@ -22,7 +22,7 @@
 #include "mlaops/mla_prolog.h"
 #include "mlaops/numeric.h"
 #include "mlaops/runtime.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 #include "testkit/compare.h"
 
 namespace mlaops::tools::demo {

@@ -7,7 +7,7 @@
 //
 // Shape symbols: T tokens (tokenNum), He hidden size (hiddenSize), N heads (headNum), and the
 // fixed split sizes of the vendor op, written symbolically because the float64 reference
-// derives them from the tensors (see reference/mla_preprocess_ref.h):
+// derives them from the tensors (see reference/mla_preprocess/mla_preprocess_ref.h):
 //   Hckv = 512  (kv LoRA rank: the ckv part of the first projection, gamma2's length)
 //   Dr   = 64   (rope dim: kpe, qp, cos / sin, the rope caches)
 //   Hcq  = 1536 (q LoRA rank: the cq part of the first projection, gamma1's length; wdqDim)
@@ -104,7 +104,7 @@ inline const char* mla_preprocess_quant_mode_name(MlaPreprocessQuantMode mode) {
 
 // "dtype" below is the input dtype (FP16 or BF16). The INT8 weights are the quantized path
 // (doRmsNorm = true); weights in the input dtype are the unquantized path (ATB: BF16 weights,
-// doRmsNorm = false; its math is UNCONFIRMED, see reference/mla_preprocess_ref.h).
+// doRmsNorm = false; its math is UNCONFIRMED, see reference/mla_preprocess/mla_preprocess_ref.h).
 struct MlaPreprocessParams {
   // ---- tensors, in aclnn prototype order ----
   TensorView input;                               // [T, He] dtype ND

@@ -77,7 +77,7 @@ struct MlapoParams {
 // MlaPreprocess's params of the same tensors: the MLAPO op is MlaPreprocess's pipeline on them with
 // its own first stage. gamma0 / beta0 are absent (MlaPreprocess's own functions refuse that:
 // MPP-01), beta1 / cos / sin absent when null, doRmsNorm = INT8 weights, epsilon 1e-6 (the
-// kernel's constant). The operator (ops/mla_preprocess_mlapo.cpp) and its reference read the call
+// kernel's constant). The operator (ops/mla_preprocess/mla_preprocess_mlapo.cpp) and its reference read the call
 // through it.
 inline MlaPreprocessParams mlapo_as_mla_preprocess(const MlapoParams& m) {
   const auto view = [](const TensorView* t) { return t != nullptr ? *t : TensorView{}; };

@@ -2,15 +2,15 @@
 // the kernel override, `mlaops info` and the kernel coverage test (docs/runtime.md). Each family's
 // table lives in its portable file (kernels/cpu/<family>.cpp).
 #include "core/kernel_registry.h"
-#include "kernels/cpu/attn_family.h"
-#include "kernels/cpu/convert.h"
-#include "kernels/cpu/dequant_kv.h"
-#include "kernels/cpu/flash_mla_quant.h"
-#include "kernels/cpu/flash_quant.h"
-#include "kernels/cpu/gemm.h"
-#include "kernels/cpu/mla_preprocess_rows.h"
-#include "kernels/cpu/softmax.h"
-#include "kernels/cpu/transpose.h"
+#include "kernels/cpu/attention/attn.h"
+#include "kernels/cpu/layout/convert.h"
+#include "kernels/cpu/quant/dequant_row.h"
+#include "kernels/cpu/attention/flash_mlaq.h"
+#include "kernels/cpu/attention/flash_quant.h"
+#include "kernels/cpu/gemm/gemm.h"
+#include "kernels/cpu/rows/mla_preprocess_rows.h"
+#include "kernels/cpu/attention/softmax.h"
+#include "kernels/cpu/layout/transpose.h"
 
 namespace mlaops {
 

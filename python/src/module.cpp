@@ -28,10 +28,10 @@
 #include "mlaops/runtime.h"
 #include "mlaops/status.h"
 // MlaPrologV3's mode checks (MP-20, MP-21) are options of the library's plan function
-#include "ops/mla_prolog.h"
-#include "ops/mla_prolog_check.h"
+#include "ops/mla_prolog/mla_prolog.h"
+#include "ops/mla_prolog/mla_prolog_check.h"
 // the MLAPO op's plan function with the serving function's name in messages
-#include "ops/mla_preprocess.h"
+#include "ops/mla_preprocess/mla_preprocess.h"
 
 namespace nb = nanobind;
 using mlaops::py::Bound;

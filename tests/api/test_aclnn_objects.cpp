@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "aclnn/aclnn_base.h"
-#include "api/executor.h"
-#include "api/objects.h"
+#include "api/runtime/executor.h"
+#include "api/runtime/objects.h"
 
 namespace {
 

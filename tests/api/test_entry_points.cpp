@@ -1,4 +1,4 @@
-// The entry-point table (ops/operators.cpp) against what ships: every aclnnop header's entry
+// The entry-point table (ops/common/operators.cpp) against what ships: every aclnnop header's entry
 // point has a row, every row's header exists, and every available row's two functions are
 // exported by the shared library (a program linked with -lopapi finds them).
 #include <dlfcn.h>
@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "ops/operators.h"
+#include "ops/common/operators.h"
 
 namespace mlaops {
 namespace {

@@ -12,7 +12,7 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
-#include "api/executor.h"
+#include "api/runtime/executor.h"
 #include "core/error.h"
 
 namespace {

@@ -16,7 +16,7 @@
 #include "aclnn/aclnn_base.h"
 #include "aclnnop/aclnn_mla_prolog_v2_weight_nz.h"
 #include "aclnnop/aclnn_mla_prolog_v3.h"
-#include "api/executor.h"
+#include "api/runtime/executor.h"
 #include "core/log.h"
 
 namespace {

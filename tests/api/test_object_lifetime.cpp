@@ -1,4 +1,4 @@
-// Use after destroy (docs/c-api.md, "Object API"; api/objects.h): a destroyed handle of every
+// Use after destroy (docs/c-api.md, "Object API"; api/runtime/objects.h): a destroyed handle of every
 // object kind is rejected (161002) and touches nothing, whatever objects were created since; its
 // memory is not handed to a new object while it is in the quarantine (kQuarantineSize later
 // destroys); a tensor list never destroys or binds a tensor that is not its own live member
@@ -15,8 +15,8 @@
 
 #include "acl/acl.h"
 #include "aclnn/aclnn_base.h"
-#include "api/executor.h"
-#include "api/objects.h"
+#include "api/runtime/executor.h"
+#include "api/runtime/objects.h"
 
 namespace {
 
@@ -206,7 +206,7 @@ TEST(ObjectLifetime, ListDestroysOnlyItsOwnLiveMembers) {
   churn(mlaops::api::kQuarantineSize + 16);
 }
 
-// Executor handles are never-reused ids (api/executor.h): a destroyed or consumed handle stays
+// Executor handles are never-reused ids (api/runtime/executor.h): a destroyed or consumed handle stays
 // dead however many executors are made after it, in every call that takes one.
 TEST(ObjectLifetime, ExecutorHandlesAreNeverReused) {
   auto make = [] {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "api/executor.h"
-#include "api/fia_entry.h"
+#include "api/runtime/executor.h"
+#include "api/fia/fia_entry.h"
 #include "concurrency/concurrency_jobs.h"
 
 namespace mlaops::testing {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/kernel_registry.h"
-#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm/gemm.h"
 #include "mlaops/runtime.h"
 #include "tests/support/isa_list.h"
 

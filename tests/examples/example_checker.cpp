@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "api/executor.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
-#include "reference/mla_preprocess_ref.h"
-#include "reference/mla_prolog_ref.h"
+#include "api/runtime/executor.h"
+#include "reference/fia/fia_ref.h"
+#include "reference/mla_preprocess/mla_preprocess_ref.h"
+#include "reference/mla_prolog/mla_prolog_ref.h"
 #include "testkit/compare.h"
 
 namespace mlaops::examples {

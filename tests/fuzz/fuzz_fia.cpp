@@ -19,7 +19,7 @@
 #include "mlaops/status.h"
 #include "ops/fia/fia_compare.h"
 #include "ops/fia/fia_entry_call.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 
 namespace mlaops::fuzz {
 namespace {

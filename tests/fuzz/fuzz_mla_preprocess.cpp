@@ -16,7 +16,7 @@
 #include "mlaops/status.h"
 #include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
 #include "ops/mla_preprocess/mla_preprocess_compare.h"
-#include "reference/mla_preprocess_ref.h"
+#include "reference/mla_preprocess/mla_preprocess_ref.h"
 
 namespace mlaops::fuzz {
 namespace {

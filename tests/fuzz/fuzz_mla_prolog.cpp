@@ -19,7 +19,7 @@
 #include "mlaops/status.h"
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
 #include "ops/mla_prolog/mla_prolog_compare.h"
-#include "reference/mla_prolog_ref.h"
+#include "reference/mla_prolog/mla_prolog_ref.h"
 
 namespace mlaops::fuzz {
 namespace {

@@ -1,4 +1,4 @@
-// Strided twins of operator inputs (ops/auto_contiguous.h, docs/c-api.md "Strided inputs"): the
+// Strided twins of operator inputs (ops/common/auto_contiguous.h, docs/c-api.md "Strided inputs"): the
 // same logical values in another memory layout, with poison bytes (0xFF: NaN for the float types,
 // -1 for the integers) in every gap, so that a test can check that an operator reads a strided
 // view as its logical tensor.

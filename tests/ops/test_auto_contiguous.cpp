@@ -1,4 +1,4 @@
-// Strided inputs read as their logical tensors (ops/auto_contiguous.h, docs/c-api.md "Strided
+// Strided inputs read as their logical tensors (ops/common/auto_contiguous.h, docs/c-api.md "Strided
 // inputs"): the copy itself against a plain gather, then FusedInferAttentionScore, MlaProlog and
 // MlaPreprocess with every input replaced by a strided twin (padded rows, reversed storage order,
 // zero strides), through the C++ API and the C API, under every ISA level and 1 / 2 threads: the
@@ -18,13 +18,13 @@
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/mla_preprocess.h"
 #include "mlaops/mla_prolog.h"
-#include "ops/auto_contiguous.h"
+#include "ops/common/auto_contiguous.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
-#include "ops/fused_infer_attention_score_v4.h"
-#include "ops/mla_preprocess.h"
+#include "ops/fia/fia.h"
+#include "ops/mla_preprocess/mla_preprocess.h"
 #include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
-#include "ops/mla_prolog.h"
+#include "ops/mla_prolog/mla_prolog.h"
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
 #include "ops/strided_twins.h"
 #include "testkit/mla_preprocess_test_data.h"

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "api/executor.h"
+#include "api/runtime/executor.h"
 #include "core/alloc.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_entry_call.h"

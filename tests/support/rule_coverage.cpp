@@ -39,15 +39,15 @@ struct Hit {
   std::string file;
   int line = 0;
   std::string test;  // enclosing test (tests only): "Suite.Name", or "" outside any test
-  bool helper = false;  // the literal is only the tag: an argument of a check helper (ops/check_util.h)
+  bool helper = false;  // the literal is only the tag: an argument of a check helper (ops/common/check_util.h)
 };
 
-// What the check helpers (ops/check_util.cpp, the length arrays of FIA) print after the rule they are given ("*": any text).
+// What the check helpers (ops/common/check_util.cpp, the length arrays of FIA) print after the rule they are given ("*": any text).
 constexpr const char* kHelperPhrases[] = {"dtype",      "value",      "shape",
                                           "format",     "dim count",  "must be contiguous (row-major dense)",
                                           "data pointer", "tensor too large (size overflows int64), shape",
                                           "is required *", "must be absent (null) *", "must not overlap *",
-                                          // the length-array helpers of ops/fused_infer_attention_score_v4_check.cpp
+                                          // the length-array helpers of ops/fia/fia_check.cpp
                                           "length", "value [", "length of the cumulative array"};
 
 // A direct site's tag the message of a helper site (tag `helper`) of the same rule can contain:

@@ -140,7 +140,7 @@ TEST(ScalingPlans, MlaDecodeSplitsCappedByLength) {
 
 // GQA decode B 8, 8 KV heads: 64 items; the decode kernel's head groups shrink to keep a task per
 // thread (8 tasks of 8 at 8 threads, 32 of 2 at 32), and at 128 threads 64 tasks x 2 KV splits.
-// Head groups are the AVX-512 BF16 decode and lane kernels' (kernels/cpu/attn_family.h); the
+// Head groups are the AVX-512 BF16 decode and lane kernels' (kernels/cpu/attention/attn.h); the
 // portable rows (aarch64, AVX2, scalar) run each item alone.
 bool head_groups() {
   return mlaops::active_isa() == mlaops::Isa::kAvx512 && mlaops::cpu_features().avx512_bf16;

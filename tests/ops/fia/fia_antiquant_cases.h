@@ -25,7 +25,7 @@
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 #include "testkit/compare.h"
 #include "testkit/fia_test_data.h"
 #include "tests/support/isa_list.h"

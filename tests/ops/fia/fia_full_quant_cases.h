@@ -2,7 +2,7 @@
 // one case description, its materialisation (INT8 query / key / value in the case's layout,
 // deqScale1 / quantScale1 / deqScale2, masks, pse, post-quant parameters, left-padding tensors),
 // the C API arguments (the C++ call is fia_harness.h's), and the comparison with the float64 reference
-// (reference/fia_full_quant_ref.h) under the full-quantisation tolerances:
+// (reference/fia/fia_full_quant_ref.h) under the full-quantisation tolerances:
 //   * FP16 output: within kMaxUlps FP16 ulps of the exact (FP64-output) reference value (+1e-6)
 //     for every element;
 //   * INT8 output: |op - ref| <= 1 with at most kMaxInt8DiffPct % of the elements differing;

@@ -29,7 +29,7 @@
 #include "testkit/fia_test_data.h"
 #include "tests/support/isa_list.h"
 #include "ops/fia/fia_compare.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 
 namespace mlaops::testing {
 

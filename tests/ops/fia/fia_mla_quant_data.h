@@ -1,4 +1,4 @@
-// Test data of FusedInferAttentionScoreV4 MLA full quant (ops/fia_mla_quant.h): an INT8 query
+// Test data of FusedInferAttentionScoreV4 MLA full quant (ops/fia/fia_mla_quant.h): an INT8 query
 // quantised per (token, head) from normal values (dequantScaleQuery = amax / 127), queryRope
 // pre-divided by dequantScaleQuery * keyScale (as MlaPrologV2 full quant produces it), an INT8
 // NZ latent cache [blockNum, 1, 16, blockSize, 32] (value: the same tensor, or another one),

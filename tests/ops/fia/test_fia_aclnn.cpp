@@ -10,7 +10,7 @@
 
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
-#include "ops/operators.h"
+#include "ops/common/operators.h"
 
 namespace mlaops::testing {
 namespace {

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/flash_decode.h"
+#include "kernels/cpu/attention/attn_decode.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/runtime.h"
 #include "testkit/compare.h"
@@ -23,7 +23,7 @@
 #include "tests/support/isa_list.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_antiquant_cases.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 
 namespace mlaops::testing {
 namespace {

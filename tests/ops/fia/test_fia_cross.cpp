@@ -86,7 +86,7 @@ std::vector<FiaCase> cases() {
   sparse(c, 3, MaskForm::kTemplate);
   v.push_back(c);
   // --- BF16 lane items whose key rows lie far apart: the dense copy path (512 positions per
-  // chunk; kernels/cpu/flash_attn.h): several chunks with a partial last one, GQA, a band that
+  // chunk; kernels/cpu/attention/attn_panel.h): several chunks with a partial last one, GQA, a band that
   // skips the first tiles so the first chunk starts late ---
   c = base("mla_prefill_tnd_copy_3_chunks", BF, 2, 4, 4, 20, 1100, 128, "TND");
   mla(c, 64);

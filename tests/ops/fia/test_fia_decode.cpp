@@ -1,4 +1,4 @@
-// The flash decode kernel (kernels/cpu/flash_decode.h) through FusedInferAttentionScoreV4 against
+// The flash decode kernel (kernels/cpu/attention/attn_decode.h) through FusedInferAttentionScoreV4 against
 // the float64 reference, under every ISA the machine has (set_isa; AVX-512 runs the decode
 // kernel, AVX2 and scalar the generic item) with 1 and 2 threads:
 //   * G (query heads per KV head) 1, 2, 4, 8, 16; D = V_D 64, 128, 256, 48 (a 16-channel tail
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/attn_family.h"
+#include "kernels/cpu/attention/attn.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_harness.h"
 
@@ -147,7 +147,7 @@ TEST_P(FlashDecodeOp, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Cases, FlashDecodeOp, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<DecodeCase>& i) { return i.param.name; });
 
-// ---- the decode rows' shape rules (kernels/cpu/attn_family.cpp) ----
+// ---- the decode rows' shape rules (kernels/cpu/attention/attn.cpp) ----
 
 kernels::AttnShape decode_shape(int64_t G, int64_t D) {
   kernels::AttnShape s;

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "api/executor.h"
+#include "api/runtime/executor.h"
 #include "ops/fia/fia_entry_call.h"
 #include "ops/fia/fia_harness.h"
 

@@ -7,9 +7,9 @@
 //   * the changed call returns 161002 with a message naming the operator, "<parameter>: <rule>"
 //     and the clause's words, and leaves every byte of attentionOut and softmaxLse (a canary
 //     pattern) unchanged;
-//   * for the vendor-only rules (ops/fia_exclusions.h) the C++ API computes the changed call
+//   * for the vendor-only rules (ops/fia/fia_exclusions.h) the C++ API computes the changed call
 //     (FP16 / BF16 key / value: and matches the float64 reference).
-// Every row of ops/fia_exclusions.h is hit by at least one case.
+// Every row of ops/fia/fia_exclusions.h is hit by at least one case.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -24,7 +24,7 @@
 #include "ops/fia/fia_harness.h"
 #include "ops/fia/fia_mla_quant_data.h"
 #include "ops/fia/fia_vendor_st.h"
-#include "ops/fia_exclusions.h"
+#include "ops/fia/fia_exclusions.h"
 #include "testkit/compare.h"
 
 namespace mlaops::testing {
@@ -353,7 +353,7 @@ class FiaAuditClauses : public ::testing::TestWithParam<Case> {};
 
 TEST_P(FiaAuditClauses, RejectedByAclnnWithoutWriting) {
   const Case& c = GetParam();
-  // The rules the audit's cases reach (the rows of ops/fia_exclusions.h and older rules' clauses).
+  // The rules the audit's cases reach (the rows of ops/fia/fia_exclusions.h and older rules' clauses).
   const std::set<std::string> rules = {"FIA-03", "FIA-08", "FIA-19", "FIA-21", "FIA-24",
                                        "FIA-41", "FIA-48", "FIA-56", "FIA-57"};
   EXPECT_TRUE(rules.count(c.rule) == 1) << c.rule;
@@ -434,7 +434,7 @@ TEST(FiaAuditMlaQuant, SparseModeByQueryLength) {
   }
 }
 
-// Every row of ops/fia_exclusions.h is hit by a case above: its "<rule> <context> excludes <what>"
+// Every row of ops/fia/fia_exclusions.h is hit by a case above: its "<rule> <context> excludes <what>"
 // appears in the message of one of them.
 TEST(FiaAuditTable, EveryRowHasACase) {
   std::set<std::string> hit;

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "api/executor.h"
+#include "api/runtime/executor.h"
 #include "ops/fia/fia_error_cases.h"
 
 namespace mlaops::testing {

@@ -1,6 +1,6 @@
 // FusedInferAttentionScoreV4 INT8 full quantisation (INT8 query / key / value, deqScale1 /
 // quantScale1 / deqScale2; rules FIA-30..32; docs/ops/fused_infer_attention_score.md "Full
-// quantisation (INT8 query)") against the float64 reference (reference/fia_full_quant_ref.h)
+// quantisation (INT8 query)") against the float64 reference (reference/fia/fia_full_quant_ref.h)
 // under every ISA level of this host and 1 / 2 threads: GQA / MHA, B 1..3, Q_S 2..300, KV_S up to
 // 2600 (three 1024-position chunks), D 32 / 64 / 128, BSH / BSND / BNSD and output variants,
 // sparse 0..4 with explicit masks and the template, FP16 pseShift, softmaxLse, UINT64 and FP32
@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "acl/acl.h"
-#include "kernels/cpu/flash_quant.h"
+#include "kernels/cpu/attention/flash_quant.h"
 #include "mlaops/numeric.h"
 #include "mlaops/plan.h"
 #include "mlaops/fused_infer_attention_score.h"
@@ -39,7 +39,7 @@
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_entry_call.h"
 #include "ops/fia/fia_full_quant_cases.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 #include "testkit/fia_test_data.h"
 #include "tests/support/isa_list.h"
 #include "tests/support/kernel_rows.h"

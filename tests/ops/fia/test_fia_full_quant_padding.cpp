@@ -2,7 +2,7 @@
 // INT8 full quantisation (FIA-30..32); docs/ops/fused_infer_attention_score.md "Left padding" and
 // "Full quantisation (INT8 query)". Each case, under every ISA level of this host and 1 / 2
 // threads, is checked three ways:
-//   * against the float64 reference (reference/fia_full_quant_ref.h) with the full-quantisation
+//   * against the float64 reference (reference/fia/fia_full_quant_ref.h) with the full-quantisation
 //     tolerances (fia_full_quant_cases.h: FP16 output within 1 FP16 ulp, INT8 |Δ| <= 1 on at most
 //     0.1 %, lse 1e-5 relative);
 //   * bitwise against the operator on the right-padded problem: the same windows moved to the
@@ -35,7 +35,7 @@
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_full_quant_cases.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {

@@ -1,8 +1,8 @@
 // innerPrecise of FusedInferAttentionScoreV4 (docs/ops/fused_infer_attention_score.md "innerPrecise",
-// ops/fia_inner_precise.h):
+// ops/fia/fia_inner_precise.h):
 //   * bit 0 = 1 with FP16 operands on the prefill path: the operator (every ISA, the portable
 //     panel row, 1 and 2 threads) against the float64 reference of the FP16 emulation
-//     (reference/fia_inner_precise_ref.h) and against the high-precision reference, over GQA /
+//     (reference/fia/fia_inner_precise_ref.h) and against the high-precision reference, over GQA /
 //     MHA, BSND / BNSD / BSH / TND, no mask, sparse 3, explicit masks and one-row items;
 //   * where bit 0 keeps high precision (BF16, the decode rule, FP16 with pseShift) the output is
 //     bitwise the innerPrecise 0 output, and bit 1 alone changes nothing;

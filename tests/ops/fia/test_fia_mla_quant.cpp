@@ -1,5 +1,5 @@
-// FusedInferAttentionScoreV4 MLA full quant (ops/fia_mla_quant.h, rules FIA-27 / FIA-28 /
-// FIA-29): the operator against the float64 reference (reference/fia_mla_quant_ref.h) under
+// FusedInferAttentionScoreV4 MLA full quant (ops/fia/fia_mla_quant.h, rules FIA-27 / FIA-28 /
+// FIA-29): the operator against the float64 reference (reference/fia/fia_mla_quant_ref.h) under
 // every ISA level this host runs and 1 / 2 threads, over decode and MTP shapes (N 1..128, Q_S
 // 1..16, BSH / BSND / TND with NBSD / NTD outputs, KV lengths 0..700, block sizes 16..256 incl.
 // 48, value = key or a separate tensor, fully masked and padded rows, softmaxLse, KV splits with
@@ -28,7 +28,7 @@
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
 #include "ops/fia/fia_mla_quant_data.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 #include "tests/support/isa_list.h"
 
 namespace mlaops::testing {

@@ -33,7 +33,7 @@
 #include "ops/fia/fia_full_quant_cases.h"
 #include "ops/fia/fia_harness.h"
 #include "ops/fia/fia_mla_quant_data.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 #include "testkit/compare.h"
 #include "tests/support/isa_list.h"
 

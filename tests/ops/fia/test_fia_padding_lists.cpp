@@ -384,7 +384,7 @@ TEST(FiaLeftPaddingErrors, FIA40_RunTimeValueOutOfBounds) {
 // The padding values are device data a program fills after planning: a plan made with one value
 // and run with another gives bitwise the output of a plan made with the other value (prefill: the
 // windows move; decode: a batch's KV window leaves or enters the tensor, which changes its KV
-// length; the run moves the planned windows, ops/fia_left_padding.h, and plans nothing again),
+// length; the run moves the planned windows, ops/fia/fia_left_padding.h, and plans nothing again),
 // under every ISA level and 1 / 2 / 8 threads, in the workspace planned.
 TEST(FiaLeftPadding, RunTimeValuesReplanBitwise) {
   struct Change {

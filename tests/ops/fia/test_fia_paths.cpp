@@ -1,4 +1,4 @@
-// The FIA path table (ops/fia_paths.h, docs/architecture.md "FIA paths"): its rows in order,
+// The FIA path table (ops/fia/fia_paths.h, docs/architecture.md "FIA paths"): its rows in order,
 // which row each kind of call takes and the reasons of the rows it skips (on validated calls
 // built field by field), the sizes the prefix rows decide with (left padding: bounded by the
 // lengths before the windows), and on planned calls the path the plan records and its explain
@@ -12,8 +12,8 @@
 #include "mlaops/plan.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_harness.h"
-#include "ops/fia_paths.h"
-#include "ops/fused_infer_attention_score_v4.h"
+#include "ops/fia/fia_paths.h"
+#include "ops/fia/fia.h"
 
 namespace mlaops::testing {
 namespace {
@@ -113,10 +113,10 @@ TEST(FiaPaths, PrefixGroupReasons) {
   EXPECT_EQ(reason(c, "prefix_group"), "a packed layout (TND / NTD)");
   c = with_prefix(decode_call(), 64);
   c.aq.on = true;
-  c.aq.k.kind = FiaAqParam::Kind::kRow;
-  c.aq.v.kind = FiaAqParam::Kind::kChannel;
+  c.aq.k.kind = FiaAntiquantParam::Kind::kRow;
+  c.aq.v.kind = FiaAntiquantParam::Kind::kChannel;
   EXPECT_EQ(reason(c, "prefix_group"), "per-batch antiquant parameters");
-  c.aq.k.kind = FiaAqParam::Kind::kChannel;
+  c.aq.k.kind = FiaAntiquantParam::Kind::kChannel;
   EXPECT_EQ(reason(c, "prefix_group"), "");
   // Q_S > 1: one stride for the batch and the row
   c = with_prefix(decode_call(), 64);

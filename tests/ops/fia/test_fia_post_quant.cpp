@@ -34,7 +34,7 @@
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_error_cases.h"
 #include "ops/fia/fia_harness.h"
-#include "reference/ref_util.h"
+#include "reference/common/ref_util.h"
 
 namespace mlaops::testing {
 namespace {

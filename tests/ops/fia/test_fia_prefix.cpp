@@ -24,7 +24,7 @@
 #include "ops/fia/fia_entry_call.h"
 #include "ops/fia/fia_error_cases.h"
 #include "ops/fia/fia_harness.h"
-#include "reference/ref_util.h"
+#include "reference/common/ref_util.h"
 
 namespace mlaops::testing {
 namespace {

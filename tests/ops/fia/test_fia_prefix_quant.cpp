@@ -31,7 +31,7 @@
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_antiquant_cases.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 #include "testkit/compare.h"
 #include "testkit/fia_test_data.h"
 #include "tests/support/isa_list.h"
@@ -428,7 +428,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, FiaPrefixQuant, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<PqCase>& i) { return i.param.name; });
 
 // The plan takes the prefix work range (the query rows of every batch against the prefix, once
-// per KV head; ops/fia_prefix.h) where it qualifies, and the per-batch form elsewhere; both
+// per KV head; ops/fia/fia_prefix.h) where it qualifies, and the per-batch form elsewhere; both
 // forms are compared with the reference above.
 TEST(FiaPrefixQuantPlan, WorkRangeWhereItQualifies) {
   const char* kRange = "shared prefix work range";

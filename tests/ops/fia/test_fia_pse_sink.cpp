@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/attn_family.h"
+#include "kernels/cpu/attention/attn.h"
 #include "mlaops/plan.h"
 #include "mlaops/runtime.h"
 #include "ops/fia/fia_harness.h"

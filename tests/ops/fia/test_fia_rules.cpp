@@ -1,5 +1,5 @@
 // FusedInferAttentionScoreV4 rules driven by their support tables
-// (ops/fused_infer_attention_score_v4_check.h) and the rules of pseShift (FIA-22),
+// (ops/fia/fia_check.h) and the rules of pseShift (FIA-22),
 // learnableSink (FIA-23), the vendor's feature exclusions (FIA-24) and plan reuse (FIA-25): every
 // row of each table with every value it does not allow, through the C API, each rejection naming
 // the operator, the parameter and the rule id with attentionOut and softmaxLse unchanged; the
@@ -14,7 +14,7 @@
 
 #include "mlaops/plan.h"
 #include "ops/fia/fia_error_cases.h"
-#include "ops/fused_infer_attention_score_v4_check.h"
+#include "ops/fia/fia_check.h"
 
 namespace mlaops::testing {
 namespace {

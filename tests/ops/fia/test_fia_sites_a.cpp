@@ -173,7 +173,7 @@ TEST(FiaSitesA, FIA25_NotAPlanOfThisOperator) {
   EXPECT_TRUE(r.lse.storage == lse0);
 }
 
-// FIA-23's dtype row (the rule's table row in ops/fused_infer_attention_score_v4_tables.cpp).
+// FIA-23's dtype row (the rule's table row in ops/fia/fia_tables.cpp).
 TEST(FiaSitesA, FIA23_SinkDtype) {
   expect_rejected(Base::kTndSink, {kInv, "learnableSinkOptional", "FIA-23"}, [](FiaAclArgs& a) { a.in[28].dtype = DType::kFloat32; });
 }

@@ -2,7 +2,7 @@
 // their own S_b; rules FIA-50, FIA-51, docs/ops/fused_infer_attention_score.md "Tensor-list KV").
 // Every case runs three ways: the list call, the equivalent padded contiguous call (each element
 // copied into a (B, max S_b) tensor with actualSeqLengthsKv = the per-batch lengths) and the
-// float64 reference of the list (reference/fia_tensor_list_ref.cpp), which must equal the
+// float64 reference of the list (reference/fia/fia_tensor_list_ref.cpp), which must equal the
 // reference of the padded call exactly. The list call must match the padded call bit for bit
 // and the reference within the harness tolerances, under every kernel configuration
 // (fia_kernel_configs()) and 1 / 2 threads. Element positions beyond a batch's length hold NaN,

@@ -1,4 +1,4 @@
-// FusedInferAttentionScoreV4 tree mask, sparseMode 9 (ops/fia_tree_mask.h, rules FIA-14 / FIA-35,
+// FusedInferAttentionScoreV4 tree mask, sparseMode 9 (ops/fia/fia_tree_mask.h, rules FIA-14 / FIA-35,
 // the FIA-24 exclusion rows): the operator against the float64 reference under every kernel
 // configuration (fia_kernel_configs(): each ISA level, and the portable attention row at the
 // best one) with 1 and 2 threads, over

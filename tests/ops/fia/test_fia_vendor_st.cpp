@@ -35,7 +35,7 @@
 #include "acl/acl.h"
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_vendor_st.h"
-#include "reference/fused_infer_attention_score_v4_ref.h"
+#include "reference/fia/fia_ref.h"
 
 namespace mlaops {
 namespace {

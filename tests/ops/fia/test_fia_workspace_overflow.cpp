@@ -1,7 +1,7 @@
 // FIA-17 workspace sizes of FusedInferAttentionScoreV4 that overflow int64 (docs/ops/
 // fused_infer_attention_score.md, rule FIA-17; the check sites of fia_plan in
-// ops/fused_infer_attention_score_v4_plan.cpp and of the INT8 full quantisation plan in
-// ops/fia_full_quant.cpp). Only the C++ API reaches them: the aclnn entry
+// ops/fia/fia_plan.cpp and of the INT8 full quantisation plan in
+// ops/fia/fia_full_quant.cpp). Only the C++ API reaches them: the aclnn entry
 // points apply the vendor's ranges (FIA-19: D, V_D <= 512, N <= 256), under which every scratch
 // size is a few MiB. The calls describe their large tensors by views of fake addresses (phase 1
 // reads no tensor data; the pointer rules see aligned, non-null, non-overlapping ranges): each is
@@ -145,7 +145,7 @@ TEST(FiaWorkspaceOverflow, FIA17_Int8BuffersTimesThreads) {
   EXPECT_GT(need, uint64_t{1} << 33);
 }
 
-// The shared-prefix work range (ops/fia_prefix.h, B >= 2, contiguous BSND): every work item
+// The shared-prefix work range (ops/fia/fia_prefix.h, B >= 2, contiguous BSND): every work item
 // writes a partial state, G x rows x (V_D + 2) floats, and every unit (KV head x flattened rows)
 // one more. With G 2^20 and V_D 2^22 (each within the scratch bound) a partial is 2^44 bytes, so
 // about 2^19 batches overflow int64; attentionOut then holds 2^62 bytes (of the same order as
@@ -213,7 +213,7 @@ TEST(FiaWorkspaceOverflow, FIA17_SumOfTheParts) {
   EXPECT_GT(need, (uint64_t{3} << 61) - 1);
 }
 
-// INT8 full quantisation (ops/fia_full_quant.cpp): its own scratch bound (G x rows <= 2^40, D and
+// INT8 full quantisation (ops/fia/fia_full_quant.cpp): its own scratch bound (G x rows <= 2^40, D and
 // V_D <= 2^20), then the per-thread scratch x threads. Q_S 2, BSND, per-tensor scales.
 TEST(FiaWorkspaceOverflow, FIA17_FullQuantScratchBound) {
   auto d = make_data(fq("ws", 1, 1, 1, 2, 2, 32, "BSND"));

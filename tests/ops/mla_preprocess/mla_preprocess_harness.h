@@ -23,7 +23,7 @@
 #include "mlaops/runtime.h"
 #include "ops/mla_preprocess/mla_preprocess_compare.h"
 #include "ops/print_names.h"
-#include "reference/mla_preprocess_ref.h"
+#include "reference/mla_preprocess/mla_preprocess_ref.h"
 #include "testkit/compare.h"
 #include "testkit/mla_preprocess_test_data.h"
 #include "tests/support/isa_list.h"

@@ -11,7 +11,7 @@
 
 #include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
 #include "ops/mla_preprocess/mla_preprocess_harness.h"
-#include "ops/operators.h"
+#include "ops/common/operators.h"
 
 namespace mlaops::testing {
 namespace {

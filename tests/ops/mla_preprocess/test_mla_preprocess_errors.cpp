@@ -1,6 +1,6 @@
 // Negative tests of aclnnMlaPreprocess: every validation rule (docs/ops/mla_preprocess.md, ids
 // MPP-01..MPP-17) with its status code and message, through the C API, every row of the support
-// tables (ops/mla_preprocess_check.h) with every value it does not allow, and proof that no
+// tables (ops/mla_preprocess/mla_preprocess_check.h) with every value it does not allow, and proof that no
 // output or cache byte changed (canary snapshots), including slotMapping values made invalid
 // between the two phases.
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include "ops/mla_preprocess/mla_preprocess_aclnn_call.h"
 #include "ops/mla_preprocess/mla_preprocess_harness.h"
 #include "ops/mla_prolog/table_values.h"
-#include "ops/mla_preprocess_check.h"
+#include "ops/mla_preprocess/mla_preprocess_check.h"
 
 namespace mlaops::testing {
 namespace {

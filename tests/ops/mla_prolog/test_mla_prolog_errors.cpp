@@ -1,5 +1,5 @@
 // Negative tests of MlaProlog: every validation rule (docs/ops/mla_prolog.md, ids MP-01..MP-17)
-// with its status code and message, every row of the support tables (ops/mla_prolog_check.h)
+// with its status code and message, every row of the support tables (ops/mla_prolog/mla_prolog_check.h)
 // with every value it does not allow, and proof that no output or cache byte changed.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include "ops/mla_prolog/mla_prolog_aclnn_call.h"
 #include "ops/mla_prolog/mla_prolog_harness.h"
 #include "ops/mla_prolog/table_values.h"
-#include "ops/mla_prolog_check.h"
+#include "ops/mla_prolog/mla_prolog_check.h"
 
 namespace mlaops::testing {
 namespace {
@@ -491,7 +491,7 @@ TEST(MlaPrologTables, ScenarioRows) {
   }
 }
 
-// Where a symbol of a value row is read from (ops/mla_prolog_check.h kDimSources, kCacheDimSources).
+// Where a symbol of a value row is read from (ops/mla_prolog/mla_prolog_check.h kDimSources, kCacheDimSources).
 const table::DimSource* source_of(table::Sym s) {
   for (const auto& d : table::kDimSources)
     if (d.sym == s) return &d;

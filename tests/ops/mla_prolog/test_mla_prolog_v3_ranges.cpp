@@ -57,7 +57,7 @@ TEST(MlaPrologV3, WiderVendorRangesAgainstReference) {
   reset_isa();
 }
 
-// Where a symbol of a value row is read from (ops/mla_prolog_check.h kDimSources, kCacheDimSources).
+// Where a symbol of a value row is read from (ops/mla_prolog/mla_prolog_check.h kDimSources, kCacheDimSources).
 const mla_prolog_table::DimSource* source_of(mla_prolog_table::Sym s) {
   for (const auto& d : mla_prolog_table::kDimSources)
     if (d.sym == s) return &d;
