@@ -214,6 +214,10 @@ kernels::FlashKv fia_kv_rows(const FiaParams& p, const FiaCall& c, const FiaKvSt
 kernels::FlashItem fia_item(const FiaParams& p, const FiaPlan& plan, const FiaPlan::Item& w, const float* sink,
                             const float* pq);
 
+// The output side of a work item: attentionOut (FP16 / BF16, or INT8 with post-quant) and
+// softmaxLse from query head n0 and token s0 of batch b on (fia_item's; MLA full quant's rows).
+void fia_item_out(const FiaParams& p, const FiaPlan& plan, int64_t b, int64_t n0, int64_t s0, kernels::FlashItem* it);
+
 // Phase 2: the strided inputs copied to their dense buffers, the read-only pre-pass over the
 // block table (ids of every block a batch uses within [0, blockNum)), the workspace check, then
 // the plan's tasks.

@@ -288,14 +288,7 @@ kernels::FlashItem out_rows(const FiaParams& p, const FiaPlan& P, const FiaPlan:
   it.DR = P.DR;
   it.VD = P.VD;
   it.fp16 = false;
-  it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + w.h * P.out.n + q0 * P.out.s;
-  it.out_n_stride = P.out.n;
-  it.out_s_stride = P.out.s;
-  if (P.lse) {
-    it.lse = p.softmax_lse->ptr<float>() + w.b * P.lse_st.b + w.h * P.lse_st.n + q0 * P.lse_st.s;
-    it.lse_n_stride = P.lse_st.n;
-    it.lse_s_stride = P.lse_st.s;
-  }
+  fia_item_out(p, P, w.b, w.h, q0, &it);  // post-quant output is refused for MLA full quant (above)
   return it;
 }
 

@@ -107,19 +107,10 @@ kernels::FlashItem make_item(const RunCtx& c, const FiaPlan::Item& w) {
   }
   if (P.sink) it.sink = c.sink + n0;
   if (P.post_quant) {
-    it.out8 = p.attention_out.ptr<int8_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
     it.pq_scale = c.pq + n0 * P.VD;
     it.pq_offset = c.pq + (P.N + n0) * P.VD;
-  } else {
-    it.out = p.attention_out.ptr<uint16_t>() + w.b * P.out.b + n0 * P.out.n + s0 * P.out.s;
   }
-  it.out_n_stride = P.out.n;
-  it.out_s_stride = P.out.s;
-  if (P.lse) {
-    it.lse = p.softmax_lse->ptr<float>() + w.b * P.lse_st.b + n0 * P.lse_st.n + s0 * P.lse_st.s;
-    it.lse_n_stride = P.lse_st.n;
-    it.lse_s_stride = P.lse_st.s;
-  }
+  fia_item_out(p, P, w.b, n0, s0, &it);
   return it;
 }
 
@@ -316,6 +307,20 @@ struct FiaPlanState : detail::PlanState {
 constexpr const char* kCppOp = "fused_infer_attention_score_v4";
 
 }  // namespace
+
+void fia_item_out(const FiaParams& p, const FiaPlan& P, int64_t b, int64_t n0, int64_t s0, kernels::FlashItem* it) {
+  if (P.post_quant)
+    it->out8 = p.attention_out.ptr<int8_t>() + b * P.out.b + n0 * P.out.n + s0 * P.out.s;
+  else
+    it->out = p.attention_out.ptr<uint16_t>() + b * P.out.b + n0 * P.out.n + s0 * P.out.s;
+  it->out_n_stride = P.out.n;
+  it->out_s_stride = P.out.s;
+  if (P.lse) {
+    it->lse = p.softmax_lse->ptr<float>() + b * P.lse_st.b + n0 * P.lse_st.n + s0 * P.lse_st.s;
+    it->lse_n_stride = P.lse_st.n;
+    it->lse_s_stride = P.lse_st.s;
+  }
+}
 
 kernels::FlashItem fia_item(const FiaParams& p, const FiaPlan& P, const FiaPlan::Item& w, const float* sink,
                             const float* pq) {
