@@ -4,9 +4,10 @@
 # qemu-aarch64-static; installs the cross toolchain and qemu when missing (apt-get; root or sudo).
 # Only the portable kernel rows exist there (docs/runtime.md).
 # Usage: scripts/test_aarch64.sh [--quick]
-#   every test the emulator can run (all but label no_emulator): more than 40 min of tests on 2
-#            cores (1,424 of 1,645 tests had run after 40 min in December 2026; the Slow/ vendor
-#            system-test cases, float64 references at the vendor's sizes, dominate; docs/testing.md)
+#   every test the emulator can run (all but label no_emulator): about 73 min on 2 cores, 68 of
+#            them tests (1,769 tests in 4,053 s in December 2026; the operator tests and the
+#            Slow/ vendor system-test cases, float64 references at the vendor's sizes, dominate;
+#            docs/testing.md)
 #   --quick: without the operator tests (labels cpp_ops, cpp_concurrency and cpp_reliability, the
 #            latter two every operator at the vendor's sizes; up to a minute each under qemu),
 #            the cross build and its tests 6 to 7 min in CI (docs/ci.md): what scripts/test.sh runs
