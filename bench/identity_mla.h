@@ -158,7 +158,7 @@ inline void prolog_cases(std::vector<Case>& out) {
           out.push_back({base + ".alpha_norm_out", [v] { return build_prolog(v); }});
         }
       }
-  // token layouts, ND weights, longer runs of tokens (several chunks), odd head counts
+  // token layouts, ND weights, longer runs of tokens, odd head counts
   for (bool bsnd : {false, true})
     for (int64_t T : {1, 40}) {
       PrologCfg c;
@@ -179,6 +179,10 @@ inline void prolog_cases(std::vector<Case>& out) {
     c.full = c.kvq = int8;
     c.cm = int8 ? CM::kPaNz : CM::kPaBsnd;
     out.push_back({std::string("prolog.v2.deepseek.") + (int8 ? "int8" : "bf16"), [c] { return build_prolog(c); }});
+    // several chunks of tokens (the plan's chunk is 256): T 600 = 256 + 256 + 88, as T 1024 runs 4
+    c.B = 600;
+    out.push_back({std::string("prolog.v2.deepseek_chunks.") + (int8 ? "int8" : "bf16") + ".T600",
+                   [c] { return build_prolog(c); }});
   }
 }
 
