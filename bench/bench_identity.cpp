@@ -61,12 +61,13 @@ std::unique_ptr<Prepared> callgrind_case(const std::string& name) {
     c.layout = "TND", c.sparse = 3, c.mask = 3;
     return build_fia(c);
   }
-  // MlaPrologV2 bf16, DeepSeek-V3 dims, N 32, T 1 and T 64 (the bench's T 1024 row shrunk: under
-  // callgrind T 256 already takes minutes on a 2-core host; T <= 256 is one chunk, the same path)
-  if (name == "prolog_t1" || name == "prolog_t64") {
+  // MlaPrologV2 bf16, DeepSeek-V3 dims, N 32, T 1 and T 64 (the bench's T 1024 row shrunk: T <= 256
+  // is one chunk of tokens); prolog_t1024, the row itself (4 chunks), is not in the default list:
+  // about 20 minutes a side under callgrind on the 2-core host (CASES=prolog_t1024 runs it)
+  if (name == "prolog_t1" || name == "prolog_t64" || name == "prolog_t1024") {
     PrologCfg c;
     c.He = 7168, c.Hcq = 1536, c.Hckv = 512, c.D = 128, c.Dr = 64, c.N = 32, c.bs = 128;
-    c.B = name == "prolog_t1" ? 1 : 64, c.S = 1;
+    c.B = name == "prolog_t1" ? 1 : name == "prolog_t64" ? 64 : 1024, c.S = 1;
     return build_prolog(c);
   }
   if (name == "preprocess") {  // MlaPreprocess W8A8, cacheMode 1, DeepSeek-V3 dims, N 32, T 32
