@@ -76,7 +76,31 @@ bool load_limits_cache(const std::string& cpu, std::vector<Probe>* probes, std::
   return !probes->empty();
 }
 
-Limits host_limits(int threads, std::string* source) {
+std::string probe_disagreement(const std::vector<Probe>& probes, int threads) {
+  std::string out;
+  for (const Probe& p : probes) {
+    if (p.threads != threads || p.best <= 0 || p.median >= kProbeSteadyMedian * p.best) continue;
+    char b[160];
+    std::snprintf(b, sizeof b, "%s%s %d thread%s: best %.1f, median %.1f %s", out.empty() ? "" : "; ", p.name.c_str(),
+                  p.threads, p.threads == 1 ? "" : "s", p.best, p.median, p.unit.c_str());
+    out += b;
+  }
+  return out;
+}
+
+std::string bound_cell(double bound_us, double us, bool limits_noisy, bool* any_noisy) {
+  if (!(us > 0)) return "-";
+  const double pct = 100.0 * bound_us / us;
+  if (limits_noisy || !(pct <= 100.0)) {
+    *any_noisy = true;
+    return "noisy";
+  }
+  char c[32];
+  std::snprintf(c, sizeof c, "%.1f%%", pct);
+  return c;
+}
+
+Limits host_limits(int threads, std::string* source, std::string* noisy) {
   std::vector<Probe> probes;
   std::string date;
   auto has = [&](const char* name) {
@@ -97,6 +121,7 @@ Limits host_limits(int threads, std::string* source) {
   }
   Limits l = limits_for(probes, threads);
   if (!l.measured) *source = "not measurable on this CPU: the anchors of docs/performance.md";
+  if (noisy != nullptr) *noisy = l.measured ? probe_disagreement(probes, threads) : std::string();
   return l;
 }
 

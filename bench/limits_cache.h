@@ -25,7 +25,20 @@ bool load_limits_cache(const std::string& cpu, std::vector<Probe>* probes, std::
 
 // Limits for `threads` threads: from the saved run when it was written on this CPU and holds that
 // thread count, else from a quick probe now (DRAM 3 x 256 MiB, compute 3 x 200k rounds: about a
-// second). `source` says which, with the compute units measured.
-Limits host_limits(int threads, std::string* source);
+// second). `source` says which, with the compute units measured. `noisy` (optional) receives why
+// the limits cannot be trusted (probe_disagreement), empty when they can.
+Limits host_limits(int threads, std::string* source, std::string* noisy = nullptr);
+
+// A probe that disagrees with itself: at `threads` threads, a probe whose median rate is below
+// kProbeSteadyMedian of its best (another process took the memory bus or a core while it ran).
+// Returns what disagreed ("dram_read 2 threads: best 27.7, median 6.9 GB/s"), empty when every
+// probe was steady.
+constexpr double kProbeSteadyMedian = 0.75;
+std::string probe_disagreement(const std::vector<Probe>& probes, int threads);
+
+// A "% of bound" cell: 100 x bound / time as "71.3%", or "noisy" when the limits are not steady or
+// the call beat its bound (the probe measured less than the machine does; a bound is never passed),
+// which also sets `*any_noisy`; "-" when nothing ran (time 0).
+std::string bound_cell(double bound_us, double us, bool limits_noisy, bool* any_noisy);
 
 }  // namespace bench

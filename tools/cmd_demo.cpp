@@ -192,9 +192,9 @@ int cmd_demo(int argc, char** argv) {
   if (pr == 1) return 0;
   if (pr == 2) return 2;
   {
-    std::string source;
-    const bench::Limits l = bench::host_limits(num_threads(), &source);
-    o.bounds = {l.bw, l.bf16, l.int8, source};
+    std::string source, noisy;
+    const bench::Limits l = bench::host_limits(num_threads(), &source, &noisy);
+    o.bounds = {l.bw, l.bf16, l.int8, source, noisy};
   }
   if (o.int8) return run_int8(o);
   const Dims& d = o.d;

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/limits_cache.h"
 #include "core/host_tensor.h"
 #include "mlaops/fused_infer_attention_score.h"
 #include "mlaops/mla_prolog.h"
@@ -32,7 +33,13 @@ namespace mlaops::tools::demo {
 struct Bounds {
   double bw = 0, bf16 = 0, int8 = 0;  // bytes/s, FLOP/s, OP/s
   std::string source;
+  std::string noisy;  // why the limits cannot be trusted (a probe disagreed with itself), empty when steady
 };
+
+// A %bound cell with this report's limits (bench::bound_cell).
+inline std::string pct_cell(double bound_us, double us, const Bounds& b, bool* any_noisy) {
+  return bench::bound_cell(bound_us, us, !b.noisy.empty(), any_noisy);
+}
 
 struct Dims {
   int64_t He = 7168, Hcq = 1536, Hckv = 512, D = 128, Dr = 64, N = 32, block = 128;
@@ -219,8 +226,8 @@ struct Row {
 inline void print_report(const std::vector<Row>& rows, bool check, int64_t R, const Bounds& bounds) {
   std::printf("\n%-10s %6s | %11s %7s | %11s %7s | %10s | %-26s | %-26s\n", "phase", "tokens", "MlaProlog", "%bound",
               "FIA", "%bound", "tokens/s", "MlaProlog vs float64", "FIA vs float64");
+  bool any_noisy = false;
   for (const Row& r : rows) {
-    const double attn_pct = r.attn_us > 0 ? 100.0 * r.attn_bound_us / r.attn_us : 0.0;
     auto chk = [&](const CheckResult& c) {
       char b[64];
       if (!check || c.skipped) return std::string("-");
@@ -228,10 +235,11 @@ inline void print_report(const std::vector<Row>& rows, bool check, int64_t R, co
       return std::string(b);
     };
     const double total = r.prolog_us + r.attn_us;
-    std::printf("%-10s %6lld | %8.0f us %6.1f%% | %8.0f us %6.1f%% | %10.1f | %-26s | %-26s\n", r.phase.c_str(),
-                (long long)r.tokens, r.prolog_us, 100.0 * r.prolog_bound_us / r.prolog_us, r.attn_us,
-                attn_pct, static_cast<double>(r.tokens) / (total * 1e-6),
-                chk(r.prolog_check).c_str(), chk(r.attn_check).c_str());
+    const std::string prolog_pct = pct_cell(r.prolog_bound_us, r.prolog_us, bounds, &any_noisy);
+    const std::string attn_pct = pct_cell(r.attn_bound_us, r.attn_us, bounds, &any_noisy);  // "-": not run
+    std::printf("%-10s %6lld | %8.0f us %7s | %8.0f us %7s | %10.1f | %-26s | %-26s\n", r.phase.c_str(),
+                (long long)r.tokens, r.prolog_us, prolog_pct.c_str(), r.attn_us, attn_pct.c_str(),
+                static_cast<double>(r.tokens) / (total * 1e-6), chk(r.prolog_check).c_str(), chk(r.attn_check).c_str());
   }
   if (rows.size() > 1) {
     double us = 0;
@@ -243,6 +251,11 @@ inline void print_report(const std::vector<Row>& rows, bool check, int64_t R, co
               "bound / time with this host's limits at %d threads: DRAM %.1f GB/s, bf16 %.0f GFLOP/s, int8 %.0f GOP/s "
               "(%s)\n",
               num_threads(), bounds.bw / 1e9, bounds.bf16 / 1e9, bounds.int8 / 1e9, bounds.source.c_str());
+  if (any_noisy)
+    std::printf("noisy: %s; run `mlaops bench` on a quiet machine to measure and save this host's limits\n",
+                bounds.noisy.empty() ? "a call ran faster than its bound, so a limit was measured low (another process "
+                                       "was running while it was probed)"
+                                     : ("the limits probe disagreed with itself (" + bounds.noisy + ")").c_str());
 }
 
 

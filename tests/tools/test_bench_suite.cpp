@@ -371,6 +371,36 @@ TEST(BenchSuite, LimitsCacheRoundTripForThisCpuOnly) {
   unsetenv("MLAOPS_CACHE_DIR");
 }
 
+TEST(BenchSuite, NoisyLimitsAreNamedAndNoCellPassesItsBound) {
+  const std::string dir = ::testing::TempDir() + "/mlaops_cache_noisy";
+  ASSERT_EQ(setenv("MLAOPS_CACHE_DIR", dir.c_str(), 1), 0);
+  // The demo's report under load: the DRAM probe's median a quarter of its best.
+  const std::vector<bench::Probe> saved = {{"dram_read", "GB/s", 2, 27.7, 6.9},
+                                           {"bf16_dot", "GFLOP/s", 2, 900, 880},
+                                           {"int8_vnni", "GOP/s", 2, 1800, 1700},
+                                           {"dram_read", "GB/s", 1, 20, 19}};
+  ASSERT_TRUE(bench::save_limits_cache(saved, bench::cpu_model(), "2026-12-07 16:00 UTC"));
+  std::string source, noisy;
+  bench::host_limits(2, &source, &noisy);
+  EXPECT_EQ(noisy, "dram_read 2 threads: best 27.7, median 6.9 GB/s");
+  bench::host_limits(1, &source, &noisy);  // the 1-thread probes were steady
+  EXPECT_EQ(noisy, "");
+  EXPECT_EQ(bench::probe_disagreement(saved, 1), "");
+  unsetenv("MLAOPS_CACHE_DIR");
+
+  bool any = false;
+  EXPECT_EQ(bench::bound_cell(71.3, 100, false, &any), "71.3%");
+  EXPECT_EQ(bench::bound_cell(100, 100, false, &any), "100.0%");
+  EXPECT_FALSE(any);
+  EXPECT_EQ(bench::bound_cell(0, 0, false, &any), "-");  // not run
+  EXPECT_FALSE(any);
+  EXPECT_EQ(bench::bound_cell(371, 100, false, &any), "noisy");  // faster than the bound: a limit was low
+  EXPECT_TRUE(any);
+  any = false;
+  EXPECT_EQ(bench::bound_cell(50, 100, true, &any), "noisy");  // steady-looking cell, unsteady limits
+  EXPECT_TRUE(any);
+}
+
 TEST(BenchSuite, ProbeShape) {
   bench::ProbeOptions o;
   o.reps = 1;
