@@ -42,6 +42,7 @@ struct FiaShapes {
   int64_t prefix_Lp, prefix_L;       // GQA decode with a shared prefix: prefix and own lengths
   std::vector<int64_t> mtp_Bs;       // MLA MTP decode batches (N, L below, Q_S 4)
   int64_t mtp_N, mtp_L, mtp_QS;
+  std::vector<int64_t> mtp2_Ns, mtp2_Bs;  // MTP Q_S 2 against Q_S 1 (L mtp_L)
   std::vector<int64_t> fq_Ns;        // MLA decode full quant heads (B 1)
   int64_t fq_L;
   int64_t pre_T, pre_L, pre_N, pre_D;  // MLA prefill (rope head dim Dr)
@@ -52,6 +53,9 @@ inline FiaShapes fia_shapes(Size s) {
                                 16, 300, 4, 32, 64, 300};
   FiaShapes f{512, 64, {32, 128}, {1024, 4096, 32768}, {1, 8}, 8, 32, 8, 128, 4096, 4096, 512, {1, 4}, 128, 4096, 4,
               {32, 128}, 4096, 128, 4096, 128, 128, 512, 2048};
+  f.mtp2_Ns = {16, 32};
+  f.mtp2_Bs = {1, 8};
+  if (s == Size::kTiny) f.mtp2_Ns = {4}, f.mtp2_Bs = {1};
   if (s == Size::kQuick) f.Ls = {4096}, f.Bs = {1};
   return f;
 }

@@ -10,7 +10,8 @@
 //   * MLA MTP decode (speculative decoding): 4 query tokens per batch, N 128, L 4096, B in {1, 4},
 //     TND, the same cache as the MLA decode rows, sparse mode 3 (causal draft tokens) beside
 //     sparse mode 9 (a binary tree mask, node t's parent (t - 1) / 2); FLOPs count the positions
-//     each row sees
+//     each row sees; and 2 causal draft tokens at N 16 / 32 (DeepSeek's heads per rank at TP 8 / 4),
+//     B 1 / 8, against the one-token call on the same cache as alternated pairs
 //   * GQA decode over a contiguous BSH cache (INT4 KV is not paged): INT8 and INT4 (INT32-packed)
 //     caches, per-channel (mode 0) and per-token (mode 1) scales, innerPrecise 1 and 0; and over
 //     a paged INT8 NZ cache (the GQA antiquant NZ path)
@@ -129,42 +130,93 @@ Row mla_decode(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t D, int6
   return r;
 }
 
-// MLA MTP decode: QS draft tokens per batch in TND, sparse 3 (causal) or 9 (the tree mask,
-// docs/ops/fused_infer_attention_score.md "Tree mask").
-Row mla_mtp(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_t D, int64_t Dr, bool tree) {
-  const int64_t bs = 128, blocks_per = (L + bs - 1) / bs, nb = B * blocks_per, T = B * QS;
-  Buf q = make(DType::kBFloat16, {T, N, D}, 1, -1, 1), qr = make(DType::kBFloat16, {T, N, Dr}, 2, -1, 1);
-  Buf k = make(DType::kBFloat16, {nb, 1, bs, D}, 3, -1, 1), kr = make(DType::kBFloat16, {nb, 1, bs, Dr}, 4, -1, 1);
-  Buf bt = block_table(B, blocks_per, true);
-  Buf out = zeros(DType::kBFloat16, {T, N, D}), lse = zeros(DType::kFloat32, {T, N, 1});
+// The query side of an MLA MTP call over a given paged cache: QS draft tokens per batch in TND,
+// sparse 3 (causal) or 9 (the tree mask, docs/ops/fused_infer_attention_score.md "Tree mask").
+struct MtpCall {
+  Buf q, qr, out, lse, mask;
+  std::vector<int64_t> aq, akv;
+  mlaops::FiaParams p;
+};
+void make_mtp(MtpCall* c, const Buf& k, const Buf& kr, const Buf& bt, int64_t bs, int64_t N, int64_t L, int64_t B,
+              int64_t QS, int64_t D, int64_t Dr, bool tree) {
+  const int64_t T = B * QS;
+  c->q = make(DType::kBFloat16, {T, N, D}, 1, -1, 1);
+  c->qr = make(DType::kBFloat16, {T, N, Dr}, 2, -1, 1);
+  c->out = zeros(DType::kBFloat16, {T, N, D});
+  c->lse = zeros(DType::kFloat32, {T, N, 1});
   // the masks: the 2048 template, or per batch the QS x QS tree (1 = masked) of a binary tree
-  Buf mask = tree ? zeros(DType::kBool, {B * QS * QS}) : causal_template();
+  c->mask = tree ? zeros(DType::kBool, {B * QS * QS}) : causal_template();
   if (tree) {
     for (int64_t b = 0; b < B; ++b)
       for (int64_t i = 0; i < QS; ++i) {
-        for (int64_t t = 0; t < QS; ++t) mask.b[static_cast<size_t>((b * QS + i) * QS + t)] = 1;
+        for (int64_t t = 0; t < QS; ++t) c->mask.b[static_cast<size_t>((b * QS + i) * QS + t)] = 1;
         for (int64_t t = i;; t = (t - 1) / 2) {
-          mask.b[static_cast<size_t>((b * QS + i) * QS + t)] = 0;
+          c->mask.b[static_cast<size_t>((b * QS + i) * QS + t)] = 0;
           if (t == 0) break;
         }
       }
   }
-  std::vector<int64_t> aq, akv(static_cast<size_t>(B), L);
-  for (int64_t b = 1; b <= B; ++b) aq.push_back(b * QS);
-  mlaops::FiaParams p = base_params(q, k, k, out, N, 1, D + Dr, "TND");
-  p.query_rope = &qr.v;
+  c->aq.clear();
+  for (int64_t b = 1; b <= B; ++b) c->aq.push_back(b * QS);
+  c->akv.assign(static_cast<size_t>(B), L);
+  mlaops::FiaParams& p = c->p;
+  p = base_params(c->q, k, k, c->out, N, 1, D + Dr, "TND");
+  p.query_rope = &c->qr.v;
   p.key_rope = &kr.v;
   p.block_table = &bt.v;
   p.block_size = bs;
-  p.actual_seq_lengths = &aq;
-  p.actual_seq_lengths_kv = &akv;
-  p.atten_mask = &mask.v;
+  p.actual_seq_lengths = &c->aq;
+  p.actual_seq_lengths_kv = &c->akv;
+  p.atten_mask = &c->mask.v;
   p.sparse_mode = tree ? 9 : 3;
-  p.softmax_lse = &lse.v;
+  p.softmax_lse = &c->lse.v;
   p.softmax_lse_flag = true;
+}
+
+// MLA MTP decode: QS draft tokens per batch over the MLA decode rows' paged cache.
+Row mla_mtp(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_t D, int64_t Dr, bool tree) {
+  const int64_t bs = 128, blocks_per = (L + bs - 1) / bs, nb = B * blocks_per;
+  Buf k = make(DType::kBFloat16, {nb, 1, bs, D}, 3, -1, 1), kr = make(DType::kBFloat16, {nb, 1, bs, Dr}, 4, -1, 1);
+  Buf bt = block_table(B, blocks_per, true);
+  MtpCall c;
+  make_mtp(&c, k, kr, bt, bs, N, L, B, QS, D, Dr, tree);
   Row r;
-  time_call(p, ctx.reps, &r);
+  time_call(c.p, ctx.reps, &r);
   set_work(&r, mla_mtp_work(N, L, B, QS, D, Dr, tree));  // FLOPs: the positions the rows see
+  return r;
+}
+
+// MTP against plain decode on one cache: QS causal draft tokens per batch (ours) and the same call
+// with one token per batch (the "peer"), then `reps` alternated pairs; the pair ratio is the
+// one-token time / the QS-token time (>= 0.8: the draft tokens cost at most 1.25x one token).
+Row mla_mtp_vs_decode(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t QS, int64_t D, int64_t Dr) {
+  const int64_t bs = 128, blocks_per = (L + bs - 1) / bs, nb = B * blocks_per;
+  Buf k = make(DType::kBFloat16, {nb, 1, bs, D}, 3, -1, 1), kr = make(DType::kBFloat16, {nb, 1, bs, Dr}, 4, -1, 1);
+  Buf bt = block_table(B, blocks_per, true);
+  MtpCall mtp, one;
+  make_mtp(&mtp, k, kr, bt, bs, N, L, B, QS, D, Dr, false);
+  make_mtp(&one, k, kr, bt, bs, N, L, B, 1, D, Dr, false);
+  Row r;
+  time_call(mtp.p, ctx.reps, &r);
+  set_work(&r, mla_mtp_work(N, L, B, QS, D, Dr, false));
+  if (!r.error.empty()) return r;
+  Row o;
+  time_call(one.p, ctx.reps, &o);
+  if (!o.error.empty()) {
+    r.error = o.error;
+    return r;
+  }
+  uint64_t ws_a = 0, ws_b = 0;
+  mlaops::fused_infer_attention_score_v4_workspace_size(mtp.p, &ws_a);
+  mlaops::fused_infer_attention_score_v4_workspace_size(one.p, &ws_b);
+  std::vector<uint64_t> wa(ws_a / 8 + 1), wb(ws_b / 8 + 1);
+  const FiaWork w1 = mla_mtp_work(N, L, B, 1, D, Dr, false);
+  r.peers.push_back({"Q_S 1, same cache", o.best_us, o.median_us, "one token per batch: the plain decode call", w1.flops_bf16,
+                     0, w1.bytes});
+  r.peers.back().pair_ratio =
+      paired_ratio_median(ctx.reps, [&] { mlaops::fused_infer_attention_score_v4(mtp.p, wa.data(), ws_a); },
+                          [&] { mlaops::fused_infer_attention_score_v4(one.p, wb.data(), ws_b); });
+  r.peers.back().pairs = ctx.reps;
   return r;
 }
 
@@ -447,6 +499,21 @@ std::vector<Case> fia_cases(Size size, int threads) {
       std::snprintf(label, sizeof label, "FIA MLA MTP N=%lld L=%lld B=%lld Q_S=%lld %s", (long long)N, (long long)L,
                     (long long)B, (long long)QS, tree ? "tree (sparse 9)" : "causal (sparse 3)");
       add(out, id, label, threads, [=](RunContext& ctx) { return mla_mtp(ctx, N, L, B, QS, D, Dr, tree); });
+    }
+  // MTP with 2 draft tokens against the one-token call on the same cache, at DeepSeek's heads per
+  // rank for TP 8 and 4 (target: the two tokens cost at most 1.25x one, as alternated pairs)
+  for (int64_t N : sh.mtp2_Ns)
+    for (int64_t B : sh.mtp2_Bs) {
+      const int64_t L = sh.mtp_L, QS = 2;
+      std::snprintf(id, sizeof id, "fia.mla_mtp2.N%lld.L%lld.B%lld.t%d", (long long)N, (long long)L, (long long)B,
+                    threads);
+      std::snprintf(label, sizeof label, "FIA MLA MTP N=%lld L=%lld B=%lld Q_S=2 vs Q_S=1", (long long)N, (long long)L,
+                    (long long)B);
+      add(out, id, label, threads, [=](RunContext& ctx) {
+        Row r = mla_mtp_vs_decode(ctx, N, L, B, QS, D, Dr);
+        if (!tiny) r.target_pair_ratio = 0.8;
+        return r;
+      });
     }
   // MLA decode full quant beside the BF16 rows of the same shape (fia.mla_decode.N*.L4096.B1)
   for (int64_t N : sh.fq_Ns) {

@@ -162,6 +162,28 @@ TEST(FiaPaths, SizesBoundedByTheLengthsBeforeLeftPadding) {
   EXPECT_EQ(fia_attn_sizes(c, 8, true).split_kv, 250);  // the prefix work range splits the own rows
 }
 
+// MLA MTP (KV_N 1, G = N query rows per position): the draft tokens of a request are the rows of
+// one work item while G x Q_S <= 128, so each KV block is read once for all of them
+// (docs/ops/fused_infer_attention_score.md "Performance design"); N 128 runs a token per item.
+TEST(FiaPaths, MtpDraftTokensOfARequestShareOneItem) {
+  for (int64_t N : {16, 32, 64, 128})
+    for (int64_t QS : {2, 4}) {
+      FiaCall c = decode_call();
+      c.B = 8;
+      c.N = c.G = N;
+      c.KVN = 1;
+      c.QS = QS;
+      c.act_q.assign(8, QS);
+      c.act_kv.assign(8, 4096);
+      c.q_start.assign(8, 0);
+      c.kv_start.assign(8, 0);
+      const FiaAttnSizes z = fia_attn_sizes(c, 2, false);
+      const bool shared = N * QS <= 128;
+      EXPECT_EQ(z.R, shared ? QS : 128 / N) << "N " << N << " Q_S " << QS;
+      EXPECT_EQ(z.n_items, shared ? 8 : 8 * QS / (128 / N)) << "N " << N << " Q_S " << QS;
+    }
+}
+
 // A planned call with its shared prefix (batch 1, Sp positions) bound.
 struct Planned {
   std::unique_ptr<FiaRun> run, pre;
