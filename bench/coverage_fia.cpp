@@ -350,7 +350,7 @@ std::string shape_text(const Spec& s) {
   std::snprintf(b, sizeof b, "%s B=%lld N=%lld KV_N=%lld Q_S=%lld KV_S=%lld D=%lld%s", s.layout.c_str(), (long long)s.B,
                 (long long)s.N, (long long)s.KVN, (long long)s.S, (long long)s.L, (long long)s.D,
                 s.Dr > 0 ? ("+" + std::to_string(s.Dr)).c_str() : "");
-  return b;
+  return s.prefix > 0 ? std::string(b) + " prefix=" + std::to_string(s.prefix) : std::string(b);
 }
 
 struct Adder {

@@ -262,7 +262,7 @@ std::vector<CoverageEntry> coverage_mla_preprocess(Size size, int threads) {
 
 std::vector<CoverageEntry> coverage_entries(Size size, int threads) {
   std::vector<CoverageEntry> all = coverage_fia(size, threads);
-  for (auto* make : {coverage_mla_prolog, coverage_mla_preprocess})
+  for (auto* make : {coverage_vendor_st, coverage_mla_prolog, coverage_mla_preprocess})
     for (CoverageEntry& e : make(size, threads)) all.push_back(std::move(e));
   return all;
 }

@@ -121,7 +121,7 @@ std::string coverage_markdown(const Report& rep, const std::vector<CoverageEntry
 std::vector<int> coverage_fia_row_ids(const std::vector<CoverageEntry>& entries) {
   std::set<int> ids;
   for (const CoverageEntry& e : entries)
-    if (e.c.op == kCovFia && !e.row.empty()) ids.insert(std::atoi(e.row.c_str()));
+    if (e.c.op == kCovFia && !e.row.empty() && e.row[0] >= '0' && e.row[0] <= '9') ids.insert(std::atoi(e.row.c_str()));
   return {ids.begin(), ids.end()};
 }
 
