@@ -20,6 +20,9 @@
 #include <vector>
 
 #include "bench/suite.h"
+#include "mlaops/fused_infer_attention_score.h"
+#include "mlaops/plan.h"
+#include "mlaops/status.h"
 
 namespace bench {
 
@@ -52,6 +55,13 @@ std::vector<CoverageEntry> coverage_entries(Size size, int threads);
 // valid call (one token / query row, a few KV positions, the smallest heads the operator takes).
 std::vector<Case> coverage_floor_cases(int threads);
 Case coverage_fia_floor(int threads);  // the FIA one (coverage_fia.cpp)
+
+// Plans the FIA call `p` once, then times `reps` runs of the plan (after a warm-up run): best /
+// median, the path from the plan's explain(), or the error (coverage_fia.cpp).
+Row time_fia_plan(const mlaops::FiaParams& p, int reps);
+// `planned` is the status of planning `plan`: on success sets r.path from the plan's explain()
+// and returns true, else sets r.error to the library's message (coverage_report.cpp).
+bool plan_path(Row& r, mlaops::Status planned, const mlaops::OpPlan& plan);
 
 // What the plan says it will run, in a few words: the FIA "path:" line and the kernel of its
 // first kind of item, or the first kernel listed under "kernels (isa ...)" (MlaProlog /

@@ -302,34 +302,13 @@ std::unique_ptr<Call> build(const Spec& s) {
   return c;
 }
 
-// Plans the call once and times its plan's runs; the path from the plan's explain().
 Row run_spec(const Spec& s, int reps) {
-  Row r;
+  const std::unique_ptr<Call> c = build(s);
+  Row r = time_fia_plan(c->p, reps);
   const FiaWork w = spec_work(s);
   r.flops_bf16 = w.flops_bf16;
   r.ops_int8 = w.ops_int8;
   r.bytes = w.bytes;
-  const std::unique_ptr<Call> c = build(s);
-  mlaops::OpPlan plan;
-  if (mlaops::fused_infer_attention_score_v4_plan(c->p, &plan) != mlaops::kSuccess) {
-    r.error = mlaops::last_error_message();
-    return r;
-  }
-  r.path = path_of_explain(plan.explain());
-  std::vector<uint64_t> ws(plan.workspace_size() / 8 + 1);
-  bool ok = true;
-  const Times t = time_it(
-      [&] {
-        ok = ok && mlaops::fused_infer_attention_score_v4_run(plan, c->p, ws.data(), plan.workspace_size()) ==
-                       mlaops::kSuccess;
-      },
-      reps);
-  if (!ok) {
-    r.error = mlaops::last_error_message();
-    return r;
-  }
-  r.best_us = t.best * 1e6;
-  r.median_us = t.median * 1e6;
   return r;
 }
 
@@ -379,6 +358,27 @@ struct Adder {
 };
 
 }  // namespace
+
+Row time_fia_plan(const mlaops::FiaParams& p, int reps) {
+  Row r;
+  mlaops::OpPlan plan;
+  if (!plan_path(r, mlaops::fused_infer_attention_score_v4_plan(p, &plan), plan)) return r;
+  std::vector<uint64_t> ws(plan.workspace_size() / 8 + 1);
+  bool ok = true;
+  const Times t = time_it(
+      [&] {
+        ok = ok && mlaops::fused_infer_attention_score_v4_run(plan, p, ws.data(), plan.workspace_size()) ==
+                       mlaops::kSuccess;
+      },
+      reps);
+  if (!ok) {
+    r.error = mlaops::last_error_message();
+    return r;
+  }
+  r.best_us = t.best * 1e6;
+  r.median_us = t.median * 1e6;
+  return r;
+}
 
 std::vector<CoverageEntry> coverage_fia(Size size, int threads) {
   std::vector<CoverageEntry> out;

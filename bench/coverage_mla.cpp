@@ -42,17 +42,24 @@ void add_gemm(Row& r, const HostTensor& w, double T, double params) {
   (w.view.dtype == DType::kInt8 ? r.ops_int8 : r.flops_bf16) += 2.0 * T * params;
 }
 
-// The rotated copies of the weights `ws` (bytes copied out of the test kit's tensors).
-struct Rotation {
-  std::vector<Buf> bufs;
-  std::unique_ptr<WeightPool> pool;
-  Rotation(const std::vector<const HostTensor*>& ws, size_t pool_bytes) {
-    for (const HostTensor* h : ws) bufs.push_back(Buf{h->bytes, h->view});
-    std::vector<const Buf*> ptrs;
-    for (const Buf& b : bufs) ptrs.push_back(&b);
-    pool = std::make_unique<WeightPool>(ptrs, pool_bytes);
-  }
-};
+// Times `call(workspace, bytes)` with the weights `ws` rotated over copies of >= ctx.pool_bytes
+// (WeightPool, bench_util.h): each call first points views[i] (the call's views of ws[i]) at the
+// next copy. T >= 128: half the reps, at least 3.
+template <class WsSize, class Call>
+void time_weights(RunContext& ctx, Row& r, double T, const std::vector<const HostTensor*>& ws,
+                  const std::vector<mlaops::TensorView*>& views, WsSize ws_size, Call call) {
+  std::vector<Buf> bufs;  // the bytes copied out of the test kit's tensors
+  for (const HostTensor* h : ws) bufs.push_back(Buf{h->bytes, h->view});
+  std::vector<const Buf*> ptrs;
+  for (const Buf& b : bufs) ptrs.push_back(&b);
+  WeightPool pool(ptrs, ctx.pool_bytes);
+  const int reps = T >= 128 ? std::max(3, ctx.reps / 2) : ctx.reps;
+  time_rotated(r, pool, reps, ws_size,
+               [&](uint8_t* base) {
+                 for (size_t i = 0; i < views.size(); ++i) views[i]->data = base + pool.off[i];
+               },
+               call);
+}
 
 // ---- MlaPrologV2 / V3 ----
 
@@ -81,22 +88,12 @@ Row prolog_row(RunContext& ctx, const mlaops::testdata::MlaPrologCaseConfig& cfg
   mlaops::MlaPrologParams p = mc.params();
   Row r;
   mlaops::OpPlan plan;
-  if (mlaops::mla_prolog_plan(p, &plan) != mlaops::kSuccess) {
-    r.error = mlaops::last_error_message();
-    return r;
-  }
-  r.path = path_of_explain(plan.explain());
-  Rotation rot({&mc.weight_dq, &mc.weight_uq_qr, &mc.weight_dkv_kr, &mc.weight_uk}, ctx.pool_bytes);
+  if (!plan_path(r, mlaops::mla_prolog_plan(p, &plan), plan)) return r;
   const double T = static_cast<double>(cfg.T());
-  const int reps = T >= 128 ? std::max(3, ctx.reps / 2) : ctx.reps;
-  time_rotated(
-      r, *rot.pool, reps, [&](uint64_t* bytes) { return mlaops::mla_prolog_workspace_size(p, bytes); },
-      [&](uint8_t* base) {
-        p.weight_dq.data = base + rot.pool->off[0];
-        p.weight_uq_qr.data = base + rot.pool->off[1];
-        p.weight_dkv_kr.data = base + rot.pool->off[2];
-        p.weight_uk.data = base + rot.pool->off[3];
-      },
+  time_weights(
+      ctx, r, T, {&mc.weight_dq, &mc.weight_uq_qr, &mc.weight_dkv_kr, &mc.weight_uk},
+      {&p.weight_dq, &p.weight_uq_qr, &p.weight_dkv_kr, &p.weight_uk},
+      [&](uint64_t* bytes) { return mlaops::mla_prolog_workspace_size(p, bytes); },
       [&](void* ws, uint64_t bytes) { return mlaops::mla_prolog(p, ws, bytes); });
   const double He = static_cast<double>(cfg.He), Hcq = static_cast<double>(cfg.Hcq), Hckv = static_cast<double>(cfg.Hckv);
   const double N = static_cast<double>(cfg.N), D = static_cast<double>(cfg.D), Dr = static_cast<double>(cfg.Dr);
@@ -139,21 +136,11 @@ Row preprocess_row(RunContext& ctx, const mlaops::testdata::MlaPreprocessCaseCon
   mlaops::MlaPreprocessParams p = mc.params();
   Row r;
   mlaops::OpPlan plan;
-  if (mlaops::mla_preprocess_plan(p, &plan) != mlaops::kSuccess) {
-    r.error = mlaops::last_error_message();
-    return r;
-  }
-  r.path = path_of_explain(plan.explain());
-  Rotation rot({&mc.wdqkv, &mc.wuq, &mc.wuk}, ctx.pool_bytes);
+  if (!plan_path(r, mlaops::mla_preprocess_plan(p, &plan), plan)) return r;
   const double T = static_cast<double>(cfg.tokens);
-  const int reps = T >= 128 ? std::max(3, ctx.reps / 2) : ctx.reps;
-  time_rotated(
-      r, *rot.pool, reps, [&](uint64_t* bytes) { return mlaops::mla_preprocess_workspace_size(p, bytes); },
-      [&](uint8_t* base) {
-        p.wdqkv.data = base + rot.pool->off[0];
-        p.wuq.data = base + rot.pool->off[1];
-        p.wuk.data = base + rot.pool->off[2];
-      },
+  time_weights(
+      ctx, r, T, {&mc.wdqkv, &mc.wuq, &mc.wuk}, {&p.wdqkv, &p.wuq, &p.wuk},
+      [&](uint64_t* bytes) { return mlaops::mla_preprocess_workspace_size(p, bytes); },
       [&](void* ws, uint64_t bytes) { return mlaops::mla_preprocess(p, ws, bytes); });
   const double He = static_cast<double>(cfg.hidden), Hcq = static_cast<double>(cfg.Hcq);
   const double Hckv = static_cast<double>(cfg.Hckv), N = static_cast<double>(cfg.heads);

@@ -68,6 +68,15 @@ std::string path_of_explain(const std::string& explain) {
   return path.empty() ? kernel : path;
 }
 
+bool plan_path(Row& r, mlaops::Status planned, const mlaops::OpPlan& plan) {
+  if (planned != mlaops::kSuccess) {
+    r.error = mlaops::last_error_message();
+    return false;
+  }
+  r.path = path_of_explain(plan.explain());
+  return true;
+}
+
 std::string coverage_markdown(const Report& rep, const std::vector<CoverageEntry>& entries,
                               const std::vector<Row>& rows, const std::map<std::string, double>& floor_us) {
   std::map<std::string, const Row*> by_id;

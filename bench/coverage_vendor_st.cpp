@@ -32,29 +32,9 @@ double case_bytes(const mlaops::vendor_st::StCase& c) {
 }
 
 Row run_st(const mlaops::vendor_st::StCase& c, int reps) {
-  Row r;
-  r.bytes = case_bytes(c);
   const std::unique_ptr<mlaops::vendor_st::StData> d = mlaops::vendor_st::materialise(c);
-  mlaops::OpPlan plan;
-  if (mlaops::fused_infer_attention_score_v4_plan(d->p, &plan) != mlaops::kSuccess) {
-    r.error = mlaops::last_error_message();
-    return r;
-  }
-  r.path = path_of_explain(plan.explain());
-  std::vector<uint64_t> ws(plan.workspace_size() / 8 + 1);
-  bool ok = true;
-  const Times t = time_it(
-      [&] {
-        ok = ok && mlaops::fused_infer_attention_score_v4_run(plan, d->p, ws.data(), plan.workspace_size()) ==
-                       mlaops::kSuccess;
-      },
-      reps);
-  if (!ok) {
-    r.error = mlaops::last_error_message();
-    return r;
-  }
-  r.best_us = t.best * 1e6;
-  r.median_us = t.median * 1e6;
+  Row r = time_fia_plan(d->p, reps);
+  r.bytes = case_bytes(c);
   return r;
 }
 
