@@ -10,6 +10,7 @@
 //   * MlaPrologV2 / V3: every quant scenario and every cache mode (coverage_mla.cpp).
 //   * MlaPreprocess: every cache mode, both quant modes, FP16 / BF16 input and the unquantised
 //     path (coverage_mla.cpp).
+//   * the MlaProlog / MlaPreprocess vendor shapes of the operator tests (coverage_mla.cpp).
 //   * the vendor's FIA system-test shapes (coverage_vendor_st.cpp), small: the floor dominates.
 //   * the per-call floors: one tiny case per operator (coverage_mla.cpp).
 // The Markdown table (coverage_report.cpp) has one line per entry.
@@ -43,12 +44,14 @@ struct CoverageEntry {
 std::vector<CoverageEntry> coverage_fia(Size size, int threads);
 std::vector<CoverageEntry> coverage_mla_prolog(Size size, int threads);
 std::vector<CoverageEntry> coverage_mla_preprocess(Size size, int threads);
+// The MlaProlog / MlaPreprocess vendor shapes of the operator tests (--tiny: the first of each timed).
+std::vector<CoverageEntry> coverage_mla_vendor(Size size, int threads);
 // The vendor's FIA system-test list (coverage_vendor_st.cpp; vendor_st_list_path: where it is read).
 std::vector<CoverageEntry> coverage_vendor_st(Size size, int threads);
 std::string vendor_st_list_path();
 // The source tree the suite was built from (where the vendor list and fia_features.tsv are).
 std::string coverage_source_dir();
-// Every entry: FIA, the FIA vendor ST cases, then MlaProlog, then MlaPreprocess.
+// Every entry: FIA, the FIA vendor ST cases, MlaProlog, MlaPreprocess, then their vendor shapes.
 std::vector<CoverageEntry> coverage_entries(Size size, int threads);
 
 // The per-call floor cases, one per operator (id "floor.<op>", op the kCov* name): a minimal

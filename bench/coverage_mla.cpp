@@ -7,6 +7,8 @@
 //     BSND, TND) in NO_QUANT; N 32, T 1 and 1024, DeepSeek-V3 sizes.
 //   * MlaPreprocess (docs/ops/mla_preprocess.md): cache modes 0..3 (BF16 input, per-tensor
 //     quant), per-token quant, FP16 input and the unquantised path; N 32, T 1 and 1024.
+//   * the vendor shapes the operator tests replay (test_mla_prolog_aclnn's matrix of N x He,
+//     test_mla_preprocess_aclnn's cases; testkit): T 1..8, where the per-call floor dominates.
 // The calls are built by the test kit (testkit/mla_prolog_test_data.h,
 // testkit/mla_preprocess_test_data.h: valid calls of every scenario); the weights rotate over
 // copies of >= ctx.pool_bytes (WeightPool, bench_util.h) so that every call streams them from
@@ -247,9 +249,54 @@ std::vector<CoverageEntry> coverage_mla_preprocess(Size size, int threads) {
   return out;
 }
 
+std::vector<CoverageEntry> coverage_mla_vendor(Size size, int threads) {
+  std::vector<CoverageEntry> out;
+  // --tiny: the case with the fewest heads of each list (a full-size build per case); the full
+  // run: all of them
+  auto untimed = [&](CoverageEntry e) {
+    e.note = "vendor sizes: timed in the full run, not in a --tiny run";
+    e.c.run = nullptr;
+    e.c.id += ".note";
+    out.push_back(std::move(e));
+  };
+  const std::vector<mlaops::testdata::MlaPrologVendorCase> pv = mlaops::testdata::mla_prolog_vendor_cases();
+  size_t tiny_pick = 0;
+  for (size_t i = 0; i < pv.size(); ++i) tiny_pick = pv[i].N < pv[tiny_pick].N ? i : tiny_pick;
+  for (size_t i = 0; i < pv.size(); ++i) {
+    const auto& v = pv[i];
+    const auto cfg = mlaops::testdata::mla_prolog_vendor_cfg(v, mlaops::testdata::mla_prolog_vendor_seed(v));
+    char label[160];
+    std::snprintf(label, sizeof label, "MlaProlog vendor %s %s N=%lld He=%lld T=%lld", mlaops::mla_prolog_scenario_name(v.sc),
+                  mlaops::mla_prolog_cache_mode_name(v.mode), (long long)v.N, (long long)v.He, (long long)(v.B * v.S));
+    CoverageEntry e = entry("vendor #" + std::to_string(i), "the vendor-shape matrix of test_mla_prolog_aclnn",
+                            "cov.mla_prolog_vendor." + std::to_string(i) + ".t" + std::to_string(threads), kCovProlog,
+                            label, threads, [cfg](RunContext& ctx) { return prolog_row(ctx, cfg); });
+    if (size == Size::kTiny && i != tiny_pick) untimed(std::move(e));
+    else out.push_back(std::move(e));
+  }
+  const std::vector<mlaops::testdata::MlaPreprocessVendorCase>& mv = mlaops::testdata::mla_preprocess_vendor_cases();
+  tiny_pick = 0;
+  for (size_t i = 0; i < mv.size(); ++i) tiny_pick = mv[i].heads < mv[tiny_pick].heads ? i : tiny_pick;
+  for (size_t i = 0; i < mv.size(); ++i) {
+    const auto& v = mv[i];
+    const auto cfg = mlaops::testdata::vendor_cfg(v, 40 + i);
+    char label[200];
+    std::snprintf(label, sizeof label, "MlaPreprocess vendor %s %s %s%s N=%lld T=%lld", v.dt == DType::kFloat16 ? "FP16" : "BF16",
+                  mlaops::mla_preprocess_cache_mode_name(v.cm),
+                  v.float_weights ? "unquantised" : mlaops::mla_preprocess_quant_mode_name(v.qm), v.wuk_nz ? " wuk NZ" : "",
+                  (long long)v.heads, (long long)v.tokens);
+    CoverageEntry e = entry("vendor #" + std::to_string(i), "the vendor-shape cases of test_mla_preprocess_aclnn",
+                            "cov.mla_preprocess_vendor." + std::to_string(i) + ".t" + std::to_string(threads),
+                            kCovPreprocess, label, threads, [cfg](RunContext& ctx) { return preprocess_row(ctx, cfg); });
+    if (size == Size::kTiny && i != tiny_pick) untimed(std::move(e));
+    else out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::vector<CoverageEntry> coverage_entries(Size size, int threads) {
   std::vector<CoverageEntry> all = coverage_fia(size, threads);
-  for (auto* make : {coverage_vendor_st, coverage_mla_prolog, coverage_mla_preprocess})
+  for (auto* make : {coverage_vendor_st, coverage_mla_prolog, coverage_mla_preprocess, coverage_mla_vendor})
     for (CoverageEntry& e : make(size, threads)) all.push_back(std::move(e));
   return all;
 }
