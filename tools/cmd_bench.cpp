@@ -47,7 +47,7 @@ const char* kBenchUsage =
     "\n"
     "  --quick          only the target cases (default: every case of the tables)\n"
     "  --tiny           small shapes, a few seconds: checks the driver, measures nothing useful\n"
-    "  --reps N         timed calls per case (default 7; large cases use half, at least 2)\n"
+    "  --reps N         timed calls per case (default 7, --coverage 5; large cases use half, at least 2)\n"
     "  --filter TEXT    run the cases whose id contains TEXT (comma: any of several)\n"
     "  --threads N      thread count of the run (default: the library's, MLAOPS_NUM_THREADS)\n"
     "  --json FILE      the JSON report (default mlaops_bench.json; '-' = none)\n"
@@ -165,7 +165,7 @@ int cmd_bench(int argc, char** argv) {
       return bench::scaling_main(rest);
     }
   bench::Size size = bench::Size::kFull;
-  int reps = 7, threads = num_threads();
+  int reps = 0, threads = num_threads();  // reps 0: the default (7, --coverage 5)
   std::string filter, json = "mlaops_bench.json", png = "mlaops_bench_roofline.png";
   const char* env_py = std::getenv("MLAOPS_PYTHON");
   const char* env_lock = std::getenv("MLAOPS_BENCH_LOCK");
@@ -215,6 +215,7 @@ int cmd_bench(int argc, char** argv) {
   }
 
   if (!md.empty() && !coverage) return bad("--md needs --coverage");
+  if (reps == 0) reps = coverage ? 5 : 7;
   std::vector<bench::Case> cases;
   std::vector<bench::CoverageEntry> entries;
   if (coverage) {  // the floors first (every operator's, whatever the filter), then the rows
