@@ -71,7 +71,8 @@ bool plan_path(Row& r, mlaops::Status planned, const mlaops::OpPlan& plan);
 // MlaPreprocess); "" when the explain text has neither.
 std::string path_of_explain(const std::string& explain);
 
-// Below this % of bound + floor a row is flagged in the table (the target).
+// Below this % of bound + floor a row is flagged in the table (the target of docs/performance.md
+// "Performance coverage": no supported path below it at serving sizes).
 inline constexpr double kCoverageFlagPct = 40.0;
 
 // The Markdown table: a header naming the host, the limits and the floors, then one line per
