@@ -190,6 +190,7 @@ bool write_json(const Report& rep, const std::string& path, std::string* error) 
     const Row& r = rep.rows[i];
     std::fprintf(o, "    {\"id\": \"%s\", \"op\": \"%s\", \"label\": \"%s\", \"threads\": %d", r.id.c_str(), r.op.c_str(),
                  json_escape(r.label).c_str(), r.threads);
+    if (!r.path.empty()) std::fprintf(o, ", \"path\": \"%s\"", json_escape(r.path).c_str());  // coverage rows
     if (!r.error.empty()) {
       std::fprintf(o, ", \"error\": \"%s\"}%s\n", json_escape(r.error).c_str(), i + 1 < rep.rows.size() ? "," : "");
       continue;

@@ -91,6 +91,7 @@ struct Row {
   // DRAM probes right before / after the case (bytes/s; 0 = not taken): the bound uses the faster
   double dram_before = 0, dram_after = 0;
   std::string error;  // non-empty: the operator call failed
+  std::string path;   // what ran, from the plan's explain() when the case records it (bench/coverage.h)
 };
 
 // What the cases need from the driver.

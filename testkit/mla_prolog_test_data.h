@@ -13,6 +13,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <numeric>
+#include <ostream>
 #include <random>
 #include <vector>
 
@@ -380,6 +381,68 @@ inline MlaPrologCaseConfig vendor_small_cfg(MlaPrologScenario sc, bool bsh, MlaP
   c.smooth = sc == MlaPrologScenario::kPartialQuantKvQuant;
   c.seed = 3 + static_cast<int>(sc);
   return c;
+}
+
+// ---- the vendor-shape matrix (test_mla_prolog_aclnn, the performance coverage of `mlaops bench
+// --coverage`) ----
+
+struct MlaPrologVendorCase {
+  MlaPrologScenario sc;
+  int64_t N, He, B, S;
+  bool bsh;
+  MlaPrologCacheMode mode;
+  WeightForm form;
+};
+
+inline void PrintTo(const MlaPrologVendorCase& c, std::ostream* os) {
+  *os << mla_prolog_scenario_name(c.sc) << " N=" << c.N << " He=" << c.He << " B=" << c.B << " S=" << c.S
+      << (c.bsh ? " BSH " : " TND ") << mla_prolog_cache_mode_name(c.mode);
+}
+
+// The case's seed in the vendor-shape matrix.
+inline uint64_t mla_prolog_vendor_seed(const MlaPrologVendorCase& v) { return static_cast<uint64_t>(v.N * 7 + v.He + v.B); }
+
+// The config of a vendor-shape case (the split sizes MP-07 accepts; blockSize 128 for an odd
+// seed, else 16; room for every token).
+inline MlaPrologCaseConfig mla_prolog_vendor_cfg(const MlaPrologVendorCase& v, uint64_t seed) {
+  MlaPrologCaseConfig c;
+  c.scenario = v.sc;
+  c.N = v.N;
+  c.He = v.He;
+  set_vendor_sizes(c);
+  c.B = v.B;
+  c.S = v.S;
+  c.bsh = v.bsh;
+  c.cache_mode = v.mode;
+  c.weight_form = v.form;
+  c.block_size = (seed % 2) ? 128 : 16;
+  c.block_num = (v.B * v.S + c.block_size - 1) / c.block_size + 1;
+  c.seed = seed;
+  return c;
+}
+
+// The matrix at the vendor's shapes: every N in {1,2,8,32,64,128} x every He in
+// {6144, 7168, 7680}; each (N, He) pair gets the next scenario, token layout, cache mode and NZ
+// form in turn and a token count from {1, 3, 5} (T = 1 and T not a multiple of any tile), so
+// every scenario meets BSH and TND, PA_BSND and PA_NZ. (The full scenario x layout x cache-mode x
+// weight-form product runs at small shapes in test_mla_prolog_cross.cpp.)
+inline std::vector<MlaPrologVendorCase> mla_prolog_vendor_cases() {
+  const MlaPrologScenario sc[] = {MlaPrologScenario::kNoQuant, MlaPrologScenario::kPartialQuantKvNoQuant,
+                                  MlaPrologScenario::kPartialQuantKvQuant, MlaPrologScenario::kFullQuantKvNoQuant,
+                                  MlaPrologScenario::kFullQuantKvQuant};
+  std::vector<MlaPrologVendorCase> v;
+  int i = 0;
+  for (int64_t N : {1, 2, 8, 32, 64, 128}) {
+    for (int64_t He : {6144, 7168, 7680}) {
+      const int64_t T = (i % 3 == 0) ? 1 : (i % 3 == 1) ? 3 : 5;
+      const bool bsh = (i / 5) % 2 == 0;
+      v.push_back({sc[i % 5], N, He, bsh ? 1 : T, bsh ? T : 1, bsh,
+                   (i % 2) ? MlaPrologCacheMode::kPaNz : MlaPrologCacheMode::kPaBsnd,
+                   (i % 4 < 2) ? WeightForm::kNz4d : WeightForm::kNz2d});
+      ++i;
+    }
+  }
+  return v;
 }
 
 }  // namespace mlaops::testdata

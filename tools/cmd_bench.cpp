@@ -15,9 +15,11 @@
 #include <ctime>
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "bench/coverage.h"
 #include "bench/limits_cache.h"
 #include "bench/png.h"
 #include "bench/scaling.h"
@@ -31,7 +33,7 @@ namespace {
 const char* kBenchUsage =
     "usage: mlaops bench [--quick | --tiny] [--reps N] [--filter TEXT[,TEXT...]] [--threads N]\n"
     "                    [--json FILE] [--png FILE] [--no-peers] [--python PATH] [--vllm-python PATH]\n"
-    "                    [--no-limits] [--lock FILE] [--no-wait] [--list]\n"
+    "                    [--no-limits] [--lock FILE] [--no-wait] [--list] [--coverage [--md FILE]]\n"
     "       mlaops bench --scaling [--help | options]   (plans only: thread scaling model, scaling.h)\n"
     "\n"
     "Measures this machine's limits (DRAM read GB/s; bf16 vdpbf16ps GFLOP/s and int8 vpdpbusd GOP/s,\n"
@@ -45,7 +47,7 @@ const char* kBenchUsage =
     "\n"
     "  --quick          only the target cases (default: every case of the tables)\n"
     "  --tiny           small shapes, a few seconds: checks the driver, measures nothing useful\n"
-    "  --reps N         timed calls per case (default 7; large cases use half, at least 2)\n"
+    "  --reps N         timed calls per case (default 7, --coverage 5; large cases use half, at least 2)\n"
     "  --filter TEXT    run the cases whose id contains TEXT (comma: any of several)\n"
     "  --threads N      thread count of the run (default: the library's, MLAOPS_NUM_THREADS)\n"
     "  --json FILE      the JSON report (default mlaops_bench.json; '-' = none)\n"
@@ -58,6 +60,12 @@ const char* kBenchUsage =
     "  --lock FILE      the lock file (default $MLAOPS_BENCH_LOCK, else /tmp/mlaops-bench.lock)\n"
     "  --no-wait        exit with status 3 when another run holds the lock (default: wait)\n"
     "  --list           print the case ids and exit\n"
+    "  --coverage       the coverage case list instead (bench/coverage.h): every supported feature\n"
+    "                   row of FusedInferAttentionScoreV4, MlaPrologV2 / V3 and MlaPreprocess at a\n"
+    "                   serving-sized shape (--tiny: small ones), beside each operator's per-call\n"
+    "                   floor (a minimal valid call) measured in the same run: % of the bound and\n"
+    "                   % of bound + floor per row (docs/performance.md \"Performance coverage\")\n"
+    "  --md FILE        with --coverage: write the coverage table as Markdown to FILE\n"
     "\n"
     "Exit status: 0 every case ran (targets met or not), 1 a case failed, 2 bad arguments,\n"
     "3 the lock is held (--no-wait).\n";
@@ -114,6 +122,38 @@ int take_lock(const std::string& path, bool wait) {
   return 0;  // fd stays open (and locked) until exit
 }
 
+// The coverage summary (rows below the flag, the floors) and the Markdown table when `md` is set.
+bool coverage_report(const bench::Report& rep, const std::vector<bench::CoverageEntry>& entries, const std::string& md,
+                     std::string* error) {
+  std::map<std::string, double> floors;
+  for (const bench::Row& r : rep.rows)
+    if (r.id.rfind("floor.", 0) == 0 && r.error.empty()) floors[r.op] = r.best_us;
+  std::printf("\ncoverage: per-call floors:");
+  for (const auto& [op, us] : floors) std::printf(" %s %.1f us", op.c_str(), us);
+  int flagged = 0, untimed = 0;
+  for (const bench::Row& r : rep.rows) {
+    const auto f = floors.find(r.op);
+    if (r.id.rfind("floor.", 0) == 0 || !r.error.empty() || r.best_us <= 0 || f == floors.end()) continue;
+    if (100.0 * (r.bound_us + f->second) / r.best_us < bench::kCoverageFlagPct) {
+      if (flagged++ == 0) std::printf("\nbelow %.0f %% of bound + floor:", bench::kCoverageFlagPct);
+      std::printf("\n  %-56s %6.1f %% of bound, %6.1f %% of bound + floor", r.id.c_str(), 100.0 * r.bound_us / r.best_us,
+                  100.0 * (r.bound_us + f->second) / r.best_us);
+    }
+  }
+  for (const bench::CoverageEntry& e : entries) untimed += e.timed() ? 0 : 1;
+  std::printf("\ncoverage: %zu entries, %d with a note instead of a time, %d below %.0f %% of bound + floor\n",
+              entries.size(), untimed, flagged, bench::kCoverageFlagPct);
+  if (md.empty()) return true;
+  std::ofstream out(md);
+  out << bench::coverage_markdown(rep, entries, rep.rows, floors);
+  if (!out) {
+    *error = "cannot write " + md;
+    return false;
+  }
+  std::printf("wrote %s\n", md.c_str());
+  return true;
+}
+
 }  // namespace
 
 int cmd_bench(int argc, char** argv) {
@@ -125,14 +165,15 @@ int cmd_bench(int argc, char** argv) {
       return bench::scaling_main(rest);
     }
   bench::Size size = bench::Size::kFull;
-  int reps = 7, threads = num_threads();
+  int reps = 0, threads = num_threads();  // reps 0: the default (7, --coverage 5)
   std::string filter, json = "mlaops_bench.json", png = "mlaops_bench_roofline.png";
   const char* env_py = std::getenv("MLAOPS_PYTHON");
   const char* env_lock = std::getenv("MLAOPS_BENCH_LOCK");
   std::string python = env_py && *env_py ? env_py : "python3";
   std::string vllm_python = bench::default_vllm_python();
   std::string lock = env_lock && *env_lock ? env_lock : "/tmp/mlaops-bench.lock";
-  bool peers = true, limits = true, wait = true, list = false;
+  bool peers = true, limits = true, wait = true, list = false, coverage = false;
+  std::string md;
   for (int i = 0; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&](const char** out) {
@@ -156,6 +197,8 @@ int cmd_bench(int argc, char** argv) {
       wait = false;
     } else if (a == "--list") {
       list = true;
+    } else if (a == "--coverage") {
+      coverage = true;
     } else if (a == "--reps" || a == "--threads") {
       int* dst = a == "--reps" ? &reps : &threads;
       if (!value(&v)) return bad("option '" + a + "' needs a value");
@@ -163,20 +206,34 @@ int cmd_bench(int argc, char** argv) {
     } else if (a == "--vllm-python") {
       if (!value(&v)) return bad("option '" + a + "' needs a value");
       vllm_python = v;
-    } else if (a == "--filter" || a == "--json" || a == "--png" || a == "--python" || a == "--lock") {
+    } else if (a == "--filter" || a == "--json" || a == "--png" || a == "--python" || a == "--lock" || a == "--md") {
       if (!value(&v)) return bad("option '" + a + "' needs a value");
-      (a == "--filter" ? filter : a == "--json" ? json : a == "--png" ? png : a == "--python" ? python : lock) = v;
+      (a == "--filter" ? filter : a == "--json" ? json : a == "--png" ? png : a == "--python" ? python : a == "--md" ? md : lock) = v;
     } else {
       return bad("unknown option '" + a + "'");
     }
   }
 
+  if (!md.empty() && !coverage) return bad("--md needs --coverage");
+  if (reps == 0) reps = coverage ? 5 : 7;
   std::vector<bench::Case> cases;
-  for (auto* make : {bench::mla_prolog_cases, bench::mla_preprocess_cases, bench::fia_cases})
-    for (bench::Case& c : make(size, threads))
-      if (bench::filter_matches(c.id, filter)) cases.push_back(std::move(c));
+  std::vector<bench::CoverageEntry> entries;
+  if (coverage) {  // the floors first (every operator's, whatever the filter), then the rows
+    if (size == bench::Size::kQuick) size = bench::Size::kFull;
+    entries = bench::coverage_entries(size, threads);
+    cases = bench::coverage_floor_cases(threads);
+    for (const bench::CoverageEntry& e : entries)
+      if (e.timed() && bench::filter_matches(e.c.id, filter)) cases.push_back(e.c);
+    if (cases.size() == 3 && !filter.empty()) return bad("--filter '" + filter + "' matches no case (see --list)");
+  } else {
+    for (auto* make : {bench::mla_prolog_cases, bench::mla_preprocess_cases, bench::fia_cases})
+      for (bench::Case& c : make(size, threads))
+        if (bench::filter_matches(c.id, filter)) cases.push_back(std::move(c));
+  }
   if (list) {
     for (const bench::Case& c : cases) std::printf("%-46s %s (%d thread%s)\n", c.id.c_str(), c.label.c_str(), c.threads, c.threads == 1 ? "" : "s");
+    for (const bench::CoverageEntry& e : entries)
+      if (!e.timed()) std::printf("%-46s no time: %s\n", e.c.id.c_str(), e.note.c_str());
     return 0;
   }
   if (cases.empty()) return bad("--filter '" + filter + "' matches no case (see --list)");
@@ -264,6 +321,7 @@ int cmd_bench(int argc, char** argv) {
   std::printf("\ntargets:\n");
   for (const std::string& line : bench::target_summary(rep)) std::printf("  %s\n", line.c_str());
   std::string err;
+  if (coverage && !coverage_report(rep, entries, md, &err)) return bad(err);
   if (json != "-") {
     if (!bench::write_json(rep, json, &err)) return bad(err);
     std::printf("wrote %s\n", json.c_str());

@@ -1,6 +1,6 @@
 // Negative tests of the FusedInferAttentionScoreV4 spec audit (docs/ops/fia_rule_audit.md): one
 // case per spec clause that had no negative test, table-driven. Each case is a valid call written
-// in the vendor system-test notation (tests/ops/fia/fia_vendor_st.h), and the minimal change that
+// in the vendor system-test notation (testkit/fia_vendor_st.h), and the minimal change that
 // breaks the clause (text replacements of the line, or an edit of the C API arguments for shapes
 // too large to allocate). Through aclnnFusedInferAttentionScoreV4:
 //   * the base call succeeds;
@@ -23,7 +23,7 @@
 #include "ops/fia/fia_aclnn_call.h"
 #include "ops/fia/fia_harness.h"
 #include "ops/fia/fia_mla_quant_data.h"
-#include "ops/fia/fia_vendor_st.h"
+#include "testkit/fia_vendor_st.h"
 #include "ops/fia/fia_exclusions.h"
 #include "testkit/compare.h"
 

@@ -1,6 +1,6 @@
 // The vendor's FusedInferAttentionScoreV4 system-test list (tests/ops/fia/data/
 // fia_vendor_st_cases.txt, 165 cases) as a test table: each case gets deterministic data
-// (tests/ops/fia/fia_vendor_st.h), runs through the aclnn C API on a stream as a vendor program
+// (testkit/fia_vendor_st.h), runs through the aclnn C API on a stream as a vendor program
 // calls it, and is compared with the float64 reference (docs/testing.md, "Vendor system tests"):
 //  * acc "default": FP16 |d| <= 5e-3 + 5e-3 |ref|, BF16 |d| <= 1e-2 + 7.8e-3 |ref|, each on at
 //    least 99.5 % of the elements (none NaN); INT8 |d| <= 1 everywhere; softmaxLse
@@ -34,7 +34,7 @@
 
 #include "acl/acl.h"
 #include "ops/fia/fia_aclnn_call.h"
-#include "ops/fia/fia_vendor_st.h"
+#include "testkit/fia_vendor_st.h"
 #include "reference/fia/fia_ref.h"
 
 namespace mlaops {

@@ -23,19 +23,7 @@ using QM = MlaPreprocessQuantMode;
 using VendorCase = testdata::MlaPreprocessVendorCase;
 using testdata::vendor_cfg;
 
-const VendorCase kCases[] = {
-    // the aclnn doc example: fp16, tokenNum 8, headNum 32, cacheMode 1, quantMode 0, ND wuk
-    {DType::kFloat16, 8, 32, CM::kKropeCtkv, QM::kPerTensorAsymm, false, MlaPreprocessWeightForm::kNz4d, false},
-    {DType::kBFloat16, 1, 64, CM::kInt8NzCache, QM::kPerTensorAsymm, false, MlaPreprocessWeightForm::kNzAtb, false},
-    {DType::kFloat16, 3, 16, CM::kKvCache, QM::kPerTokenSymm, true, MlaPreprocessWeightForm::kNz2d, false},
-    {DType::kBFloat16, 2, 16, CM::kNzCache, QM::kPerTokenSymm, false, MlaPreprocessWeightForm::kNz4d, false},
-    {DType::kFloat16, 1, 128, CM::kInt8NzCache, QM::kPerTokenSymm, true, MlaPreprocessWeightForm::kNz4d, false},
-    {DType::kBFloat16, 2, 16, CM::kKvCache, QM::kPerTensorAsymm, false, MlaPreprocessWeightForm::kNz4d, true},
-    {DType::kBFloat16, 1, 32, CM::kKropeCtkv, QM::kPerTensorAsymm, true, MlaPreprocessWeightForm::kNzAtb, true},
-    // bf16 weights at the aclnn doc's sizes (hidden 6144, tokenNum 8, headNum 32): the vendor rule
-    // fails here between two fp32 paths (scalar against AVX-512), the dtype-weights rule holds
-    {DType::kBFloat16, 8, 32, CM::kKvCache, QM::kPerTensorAsymm, false, MlaPreprocessWeightForm::kNz4d, true},
-};
+const std::vector<VendorCase>& kCases = testdata::mla_preprocess_vendor_cases();
 
 class MlaPreprocessAclnn : public ::testing::TestWithParam<int> {};
 

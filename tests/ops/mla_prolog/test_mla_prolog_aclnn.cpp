@@ -16,67 +16,21 @@ namespace {
 
 using testdata::WeightForm;
 
+using testdata::MlaPrologVendorCase;
+using VendorCase = MlaPrologVendorCase;
+
 MlaPrologCaseConfig vendor_cfg(MlaPrologScenario sc, int64_t N, int64_t He, int64_t B, int64_t S, bool bsh,
                                MlaPrologCacheMode mode, WeightForm form, uint64_t seed) {
-  MlaPrologCaseConfig c;
-  c.scenario = sc;
-  c.N = N;
-  c.He = He;
-  testdata::set_vendor_sizes(c);
-  c.B = B;
-  c.S = S;
-  c.bsh = bsh;
-  c.cache_mode = mode;
-  c.weight_form = form;
-  c.block_size = (seed % 2) ? 128 : 16;
-  c.block_num = (B * S + c.block_size - 1) / c.block_size + 1;
-  c.seed = seed;
-  return c;
+  return testdata::mla_prolog_vendor_cfg({sc, N, He, B, S, bsh, mode, form}, seed);
 }
 
-struct VendorCase {
-  MlaPrologScenario sc;
-  int64_t N, He, B, S;
-  bool bsh;
-  MlaPrologCacheMode mode;
-  WeightForm form;
-};
-
-// The matrix at the vendor's shapes: every N in {1,2,8,32,64,128} x every He in
-// {6144, 7168, 7680}; each (N, He) pair gets the next scenario, token layout, cache mode and NZ
-// form in turn and a token count from {1, 3, 5} (T = 1 and T not a multiple of any tile), so
-// every scenario meets BSH and TND, PA_BSND and PA_NZ. (The full scenario x layout x cache-mode x
-// weight-form product runs at small shapes in test_mla_prolog_cross.cpp.)
-std::vector<VendorCase> vendor_cases() {
-  const MlaPrologScenario sc[] = {MlaPrologScenario::kNoQuant, MlaPrologScenario::kPartialQuantKvNoQuant,
-                                  MlaPrologScenario::kPartialQuantKvQuant, MlaPrologScenario::kFullQuantKvNoQuant,
-                                  MlaPrologScenario::kFullQuantKvQuant};
-  std::vector<VendorCase> v;
-  int i = 0;
-  for (int64_t N : {1, 2, 8, 32, 64, 128}) {
-    for (int64_t He : {6144, 7168, 7680}) {
-      const int64_t T = (i % 3 == 0) ? 1 : (i % 3 == 1) ? 3 : 5;
-      const bool bsh = (i / 5) % 2 == 0;
-      v.push_back({sc[i % 5], N, He, bsh ? 1 : T, bsh ? T : 1, bsh,
-                   (i % 2) ? MlaPrologCacheMode::kPaNz : MlaPrologCacheMode::kPaBsnd,
-                   (i % 4 < 2) ? WeightForm::kNz4d : WeightForm::kNz2d});
-      ++i;
-    }
-  }
-  return v;
-}
-
-void PrintTo(const VendorCase& c, std::ostream* os) {
-  *os << mla_prolog_scenario_name(c.sc) << " N=" << c.N << " He=" << c.He << " B=" << c.B << " S=" << c.S
-      << (c.bsh ? " BSH " : " TND ") << mla_prolog_cache_mode_name(c.mode);
-}
+std::vector<VendorCase> vendor_cases() { return testdata::mla_prolog_vendor_cases(); }
 
 class MlaPrologAclnn : public ::testing::TestWithParam<VendorCase> {};
 
 TEST_P(MlaPrologAclnn, MatchesReferenceUnderEachIsa) {
   const VendorCase& v = GetParam();
-  const uint64_t seed = static_cast<uint64_t>(v.N * 7 + v.He + v.B);
-  const MlaPrologCaseConfig cfg = vendor_cfg(v.sc, v.N, v.He, v.B, v.S, v.bsh, v.mode, v.form, seed);
+  const MlaPrologCaseConfig cfg = testdata::mla_prolog_vendor_cfg(v, testdata::mla_prolog_vendor_seed(v));
   MlaPrologCase ref = testdata::make_mla_prolog_case(cfg);
   MlaPrologCase fast = ref.clone();  // the same inputs, generated once (cloned before the reference runs)
   ASSERT_EQ(mla_prolog_ref(ref.params()), kSuccess) << last_error_message();
