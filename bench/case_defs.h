@@ -42,11 +42,11 @@ struct FiaShapes {
   int64_t prefix_Lp, prefix_L;       // GQA decode with a shared prefix: prefix and own lengths
   std::vector<int64_t> mtp_Bs;       // MLA MTP decode batches (N, L below, Q_S 4)
   int64_t mtp_N, mtp_L, mtp_QS;
-  std::vector<int64_t> mtp2_Ns, mtp2_Bs;  // MTP Q_S 2 against Q_S 1 (L mtp_L)
   std::vector<int64_t> fq_Ns;        // MLA decode full quant heads (B 1)
   int64_t fq_L;
   int64_t pre_T, pre_L, pre_N, pre_D;  // MLA prefill (rope head dim Dr)
   int64_t gpre_S, gpre_L;              // GQA prefill (batch 1, the GQA heads and head dim)
+  std::vector<int64_t> mtp2_Ns = {}, mtp2_Bs = {};  // MTP Q_S 2 against Q_S 1 (L mtp_L), set below
 };
 inline FiaShapes fia_shapes(Size s) {
   if (s == Size::kTiny) return {64, 16, {4}, {300}, {1, 2}, 2, 8, 2, 64, 300, 200, 50, {1}, 4, 300, 4, {4}, 300,
