@@ -66,6 +66,14 @@ Row time_fia_plan(const mlaops::FiaParams& p, int reps);
 // and returns true, else sets r.error to the library's message (coverage_report.cpp).
 bool plan_path(Row& r, mlaops::Status planned, const mlaops::OpPlan& plan);
 
+// The work of an FIA call for its bound: 2 N (D + D_rope + V_D) FLOPs per (query row, KV position)
+// pair inside the row's band (sparse modes 2 / 3 / 4, preTokens / nextTokens, the shared prefix
+// counted as KV positions; an explicit or tree mask counts the whole band: the kernels evaluate
+// it per score), split between the int8 units (INT8 full quant: both products; MLA full quant:
+// q . k) and the bf16 ones (the rest; FP16 counted at the bf16 rate). False (and 0) when the
+// call is rejected by the rules (coverage_vendor_st.cpp).
+bool fia_call_work(const mlaops::FiaParams& p, double* flops_bf16, double* ops_int8);
+
 // What the plan says it will run, in a few words: the FIA "path:" line and the kernel of its
 // first kind of item, or the first kernel listed under "kernels (isa ...)" (MlaProlog /
 // MlaPreprocess); "" when the explain text has neither.

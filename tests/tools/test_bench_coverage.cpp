@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench/coverage.h"
+#include "testkit/fia_test_data.h"
 
 namespace {
 
@@ -121,6 +122,33 @@ TEST(BenchCoverage, MarkdownTableHasOneLinePerEntryWithPercentagesAndFlags) {
   EXPECT_NE(table[2].find("no time: no execution path"), std::string::npos) << table[2];
   EXPECT_NE(table[3].find("error: the plan failed"), std::string::npos) << table[3];
   EXPECT_NE(table[3].find("FAILED"), std::string::npos) << table[3];
+}
+
+// The work an FIA call's bound counts: 2 N (D + V_D) per (row, position) pair inside the row's
+// band, counted by hand for B 1, N 2, Q_S 4, KV 6, D = V_D = 16.
+TEST(BenchCoverage, FiaCallWorkCountsThePositionsEachRowSees) {
+  using namespace mlaops::fia_test;
+  const FiaCanonical c = make_canonical(mlaops::DType::kBFloat16, 1, 2, 2, 4, 6, 16, 16, 0, 3);
+  const HostTensor tmpl = template_mask_2048(mlaops::DType::kBool, 2);
+  struct Mode {
+    int64_t mode, pre, next;
+    double seen;  // pairs of one head
+  };
+  // rows 0..3: every position (24); left-up causal 1 + 2 + 3 + 4; right-down causal 3 + 4 + 5 + 6;
+  // band (right-down origin, 1 before, 0 after) 2 + 2 + 2 + 2
+  for (const Mode m : {Mode{0, 2147483647, 2147483647, 24}, Mode{2, 0, 0, 10}, Mode{3, 0, 0, 18}, Mode{4, 1, 0, 8}}) {
+    FiaRunConfig cfg;
+    cfg.layout = "BSND";
+    cfg.sparse_mode = m.mode;
+    cfg.pre_tokens = m.pre;
+    cfg.next_tokens = m.next;
+    if (m.mode >= 2) cfg.mask = &tmpl;
+    const auto run = build_fia_run(c, cfg);
+    double flops = -1, ops8 = -1;
+    ASSERT_TRUE(bench::fia_call_work(run->params, &flops, &ops8)) << "mode " << m.mode;
+    EXPECT_EQ(flops, 2.0 * 2 * m.seen * (16 + 16)) << "mode " << m.mode;
+    EXPECT_EQ(ops8, 0.0);
+  }
 }
 
 }  // namespace
