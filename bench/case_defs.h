@@ -49,13 +49,12 @@ struct FiaShapes {
   std::vector<int64_t> mtp2_Ns = {}, mtp2_Bs = {};  // MTP Q_S 2 against Q_S 1 (L mtp_L), set below
 };
 inline FiaShapes fia_shapes(Size s) {
-  if (s == Size::kTiny) return {64, 16, {4}, {300}, {1, 2}, 2, 8, 2, 64, 300, 200, 50, {1}, 4, 300, 4, {4}, 300,
-                                16, 300, 4, 32, 64, 300};
-  FiaShapes f{512, 64, {32, 128}, {1024, 4096, 32768}, {1, 8}, 8, 32, 8, 128, 4096, 4096, 512, {1, 4}, 128, 4096, 4,
-              {32, 128}, 4096, 128, 4096, 128, 128, 512, 2048};
-  f.mtp2_Ns = {16, 32};
-  f.mtp2_Bs = {1, 8};
-  if (s == Size::kTiny) f.mtp2_Ns = {4}, f.mtp2_Bs = {1};
+  FiaShapes f = s == Size::kTiny ? FiaShapes{64, 16, {4}, {300}, {1, 2}, 2, 8, 2, 64, 300, 200, 50, {1}, 4, 300, 4, {4},
+                                             300, 16, 300, 4, 32, 64, 300}
+                                 : FiaShapes{512, 64, {32, 128}, {1024, 4096, 32768}, {1, 8}, 8, 32, 8, 128, 4096, 4096,
+                                             512, {1, 4}, 128, 4096, 4, {32, 128}, 4096, 128, 4096, 128, 128, 512, 2048};
+  f.mtp2_Ns = s == Size::kTiny ? std::vector<int64_t>{4} : std::vector<int64_t>{16, 32};
+  f.mtp2_Bs = s == Size::kTiny ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 8};
   if (s == Size::kQuick) f.Ls = {4096}, f.Bs = {1};
   return f;
 }

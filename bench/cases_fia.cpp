@@ -32,6 +32,8 @@
 // MLA prefill >= 60 % (compute).
 #include <chrono>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -57,23 +59,28 @@ void set_work(Row* r, const FiaWork& w) {
   r->bytes = w.bytes;
 }
 
-// Times the operator; fills best / median or the error.
-void time_call(const mlaops::FiaParams& p, int reps, Row* r) {
+// Times the operator; fills best / median or the error. Returns one more such call (true on
+// success; it owns the workspace, `p` must outlive it) for timing pairs, or an empty function
+// after an error.
+std::function<bool()> time_call(const mlaops::FiaParams& p, int reps, Row* r) {
   uint64_t ws = 0;
   if (mlaops::fused_infer_attention_score_v4_workspace_size(p, &ws) != mlaops::kSuccess) {
     r->error = mlaops::last_error_message();
-    return;
+    return {};
   }
-  std::vector<uint64_t> w(ws / 8 + 1);
+  auto w = std::make_shared<std::vector<uint64_t>>(ws / 8 + 1);
+  std::function<bool()> once = [&p, w, ws] {
+    return mlaops::fused_infer_attention_score_v4(p, w->data(), ws) == mlaops::kSuccess;
+  };
   bool ok = true;
-  const Times t = time_it([&] { ok = ok && mlaops::fused_infer_attention_score_v4(p, w.data(), ws) == mlaops::kSuccess; },
-                          reps);
+  const Times t = time_it([&] { ok = ok && once(); }, reps);
   if (!ok) {
     r->error = mlaops::last_error_message();
-    return;
+    return {};
   }
   r->best_us = t.best * 1e6;
   r->median_us = t.median * 1e6;
+  return once;
 }
 
 // What every case sets: query / key / value / output, the heads, scaleValue = 1 / sqrt(scale_d)
@@ -197,25 +204,19 @@ Row mla_mtp_vs_decode(RunContext& ctx, int64_t N, int64_t L, int64_t B, int64_t 
   make_mtp(&mtp, k, kr, bt, bs, N, L, B, QS, D, Dr, false);
   make_mtp(&one, k, kr, bt, bs, N, L, B, 1, D, Dr, false);
   Row r;
-  time_call(mtp.p, ctx.reps, &r);
+  const std::function<bool()> ours = time_call(mtp.p, ctx.reps, &r);
   set_work(&r, mla_mtp_work(N, L, B, QS, D, Dr, false));
-  if (!r.error.empty()) return r;
+  if (!ours) return r;
   Row o;
-  time_call(one.p, ctx.reps, &o);
-  if (!o.error.empty()) {
+  const std::function<bool()> peer = time_call(one.p, ctx.reps, &o);
+  if (!peer) {
     r.error = o.error;
     return r;
   }
-  uint64_t ws_a = 0, ws_b = 0;
-  mlaops::fused_infer_attention_score_v4_workspace_size(mtp.p, &ws_a);
-  mlaops::fused_infer_attention_score_v4_workspace_size(one.p, &ws_b);
-  std::vector<uint64_t> wa(ws_a / 8 + 1), wb(ws_b / 8 + 1);
   const FiaWork w1 = mla_mtp_work(N, L, B, 1, D, Dr, false);
   r.peers.push_back({"Q_S 1, same cache", o.best_us, o.median_us, "one token per batch: the plain decode call", w1.flops_bf16,
                      0, w1.bytes});
-  r.peers.back().pair_ratio =
-      paired_ratio_median(ctx.reps, [&] { mlaops::fused_infer_attention_score_v4(mtp.p, wa.data(), ws_a); },
-                          [&] { mlaops::fused_infer_attention_score_v4(one.p, wb.data(), ws_b); });
+  r.peers.back().pair_ratio = paired_ratio_median(ctx.reps, ours, peer);
   r.peers.back().pairs = ctx.reps;
   return r;
 }

@@ -36,11 +36,6 @@ struct Bounds {
   std::string noisy;  // why the limits cannot be trusted (a probe disagreed with itself), empty when steady
 };
 
-// A %bound cell with this report's limits (bench::bound_cell).
-inline std::string pct_cell(double bound_us, double us, const Bounds& b, bool* any_noisy) {
-  return bench::bound_cell(bound_us, us, !b.noisy.empty(), any_noisy);
-}
-
 struct Dims {
   int64_t He = 7168, Hcq = 1536, Hckv = 512, D = 128, Dr = 64, N = 32, block = 128;
 };
@@ -235,8 +230,8 @@ inline void print_report(const std::vector<Row>& rows, bool check, int64_t R, co
       return std::string(b);
     };
     const double total = r.prolog_us + r.attn_us;
-    const std::string prolog_pct = pct_cell(r.prolog_bound_us, r.prolog_us, bounds, &any_noisy);
-    const std::string attn_pct = pct_cell(r.attn_bound_us, r.attn_us, bounds, &any_noisy);  // "-": not run
+    const std::string prolog_pct = bench::bound_cell(r.prolog_bound_us, r.prolog_us, !bounds.noisy.empty(), &any_noisy);
+    const std::string attn_pct = bench::bound_cell(r.attn_bound_us, r.attn_us, !bounds.noisy.empty(), &any_noisy);  // "-": not run
     std::printf("%-10s %6lld | %8.0f us %7s | %8.0f us %7s | %10.1f | %-26s | %-26s\n", r.phase.c_str(),
                 (long long)r.tokens, r.prolog_us, prolog_pct.c_str(), r.attn_us, attn_pct.c_str(),
                 static_cast<double>(r.tokens) / (total * 1e-6), chk(r.prolog_check).c_str(), chk(r.attn_check).c_str());
