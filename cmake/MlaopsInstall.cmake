@@ -20,5 +20,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/mlaopsConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/mlaopsConfig.cmake ${PROJECT_BINARY_DIR}/mlaopsConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/mlaops)
 file(RELATIVE_PATH MLAOPS_PC_PREFIX_REL /${CMAKE_INSTALL_LIBDIR}/pkgconfig /)
+set(MLAOPS_PC_DNNL "")
+if(MLAOPS_WITH_DNNL)
+  set(MLAOPS_PC_DNNL " -ldnnl")
+endif()
 configure_file(${PROJECT_SOURCE_DIR}/cmake/mlaops.pc.in ${PROJECT_BINARY_DIR}/mlaops.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/mlaops.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

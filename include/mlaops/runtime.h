@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mlaops/export.h"
@@ -61,5 +62,31 @@ MLAOPS_API std::vector<KernelInfo> kernel_list();
 // those rows, which then run even above the active ISA level; null or "" clears. Returns false,
 // changing nothing, when a name is unknown or this host cannot run it.
 MLAOPS_API bool set_kernel_override(const char* names);
+
+// GEMM routes (docs/runtime.md "GEMM routes"): the projection GEMMs run on the library's kernels
+// ("own") or on oneDNN's matmul (which picks AMX by itself where the CPU has it) over the weights
+// converted on each call; decided at plan time per shape, by measurement unless forced.
+enum class GemmRouteSetting : int { kAuto = 0, kOwn = 1, kOnednn = 2, kOnednnBf16 = 3, kOnednnF32 = 4 };
+// set_gemm_route() if called, else the MLAOPS_GEMM environment variable (read once), else kAuto.
+MLAOPS_API GemmRouteSetting gemm_route_setting();
+// "auto" | "own" | "onednn" | "onednn-bf16" | "onednn-f32"; null or "": back to MLAOPS_GEMM. False
+// (nothing changed) on anything else. Plans made afterwards follow it.
+MLAOPS_API bool set_gemm_route(const char* text);
+MLAOPS_API bool parse_gemm_route(const char* text, GemmRouteSetting* out);
+MLAOPS_API const char* gemm_route_name(GemmRouteSetting s);
+// "oneDNN 2.6.3 (avx512_core_bf16)" (the version and the instruction set oneDNN uses here), or
+// "not built with oneDNN".
+MLAOPS_API std::string onednn_info();
+// One decision of this process: a GEMM step of an operator at one shape.
+struct GemmRouteInfo {
+  std::string op, what;   // "mla_prolog", "x @ W_DQ"
+  int64_t m = 0, k = 0, n = 0;  // rows per chunk, depth, columns
+  int threads = 1;
+  std::string route;      // "own", "onednn-bf16", "onednn-f32", "onednn-u8s8"
+  std::string impl;       // oneDNN's implementation when measured ("brg:avx512_core")
+  double own_ms = 0, onednn_ms = 0;  // per call, when measured (0: not measured)
+  std::string why;
+};
+MLAOPS_API std::vector<GemmRouteInfo> gemm_route_decisions();
 
 }  // namespace mlaops
