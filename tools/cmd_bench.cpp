@@ -318,6 +318,13 @@ int cmd_bench(int argc, char** argv) {
               threads, rep.lim2.bw / 1e9, rep.lim2.bf16 / 1e9, rep.lim2.int8 / 1e9);
   for (const bench::Row& r : rep.rows)
     if (r.error.empty()) std::printf("  %-46s %2d thr %7.1f %% (%s)\n", r.id.c_str(), r.threads, 100.0 * r.bound_us / r.best_us, r.mem_bound ? "mem" : "cmp");
+  // Which GEMM route each projection took, and why (docs/runtime.md "GEMM routes").
+  const std::vector<GemmRouteInfo> routes = gemm_route_decisions();
+  std::printf("\nGEMM routes (%s; setting %s), %zu decision%s:\n", onednn_info().c_str(),
+              gemm_route_name(gemm_route_setting()), routes.size(), routes.size() == 1 ? "" : "s");
+  for (const GemmRouteInfo& g : routes)
+    std::printf("  %-14s %-16s m %4lld k %5lld n %6lld %d thr  %-12s %s\n", g.op.c_str(), g.what.c_str(), (long long)g.m,
+                (long long)g.k, (long long)g.n, g.threads, g.route.c_str(), g.why.c_str());
   std::printf("\ntargets:\n");
   for (const std::string& line : bench::target_summary(rep)) std::printf("  %s\n", line.c_str());
   std::string err;

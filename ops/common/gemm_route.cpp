@@ -45,6 +45,9 @@ struct Decision {
   GemmRouteInfo info;
   bool onednn = false;
   OnednnType type = OnednnType::kBf16;
+  // The plan of the query's own strides and chunks, made once (its primitives are shared by every
+  // plan of this shape; executing them is thread-safe, the scratchpad being each call's workspace).
+  kernels::OnednnGemmPlan plan;
 };
 std::mutex g_mu;
 std::map<Key, Decision>& decisions() {
@@ -178,12 +181,17 @@ void measure(const GemmRouteQuery& q, GemmRouteSetting s, Decision* d) {
   std::vector<OnednnBench> one;
   for (OnednnType t : candidates(q.elem, s)) {
     OnednnBench b;
-    b.plan = kernels::onednn_gemm_plan(t, q.elem, q.m_max, q.m_max, q.K, q.N, q.K, q.N, q.threads);
+    // the step's own strides: oneDNN's implementation and weight layout depend on them
+    b.plan = kernels::onednn_gemm_plan(t, q.elem, q.m_max, q.m_max, q.K, q.N, q.lda, q.ldc, q.threads);
     if (!b.plan.ok()) continue;
     b.ws.assign(static_cast<size_t>(b.plan.workspace_bytes() + 64), 0);
     one.push_back(std::move(b));
   }
   const kernels::WeightSource src = own.source();
+  // A and C of the step's strides for the oneDNN side
+  const int64_t es = elem_bytes(q.elem);
+  std::vector<char> a_strided(static_cast<size_t>(q.m_max * std::max(q.lda, q.K) * es), 1);
+  std::vector<char> c_strided(static_cast<size_t>(q.m_max * std::max(q.ldc, q.N) * 4), 0);
   double own_s = 1e30;
   for (int r = 0; r < kGemmRouteRules.rounds; ++r) {
     auto t = clock::now();
@@ -195,7 +203,7 @@ void measure(const GemmRouteQuery& q, GemmRouteSetting s, Decision* d) {
       kernels::onednn_gemm_pack(b.plan, src, ws);
       const double pk = seconds_since(t);
       t = clock::now();
-      kernels::onednn_gemm_run(b.plan, q.m_max, own.a.data(), q.K, own.c.data(), q.N, ws);
+      kernels::onednn_gemm_run(b.plan, q.m_max, a_strided.data(), q.lda, c_strided.data(), q.ldc, ws);
       if (r > 0) b.pack_s = std::min(b.pack_s, pk), b.run_s = std::min(b.run_s, seconds_since(t));
     }
   }
@@ -314,23 +322,22 @@ GemmRoute choose_gemm_route(const GemmRouteQuery& q) {
       measure(q, s, &d);
       if (!d.onednn) d.info.why = "own: " + d.info.why;
     }
-    if (d.onednn) d.info.route = std::string("onednn-") + kernels::onednn_type_name(d.type);
-    else d.info.route = "own";
+    if (d.onednn) {
+      d.plan = kernels::onednn_gemm_plan(d.type, q.elem, q.m_max, q.m_last, q.K, q.N, q.lda, q.ldc, q.threads);
+      if (!d.plan.ok()) {
+        d.onednn = false;
+        d.info.why = "own: oneDNN cannot run it: " + d.plan.why_not();
+      }
+    }
+    d.info.route = d.onednn ? std::string("onednn-") + kernels::onednn_type_name(d.type) : std::string("own");
+    if (d.onednn) d.info.impl = d.plan.impl_name();
     std::lock_guard<std::mutex> lock(g_mu);
     if (decisions().emplace(key, d).second) decision_log().push_back(d.info);
   }
   GemmRoute r;
-  if (d.onednn) {
-    r.plan = kernels::onednn_gemm_plan(d.type, q.elem, q.m_max, q.m_last, q.K, q.N, q.lda, q.ldc, q.threads);
-    if (r.plan.ok()) {
-      r.onednn = true;
-      r.why = d.info.route + " (" + r.plan.impl_name() + "): " + d.info.why;
-      return r;
-    }
-    r.why = "own: oneDNN cannot run it: " + r.plan.why_not();
-    return r;
-  }
-  r.why = d.info.why;
+  r.onednn = d.onednn;
+  r.plan = d.plan;
+  r.why = d.onednn ? d.info.route + " (" + d.info.impl + "): " + d.info.why : d.info.why;
   return r;
 }
 

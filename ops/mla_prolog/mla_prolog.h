@@ -15,6 +15,7 @@
 #include "mlaops/plan.h"
 #include "ops/common/auto_contiguous.h"
 #include "ops/common/check_util.h"
+#include "ops/common/gemm_route.h"
 #include "ops/mla_prolog/mla_prolog_check.h"
 
 namespace mlaops {
@@ -50,6 +51,10 @@ struct MlaPrologPlan final : detail::PlanState {
   const kernels::ConvertKernels* cv = nullptr;  // bf16 rounding / conversion, absmax, int8 quant, RoPE of rows
   kernels::S8RowSumFn rowsum = nullptr;         // int8 A's row sums, once per chunk for all panel / head calls
   std::array<check::KernelPick, 4> picks{};     // the four above, for explain()
+  // The GEMM routes of the projections (ops/common/gemm_route.h): the library's panel kernels above,
+  // or oneDNN's matmul over the weights converted once per call into the workspace: x @ [W_DQ |
+  // W_DKV_KR] as one product, and c_Q' @ W_UQ_QR for every head before the heads (into off_q_all).
+  GemmRoute route_x, route_uq;
   // Work split: chunks of `chunk` tokens; per chunk the x projection over weight panels and the
   // token rows (parallel_for), the heads on `threads` threads (parallel_items), the scatter.
   int64_t chunk = 0;
@@ -63,6 +68,8 @@ struct MlaPrologPlan final : detail::PlanState {
   int64_t off_kr = 0;       // [chunk, Dr] kr rows in the cache dtype
   int64_t off_thread = 0;   // per-thread buffers, thread_bytes each
   int64_t off_slots = 0;    // [T] int64 cache slot of each token (-1: no write), filled by the run's pre-pass
+  int64_t off_route_x = 0, off_route_uq = 0;  // the oneDNN routes' parts (packed weights, ...)
+  int64_t off_q_all = 0;    // [chunk, N * (D + Dr)] fp32/int32 c_Q' @ W_UQ_QR of every head (route_uq on oneDNN)
   int64_t thread_bytes = 0;
   int64_t off_scratch = 0;  // within a thread's buffers: GEMM scratch and row vectors (run), all
                             // in the workspace so a call allocates nothing once it writes outputs

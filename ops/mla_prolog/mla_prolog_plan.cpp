@@ -162,6 +162,29 @@ Status mla_prolog_make_plan(const MlaPrologParams& caller, const MlaPrologCheckO
   int64_t slots;
   MLAOPS_CHECK(mul_ok(d.T, 8, &slots), kParamInvalid, "%s: MP-14 workspace slots overflow int64", op);
   MLAOPS_TRY(l.add(slots, &pl.off_slots));
+  // ---- GEMM routes: per projection, the library's kernels or oneDNN (ops/common/gemm_route.h) ----
+  if (d.T > 0) {
+    GemmRouteQuery q;
+    q.op = op;
+    q.m_max = c;
+    q.chunks = ceil_div(d.T, c);
+    q.m_last = d.T - (q.chunks - 1) * c;
+    q.threads = pl.threads;
+    q.isa = pl.isa;
+    q.elem = full ? kernels::GemmElem::kS8 : kernels::GemmElem::kBf16;
+    q.K = d.He, q.lda = d.He, q.ldc = proj_cols;
+    q.what = "x @ [W_DQ|W_DKV_KR]", q.N = proj_cols;
+    pl.route_x = choose_gemm_route(q);
+    q.what = "c_Q' @ W_UQ_QR", q.elem = quant_a ? kernels::GemmElem::kS8 : kernels::GemmElem::kBf16;
+    q.K = d.Hcq, q.lda = d.Hcq, q.N = d.N * (d.D + d.Dr), q.ldc = q.N;
+    pl.route_uq = choose_gemm_route(q);
+  }
+  int64_t q_all = 0;
+  MLAOPS_CHECK(!pl.route_uq.onednn || product_ok({c, d.N * (d.D + d.Dr), 4}, &q_all), kParamInvalid,
+               "%s: MP-14 workspace rows overflow int64", op);
+  MLAOPS_TRY(l.add(pl.route_x.workspace_bytes(), &pl.off_route_x));
+  MLAOPS_TRY(l.add(pl.route_uq.workspace_bytes(), &pl.off_route_uq));
+  MLAOPS_TRY(l.add(q_all, &pl.off_q_all));
   pl.thread_bytes = per_thread;
   // the workspace's parts: the strided inputs' dense copies, then the operator's own
   WorkspaceLayout all(op, "MP-14 workspace overflows int64 (the sum of its parts)");
@@ -206,6 +229,8 @@ std::string MlaPrologPlan::explain() const {
                 (long long)wdq.panel_width, (long long)wuqqr.panel_width, (long long)wdkvkr.panel_width);
   s += b;
   s += "kernels (isa " + std::string(isa_name(isa)) + "):\n" + check::explain_kernels(picks);
+  if (d.T > 0)
+    s += "GEMM routes: x @ [W_DQ | W_DKV_KR]: " + route_x.why + "\n  c_Q' @ W_UQ_QR: " + route_uq.why + "\n";
   if (d.T == 0) return s + "work: none (T = 0: nothing computed, the caches untouched); workspace 0 bytes\n";
   const int64_t chunks = ceil_div(d.T, chunk);
   std::snprintf(b, sizeof b,

@@ -164,6 +164,10 @@ void project_x(const RunCtx& c) {
   const char* x = static_cast<const char*>(p.token_x.data) + c.t0 * d.He * es;
   const int64_t ldc = d.Hcq + d.Hckv + d.Dr;
   char* acc = c.ws->at<char>(pl.off_acc1);
+  if (pl.route_x.onednn) {  // one product on oneDNN's threads
+    kernels::onednn_gemm_run(pl.route_x.plan, c.tc, x, d.He, acc, ldc, c.ws->at<char>(pl.off_route_x));
+    return;
+  }
   const int64_t p1 = ceil_div(d.Hcq, pl.wdq.panel_width);
   const int64_t p2 = ceil_div(d.Hckv + d.Dr, pl.wdkvkr.panel_width);
   const kernels::GemmFn fn = pl.x_gemm;
@@ -301,22 +305,30 @@ void head(const RunCtx& c, int64_t n, int thread) {
   float* qo = reinterpret_cast<float*>(reinterpret_cast<char*>(qn) + round_up(c.tc * d.D * 2, kWorkspaceAlign));
   ProfileClock::time_point lap_t = c.head_ns != nullptr ? ProfileClock::now() : ProfileClock::time_point{};
   // c_Q' @ W_UQ_QR[:, lo:hi]   (qq holds columns lo..hi-1; the kernel addresses C by absolute
-  // column)
-  GemmArgs g = panel_gemm(pl.wuqqr, p.weight_uq_qr.data, c.ws->at<char>(pl.off_a2), d.Hcq, c.tc, qq - lo,
-                          pl.head_cols);
-  g.n_begin = lo;
-  g.n_end = hi;
+  // column). Token i's columns of this head: qbase + i * qld + col0 (on the oneDNN route, the
+  // product of every head, made before the heads).
+  float* qbase = qq - lo;
+  int64_t qld = pl.head_cols;
   char* const scratch = thread_scratch(c, thread);  // the GEMM's scratch, then rope [Dr]
-  g.scratch = scratch;
-  if (quant_a) g.a_rowsum = c.ws->at<int32_t>(pl.off_rowsum) + pl.chunk;  // summed once per chunk (run)
-  pl.uq_gemm(g);
+  if (pl.route_uq.onednn) {
+    qbase = c.ws->at<float>(pl.off_q_all);
+    qld = qcols;
+  } else {
+    GemmArgs g = panel_gemm(pl.wuqqr, p.weight_uq_qr.data, c.ws->at<char>(pl.off_a2), d.Hcq, c.tc, qq - lo,
+                            pl.head_cols);
+    g.n_begin = lo;
+    g.n_end = hi;
+    g.scratch = scratch;
+    if (quant_a) g.a_rowsum = c.ws->at<int32_t>(pl.off_rowsum) + pl.chunk;  // summed once per chunk (run)
+    pl.uq_gemm(g);
+  }
   profile_lap(c.head_ns, 0, lap_t);
   float* const rope = reinterpret_cast<float*>(
       scratch + kernels::gemm_scratch_bytes(quant_a ? kernels::GemmKind::kS8 : kernels::GemmKind::kBf16, pl.chunk, d.Hcq,
                                             pl.head_cols));  // as planned
   const float* scale = c.ws->at<float>(pl.off_scale);
   for (int64_t i = 0; i < c.tc; ++i) {
-    float* row = qq + i * pl.head_cols + (col0 - lo);
+    float* row = qbase + i * qld + col0;
     if (quant_a) {
       const int32_t* rowi = reinterpret_cast<const int32_t*>(row);
       for (int64_t j = 0; j < d.D + d.Dr; ++j)
@@ -341,7 +353,7 @@ void head(const RunCtx& c, int64_t n, int thread) {
       const int64_t t = c.t0 + i;
       const int64_t row_out = t * d.N + n;
       float* q = qo + (i - r0) * d.Hckv;
-      const float* row = qq + i * pl.head_cols + (col0 - lo);
+      const float* row = qbase + i * qld + col0;
       pl.cv->rope_deinterleave(row + d.D, p.rope_cos.ptr<const uint16_t>() + t * d.Dr,
                                p.rope_sin.ptr<const uint16_t>() + t * d.Dr, d.Dr, rope);
       uint16_t* rope_out = p.query_rope_out.ptr<uint16_t>() + row_out * d.Dr;
@@ -456,6 +468,19 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& caller, void* w
     phase[i] += std::chrono::duration<double, std::micro>(now - t).count();
     t = now;
   };
+  // the oneDNN routes' weights, converted once per call (kernels/cpu/gemm/gemm_onednn.h)
+  auto pack = [&](const GemmRoute& r, const PanelMatrix& m, const void* data, int64_t off, int64_t col0) {
+    if (!r.onednn) return;
+    kernels::WeightSource w;
+    w.data = data;
+    w.ldb = m.ldb, w.panel_stride = m.panel_stride, w.panel_width = m.panel_width;
+    kernels::onednn_gemm_pack(r.plan, w, ws.at<char>(off), col0, m.cols);
+  };
+  const auto t_pack = clock::now();
+  pack(pl->route_x, pl->wdq, p.weight_dq.data, pl->off_route_x, 0);
+  pack(pl->route_x, pl->wdkvkr, p.weight_dkv_kr.data, pl->off_route_x, d.Hcq);
+  pack(pl->route_uq, pl->wuqqr, p.weight_uq_qr.data, pl->off_route_uq, 0);
+  const double pack_us = std::chrono::duration<double, std::micro>(clock::now() - t_pack).count();
   for (c.t0 = 0; c.t0 < d.T; c.t0 += pl->chunk) {
     c.tc = std::min(pl->chunk, d.T - c.t0);
     auto t = clock::now();
@@ -464,8 +489,11 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& caller, void* w
     parallel_chunks(
         c.tc, kMlaPrologRowsMinChunk, pl->threads,
         [](void* rc, int64_t b, int64_t e, int slot) { token_rows(*static_cast<const RunCtx*>(rc), b, e, slot); }, &c);
-    if (pl->scenario != MlaPrologScenario::kNoQuant)  // the int8 c_Q' rows the token rows wrote
+    if (pl->scenario != MlaPrologScenario::kNoQuant && !pl->route_uq.onednn)  // the int8 c_Q' rows the token rows wrote
       pl->rowsum(ws.at<int8_t>(pl->off_a2), d.Hcq, c.tc, d.Hcq, ws.at<int32_t>(pl->off_rowsum) + pl->chunk);
+    if (pl->route_uq.onednn)  // c_Q' @ W_UQ_QR for every head at once
+      kernels::onednn_gemm_run(pl->route_uq.plan, c.tc, ws.at<char>(pl->off_a2), d.Hcq, ws.at<char>(pl->off_q_all),
+                               d.N * (d.D + d.Dr), ws.at<char>(pl->off_route_uq));
     lap(1, t);
     struct HeadCtx {
       const RunCtx* c;
@@ -477,9 +505,11 @@ Status mla_prolog_run(const OpPlan& plan, const MlaPrologParams& caller, void* w
     lap(3, t);
   }
   if (profile)
-    std::fprintf(stderr, "%s: T=%lld N=%lld %s: x-projections %.0f us, token rows %.0f us, heads %.0f us, scatter %.0f us\n",
-                 op, (long long)d.T, (long long)d.N, mla_prolog_scenario_name(pl->scenario), phase[0], phase[1],
-                 phase[2], phase[3]);
+    std::fprintf(stderr,
+                 "%s: T=%lld N=%lld %s: oneDNN weight conversion %.0f us, x-projections %.0f us, token rows (and W_UQ_QR "
+                 "on oneDNN) %.0f us, heads %.0f us, scatter %.0f us\n",
+                 op, (long long)d.T, (long long)d.N, mla_prolog_scenario_name(pl->scenario), pack_us, phase[0],
+                 phase[1], phase[2], phase[3]);
   if (profile)
     std::fprintf(stderr, "%s: heads (thread-summed): wuq gemm %.0f us, dequant %.0f us, wuk gemm %.0f us, epilogue %.0f us\n",
                  op, head_ns[0].load() / 1e3, head_ns[1].load() / 1e3, head_ns[2].load() / 1e3,

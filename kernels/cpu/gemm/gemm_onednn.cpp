@@ -39,7 +39,7 @@ OnednnGemmPlan onednn_gemm_plan(OnednnType type, GemmElem, int64_t, int64_t, int
   p.why_not_ = "this build has no oneDNN (configure with libdnnl-dev installed)";
   return p;
 }
-void onednn_gemm_pack(const OnednnGemmPlan&, const WeightSource&, void*) {}
+void onednn_gemm_pack(const OnednnGemmPlan&, const WeightSource&, void*, int64_t, int64_t) {}
 void onednn_gemm_run(const OnednnGemmPlan&, int64_t, const void*, int64_t, void*, int64_t, void*) {}
 
 #else
@@ -177,7 +177,12 @@ OnednnGemmPlan onednn_gemm_plan(OnednnType type, GemmElem elem, int64_t m_max, i
       if (md.format_desc.blocking.inner_idxs[i] == 1) I.nb *= md.format_desc.blocking.inner_blks[i];
     I.nb_stride = md.format_desc.blocking.strides[1];
     I.z = I.nb > 1 ? blocked_offset(md, 1, 1) : 1;
-    if (I.nb > 256 || (I.z != 1 && I.z != 2 && I.z != 4)) {
+    if (I.nb == 1) {  // columns not blocked (a plain layout): packed as groups of 64 columns z apart
+      I.z = I.nb_stride;
+      I.nb = 64;
+      I.nb_stride *= 64;
+    }
+    if (I.nb > 256) {
       p.why_not_ = "oneDNN chose a weight layout the converter does not write (column block " + std::to_string(I.nb) +
                    ", interleave " + std::to_string(I.z) + ")";
       return p;
@@ -221,20 +226,28 @@ inline float f32_of(uint16_t v, GemmElem e) {
   return f;
 }
 
-// Packs the columns [n0, n1) (whole blocks of nb) of W into dst (elements of D), zero-filling
-// the padding; the int8 column sums into colsum when given. Source S: uint16_t or int8_t.
+// Packs the weights of w into the blocks [n0, n1) (whole blocks of nb columns) of dst (elements
+// of D): w's column c is the packed column col0 + c, for c < cols. The rows from K to the padded
+// kp are zero, and the columns from N to np when w is the last source (col0 + cols == N). The
+// int8 column sums go to colsum[col0 + c] when given. Source S: uint16_t or int8_t. Z: the step
+// between columns of a block (0: I.z, at run time).
 template <class S, class D, int Z>
-void pack_columns(const OnednnGemmPlan::Impl& I, const WeightSource& w, D* dst, int32_t* colsum, int64_t n0,
-                  int64_t n1) {
+void pack_columns(const OnednnGemmPlan::Impl& I, const WeightSource& w, int64_t col0, int64_t cols, D* dst,
+                  int32_t* colsum, int64_t n0, int64_t n1) {
+  const int64_t zs = Z != 0 ? Z : I.z;
   const S* src = static_cast<const S*>(w.data);
+  const bool last = col0 + cols == I.N;
   constexpr int64_t kMaxNb = 256;
   int32_t sums[kMaxNb];
   for (int64_t b0 = n0; b0 < n1; b0 += I.nb) {
-    const int64_t b1 = std::min(b0 + I.nb, I.np), real = std::max<int64_t>(0, std::min(b1, I.N) - b0);
+    const int64_t b1 = std::min(b0 + I.nb, I.np);
+    // this source's columns of the block [lo, hi) and the padding columns [hi, pad_end) it zeroes
+    const int64_t lo = std::max(b0, col0) - b0, hi = std::max(lo, std::min(b1, col0 + cols) - b0);
+    const int64_t pad_end = last ? b1 - b0 : hi;
     D* blk = dst + (b0 / I.nb) * I.nb_stride;
-    if (colsum != nullptr) std::fill(sums, sums + (b1 - b0), 0);
+    if (colsum != nullptr) std::fill(sums, sums + I.nb, 0);
     auto put = [&](int64_t k, int64_t j, S v) {
-      D* out = blk + I.koff[static_cast<size_t>(k)] + j * Z;
+      D* out = blk + I.koff[static_cast<size_t>(k)] + j * zs;
       if constexpr (sizeof(D) == 4) {
         *out = f32_of(static_cast<uint16_t>(v), I.elem);
       } else {
@@ -246,63 +259,70 @@ void pack_columns(const OnednnGemmPlan::Impl& I, const WeightSource& w, D* dst, 
     };
     if (!w.transposed) {
       for (int64_t k = 0; k < I.kp; ++k) {
-        if (k >= I.K) {
-          for (int64_t j = 0; j < b1 - b0; ++j) put(k, j, S{0});
-          continue;
+        int64_t j = lo;
+        if (k < I.K) {
+          while (j < hi) {  // runs of one panel's row
+            const int64_t n = b0 + j - col0, p = n / w.panel_width, c = n % w.panel_width;
+            const int64_t run = std::min(hi - j, w.panel_width - c);
+            const S* sp = src + p * w.panel_stride + k * w.ldb + c;
+            for (int64_t r = 0; r < run; ++r) put(k, j + r, sp[r]);
+            j += run;
+          }
         }
-        int64_t j = 0;
-        while (j < real) {  // runs of one panel's row
-          const int64_t n = b0 + j, p = n / w.panel_width, c = n % w.panel_width;
-          const int64_t run = std::min(real - j, w.panel_width - c);
-          const S* s = src + p * w.panel_stride + k * w.ldb + c;
-          for (int64_t r = 0; r < run; ++r) put(k, j + r, s[r]);
-          j += run;
-        }
-        for (; j < b1 - b0; ++j) put(k, j, S{0});
+        for (; j < pad_end; ++j) put(k, j, S{0});
       }
     } else {
       const int64_t c0 = 32 / static_cast<int64_t>(sizeof(S));
-      for (int64_t j = 0; j < b1 - b0; ++j) {
-        const int64_t n = b0 + j;
-        if (j >= real) {
+      for (int64_t j = lo; j < pad_end; ++j) {
+        if (j >= hi) {
           for (int64_t k = 0; k < I.kp; ++k) put(k, j, S{0});
           continue;
         }
+        const int64_t n = b0 + j - col0;
         for (int64_t k0 = 0; k0 < I.kp; k0 += c0) {
-          const S* s = src + ((k0 / c0) * w.r1 + n / 16) * 16 * c0 + (n % 16) * c0;
+          const S* sp = src + ((k0 / c0) * w.r1 + n / 16) * 16 * c0 + (n % 16) * c0;
           const int64_t kend = std::min(k0 + c0, I.kp);
-          for (int64_t k = k0; k < kend; ++k) put(k, j, k < I.K ? s[k - k0] : S{0});
+          for (int64_t k = k0; k < kend; ++k) put(k, j, k < I.K ? sp[k - k0] : S{0});
         }
       }
     }
     if (colsum != nullptr)
-      for (int64_t j = 0; j < b1 - b0; ++j) colsum[b0 + j] = sums[j];
+      for (int64_t j = lo; j < hi; ++j) colsum[b0 + j] = sums[j];
   }
 }
 
 template <class S, class D>
-void pack_dispatch(const OnednnGemmPlan::Impl& I, const WeightSource& w, D* dst, int32_t* colsum, int64_t n0,
-                   int64_t n1) {
+void pack_dispatch(const OnednnGemmPlan::Impl& I, const WeightSource& w, int64_t col0, int64_t cols, D* dst,
+                   int32_t* colsum, int64_t n0, int64_t n1) {
   switch (I.z) {
-    case 1: return pack_columns<S, D, 1>(I, w, dst, colsum, n0, n1);
-    case 2: return pack_columns<S, D, 2>(I, w, dst, colsum, n0, n1);
-    default: return pack_columns<S, D, 4>(I, w, dst, colsum, n0, n1);  // the plan allows 1, 2, 4
+    case 1: return pack_columns<S, D, 1>(I, w, col0, cols, dst, colsum, n0, n1);
+    case 2: return pack_columns<S, D, 2>(I, w, col0, cols, dst, colsum, n0, n1);
+    case 4: return pack_columns<S, D, 4>(I, w, col0, cols, dst, colsum, n0, n1);
+    default: return pack_columns<S, D, 0>(I, w, col0, cols, dst, colsum, n0, n1);
   }
 }
 
 }  // namespace
 
-void onednn_gemm_pack(const OnednnGemmPlan& plan, const WeightSource& w, void* ws) {
+void onednn_gemm_pack(const OnednnGemmPlan& plan, const WeightSource& w, void* ws, int64_t col0, int64_t cols) {
   const OnednnGemmPlan::Impl& I = *plan.impl_;
+  if (cols < 0) cols = I.N - col0;
   char* base = static_cast<char*>(ws);
   int32_t* colsum = I.type == OnednnType::kU8S8 ? reinterpret_cast<int32_t*>(base + I.off_colsum) : nullptr;
-  const int64_t blocks = (I.np + I.nb - 1) / I.nb;
-  parallel_for(blocks, 1, I.threads, [&](int64_t b, int64_t e) {
-    const int64_t n0 = b * I.nb, n1 = std::min(e * I.nb, I.np);
+  // the blocks this source's columns (and, for the last source, the padding) fall in
+  const int64_t first = col0 / I.nb, end = col0 + cols == I.N ? (I.np + I.nb - 1) / I.nb : (col0 + cols + I.nb - 1) / I.nb;
+  parallel_for(end - first, 1, I.threads, [&](int64_t b, int64_t e) {
+    const int64_t n0 = (first + b) * I.nb, n1 = std::min((first + e) * I.nb, I.np);
     switch (I.type) {
-      case OnednnType::kBf16: pack_dispatch<uint16_t>(I, w, reinterpret_cast<uint16_t*>(base), nullptr, n0, n1); break;
-      case OnednnType::kF32: pack_dispatch<uint16_t>(I, w, reinterpret_cast<float*>(base), nullptr, n0, n1); break;
-      case OnednnType::kU8S8: pack_dispatch<int8_t>(I, w, reinterpret_cast<int8_t*>(base), colsum, n0, n1); break;
+      case OnednnType::kBf16:
+        pack_dispatch<uint16_t>(I, w, col0, cols, reinterpret_cast<uint16_t*>(base), nullptr, n0, n1);
+        break;
+      case OnednnType::kF32:
+        pack_dispatch<uint16_t>(I, w, col0, cols, reinterpret_cast<float*>(base), nullptr, n0, n1);
+        break;
+      case OnednnType::kU8S8:
+        pack_dispatch<int8_t>(I, w, col0, cols, reinterpret_cast<int8_t*>(base), colsum, n0, n1);
+        break;
     }
   });
 }

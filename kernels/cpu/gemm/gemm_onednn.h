@@ -60,7 +60,7 @@ class OnednnGemmPlan {
  private:
   friend OnednnGemmPlan onednn_gemm_plan(OnednnType, GemmElem, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t,
                                          int);
-  friend void onednn_gemm_pack(const OnednnGemmPlan&, const WeightSource&, void*);
+  friend void onednn_gemm_pack(const OnednnGemmPlan&, const WeightSource&, void*, int64_t, int64_t);
   friend void onednn_gemm_run(const OnednnGemmPlan&, int64_t, const void*, int64_t, void*, int64_t, void*);
   std::shared_ptr<const Impl> impl_;
   std::string why_not_;
@@ -80,8 +80,11 @@ std::string onednn_cpu_isa();
 OnednnGemmPlan onednn_gemm_plan(OnednnType type, GemmElem elem, int64_t m_max, int64_t m_last, int64_t K, int64_t N,
                                 int64_t lda, int64_t ldc, int threads);
 // Converts the weights into the plan's layout in `ws` (the plan's workspace part, 64-byte aligned):
-// once per call, before the first onednn_gemm_run. Parallel over the plan's threads.
-void onednn_gemm_pack(const OnednnGemmPlan& plan, const WeightSource& w, void* ws);
+// once per call, before the first onednn_gemm_run. Parallel over the plan's threads. A product whose
+// weights are several tensors side by side (MlaProlog's [W_DQ | W_DKV_KR]) packs each: w's column
+// c is the product's column col0 + c, for c < cols (-1: up to N).
+void onednn_gemm_pack(const OnednnGemmPlan& plan, const WeightSource& w, void* ws, int64_t col0 = 0,
+                      int64_t cols = -1);
 // C[m, 0:N] (fp32, or int32 for kU8S8) = A[m, 0:K] x W with the plan's strides, the weights packed
 // in `ws`; m is the plan's m_max or m_last. oneDNN runs on the plan's threads.
 void onednn_gemm_run(const OnednnGemmPlan& plan, int64_t m, const void* A, int64_t lda, void* C, int64_t ldc, void* ws);

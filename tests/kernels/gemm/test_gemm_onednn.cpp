@@ -63,9 +63,10 @@ Weights store(Kind kind, Layout layout, const std::vector<uint16_t>& w, int64_t 
 
 GemmElem elem_of(Kind k) { return k == Kind::kS8 ? GemmElem::kS8 : k == Kind::kF16 ? GemmElem::kF16 : GemmElem::kBf16; }
 
+// split > 0: the weights are two tensors, columns [0, split) and [split, N), packed right one first.
 void check(OnednnType type, Kind kind, Layout layout, int64_t m_max, int64_t m_last, int64_t K, int64_t N,
-           int64_t lda_pad, int threads) {
-  SCOPED_TRACE(std::string(onednn_type_name(type)) + " " + kind_name(kind) + " " + layout_name(layout) + " m " +
+           int64_t lda_pad, int threads, int64_t split = 0) {
+  SCOPED_TRACE("split " + std::to_string(split) + " " + std::string(onednn_type_name(type)) + " " + kind_name(kind) + " " + layout_name(layout) + " m " +
                std::to_string(m_max) + "/" + std::to_string(m_last) + " K " + std::to_string(K) + " N " +
                std::to_string(N) + " lda+" + std::to_string(lda_pad) + " threads " + std::to_string(threads));
   std::mt19937 rng(static_cast<uint32_t>(m_max * 131 + K * 7 + N + static_cast<int>(kind) * 1000 + lda_pad));
@@ -74,14 +75,26 @@ void check(OnednnType type, Kind kind, Layout layout, int64_t m_max, int64_t m_l
   for (auto& v : w) v = random_value(kind, rng);
   if (kind == Kind::kS8)  // extremes: the first column all -128
     for (int64_t k = 0; k < K; ++k) w[static_cast<size_t>(k * N)] = 0x80;
+  auto columns = [&](int64_t c0, int64_t c1) {
+    std::vector<uint16_t> part(static_cast<size_t>(K * (c1 - c0)));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = c0; n < c1; ++n) part[static_cast<size_t>(k * (c1 - c0) + n - c0)] = w[static_cast<size_t>(k * N + n)];
+    return store(kind, layout, part, K, c1 - c0);
+  };
   const Weights W = store(kind, layout, w, K, N);
+  const Weights left = columns(0, split > 0 ? split : 1), right = columns(split > 0 ? split : 0, N);
   CBuffer probe(m_max, N);
   const OnednnGemmPlan plan = onednn_gemm_plan(type, elem_of(kind), m_max, m_last, K, N, lda, probe.ldc, threads);
   ASSERT_TRUE(plan.ok()) << plan.why_not();
   EXPECT_FALSE(plan.impl_name().empty());
   std::vector<char> ws_bytes(static_cast<size_t>(plan.workspace_bytes() + 64));
   char* ws = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(ws_bytes.data()) + 63) / 64 * 64);
-  onednn_gemm_pack(plan, W.src, ws);
+  if (split > 0) {
+    onednn_gemm_pack(plan, right.src, ws, split, N - split);
+    onednn_gemm_pack(plan, left.src, ws, 0, split);
+  } else {
+    onednn_gemm_pack(plan, W.src, ws);
+  }
   for (const int64_t m : {m_max, m_last}) {
     std::vector<uint8_t> a(static_cast<size_t>(m * lda * es));  // exactly m rows of lda
     std::vector<uint16_t> av(static_cast<size_t>(m * K));
@@ -141,6 +154,13 @@ TEST(GemmOnednn, EveryTypeLayoutAndTailAgainstFloat64) {
       check(OnednnType::kF32, Kind::kBf16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads);
       check(OnednnType::kF32, Kind::kF16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads);
       if (l != Layout::kPanelsNd) check(OnednnType::kU8S8, Kind::kS8, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads);
+      // two weight tensors side by side, split inside a block and at a block edge
+      for (const int64_t split : {s.N / 3, int64_t{64}}) {
+        if (split <= 0 || split >= s.N) continue;
+        check(OnednnType::kF32, Kind::kBf16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads, split);
+        if (l != Layout::kPanelsNd)
+          check(OnednnType::kU8S8, Kind::kS8, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads, split);
+      }
     }
   }
 }
