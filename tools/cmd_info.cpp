@@ -6,6 +6,7 @@
 
 #include "core/kernel_registry.h"
 #include "mlaops/runtime.h"
+#include "ops/common/gemm_route.h"
 #include "ops/common/operators.h"
 #include "tools/commands.h"
 
@@ -70,6 +71,12 @@ int cmd_info(int argc, char** argv) {
 #endif
   std::printf("isa: %s (detected %s)\n", isa_name(active_isa()), isa_name(detected_isa()));
   std::printf("threads: %d\n", num_threads());
+  // GEMM routes (docs/runtime.md): where the projection GEMMs may run, decided per shape at plan time
+  std::printf("gemm route: %s (MLAOPS_GEMM=auto|own|onednn|onednn-bf16|onednn-f32); %s\n",
+              gemm_route_name(gemm_route_setting()), onednn_info().c_str());
+  std::printf("  auto: own below %lld rows per chunk or %.0f MFLOP per call, else both timed once per shape and "
+              "oneDNN taken when %.0f %% faster (mlaops bench lists the decisions)\n",
+              (long long)kGemmRouteRules.min_rows, kGemmRouteRules.min_work / 1e6, 100.0 * (1.0 - kGemmRouteRules.margin));
   print_kernel_rows();
   std::printf("entry points (aclnn<name>GetWorkspaceSize + aclnn<name>; inner operator; what it supports):\n");
   for (const OperatorInfo* op = operator_table(); op->name != nullptr; ++op)

@@ -28,7 +28,8 @@ void usage(FILE* out) {
     std::fprintf(out, "  %-8s %s\n", c->name, c->summary);
   std::fputs("\nRun 'mlaops <command> --help' for a command's options.\n"
              "Environment: MLAOPS_ISA=scalar|avx2|avx512 forces an ISA level; MLAOPS_NUM_THREADS (or\n"
-             "OMP_NUM_THREADS) sets the thread count.\n",
+             "OMP_NUM_THREADS) sets the thread count; MLAOPS_GEMM=auto|own|onednn|onednn-bf16|onednn-f32\n"
+             "chooses where the projection GEMMs run (docs/runtime.md \"GEMM routes\").\n",
              out);
 }
 
