@@ -323,8 +323,8 @@ int cmd_bench(int argc, char** argv) {
   std::printf("\nGEMM routes (%s; setting %s), %zu decision%s:\n", onednn_info().c_str(),
               gemm_route_name(gemm_route_setting()), routes.size(), routes.size() == 1 ? "" : "s");
   for (const GemmRouteInfo& g : routes)
-    std::printf("  %-14s %-16s m %4lld k %5lld n %6lld %d thr  %-12s %s\n", g.op.c_str(), g.what.c_str(), (long long)g.m,
-                (long long)g.k, (long long)g.n, g.threads, g.route.c_str(), g.why.c_str());
+    std::printf("  %-14s %-20s %-4s m %4lld k %5lld n %6lld %d thr  %-12s %s\n", g.op.c_str(), g.what.c_str(),
+                g.elem.c_str(), (long long)g.m, (long long)g.k, (long long)g.n, g.threads, g.route.c_str(), g.why.c_str());
   std::printf("\ntargets:\n");
   for (const std::string& line : bench::target_summary(rep)) std::printf("  %s\n", line.c_str());
   std::string err;

@@ -80,6 +80,7 @@ MLAOPS_API std::string onednn_info();
 // One decision of this process: a GEMM step of an operator at one shape.
 struct GemmRouteInfo {
   std::string op, what;   // "mla_prolog", "x @ W_DQ"
+  std::string elem;       // the operands' type: "bf16", "fp16", "int8"
   int64_t m = 0, k = 0, n = 0;  // rows per chunk, depth, columns
   int threads = 1;
   std::string route;      // "own", "onednn-bf16", "onednn-f32", "onednn-u8s8"

@@ -296,6 +296,7 @@ GemmRoute choose_gemm_route(const GemmRouteQuery& q) {
   if (!have) {
     d.info.op = q.op;
     d.info.what = q.what;
+    d.info.elem = q.elem == GemmElem::kS8 ? "int8" : q.elem == GemmElem::kF16 ? "fp16" : "bf16";
     d.info.m = q.m_max, d.info.k = q.K, d.info.n = q.N;
     d.info.threads = q.threads;
     const double work = 2.0 * static_cast<double>(q.m_max) * static_cast<double>(q.chunks) * static_cast<double>(q.K) *

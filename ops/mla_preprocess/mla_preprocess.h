@@ -18,6 +18,7 @@
 #include "mlaops/plan.h"
 #include "ops/common/auto_contiguous.h"
 #include "ops/common/check_util.h"
+#include "ops/common/gemm_route.h"
 #include "ops/mla_preprocess/mla_preprocess_check.h"
 
 namespace mlaops {
@@ -76,6 +77,10 @@ struct MlaPreprocessPlan final : detail::PlanState {
   // one GEMM over 16-channel groups split evenly across the threads, before the heads, instead
   // of one 192-column window per head (ops/mla_preprocess/mla_preprocess_run.cpp, docs/performance.md).
   bool wuq_whole = false;
+  // The GEMM routes of the two projections (ops/common/gemm_route.h): the library's transposed-NZ
+  // kernels above, or oneDNN's matmul over the weights converted once per call into the workspace
+  // (the wuq product then runs for every head at once, as wuq_whole).
+  GemmRoute route_x, route_uq;
   // Workspace layout (byte offsets).
   int64_t off_a0 = 0;      // [chunk, He] int8: RmsNormQuant(input) (quantized path)
   int64_t off_scale = 0;   // [chunk, 2] double: per-token scales of the two stages (quantMode 1)
@@ -87,6 +92,7 @@ struct MlaPreprocessPlan final : detail::PlanState {
   int64_t off_kv = 0;      // [chunk, kv width] kv rows in the cache dtype, staged for the scatter
   int64_t off_kr = 0;      // [chunk, Dr] kr rows (cacheMode 1..3)
   int64_t off_thread = 0;  // per-thread buffers, thread_bytes each
+  int64_t off_route_x = 0, off_route_uq = 0;  // the oneDNN routes' parts (packed weights, ...)
   int64_t thread_bytes = 0;
   int64_t off_scratch = 0;  // within a thread's buffers: GEMM scratch and row vectors (run), all
                             // in the workspace so a call allocates nothing once it writes outputs

@@ -129,6 +129,23 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   // NZ: runs of (D + Dr) / 16 tiles, N * (D + Dr) * 32 bytes apart), so a head at a time reads
   // short pieces; the whole GEMM gives each thread long runs in address order.
   pl.wuq_whole = pl.chunk <= kernels::kGemmTStreamMaxM;
+  // ---- GEMM routes: per projection, the library's kernels or oneDNN (ops/common/gemm_route.h) ----
+  if (d.T > 0) {
+    GemmRouteQuery q;
+    q.op = op;
+    q.m_max = pl.chunk;
+    q.chunks = ceil_div(d.T, pl.chunk);
+    q.m_last = d.T - (q.chunks - 1) * pl.chunk;
+    q.threads = pl.threads;
+    q.isa = pl.isa;
+    q.elem = pl.quant ? kernels::GemmElem::kS8 : pl.fp16 ? kernels::GemmElem::kF16 : kernels::GemmElem::kBf16;
+    q.transposed = true;
+    q.what = "input @ wdqkv^T", q.K = d.He, q.N = d.m1_cols, q.lda = d.He, q.ldc = d.m1_cols;
+    pl.route_x = choose_gemm_route(q);
+    q.what = "a1 @ wuq^T", q.K = d.Hcq, q.N = d.m2_cols, q.lda = d.Hcq, q.ldc = d.m2_cols;
+    pl.route_uq = choose_gemm_route(q);
+    if (pl.route_uq.onednn) pl.wuq_whole = true;  // every head's product before the heads
+  }
   pl.uk_rows = mla_uk_rows(pl.chunk);
   const int64_t c = pl.chunk;
   int64_t a0 = 0, acc1 = 0, m1 = 0, a1 = 0, acc2 = 0, kv = 0, kr = 0, t1 = 0, t2 = 0, t3 = 0, per_thread = 0,
@@ -174,6 +191,8 @@ Status mla_preprocess_make_plan(const MlaPreprocessParams& params, const MlaPrep
   MLAOPS_TRY(l.add(kv, &pl.off_kv));
   MLAOPS_TRY(l.add(mla_preprocess_has_rope_outputs(cm) ? kr : 0, &pl.off_kr));
   MLAOPS_TRY(l.add(threads_total, &pl.off_thread));
+  MLAOPS_TRY(l.add(pl.route_x.workspace_bytes(), &pl.off_route_x));
+  MLAOPS_TRY(l.add(pl.route_uq.workspace_bytes(), &pl.off_route_uq));
   pl.thread_bytes = per_thread;
   // the workspace's parts: the strided inputs' dense copies, then the operator's own
   WorkspaceLayout all(op, "MPP-15 workspace overflows int64 (the sum of its parts)");
@@ -203,6 +222,7 @@ std::string MlaPreprocessPlan::explain() const {
                 (long long)d.block_num, (long long)d.block_size);
   s += b;
   s += "kernels (isa " + std::string(isa_name(isa)) + "):\n" + check::explain_kernels(picks);
+  if (d.T > 0) s += "GEMM routes: input @ wdqkv^T: " + route_x.why + "\n  a1 @ wuq^T: " + route_uq.why + "\n";
   if (d.T == 0) return s + "work: none (T = 0: nothing computed, the caches untouched); workspace 0 bytes\n";
   std::snprintf(b, sizeof b,
                 "work: %lld chunk(s) of up to %lld tokens; per chunk: %sthe wdqkv GEMM over %lld 16-channel groups and "

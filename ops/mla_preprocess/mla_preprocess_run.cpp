@@ -224,6 +224,10 @@ void project_input(const RunCtx& c) {
   g.r1 = pl.wdqkv_r1;
   g.C = c.ws->at<char>(pl.off_acc1);
   g.ldc = d.m1_cols;
+  if (pl.route_x.onednn) {  // one product on oneDNN's threads
+    kernels::onednn_gemm_run(pl.route_x.plan, c.tc, g.A, d.He, g.C, d.m1_cols, c.ws->at<char>(pl.off_route_x));
+    return;
+  }
   if (pl.quant) {  // a0's row sums, once for every group call
     int32_t* const sums = c.ws->at<int32_t>(pl.off_rowsum);
     pl.rowsum(c.ws->at<int8_t>(pl.off_a0), d.He, c.tc, d.He, sums);
@@ -253,6 +257,10 @@ void project_wuq(const RunCtx& c) {
   GemmTArgs g = wuq_args(c);
   g.C = c.ws->at<char>(c.plan->off_acc2);
   g.ldc = c.plan->dims.m2_cols;
+  if (c.plan->route_uq.onednn) {  // one product on oneDNN's threads
+    kernels::onednn_gemm_run(c.plan->route_uq.plan, c.tc, g.A, g.lda, g.C, g.ldc, c.ws->at<char>(c.plan->off_route_uq));
+    return;
+  }
   t_gemm_all(c, c.plan->wuq_gemm, g);
 }
 
@@ -508,6 +516,19 @@ Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocess
     phase[i] += std::chrono::duration<double, std::micro>(now - t).count();
     t = now;
   };
+  // the oneDNN routes' weights (W^T in NZ), converted once per call (kernels/cpu/gemm/gemm_onednn.h)
+  const auto t_pack = clock::now();
+  auto pack = [&](const GemmRoute& r, const void* data, int64_t r1, int64_t off) {
+    if (!r.onednn) return;
+    kernels::WeightSource w;
+    w.transposed = true;
+    w.data = data;
+    w.r1 = r1;
+    kernels::onednn_gemm_pack(r.plan, w, ws.at<char>(off));
+  };
+  pack(pl->route_x, p.wdqkv.data, pl->wdqkv_r1, pl->off_route_x);
+  pack(pl->route_uq, p.wuq.data, pl->wuq_r1, pl->off_route_uq);
+  const double pack_us = std::chrono::duration<double, std::micro>(clock::now() - t_pack).count();
   for (c.t0 = 0; c.t0 < d.T; c.t0 += pl->chunk) {
     c.tc = std::min(pl->chunk, d.T - c.t0);
     auto t = clock::now();
@@ -532,10 +553,10 @@ Status mla_preprocess_execute(const MlaPreprocessPlan& plan, const MlaPreprocess
   }
   if (profile)
     std::fprintf(stderr,
-                 "%s: T=%lld N=%lld He=%lld cacheMode=%d quantMode=%d: rmsnormquant %.0f us, wdqkv %.0f us, token rows "
-                 "%.0f us, wuq (all heads) %.0f us, heads %.0f us, scatter %.0f us\n",
+                 "%s: T=%lld N=%lld He=%lld cacheMode=%d quantMode=%d: oneDNN weight conversion %.0f us, rmsnormquant "
+                 "%.0f us, wdqkv %.0f us, token rows %.0f us, wuq (all heads) %.0f us, heads %.0f us, scatter %.0f us\n",
                  op, (long long)d.T, (long long)d.N, (long long)d.He, static_cast<int>(pl->cache_mode),
-                 pl->per_token ? 1 : 0, phase[0], phase[1], phase[2], phase[3], phase[4], phase[5]);
+                 pl->per_token ? 1 : 0, pack_us, phase[0], phase[1], phase[2], phase[3], phase[4], phase[5]);
   if (profile)
     std::fprintf(stderr, "%s: heads (thread-summed): wuq gemm %.0f us, dequant %.0f us, wuk gemm %.0f us, epilogue %.0f us\n",
                  op, head_ns[0].load() / 1e3, head_ns[1].load() / 1e3, head_ns[2].load() / 1e3,

@@ -6,6 +6,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "core/parallel.h"
 #include "mlaops/numeric.h"
 
@@ -88,6 +92,8 @@ struct OnednnGemmPlan::Impl {
   // + (n % nb) * z (checked at plan time); padded dims kp x np (oneDNN's, zero-filled).
   std::vector<int64_t> koff;
   int64_t nb = 0, nb_stride = 0, z = 1, kp = 0, np = 0;
+  // rows k0..k0+z-1 (k0 a multiple of z) at koff[k0] + 0..z-1: a column's z rows side by side
+  bool rows_side_by_side = false;
   // Workspace parts (bytes from the route's start).
   int64_t off_colsum = 0, off_a = 0, off_scratch = 0;
   std::string impl;
@@ -143,23 +149,25 @@ OnednnGemmPlan onednn_gemm_plan(OnednnType type, GemmElem elem, int64_t m_max, i
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     const memory::desc w_any({K, N}, w_dt, memory::format_tag::any);
-    auto make = [&](int64_t m, memory::desc* src, memory::desc* dst, memory::desc* sp, dnnl::matmul* mm,
-                    int64_t* scratch) {
+    auto make = [&](int64_t m, const memory::desc& w, memory::desc* src, memory::desc* dst, memory::desc* sp,
+                    dnnl::matmul* mm, int64_t* scratch) {
       *src = memory::desc({m, K}, a_dt, memory::dims{I.lda, 1});
       *dst = memory::desc({m, N}, c_dt, memory::dims{ldc, 1});
-      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(*src, w_any, *dst), attr, cpu_engine());
+      dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(*src, w, *dst), attr, cpu_engine());
       *mm = dnnl::matmul(pd);
       *sp = pd.scratchpad_desc();
       *scratch = std::max<int64_t>(*scratch, static_cast<int64_t>(sp->get_size()));
       return pd;
     };
     int64_t scratch = 0;
-    const auto pd = make(m_max, &I.src_max, &I.dst_max, &I.scratch_max, &I.mm_max, &scratch);
-    const auto pd_last = make(m_last, &I.src_last, &I.dst_last, &I.scratch_last, &I.mm_last, &scratch);
+    const auto pd = make(m_max, w_any, &I.src_max, &I.dst_max, &I.scratch_max, &I.mm_max, &scratch);
     I.impl = pd.impl_info_str();
     I.w_md = pd.weights_desc();
-    if (pd_last.weights_desc() != I.w_md) {
-      p.why_not_ = "oneDNN chose different weight layouts for the full and the last chunk";
+    // the last chunk reads the same packed weights: its primitive is asked for the full chunk's layout
+    const auto pd_last = make(m_last, I.w_md, &I.src_last, &I.dst_last, &I.scratch_last, &I.mm_last, &scratch);
+    const std::string last_impl = pd_last.impl_info_str();
+    if (I.impl.rfind("ref", 0) == 0 || last_impl.rfind("ref", 0) == 0) {
+      p.why_not_ = "oneDNN has only its reference loop for it (" + I.impl + ", last chunk " + last_impl + ")";
       return p;
     }
     const dnnl_memory_desc_t& md = I.w_md.data;
@@ -192,6 +200,9 @@ OnednnGemmPlan onednn_gemm_plan(OnednnType type, GemmElem elem, int64_t m_max, i
         p.why_not_ = "oneDNN chose a weight layout the converter does not write (columns not in one block run)";
         return p;
       }
+    I.rows_side_by_side = I.kp % I.z == 0;
+    for (int64_t k = 0; k < I.kp && I.rows_side_by_side; ++k)
+      I.rows_side_by_side = I.koff[static_cast<size_t>(k)] == I.koff[static_cast<size_t>(k - k % I.z)] + k % I.z;
     const int64_t es = w_dt == Dt::f32 ? 4 : w_dt == Dt::bf16 ? 2 : 1;
     const int64_t packed = static_cast<int64_t>(I.w_md.get_size());
     if (packed < I.kp * I.np * es) {
@@ -226,6 +237,56 @@ inline float f32_of(uint16_t v, GemmElem e) {
   return f;
 }
 
+// out[i * Z + r] = rows[r][i] for i < n (Z rows of one panel side by side, as the packed layout
+// interleaves them), as D. The forms the layouts use (Z 1 copy or bf16 -> fp32, Z 2 bf16, Z 4 int8)
+// move 16 bytes at a time; any other runs element by element.
+template <class S, class D, int Z>
+void interleave_rows(const S* const* rows, int64_t n, D* out, GemmElem elem) {
+  int64_t i = 0;
+  if constexpr (Z == 1 && sizeof(S) == sizeof(D)) {
+    std::memcpy(out, rows[0], static_cast<size_t>(n) * sizeof(S));
+    return;
+  } else if constexpr (Z == 1 && sizeof(D) == 4) {
+    if (elem == GemmElem::kBf16) {
+      auto* o = reinterpret_cast<uint32_t*>(out);
+      for (; i < n; ++i) o[i] = static_cast<uint32_t>(rows[0][i]) << 16;  // exact widening
+      return;
+    }
+  }
+#if defined(__SSE2__)
+  if constexpr (Z == 2 && sizeof(S) == 2 && sizeof(D) == 2) {
+    for (; i + 8 <= n; i += 8) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + i));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + i));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i), _mm_unpacklo_epi16(a, b));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + 2 * i + 8), _mm_unpackhi_epi16(a, b));
+    }
+  } else if constexpr (Z == 4 && sizeof(S) == 1 && sizeof(D) == 1) {
+    for (; i + 16 <= n; i += 16) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[0] + i));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[1] + i));
+      const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[2] + i));
+      const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(rows[3] + i));
+      const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+      const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+      auto* o = reinterpret_cast<__m128i*>(out + 4 * i);
+      _mm_storeu_si128(o, _mm_unpacklo_epi16(ab_lo, cd_lo));
+      _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab_lo, cd_lo));
+      _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab_hi, cd_hi));
+      _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab_hi, cd_hi));
+    }
+  }
+#endif
+  for (; i < n; ++i)
+    for (int r = 0; r < Z; ++r) {
+      if constexpr (sizeof(D) == 4) {
+        out[i * Z + r] = f32_of(static_cast<uint16_t>(rows[r][i]), elem);
+      } else {
+        out[i * Z + r] = static_cast<D>(rows[r][i]);
+      }
+    }
+}
+
 // Packs the weights of w into the blocks [n0, n1) (whole blocks of nb columns) of dst (elements
 // of D): w's column c is the packed column col0 + c, for c < cols. The rows from K to the padded
 // kp are zero, and the columns from N to np when w is the last source (col0 + cols == N). The
@@ -257,7 +318,40 @@ void pack_columns(const OnednnGemmPlan::Impl& I, const WeightSource& w, int64_t 
         if (colsum != nullptr) sums[j] += v;
       }
     };
-    if (!w.transposed) {
+    if (!w.transposed && Z != 0 && I.rows_side_by_side) {
+      // Z rows at a time: each panel's run of columns interleaved as a whole (the rows past K,
+      // and the padding columns, element by element below)
+      for (int64_t k0 = 0; k0 < I.kp; k0 += Z) {
+        int64_t j = lo;
+        if (k0 + Z <= I.K) {
+          while (j < hi) {
+            const int64_t n = b0 + j - col0, p = n / w.panel_width, c = n % w.panel_width;
+            const int64_t run = std::min(hi - j, w.panel_width - c);
+            const S* rows[Z > 0 ? Z : 1];
+            for (int r = 0; r < Z; ++r) rows[r] = src + p * w.panel_stride + (k0 + r) * w.ldb + c;
+            interleave_rows<S, D, (Z > 0 ? Z : 1)>(rows, run, blk + I.koff[static_cast<size_t>(k0)] + j * Z, I.elem);
+            if constexpr (sizeof(S) == 1) {
+              if (colsum != nullptr)
+                for (int r = 0; r < Z; ++r)
+                  for (int64_t q = 0; q < run; ++q) sums[j + q] += rows[r][q];
+            }
+            j += run;
+          }
+          for (; j < pad_end; ++j)
+            for (int r = 0; r < Z; ++r) put(k0 + r, j, S{0});
+        } else {
+          for (int64_t k = k0; k < k0 + Z; ++k) {
+            int64_t jj = lo;
+            if (k < I.K)
+              for (; jj < hi; ++jj) {
+                const int64_t n = b0 + jj - col0;
+                put(k, jj, src[(n / w.panel_width) * w.panel_stride + k * w.ldb + n % w.panel_width]);
+              }
+            for (; jj < pad_end; ++jj) put(k, jj, S{0});
+          }
+        }
+      }
+    } else if (!w.transposed) {
       for (int64_t k = 0; k < I.kp; ++k) {
         int64_t j = lo;
         if (k < I.K) {
@@ -270,6 +364,37 @@ void pack_columns(const OnednnGemmPlan::Impl& I, const WeightSource& w, int64_t 
           }
         }
         for (; j < pad_end; ++j) put(k, j, S{0});
+      }
+    } else if (Z != 0 && I.rows_side_by_side && (32 / static_cast<int64_t>(sizeof(S))) % (Z > 0 ? Z : 1) == 0 &&
+               I.kp % (32 / static_cast<int64_t>(sizeof(S))) == 0) {
+      // W^T's tiles in address order: a tile row holds a column's c0 consecutive k, which go to
+      // c0 / Z packed rows (Z side by side each); the packed rows of one tile column are written
+      // as c0 / Z streams.
+      constexpr int kZ = Z > 0 ? Z : 1;
+      const int64_t c0 = 32 / static_cast<int64_t>(sizeof(S)), groups = c0 / kZ;
+      for (int64_t kc = 0; kc < I.kp; kc += c0) {
+        const bool full_rows = kc + c0 <= I.K;
+        for (int64_t j = lo; j < pad_end; ++j) {
+          const int64_t n = b0 + j - col0;
+          if (j >= hi || !full_rows) {
+            for (int64_t k = kc; k < kc + c0; ++k)
+              put(k, j, j < hi && k < I.K ? src[((k / c0) * w.r1 + n / 16) * 16 * c0 + (n % 16) * c0 + k % c0] : S{0});
+            continue;
+          }
+          const S* sp = src + ((kc / c0) * w.r1 + n / 16) * 16 * c0 + (n % 16) * c0;
+          for (int64_t g = 0; g < groups; ++g) {
+            D* out = blk + I.koff[static_cast<size_t>(kc + g * kZ)] + j * kZ;
+            if constexpr (sizeof(S) == sizeof(D)) {
+              std::memcpy(out, sp + g * kZ, sizeof(S) * kZ);
+            } else {
+              for (int r = 0; r < kZ; ++r) out[r] = f32_of(static_cast<uint16_t>(sp[g * kZ + r]), I.elem);
+            }
+          }
+          if constexpr (sizeof(S) == 1) {
+            if (colsum != nullptr)
+              for (int64_t k = 0; k < c0; ++k) sums[j] += sp[k];
+          }
+        }
       }
     } else {
       const int64_t c0 = 32 / static_cast<int64_t>(sizeof(S));

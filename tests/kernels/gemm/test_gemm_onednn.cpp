@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -65,8 +67,8 @@ GemmElem elem_of(Kind k) { return k == Kind::kS8 ? GemmElem::kS8 : k == Kind::kF
 
 // split > 0: the weights are two tensors, columns [0, split) and [split, N), packed right one first.
 void check(OnednnType type, Kind kind, Layout layout, int64_t m_max, int64_t m_last, int64_t K, int64_t N,
-           int64_t lda_pad, int threads, int64_t split = 0) {
-  SCOPED_TRACE("split " + std::to_string(split) + " " + std::string(onednn_type_name(type)) + " " + kind_name(kind) + " " + layout_name(layout) + " m " +
+           int64_t lda_pad, int threads, int64_t split = 0, bool c_dense = false) {
+  SCOPED_TRACE(std::string(c_dense ? "ldc N " : "ldc N+3 ") + "split " + std::to_string(split) + " " + std::string(onednn_type_name(type)) + " " + kind_name(kind) + " " + layout_name(layout) + " m " +
                std::to_string(m_max) + "/" + std::to_string(m_last) + " K " + std::to_string(K) + " N " +
                std::to_string(N) + " lda+" + std::to_string(lda_pad) + " threads " + std::to_string(threads));
   std::mt19937 rng(static_cast<uint32_t>(m_max * 131 + K * 7 + N + static_cast<int>(kind) * 1000 + lda_pad));
@@ -84,9 +86,11 @@ void check(OnednnType type, Kind kind, Layout layout, int64_t m_max, int64_t m_l
   const Weights W = store(kind, layout, w, K, N);
   const Weights left = columns(0, split > 0 ? split : 1), right = columns(split > 0 ? split : 0, N);
   CBuffer probe(m_max, N);
+  if (c_dense) probe.ldc = N;  // oneDNN's brgemm layouts (blocked); rows N + 3 apart get its plain-layout gemm
   const OnednnGemmPlan plan = onednn_gemm_plan(type, elem_of(kind), m_max, m_last, K, N, lda, probe.ldc, threads);
   ASSERT_TRUE(plan.ok()) << plan.why_not();
   EXPECT_FALSE(plan.impl_name().empty());
+  if (std::getenv("GEMM_ONEDNN_TEST_PRINT")) std::printf("%s %s %s ldc %s: %s\n", onednn_type_name(type), kind_name(kind), layout_name(layout), c_dense ? "N" : "N+3", plan.impl_name().c_str());
   std::vector<char> ws_bytes(static_cast<size_t>(plan.workspace_bytes() + 64));
   char* ws = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(ws_bytes.data()) + 63) / 64 * 64);
   if (split > 0) {
@@ -108,6 +112,7 @@ void check(OnednnType type, Kind kind, Layout layout, int64_t m_max, int64_t m_l
         else std::memcpy(&a[static_cast<size_t>((r * lda + k) * 2)], &v, 2);
       }
     CBuffer C(m, N);
+    if (c_dense) C.ldc = N;
     onednn_gemm_run(plan, m, a.data(), lda, C.data(), C.ldc, ws);
     std::string where;
     EXPECT_TRUE(C.canaries_intact(0, N, &where)) << where;
@@ -154,6 +159,15 @@ TEST(GemmOnednn, EveryTypeLayoutAndTailAgainstFloat64) {
       check(OnednnType::kF32, Kind::kBf16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads);
       check(OnednnType::kF32, Kind::kF16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads);
       if (l != Layout::kPanelsNd) check(OnednnType::kU8S8, Kind::kS8, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads);
+      // C rows N apart: the blocked layouts (16a64b2a, 16a64b, 16a64b4a), whose packing has its own paths
+      check(OnednnType::kBf16, Kind::kBf16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads, 0, true);
+      check(OnednnType::kF32, Kind::kBf16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads, 0, true);
+      check(OnednnType::kF32, Kind::kF16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads, 0, true);
+      if (l != Layout::kPanelsNd) {
+        check(OnednnType::kU8S8, Kind::kS8, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads, 0, true);
+        check(OnednnType::kU8S8, Kind::kS8, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads, s.N / 3, true);
+      }
+      check(OnednnType::kF32, Kind::kBf16, l, s.m_max, s.m_last, s.K, s.N, s.lda_pad, s.threads, s.N / 3, true);
       // two weight tensors side by side, split inside a block and at a block edge
       for (const int64_t split : {s.N / 3, int64_t{64}}) {
         if (split <= 0 || split >= s.N) continue;
