@@ -99,8 +99,7 @@ Choice choose_item(const FiaPlan& P, const AttnShape& s, std::string* skipped) {
 // share the K / V rows (paged BnBsH, BSH / BSND: head stride < row stride; INT8 caches: always,
 // through the chunk buffer), while there are still at least as many tasks as threads.
 int64_t decode_group(const FiaPlan& P) {
-  const bool shared_rows = P.aq.on || (P.k.h < P.k.slot && P.v.h < P.v.slot);
-  if (P.R != 1 || P.rope || !shared_rows) return 1;
+  if (P.R != 1 || P.rope) return 1;
   const int64_t n_items = static_cast<int64_t>(P.items.size());
   for (int64_t i = 0; i < n_items; ++i)
     if (P.items[static_cast<size_t>(i)].h != i % P.KVN || P.items[static_cast<size_t>(i)].rows != 1) return 1;
