@@ -76,7 +76,8 @@ bool fia_call_work(const mlaops::FiaParams& p, double* flops_bf16, double* ops_i
 
 // What the plan says it will run, in a few words: the FIA "path:" line and the kernel of its
 // first kind of item, or the first kernel listed under "kernels (isa ...)" (MlaProlog /
-// MlaPreprocess); "" when the explain text has neither.
+// MlaPreprocess; the first GEMM product's oneDNN route instead, when it takes one); "" when the
+// explain text has neither.
 std::string path_of_explain(const std::string& explain);
 
 // Below this % of bound + floor a row is flagged in the table (the target of docs/performance.md

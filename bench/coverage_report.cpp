@@ -47,9 +47,15 @@ const char* op_name(const std::string& op) {
 
 std::string path_of_explain(const std::string& explain) {
   std::istringstream in(explain);
-  std::string line, path, kernel;
+  std::string line, path, kernel, route;
   bool in_kernels = false;
   while (std::getline(in, line)) {
+    // MlaProlog / MlaPreprocess: "GEMM routes: x @ ...: onednn-f32 (brg:avx512_core): measured ..."
+    if (route.empty() && line.rfind("GEMM routes: ", 0) == 0) {
+      const size_t at = line.find(": onednn-");
+      const size_t end = at == std::string::npos ? at : line.find("):", at);
+      if (end != std::string::npos) route = line.substr(at + 2, end + 1 - (at + 2));
+    }
     if (path.empty() && line.rfind("path: ", 0) == 0) path = before_remark(line.substr(6));
     if (kernel.empty() && line.rfind("kernel: ", 0) == 0) {  // FIA: "kernel: 8 items of 1 query row(s): NAME ..."
       const size_t colon = line.find(": ", 8);
@@ -64,6 +70,7 @@ std::string path_of_explain(const std::string& explain) {
       if (colon != std::string::npos) kernel = before_remark(line.substr(colon + 2));
     }
   }
+  if (!route.empty()) kernel = route;
   if (!path.empty() && !kernel.empty()) return path + "; " + kernel;
   return path.empty() ? kernel : path;
 }

@@ -80,6 +80,13 @@ TEST(BenchCoverage, PathOfExplain) {
   EXPECT_EQ(bench::path_of_explain("mla_preprocess: BF16 input\nkernels (isa avx512):\n"
                                    "  input @ wdqkv^T: gemm_s8_t_avx512\n  qn @ wuk per head: gemm_bf16_avx512\n"),
             "gemm_s8_t_avx512");
+  EXPECT_EQ(bench::path_of_explain("mla_prolog: NO_QUANT\nkernels (isa avx512):\n  x projection [W_DQ | W_DKV_KR]: "
+                                   "gemm_bf16_avx512\nGEMM routes: x @ [W_DQ | W_DKV_KR]: onednn-f32 (brg:avx512_core): "
+                                   "measured per call: oneDNN 1 ms, own 2 ms; oneDNN is faster\n  c_Q' @ W_UQ_QR: own: x\n"),
+            "onednn-f32 (brg:avx512_core)");
+  EXPECT_EQ(bench::path_of_explain("mla_prolog: NO_QUANT\nkernels (isa avx512):\n  x projection: gemm_bf16_avx512\n"
+                                   "GEMM routes: x @ [W_DQ | W_DKV_KR]: own: the setting says own\n"),
+            "gemm_bf16_avx512");
   EXPECT_EQ(bench::path_of_explain("empty query or output: nothing to do\n"), "");
 }
 
