@@ -211,6 +211,10 @@ Limits limits_for(const std::vector<Probe>& probes, int threads) {
     else continue;
     l.measured = true;
   }
+  // bf16 work may run as exact fp32 products (a bf16 x bf16 product is exact in fp32; the oneDNN
+  // GEMM route's f32 type does so): its compute bound is the faster of the two units. On Intel
+  // Xeons without AMX the fp32 FMAs are twice the vdpbf16ps rate (docs/performance.md).
+  if (fp32 && bf16 && l.fp32 > l.bf16) l.bf16 = l.fp32;
   return l;
 }
 

@@ -45,7 +45,9 @@ std::vector<Probe> measure_limits(const ProbeOptions& o, const std::function<voi
 
 // The roofline rates (bytes/s, FLOP/s, OP/s) for `threads` threads.
 struct Limits {
-  double bw = 50e9, bf16 = 740e9, int8 = 1040e9;  // the roofline anchors (docs/performance.md, 2 cores)
+  // The roofline anchors (docs/performance.md, 2 cores). bf16: the rate of bf16 work, the faster of
+  // the vdpbf16ps and fp32 FMA probes when both ran (exact fp32 products count).
+  double bw = 50e9, bf16 = 740e9, int8 = 1040e9;
   bool measured = false;                            // false: the anchors above
   double fp32 = 0;                                  // the fp32 FMA rate when probed (plot only)
 };

@@ -148,6 +148,11 @@ TEST(BenchSuite, LimitsPerThreadCountWithAnchorsForTheRest) {
   EXPECT_DOUBLE_EQ(l2.bw, 35e9);                    // best, not median
   EXPECT_DOUBLE_EQ(l2.int8, 900e9);
   EXPECT_FALSE(bench::limits_for(probes, 4).measured);
+  EXPECT_DOUBLE_EQ(l2.bf16, 460e9);  // the fp32 probe (1) is slower: the bf16 unit's rate
+  // An fp32 FMA unit faster than the bf16 one (Intel without AMX) bounds bf16 work: exact fp32 products
+  probes.push_back({"fp32_fma", "GFLOP/s", 2, 900, 880});
+  EXPECT_DOUBLE_EQ(bench::limits_for(probes, 2).bf16, 900e9);
+  EXPECT_DOUBLE_EQ(bench::limits_for(probes, 2).fp32, 900e9);
 }
 
 bench::Report report() {
