@@ -76,9 +76,15 @@ bool scaling_point(const ScalingCase& c, int threads, const ScalingAssumptions& 
                    ScalingPoint* out, std::string* error) {
   *out = ScalingPoint();
   out->threads = threads;
+  // The model splits the library's own kernels: the plans take the own GEMM route (a plan on the
+  // auto setting would time both routes, at thread counts this host may not have, and the choice
+  // would move the model's phases), then the setting is restored.
+  const mlaops::GemmRouteSetting route = mlaops::gemm_route_setting();
+  mlaops::set_gemm_route("own");
   mlaops::set_num_threads(threads);
   const bool ok = c.plan(threads, out, error);
   mlaops::set_num_threads(0);
+  mlaops::set_gemm_route(mlaops::gemm_route_name(route));
   if (!ok) return false;
   double mem_dominated = 0;
   for (const ScalingPhase& ph : out->phases) {
