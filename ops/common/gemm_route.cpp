@@ -40,7 +40,7 @@ GemmRouteSetting env_setting() {
 }
 
 // ---- the decisions of this process ----
-using Key = std::tuple<int, int, int, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int, int>;
+using Key = std::tuple<int, int, int, bool, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int>;
 struct Decision {
   GemmRouteInfo info;
   bool onednn = false;
@@ -285,7 +285,7 @@ std::vector<GemmRouteInfo> gemm_route_decisions() {
 GemmRoute choose_gemm_route(const GemmRouteQuery& q) {
   const GemmRouteSetting s = gemm_route_setting();
   const Key key{static_cast<int>(s), static_cast<int>(q.elem), static_cast<int>(q.isa), q.transposed, q.m_max,
-                q.m_last, q.chunks, q.K, q.N, q.lda, q.ldc, q.threads, 0};
+                q.m_last, q.chunks, q.K, q.N, q.lda, q.ldc, q.threads};
   Decision d;
   bool have = false;
   {

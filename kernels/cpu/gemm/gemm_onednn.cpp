@@ -10,7 +10,9 @@
 #include <emmintrin.h>
 #endif
 
+#include "core/checked_math.h"
 #include "core/parallel.h"
+#include "core/workspace.h"
 #include "mlaops/numeric.h"
 
 #ifdef MLAOPS_HAVE_DNNL
@@ -52,8 +54,6 @@ namespace {
 
 using dnnl::memory;
 using Dt = memory::data_type;
-
-int64_t round64(int64_t b) { return (b + 63) / 64 * 64; }
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
@@ -209,14 +209,16 @@ OnednnGemmPlan onednn_gemm_plan(OnednnType type, GemmElem elem, int64_t m_max, i
       p.why_not_ = "oneDNN's weight layout is smaller than its padded dims";
       return p;
     }
-    int64_t off = round64(packed);
-    I.off_colsum = off;
-    if (type == OnednnType::kU8S8) off += round64(I.np * 4);
-    I.off_a = off;
-    if (type != OnednnType::kBf16) off += round64(m_max * K * (type == OnednnType::kF32 ? 4 : 1));
-    I.off_scratch = off;
-    off += round64(scratch);
-    p.bytes_ = off;
+    // the route's workspace part: packed weights, column sums (u8s8), converted A (f32, u8s8), scratchpad
+    int64_t off_w = 0, a_bytes = 0;
+    WorkspaceLayout l("gemm_onednn", "the oneDNN route's workspace overflows int64");
+    if (!product_ok({m_max, K, type == OnednnType::kF32 ? 4 : 1}, &a_bytes) || l.add(packed, &off_w) != kSuccess ||
+        l.add(type == OnednnType::kU8S8 ? I.np * 4 : 0, &I.off_colsum) != kSuccess ||
+        l.add(type == OnednnType::kBf16 ? 0 : a_bytes, &I.off_a) != kSuccess || l.add(scratch, &I.off_scratch) != kSuccess) {
+      p.why_not_ = "the oneDNN route's workspace overflows int64";
+      return p;
+    }
+    p.bytes_ = l.total();
     p.packed_bytes_ = packed;
   } catch (const dnnl::error& e) {
     p.why_not_ = std::string("oneDNN has no matmul for it: ") + e.what();
@@ -227,6 +229,11 @@ OnednnGemmPlan onednn_gemm_plan(OnednnType type, GemmElem elem, int64_t m_max, i
 }
 
 namespace {
+
+// Element (k, n) of W^T stored FRACTAL_NZ with c0 elements per tile row (gemm.h GemmTArgs).
+inline int64_t wt_nz_offset(int64_t k, int64_t n, int64_t c0, int64_t r1) {
+  return ((k / c0) * r1 + n / 16) * 16 * c0 + (n % 16) * c0 + k % c0;
+}
 
 // One source element as the packed type (bf16 bits, fp32, int8).
 inline float f32_of(uint16_t v, GemmElem e) {
@@ -378,10 +385,10 @@ void pack_columns(const OnednnGemmPlan::Impl& I, const WeightSource& w, int64_t 
           const int64_t n = b0 + j - col0;
           if (j >= hi || !full_rows) {
             for (int64_t k = kc; k < kc + c0; ++k)
-              put(k, j, j < hi && k < I.K ? src[((k / c0) * w.r1 + n / 16) * 16 * c0 + (n % 16) * c0 + k % c0] : S{0});
+              put(k, j, j < hi && k < I.K ? src[wt_nz_offset(k, n, c0, w.r1)] : S{0});
             continue;
           }
-          const S* sp = src + ((kc / c0) * w.r1 + n / 16) * 16 * c0 + (n % 16) * c0;
+          const S* sp = src + wt_nz_offset(kc, n, c0, w.r1);
           for (int64_t g = 0; g < groups; ++g) {
             D* out = blk + I.koff[static_cast<size_t>(kc + g * kZ)] + j * kZ;
             if constexpr (sizeof(S) == sizeof(D)) {
@@ -405,7 +412,7 @@ void pack_columns(const OnednnGemmPlan::Impl& I, const WeightSource& w, int64_t 
         }
         const int64_t n = b0 + j - col0;
         for (int64_t k0 = 0; k0 < I.kp; k0 += c0) {
-          const S* sp = src + ((k0 / c0) * w.r1 + n / 16) * 16 * c0 + (n % 16) * c0;
+          const S* sp = src + wt_nz_offset(k0, n, c0, w.r1);
           const int64_t kend = std::min(k0 + c0, I.kp);
           for (int64_t k = k0; k < kend; ++k) put(k, j, k < I.K ? sp[k - k0] : S{0});
         }
