@@ -6,8 +6,9 @@
 //   2. S^T = K . QT: vdpbf16ps with the key's channel pair broadcast straight from the cache row
 //      (bf16 rows, channels contiguous, rows dense) or from rows packed into KB (fp16 hi/lo
 //      split, NZ chunks, odd channel counts, rows far apart); register tile NK keys x MV row
-//      vectors; the rows of the next key block (and, for dense rows, of the next tile) are
-//      prefetched meanwhile
+//      vectors; the rows of the next key block are prefetched meanwhile (rows read in place:
+//      one line per channel pair step inside the tile, spread over its arithmetic; packed rows:
+//      before it) and, for dense rows, those of the next tile
 //   4. during the last group's S^T calls: VB, V rows 2kp and 2kp+1 interleaved into bf16 pairs
 //      (vpermt2w) while they are in cache (MLA: V is the K row just read)
 //   3. online softmax per lane (scale, mask, max, alpha, exp, sum), P rounded to bf16 pairs
@@ -429,9 +430,22 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
     a.mp = mp;
     for (int64_t key0 = 0; key0 < nb; key0 += blk) {
       const int64_t n1 = std::min(blk, nb - key0 - blk);  // keys of the next block
+      a.pf0 = a.pf1 = nullptr;
+      a.pfn = 0;
       if (g == 0) {
         prefetch_next(key0 * kTile / nb, (key0 + blk) * kTile / nb - key0 * kTile / nb);
-        if (n1 > 0) {
+        if (k_direct) {  // the next block's rows (the next tile's first: the first keys of nk_rows)
+          const int64_t s0 = key0 + blk;
+          if (s0 < nb) {
+            a.pf0 = krows + s0;
+            a.pf1 = rrows + s0;
+            a.pfn = std::min(blk, nb - s0);
+          } else if (far_k) {
+            a.pf0 = nk_rows;
+            a.pf1 = nr_rows;
+            a.pfn = std::min(blk, nn);
+          }
+        } else if (n1 > 0) {
           prefetch_rows(w.k, krows + key0 + blk, n1, QD);
           if (DR > 0) prefetch_rows(w.kr, rrows + key0 + blk, n1, DR);
         }

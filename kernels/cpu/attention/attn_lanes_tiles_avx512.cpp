@@ -34,7 +34,14 @@ void s_tile(const SArgs& a) {
     const uint16_t* r[NK];
 #pragma GCC unroll 16
     for (int n = 0; n < NK; ++n) r[n] = (seg == 0 ? a.rows0 : a.rows1)[n];
+    const uint16_t* const* pf = seg == 0 ? a.pf0 : a.pf1;
+    const int64_t lines = pf != nullptr ? (kl * 4 + 63) / 64 : 0;
+    int64_t pr = 0, pl = 0;  // the next line to prefetch: row pr, line pl
     for (int64_t kp = 0; kp < kl; ++kp, q += MV * 16) {
+      if (pl < lines) {
+        prefetch_line_l2(reinterpret_cast<const char*>(pf[pr]) + pl * 64);
+        if (++pr == a.pfn) pr = 0, ++pl;
+      }
       __m512i qv[MV];
 #pragma GCC unroll 4
       for (int v = 0; v < MV; ++v) qv[v] = _mm512_load_si512(q + v * 16);

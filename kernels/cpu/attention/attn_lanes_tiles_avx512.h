@@ -18,6 +18,11 @@ struct SArgs {
   int64_t kl0, kl1;
   float* st;                     // ST + key0 * mp + v0 * 16
   int64_t mp;
+  // Rows whose segment-s bytes (kl0 / kl1 pairs) are prefetched into L2 during the tile, one
+  // line per channel pair step (null: none)
+  const uint16_t* const* pf0 = nullptr;
+  const uint16_t* const* pf1 = nullptr;
+  int64_t pfn = 0;
 };
 
 // ------------------------------------------------------------------ O^T = O^T * alpha + VB . PT
