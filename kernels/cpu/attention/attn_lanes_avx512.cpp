@@ -455,7 +455,7 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
       a.rows0 = r0 + key0;
       a.rows1 = rrows + key0;
       a.st = ST + key0 * mp + v0 * 16;
-      s_fn(mv, std::min(blk, nb - key0))(a);
+      s_fn(mv, std::min(blk, nb - key0), a.pfn > 0)(a);
       // 4. VB of these keys (blk is even: whole pairs), while their rows are in cache
       if (g == ng - 1) pack_v(w, vrows, nb, kpn, key0 / 2, (std::min(key0 + blk, nb) + 1) / 2, dvp, v_direct, VB, VT);
     }

@@ -23,7 +23,10 @@ using namespace avx512;
 
 // ------------------------------------------------------------------ S^T = K . QT
 
-template <int MV, int NK>
+// PF: the lines of the rows a.pf0 / a.pf1 (the segment's bytes of a.pfn rows, row by row) are
+// prefetched into L2 inside the loop, one every second channel pair (every pair when they would
+// not fit), so that the misses go out at the pace of the arithmetic.
+template <int MV, int NK, bool PF>
 void s_tile(const SArgs& a) {
   __m512 acc[NK][MV];
   zero_tile(acc);
@@ -35,12 +38,20 @@ void s_tile(const SArgs& a) {
 #pragma GCC unroll 16
     for (int n = 0; n < NK; ++n) r[n] = (seg == 0 ? a.rows0 : a.rows1)[n];
     const uint16_t* const* pf = seg == 0 ? a.pf0 : a.pf1;
-    const int64_t lines = pf != nullptr ? (kl * 4 + 63) / 64 : 0;
-    int64_t pr = 0, pl = 0;  // the next line to prefetch: row pr, line pl
+    const char* p = nullptr;
+    int64_t left = 0, pr = 0, per_row = 0, every = 0;  // lines left in row pr; kp mask of a prefetch step
+    if constexpr (PF) {
+      per_row = (kl * 4 + 63) / 64;
+      every = 2 * per_row * a.pfn <= kl ? 1 : 0;
+      if (pf != nullptr && a.pfn > 0) p = reinterpret_cast<const char*>(pf[0]), left = per_row;
+    }
     for (int64_t kp = 0; kp < kl; ++kp, q += MV * 16) {
-      if (pl < lines) {
-        prefetch_line_l2(reinterpret_cast<const char*>(pf[pr]) + pl * 64);
-        if (++pr == a.pfn) pr = 0, ++pl;
+      if constexpr (PF) {
+        if (left > 0 && (kp & every) == 0) {
+          prefetch_line_l2(p);
+          p += 64;
+          if (--left == 0 && ++pr < a.pfn) p = reinterpret_cast<const char*>(pf[pr]), left = per_row;
+        }
       }
       __m512i qv[MV];
 #pragma GCC unroll 4
@@ -92,9 +103,10 @@ void pv_tile(const PvArgs& a) {
 
 // The tile functions of one kind, per group width MV (1..4) and size 1..kSizes[MV - 1]: STiles
 // (keys of S^T) and PvTiles (channels of P x V).
+template <bool PF>
 struct STiles {
   template <int MV, int N>
-  static constexpr STileFn kFn = &s_tile<MV, N>;
+  static constexpr STileFn kFn = &s_tile<MV, N, PF>;
   static constexpr const int* kSizes = kKeys;
 };
 struct PvTiles {
@@ -188,7 +200,9 @@ void softmax_tile(const SoftmaxArgs& a) {
 
 // ------------------------------------------------------------------ the tables
 
-STileFn s_fn(int64_t mv, int64_t nk) { return tile_fn<STiles>(mv, nk); }
+STileFn s_fn(int64_t mv, int64_t nk, bool prefetch) {
+  return prefetch ? tile_fn<STiles<true>>(mv, nk) : tile_fn<STiles<false>>(mv, nk);
+}
 
 PvTileFn pv_fn(int64_t mv, int64_t nd) { return tile_fn<PvTiles>(mv, nd); }
 

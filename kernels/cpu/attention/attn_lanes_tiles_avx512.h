@@ -18,8 +18,8 @@ struct SArgs {
   int64_t kl0, kl1;
   float* st;                     // ST + key0 * mp + v0 * 16
   int64_t mp;
-  // Rows whose segment-s bytes (kl0 / kl1 pairs) are prefetched into L2 during the tile, one
-  // line per channel pair step (null: none)
+  // Rows whose segment bytes (kl0 / kl1 pairs) are prefetched into L2 during the tile (s_fn's
+  // prefetch variant; null: none)
   const uint16_t* const* pf0 = nullptr;
   const uint16_t* const* pf1 = nullptr;
   int64_t pfn = 0;
@@ -45,8 +45,9 @@ constexpr int kChannels[4] = {16, 12, 8, 6};
 using STileFn = void (*)(const SArgs&);
 using PvTileFn = void (*)(const PvArgs&);
 
-// The S^T tile of mv row vectors (1..4) x nk keys (1..kKeys[mv - 1]).
-STileFn s_fn(int64_t mv, int64_t nk);
+// The S^T tile of mv row vectors (1..4) x nk keys (1..kKeys[mv - 1]); prefetch: the variant that
+// prefetches SArgs::pf0 / pf1 inside its loop.
+STileFn s_fn(int64_t mv, int64_t nk, bool prefetch);
 // The P x V tile of mv row vectors (1..4) x nd channels (1..kChannels[mv - 1]).
 PvTileFn pv_fn(int64_t mv, int64_t nd);
 
