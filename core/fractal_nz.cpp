@@ -70,16 +70,30 @@ void nd_to_nz(const void* src, void* dst, int64_t rows, int64_t cols, int64_t el
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
   if (rows % 16 != 0 || cols % m.c0 != 0) std::memset(d, 0, static_cast<size_t>(m.storage_elems() * elem_size));
-  // Row r's columns [c, c + c0) are contiguous in both layouts: one copy per such run, the source
-  // read in address order.
-  const int64_t whole = cols / m.c0 * m.c0;  // runs of exactly 32 bytes, then the partial one
-  const int64_t panel = m.r1 * 16 * 32;       // bytes from one column block to the next
-  for (int64_t r = 0; r < rows; ++r) {
-    char* dr = d + m.index(r, 0) * elem_size;
-    const char* sr = s + r * cols * elem_size;
-    for (int64_t c = 0; c < whole; c += m.c0, dr += panel, sr += 32) std::memcpy(dr, sr, 32);
-    if (whole < cols) std::memcpy(dr, sr, static_cast<size_t>((cols - whole) * elem_size));
+  // Row r's columns [c, c + c0) are contiguous in both layouts (32 bytes), and a column block's
+  // rows are contiguous in NZ: two column blocks at a time, every row's 64 source bytes (one line
+  // when aligned) go to the two blocks, each written in address order. (Row by row, the 32-byte
+  // pieces of one row land a column block apart, often a multiple of 4 KiB: the same cache set.)
+  const int64_t runs = cols / m.c0, whole = runs * m.c0;  // runs of exactly 32 bytes, then the partial one
+  const int64_t panel = m.r1 * 16 * 32;                    // bytes from one column block to the next
+  const int64_t rb = cols * elem_size;                     // source row bytes
+  constexpr int64_t kAhead = 8;                            // source rows prefetched ahead
+  int64_t k = 0;
+  for (; k + 2 <= runs; k += 2) {
+    char* d0 = d + k * panel;
+    char* d1 = d0 + panel;
+    const char* s0 = s + k * 32;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (r + kAhead < rows) __builtin_prefetch(s0 + (r + kAhead) * rb);
+      std::memcpy(d0 + r * 32, s0 + r * rb, 32);
+      std::memcpy(d1 + r * 32, s0 + r * rb + 32, 32);
+    }
   }
+  for (; k < runs; ++k)
+    for (int64_t r = 0; r < rows; ++r) std::memcpy(d + k * panel + r * 32, s + k * 32 + r * rb, 32);
+  if (whole < cols)
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(d + runs * panel + r * 32, s + whole * elem_size + r * rb, static_cast<size_t>((cols - whole) * elem_size));
 }
 
 void nz_to_nd(const void* src, void* dst, int64_t rows, int64_t cols, int64_t elem_size) {
