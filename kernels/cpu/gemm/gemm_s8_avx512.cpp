@@ -85,6 +85,11 @@ struct S8Tile {
   const int32_t* rowsum;  // rowsum(A) of rows m0.. (used when !accumulate)
   __mmask16 mask_lo, mask_hi;
   bool accumulate;
+  // PACKED: pf_panels panels of 1024 bytes at pf, pf + pf_stride, ... prefetched into L2 during
+  // the tile, one line every second k group (every one when they would not fit): the next
+  // block's W, at the pace of the arithmetic
+  const int8_t* pf = nullptr;
+  int64_t pf_stride = 0, pf_panels = 0;
 };
 
 template <int MR, bool PACKED>
@@ -98,7 +103,15 @@ void s8_tile(const S8Tile& t) {
   const int8_t* b = t.b;
 
   if constexpr (PACKED) {
+    const int8_t* pp = t.pf;  // the next line to prefetch, lines left in its panel, panels after it
+    int64_t pl = t.pf_panels > 0 ? 16 : 0, pn = t.pf_panels - 1;
+    const int64_t every = 32 * t.pf_panels <= groups ? 1 : 0;  // k group mask: every second, or every one
     for (int64_t gi = 0; gi < groups; ++gi) {
+      if (pl > 0 && (gi & every) == 0) {
+        prefetch_line_l2(pp);
+        pp += 64;
+        if (--pl == 0 && pn > 0) pp += t.pf_stride - 1024, pl = 16, --pn;
+      }
       const __m512i v0 = _mm512_load_si512(b + gi * 128);
       const __m512i v1 = _mm512_load_si512(b + gi * 128 + 64);
 #pragma GCC unroll 12
@@ -358,7 +371,8 @@ void s8_t_panels_avx512(const GemmTArgs& g, const int32_t* rowsum) {
           for (int j = 0; j < 8; ++j) _mm512_store_si512(packed + q * 1024 + j * 128 + 64, _mm512_setzero_si512());
       }
       // The next block's tiles (this pair's next K block, or the next pair's first), prefetched
-      // into L2 a slice per M tile.
+      // into L2 a slice per M tile, spread over the tile's k groups (a burst of a slice before
+      // each tile stalled it on the miss queues).
       const bool more_k = k0 + kS8KC < K;
       const int64_t nk0 = more_k ? k0 + kS8KC : 0;
       const int8_t* nw0 = more_k ? w0 : n0 + 32 < g.n_end ? w0 + 1024 : nullptr;
@@ -369,8 +383,10 @@ void s8_t_panels_avx512(const GemmTArgs& g, const int32_t* rowsum) {
       int64_t m0 = 0;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-        for (int64_t q = i * per_tile; q < std::min(nnp, (i + 1) * per_tile); ++q)
-          prefetch_range_l2(nw0 + (nk0 / 32 + q) * wstep, 1024);
+        const int64_t q0 = i * per_tile, q1 = std::min(nnp, (i + 1) * per_tile);
+        t.pf = q1 > q0 ? nw0 + (nk0 / 32 + q0) * wstep : nullptr;
+        t.pf_stride = wstep;
+        t.pf_panels = std::max<int64_t>(0, q1 - q0);
         t.a = A + m0 * g.lda + k0;
         t.c = C + m0 * g.ldc + n0;
         t.rowsum = rowsum + m0;
