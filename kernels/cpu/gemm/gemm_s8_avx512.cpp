@@ -278,8 +278,9 @@ void s8_avx512(const GemmArgs& g) {
       const int64_t kl = std::min(kS8KC, K - k0);
       const int64_t ng = (kl + 3) / 4;
       // The B block packed next (this panel's next K block, or the next panel's first): its
-      // bytes are prefetched into L2 a slice per M tile, so the packing does not wait on DRAM
-      // (weights larger than the L3 are streamed once per call or chunk).
+      // bytes are prefetched into L2 a slice per M tile, spread over the tile's k groups, so the
+      // packing does not wait on DRAM (weights larger than the L3 are streamed once per call or
+      // chunk).
       const int8_t* next = k0 + kS8KC < K ? bp + (k0 + kS8KC) * 32 : p + 1 < p_end ? bp + g.panel_stride : nullptr;
       const int64_t next_bytes = next == nullptr ? 0 : (k0 + kS8KC < K ? (std::min(kS8KC, K - k0 - kS8KC) + 3) / 4 : (std::min(kS8KC, K) + 3) / 4) * 128;
       const int64_t pf_slice = (next_bytes / tiles + 63) / 64 * 64;
@@ -295,8 +296,10 @@ void s8_avx512(const GemmArgs& g) {
       int64_t m0 = 0;
       for (int64_t i = 0; i < tiles; ++i) {
         const int64_t mr = M / tiles + (i < M % tiles ? 1 : 0);
-        if (pf_slice > 0 && i * pf_slice < next_bytes)
-          prefetch_range_l2(next + i * pf_slice, std::min(pf_slice, next_bytes - i * pf_slice));
+        const int64_t slice = pf_slice > 0 && i * pf_slice < next_bytes ? std::min(pf_slice, next_bytes - i * pf_slice) : 0;
+        t.pf = slice > 0 ? next + i * pf_slice : nullptr;  // contiguous: 1024-byte pieces
+        t.pf_stride = 1024;
+        t.pf_panels = (slice + 1023) / 1024;
         t.a = A + m0 * g.lda + k0;
         t.c = C + m0 * g.ldc + p * 32;
         t.rowsum = rowsum + m0;
