@@ -7,14 +7,13 @@ namespace mlaops::kernels {
 namespace {
 
 #if defined(MLAOPS_ARCH_X86_64)  // the rules of the x86 rows
-bool pow2_group(int64_t G) { return G == 1 || G == 2 || G == 4 || G == 8 || G == 16; }
-
-// Shared by both decode kernels: one query row per head, no rope part, G a power of two <= 16, no
-// position of the range masked by the rule (an explicit mask is applied to the block's scores).
+// Shared by both decode kernels: one query row per head, no rope part, G <= 16 (run as the next
+// power of two: kernels/cpu/attention/attn_decode.h), no position of the range masked by the rule
+// (an explicit mask is applied to the block's scores).
 const char* decode_shape(const AttnShape& s) {
   if (s.R != 1) return "more than one query row per head";
   if (s.DR != 0) return "a rope part (queryRope / keyRope)";
-  if (!pow2_group(s.G)) return "a group size G outside {1, 2, 4, 8, 16}";
+  if (s.G < 1 || s.G > 16) return "a group size G above 16";
   if (!s.full_range) return "positions masked inside the KV range";
   if (s.fp16_softmax) return "the FP16 high-performance softmax (innerPrecise bit 0)";
   return nullptr;

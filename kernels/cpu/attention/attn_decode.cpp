@@ -23,7 +23,7 @@ Layout layout(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16) {
     off = ru(off + bytes, kAlign);
     return at;
   };
-  const int64_t nG = n * G, B = kFlashDecodeBlock;
+  const int64_t nG = n * flash_decode_padded_group(G), B = kFlashDecodeBlock;
   y.o = take(nG * ru(VD, 32) * 4);
   y.s = take((B + 16) * nG * 4);
   y.p = take(B / 2 * nG * 4);
@@ -42,7 +42,8 @@ Layout layout(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16) {
 int64_t flash_decode_i8_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD) {
   // + the per-head score lane factors, then per-token parameters: qsum, cacc [n G], vmul [16],
   // offsets [kFlashDecodeBlock] int64
-  return layout(n, G, QD, VD, true).total + n * 32 * 4 + (2 * n * G + 16) * 4 + kFlashDecodeBlock * 8;
+  return layout(n, G, QD, VD, true).total + n * 32 * 4 + (2 * n * flash_decode_padded_group(G) + 16) * 4 +
+         kFlashDecodeBlock * 8;
 }
 
 int64_t flash_decode_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16) {

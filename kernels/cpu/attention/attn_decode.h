@@ -1,5 +1,6 @@
 // Flash decode: a FusedInferAttentionScore work item with one query row per head (R == 1), a
-// small power-of-two group G (1, 2, 4, 8, 16 query heads per KV head), no rope part and no position
+// group G of at most 16 query heads per KV head (run as the next power of two, the rows past G
+// with a zero query and never written), no rope part and no position
 // of its KV range masked by the rule (an explicit mask row, shared by the G heads, sets the masked
 // keys' scores to -inf; a row without a valid key gives 0 / +inf). K and V rows are read in place (no K^T panels): per key, the G dot
 // products over D run on vdpbf16ps (bf16) or fp32 FMAs (fp16, exact fp16 -> fp32), reduced
@@ -32,11 +33,19 @@ using FlashDecodeFn = void (*)(const FlashItem* items, int64_t n, void* scratch)
 FlashDecodeFn flash_decode_kernel_avx512();
 #endif
 
-// Scratch bytes of a group of n items of shape (G, QD, VD, fp16).
+// The group size the kernels run a group of G query heads per KV head as: the next power of two
+// (G <= 16).
+inline int64_t flash_decode_padded_group(int64_t G) {
+  int64_t p = 1;
+  while (p < G) p *= 2;
+  return p;
+}
+
+// Scratch bytes of a group of n items of shape (G, QD, VD, fp16) (rows of the padded group).
 int64_t flash_decode_scratch_bytes(int64_t n, int64_t G, int64_t QD, int64_t VD, bool fp16);
 
 // Shared by the kernels: keys per online-softmax step and the scratch layout of a group with
-// nG = n * G rows (row r = head * G + g).
+// nG = n * Gp rows (Gp = flash_decode_padded_group(G), row r = head * Gp + g).
 inline constexpr int64_t kFlashDecodeBlock = 32;
 struct FlashDecodeScratch {
   float* o;          // [nG, VDp] fp32 accumulators, VDp = VD rounded up to 32

@@ -160,9 +160,12 @@ ScoresFn scores_fn(int64_t /*n*/) {
   return scores<G, 1, F16, NZ>;
 }
 
+// G: the padded group (flash_decode_padded_group); the items' own G (a.G) may be smaller: rows
+// g >= a.G of each head get a zero query and are never written (finish_group finishes a.G rows).
 template <int G, bool F16, bool NZ>
 void decode_group(const FlashItem* items, int64_t n, void* scratch) {
   const FlashItem& a = items[0];
+  const int64_t Greal = a.G;
   Ctx x = group_ctx(items, n, G);
   x.sc = flash_decode_scratch(n, G, a.QD, a.VD, F16, scratch);
   for (int64_t h = 0; h < n; ++h) {
@@ -182,15 +185,18 @@ void decode_group(const FlashItem* items, int64_t n, void* scratch) {
     for (int64_t c = 0; c < (QD + 31) / 32; ++c)
       for (int64_t r = 0; r < nG; ++r) {
         const uint16_t* src = x.q[r / G] + (r % G) * x.qs[r / G] + 32 * c;
-        _mm512_storeu_si512(qk + (c * nG + r) * 32, _mm512_maskz_loadu_epi16(v5::mask32(QD - 32 * c), src));
+        const __mmask32 m = r % G < Greal ? v5::mask32(QD - 32 * c) : 0;
+        _mm512_storeu_si512(qk + (c * nG + r) * 32, _mm512_maskz_loadu_epi16(m, src));
       }
     x.qk = qk;
   }
   if constexpr (F16) {
     for (int64_t r = 0; r < nG; ++r)
       for (int64_t d = 0; d < QD; d += 16)
-        _mm512_storeu_ps(x.sc.q + r * QD + d, v5::cvtph(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
-                                                    x.q[r / G] + (r % G) * x.qs[r / G] + d))));
+        _mm512_storeu_ps(x.sc.q + r * QD + d,
+                         r % G < Greal ? v5::cvtph(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(
+                                             x.q[r / G] + (r % G) * x.qs[r / G] + d)))
+                                       : _mm512_setzero_ps());
   }
   const ScoresFn score = scores_fn<G, F16, NZ>(n);
   for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
@@ -218,7 +224,7 @@ void decode_g(const FlashItem* items, int64_t n, void* scratch) {
 }
 
 void decode_avx512(const FlashItem* items, int64_t n, void* scratch) {
-  switch (items[0].G) {
+  switch (flash_decode_padded_group(items[0].G)) {
     case 1: decode_g<1>(items, n, scratch); break;
     case 2: decode_g<2>(items, n, scratch); break;
     case 4: decode_g<4>(items, n, scratch); break;

@@ -151,7 +151,7 @@ inline void add_bias(const Ctx& x, int64_t j0, int64_t nk, bool fp16) {
                                          _mm512_set1_epi32(static_cast<int>(x.nG)));
   for (int64_t h = 0; h < x.n; ++h) {
     const FlashItem& it = x.items[h];
-    for (int64_t g = 0; g < x.G; ++g) {
+    for (int64_t g = 0; g < it.G; ++g) {  // it.G <= x.G: the padded rows have no bias
       const uint16_t* b = attn_bias_row(it, g, it.row0) + j0;
       float* s = x.sc.s + h * x.G + g;
       for (int64_t j = 0; j < nk; j += 16) {

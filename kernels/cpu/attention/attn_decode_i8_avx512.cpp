@@ -189,9 +189,12 @@ void fold_value_tokens(const Ctx& x, const FlashDecodeI8& kv, int64_t j0, int64_
   }
 }
 
+// G: the padded group (flash_decode_padded_group); rows g >= a.G of each head get a zero query (both
+// slices, the lane factors and the per-token sums 0) and are never written.
 template <int G, bool I4, bool NZ>
 void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
   const FlashItem& a = items[0];
+  const int64_t Greal = a.G;
   constexpr int KB = 16 / G;
   Ctx x = group_ctx(items, n, G);  // VDp == VD: a multiple of 32
   x.kc0s = kv.k.c0_stride;  // NZ: bytes between 32-channel chunks
@@ -225,6 +228,15 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
   const float inf = std::numeric_limits<float>::infinity();
   for (int64_t r = 0; r < nG; ++r) {
     const int64_t h = r / G, g = r % G;
+    x.sc.m[r] = -inf;
+    x.sc.l[r] = 0.0f;
+    if (g >= Greal) {  // a padded row
+      qsum[r] = cacc[r] = 0.0f;
+      for (int64_t c = 0; c < (QD + 31) / 32; ++c) std::memset(q16 + (c * nG + r) * 32, 0, 64);
+      for (int64_t k = 0; k < nlo; ++k) std::memset(q8 + (k * nG + r) * 64, 0, 64);
+      for (int k = 0; k < KB; ++k) lanes[h * 16 + k * G + g] = lanes[n * 16 + h * 16 + k * G + g] = 0.0f;
+      continue;
+    }
     const uint16_t* qrow = items[h].q + g * items[h].q_n_stride;
     const float* ks = kv.k_scale[h];
     const float* ko = kv.k_offset[h];
@@ -265,8 +277,6 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
       lanes[n * 16 + h * 16 + k * G + g] =
           c * a.scale - step * a.scale * 0x1p-7f * static_cast<float>(kLoBias<I4> * lo_sum);
     }
-    x.sc.m[r] = -inf;
-    x.sc.l[r] = 0.0f;
   }
   x.q16 = q16;
   for (int64_t j0 = a.kv_begin; j0 < a.kv_end; j0 += BK) {
@@ -293,7 +303,7 @@ void decode_group_i8(const FlashItem* items, int64_t n, const FlashDecodeI8& kv,
 
 template <bool I4, bool NZ>
 void decode_q_avx512(const FlashItem* items, int64_t n, const FlashDecodeI8& kv, void* scratch) {
-  switch (items[0].G) {
+  switch (flash_decode_padded_group(items[0].G)) {
     case 1: decode_group_i8<1, I4, NZ>(items, n, kv, scratch); break;
     case 2: decode_group_i8<2, I4, NZ>(items, n, kv, scratch); break;
     case 4: decode_group_i8<4, I4, NZ>(items, n, kv, scratch); break;

@@ -5,7 +5,7 @@
 // kernels, which multiply the INT8 rows exactly and only change the number of query slices with
 // innerPrecise).
 //   * The reported case: INT8 key / value with per-tensor scale and offset, BNSD, 12 query heads over
-//     4 KV heads (G 3: the dequantising path on every level), Q_S 1, lse requested, BF16 and FP16
+//     4 KV heads (G 3: in place on AVX-512, padded to 4; dequantised on the other levels), Q_S 1, lse requested, BF16 and FP16
 //     queries, innerPrecise 0, 1, 2, 3 through the C++ API and 0 / 1 through the C API (the aclnn
 //     range at Q_S = 1), every ISA level, 1 and 2 threads. Rounding the dequantised values to
 //     the query dtype (what innerPrecise 1 / 3 did before) moves lse by more than 1e-5 relative here.

@@ -65,8 +65,9 @@ std::vector<DecodeCase> cases() {
   const char* st_name[] = {"contig", "", "", "bnbsh", "", "nz"};
   for (DType dt : {DType::kBFloat16, DType::kFloat16})
     for (int64_t D : {128, 64, 256, 48, 72})
-      for (int64_t G : {1, 2, 4, 8, 16}) {
-        if (D != 128 && G != 1 && G != 4 && G != 16) continue;  // the full G range at D 128
+      for (int64_t G : {1, 2, 3, 4, 5, 6, 7, 8, 12, 16}) {
+        // the full G range at D 128 (G not a power of two: the kernel pads to the next one)
+        if (D != 128 && G != 1 && G != 3 && G != 4 && G != 16) continue;
         for (int st : {0, 3, 5}) {
           if (st == 5 && D % 16 != 0) continue;  // NZ caches hold whole 16-channel chunks
           DecodeCase c;
@@ -97,9 +98,23 @@ std::vector<DecodeCase> cases() {
                  st_name[st];
         v.push_back(c);
       }
+  // A padded group (G 6 as 8) over KV splits: the partial states of the real rows only.
+  for (DType dt : {DType::kBFloat16, DType::kFloat16}) {
+    DecodeCase c;
+    c.dtype = dt;
+    c.G = 6;
+    c.D = 128;
+    c.B = 1;
+    c.KVN = 1;
+    c.storage = 3;
+    c.act_kv = {1000};
+    c.threads = {1, 2, 3};
+    c.name = std::string("split_g6_") + (dt == DType::kFloat16 ? "fp16" : "bf16") + "_L1000_bnbsh";
+    v.push_back(c);
+  }
   // Explicit masks: applied to the decode kernel's block scores.
   for (DType dt : {DType::kBFloat16, DType::kFloat16})
-    for (int64_t G : {1, 4, 16})
+    for (int64_t G : {1, 3, 4, 16})
       for (int st : {0, 3, 5})
         for (MaskForm m : {MaskForm::kRank2Batch, MaskForm::kRank4}) {
           DecodeCase c;
@@ -169,8 +184,8 @@ TEST(FlashDecodeShapes, Rules) {
   GTEST_SKIP() << "no decode row on this architecture";
 #endif
   const auto ok = [&](const kernels::AttnShape& s) { return fam.value(row).why_not(s) == nullptr; };
-  for (int64_t G : {1, 2, 4, 8, 16}) EXPECT_TRUE(ok(decode_shape(G, 128))) << G;
-  EXPECT_FALSE(ok(decode_shape(3, 128)));
+  for (int64_t G = 1; G <= 16; ++G) EXPECT_TRUE(ok(decode_shape(G, 128))) << G;  // padded to a power of two
+  EXPECT_FALSE(ok(decode_shape(17, 128)));
   EXPECT_FALSE(ok(decode_shape(32, 128)));
   EXPECT_TRUE(ok(decode_shape(4, 48)));
   EXPECT_FALSE(ok(decode_shape(4, 72)));

@@ -48,6 +48,13 @@ std::vector<PseSinkCase> cases() {
   c = fia_case("decode_alibi_bsh", BF, 2, 8, 8, 1, 90, 32, "BSH");
   c.act_kv = {90, 41};
   v.push_back(with(c, PseForm::kAlibi, false, "attn_avx512_decode"));
+  // groups that are not powers of two (run padded: the padded rows read no bias and get no sink)
+  c = fia_case("decode_gqa3_pse_sink_paged_bnbsh", BF, 2, 12, 4, 1, 300, 128, "BSND");
+  c.act_kv = {300, 77};
+  paged(c, 3, 128);
+  v.push_back(with(c, PseForm::kRandom, true, "attn_avx512_decode"));
+  c = fia_case("decode_gqa5_alibi_fp16", F16, 2, 10, 2, 1, 90, 64, "BSH");
+  v.push_back(with(c, PseForm::kAlibi, true, "attn_avx512_decode"));
   c = fia_case("decode_sink_zero_length_batch", BF, 2, 8, 2, 1, 30, 64, "BNSD");
   c.act_kv = {30, 0};
   v.push_back(with(c, PseForm::kNone, true, "attn_avx512_decode"));
