@@ -92,6 +92,7 @@ void load_row(const FlashKv& kv, const uint16_t* row, int64_t D, bool fp16, uint
 // source rows are prefetched kCopyAhead rows ahead (a gather of rows far apart: the loop issues
 // nothing else, so many misses are in flight).
 constexpr int64_t kCopyAhead = 16;
+constexpr int64_t kMaxPfRuns = 64;  // NZ chunk runs prefetched inside an S^T tile (D + D_R <= 1024)
 void copy_rows(const FlashKv& src, int64_t p0, int64_t n, int64_t D, uint16_t* dst) {
   const uint16_t* rows[kTile];
   for (int64_t q0 = 0; q0 < n; q0 += kTile) {
@@ -399,10 +400,44 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
     }
     if (far_v) prefetch_rows(w.v, nv_rows + c0, n, it.VD);
   };
+  // NZ K (and rope K) rows: the chunk runs of n keys that lie in one cache block (rows
+  // slot_stride apart, both tensors with the same slot bytes), pointers into out; -1 otherwise.
+  const uint16_t* pf_runs[kMaxPfRuns];
+  auto nz_runs = [&](const uint16_t* const* kr0, const uint16_t* const* rr0, int64_t n, const uint16_t** out) {
+    const FlashKv& k = w.k;
+    const FlashKv& r = w.kr;
+    const int64_t nk = (QD + k.c0 - 1) / k.c0, nr = DR > 0 ? (DR + r.c0 - 1) / r.c0 : 0;
+    if (k.c0 >= QD || nk + nr > kMaxPfRuns || kr0[n - 1] - kr0[0] != (n - 1) * k.slot_stride) return int64_t{-1};
+    if (DR > 0 && (r.c0 >= DR || r.slot_stride != k.slot_stride || rr0[n - 1] - rr0[0] != (n - 1) * r.slot_stride))
+      return int64_t{-1};
+    for (int64_t c = 0; c < nk; ++c) out[c] = kr0[0] + c * k.c0_stride;
+    for (int64_t c = 0; c < nr; ++c) out[nk + c] = rr0[0] + c * r.c0_stride;
+    return nk + nr;
+  };
   // 2. S^T [nb][mp]
   const uint16_t* const* r0 = krows;
   int64_t kl0 = QD / 2, kl1 = DR / 2;
   auto pack_k = [&](int64_t c0, int64_t c1) {  // KB rows of keys [c0, c1)
+    // BF16 NZ rows of keys in one cache block: chunk by chunk, each chunk's pieces of the keys one
+    // contiguous run (key by key, a key's 36 pieces lie a chunk stride apart, often a multiple of
+    // 4 KiB: one L1 set)
+    const uint16_t* runs[kMaxPfRuns];
+    const int64_t nr = !it.fp16 && QD % w.k.c0 == 0 && (DR == 0 || DR % w.kr.c0 == 0) && w.k.c0 == 16 &&
+                               (DR == 0 || w.kr.c0 == 16)
+                           ? nz_runs(krows + c0, rrows + c0, c1 - c0, runs)
+                           : -1;
+    if (nr > 0) {
+      const int64_t ss = w.k.slot_stride;
+      for (int64_t c = c0; c < c1; ++c)
+        std::memset(KB + c * kq + QD + DR, 0, static_cast<size_t>(kq - QD - DR) * 2);
+      for (int64_t r = 0; r < nr; ++r) {  // run r = channels [16r, 16r + 16) of [K | rope K]
+        const uint16_t* src = runs[r];
+        uint16_t* dst = KB + c0 * kq + 16 * r;
+        for (int64_t c = c0; c < c1; ++c, src += ss, dst += kq)
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(src)));
+      }
+      return;
+    }
     for (int64_t c = c0; c < c1; ++c) {
       uint16_t* row = KB + c * kq;
       std::memset(row, 0, static_cast<size_t>(kq) * 2);
@@ -414,6 +449,9 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
       }
     }
   };
+  // V = K (MLA's latent) packed into KB as BF16: the V pairs are interleaved from the packed rows
+  // (contiguous channels) instead of gathered again from the cache
+  const bool v_from_kb = v_is_k && !k_direct && !it.fp16 && it.VD <= QD;
   if (!k_direct) {
     r0 = kbrows;
     kl0 = kpq;
@@ -431,7 +469,7 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
     for (int64_t key0 = 0; key0 < nb; key0 += blk) {
       const int64_t n1 = std::min(blk, nb - key0 - blk);  // keys of the next block
       a.pf0 = a.pf1 = nullptr;
-      a.pfn = 0;
+      a.pfn = a.pf_bytes0 = 0;
       if (g == 0) {
         prefetch_next(key0 * kTile / nb, (key0 + blk) * kTile / nb - key0 * kTile / nb);
         if (k_direct) {  // the next block's rows (the next tile's first: the first keys of nk_rows)
@@ -446,8 +484,17 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
             a.pfn = std::min(blk, nn);
           }
         } else if (n1 > 0) {
-          prefetch_rows(w.k, krows + key0 + blk, n1, QD);
-          if (DR > 0) prefetch_rows(w.kr, rrows + key0 + blk, n1, DR);
+          // NZ rows (c0-channel chunks): the next block's keys in one cache block are one run of
+          // n1 slots in every chunk, prefetched inside the tile; otherwise row by row, before it
+          const int64_t runs = nz_runs(krows + key0 + blk, rrows + key0 + blk, n1, pf_runs);
+          if (runs > 0) {
+            a.pf0 = pf_runs;
+            a.pfn = runs;
+            a.pf_bytes0 = n1 * w.k.slot_stride * 2;
+          } else {
+            prefetch_rows(w.k, krows + key0 + blk, n1, QD);
+            if (DR > 0) prefetch_rows(w.kr, rrows + key0 + blk, n1, DR);
+          }
         }
         if (!k_direct) pack_k(key0, std::min(key0 + blk, nb));
       }
@@ -457,7 +504,8 @@ void ItemTiles::tile(int64_t j0, int64_t nb, const TileRows& tr, int64_t pos0, i
       a.st = ST + key0 * mp + v0 * 16;
       s_fn(mv, std::min(blk, nb - key0), a.pfn > 0)(a);
       // 4. VB of these keys (blk is even: whole pairs), while their rows are in cache
-      if (g == ng - 1) pack_v(w, vrows, nb, kpn, key0 / 2, (std::min(key0 + blk, nb) + 1) / 2, dvp, v_direct, VB, VT);
+      if (g == ng - 1) pack_v(w, v_from_kb ? kbrows : vrows, nb, kpn, key0 / 2, (std::min(key0 + blk, nb) + 1) / 2, dvp,
+                              v_direct || v_from_kb, VB, VT);
     }
   }
 

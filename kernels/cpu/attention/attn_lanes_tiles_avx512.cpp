@@ -41,7 +41,7 @@ void s_tile(const SArgs& a) {
     const char* p = nullptr;
     int64_t left = 0, pr = 0, per_row = 0, every = 0;  // lines left in row pr; kp mask of a prefetch step
     if constexpr (PF) {
-      per_row = (kl * 4 + 63) / 64;
+      per_row = ((seg == 0 && a.pf_bytes0 > 0 ? a.pf_bytes0 : kl * 4) + 63) / 64;
       every = 2 * per_row * a.pfn <= kl ? 1 : 0;
       if (pf != nullptr && a.pfn > 0) p = reinterpret_cast<const char*>(pf[0]), left = per_row;
     }

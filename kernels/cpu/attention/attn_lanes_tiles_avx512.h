@@ -23,6 +23,7 @@ struct SArgs {
   const uint16_t* const* pf0 = nullptr;
   const uint16_t* const* pf1 = nullptr;
   int64_t pfn = 0;
+  int64_t pf_bytes0 = 0;  // bytes from each pf0 pointer (0: the segment's, kl0 * 4)
 };
 
 // ------------------------------------------------------------------ O^T = O^T * alpha + VB . PT
