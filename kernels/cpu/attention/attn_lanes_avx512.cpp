@@ -184,7 +184,10 @@ TileRows tile_rows(const FlashItem& it, int64_t j0, int64_t nb, uint64_t* bits) 
   return t;
 }
 
-// LM[c * nv + v]: lanes of row vector v valid at position c (rows m >= M never).
+// LM[c * nv + v]: lanes of row vector v valid at position c (rows m >= M never). Per row vector,
+// the 16 lanes' two bit words (row m % R) sit in four zmm of qwords and one vptestmq per half
+// tests position c for 8 lanes at a time (a bit loop over rows and positions cost as much as the
+// tile's S^T product for 128 rows).
 void lane_masks(int64_t M, int64_t R, int64_t nv, int64_t nb, const uint64_t* bits, uint16_t* LM) {
   if (R == 1) {
     for (int64_t c = 0; c < nb; ++c) {
@@ -193,13 +196,21 @@ void lane_masks(int64_t M, int64_t R, int64_t nv, int64_t nb, const uint64_t* bi
     }
     return;
   }
-  std::memset(LM, 0, static_cast<size_t>(nb * nv) * 2);
-  for (int64_t m = 0; m < M; ++m) {
-    const uint64_t* rb = bits + 2 * (m % R);
-    const int64_t v = m / 16;
-    const auto lane = static_cast<uint16_t>(1u << (m % 16));
-    for (int64_t c = 0; c < nb; ++c)
-      if (rb[c >> 6] >> (c & 63) & 1) LM[c * nv + v] = static_cast<uint16_t>(LM[c * nv + v] | lane);
+  for (int64_t v = 0; v < nv; ++v) {
+    alignas(64) uint64_t w[2][16];  // word h of lane i's row (0 past M)
+    for (int64_t i = 0; i < 16; ++i) {
+      const int64_t m = 16 * v + i;
+      w[0][i] = m < M ? bits[2 * (m % R)] : 0;
+      w[1][i] = m < M ? bits[2 * (m % R) + 1] : 0;
+    }
+    for (int64_t h = 0; h < 2; ++h) {
+      const __m512i lo = _mm512_load_si512(w[h]), hi = _mm512_load_si512(w[h] + 8);
+      for (int64_t c = 64 * h; c < std::min(nb, 64 * h + 64); ++c) {
+        const __m512i bit = _mm512_set1_epi64(static_cast<long long>(uint64_t{1} << (c & 63)));
+        LM[c * nv + v] = static_cast<uint16_t>(_mm512_test_epi64_mask(lo, bit) |
+                                               (static_cast<unsigned>(_mm512_test_epi64_mask(hi, bit)) << 8));
+      }
+    }
   }
 }
 
