@@ -24,8 +24,7 @@ using namespace avx512;
 // ------------------------------------------------------------------ S^T = K . QT
 
 // PF: the lines of the rows a.pf0 / a.pf1 (the segment's bytes of a.pfn rows, row by row) are
-// prefetched into L2 inside the loop, one every second channel pair (every pair when they would
-// not fit), so that the misses go out at the pace of the arithmetic.
+// prefetched into L2 inside the loop (SpreadPrefetch, one step per channel pair).
 template <int MV, int NK, bool PF>
 void s_tile(const SArgs& a) {
   __m512 acc[NK][MV];
@@ -38,21 +37,10 @@ void s_tile(const SArgs& a) {
 #pragma GCC unroll 16
     for (int n = 0; n < NK; ++n) r[n] = (seg == 0 ? a.rows0 : a.rows1)[n];
     const uint16_t* const* pf = seg == 0 ? a.pf0 : a.pf1;
-    const char* p = nullptr;
-    int64_t left = 0, pr = 0, per_row = 0, every = 0;  // lines left in row pr; kp mask of a prefetch step
-    if constexpr (PF) {
-      per_row = ((seg == 0 && a.pf_bytes0 > 0 ? a.pf_bytes0 : kl * 4) + 63) / 64;
-      every = 2 * per_row * a.pfn <= kl ? 1 : 0;
-      if (pf != nullptr && a.pfn > 0) p = reinterpret_cast<const char*>(pf[0]), left = per_row;
-    }
+    SpreadPrefetch spread([pf](int64_t i) { return pf[i]; }, PF && pf != nullptr ? a.pfn : 0,
+                          seg == 0 && a.pf_bytes0 > 0 ? a.pf_bytes0 : kl * 4, kl);
     for (int64_t kp = 0; kp < kl; ++kp, q += MV * 16) {
-      if constexpr (PF) {
-        if (left > 0 && (kp & every) == 0) {
-          prefetch_line_l2(p);
-          p += 64;
-          if (--left == 0 && ++pr < a.pfn) p = reinterpret_cast<const char*>(pf[pr]), left = per_row;
-        }
-      }
+      if constexpr (PF) spread.step(kp);
       __m512i qv[MV];
 #pragma GCC unroll 4
       for (int v = 0; v < MV; ++v) qv[v] = _mm512_load_si512(q + v * 16);

@@ -37,6 +37,32 @@ inline void prefetch_range_l2(const void* p, int64_t bytes) {
   for (uintptr_t l = a & ~uintptr_t{63}; l < e; l += 64) prefetch_line_l2(reinterpret_cast<const void*>(l));
 }
 
+// The L2 prefetch of n segments of `bytes` bytes (segment i at seg(i)) spread over a loop of `steps`
+// iterations: step(i) in iteration i issues one line every second iteration (every one when they
+// would not fit), so that the misses go out at the pace of the loop's arithmetic; a burst of them
+// before the loop stalls it on full miss queues (docs/performance.md, twenty-second session).
+template <class Seg>
+class SpreadPrefetch {
+ public:
+  SpreadPrefetch(Seg seg, int64_t n, int64_t bytes, int64_t steps)
+      : seg_(seg), n_(n), per_((bytes + 63) / 64), every_(2 * per_ * n <= steps ? 1 : 0) {
+    if (n_ > 0 && per_ > 0) p_ = static_cast<const char*>(static_cast<const void*>(seg_(0))), left_ = per_;
+  }
+  void step(int64_t i) {
+    if (left_ > 0 && (i & every_) == 0) {
+      prefetch_line_l2(p_);
+      p_ += 64;
+      if (--left_ == 0 && ++k_ < n_) p_ = static_cast<const char*>(static_cast<const void*>(seg_(k_))), left_ = per_;
+    }
+  }
+
+ private:
+  Seg seg_;
+  int64_t n_, per_, every_;
+  const char* p_ = nullptr;  // the next line; lines left in segment k_
+  int64_t left_ = 0, k_ = 0;
+};
+
 // The three butterfly stages of a tile transpose with two tile rows per register (16 x 8 dwords
 // with vpermt2d in gemm_s8_avx512.cpp, 16 x 16 words with vpermt2w in gemm_avx512.cpp): perm(a,
 // index table, b) is the two-source permute; t.s1[h], t.s2[q], t.s3[e] index the stages; r holds

@@ -85,9 +85,8 @@ struct S8Tile {
   const int32_t* rowsum;  // rowsum(A) of rows m0.. (used when !accumulate)
   __mmask16 mask_lo, mask_hi;
   bool accumulate;
-  // PACKED: pf_panels panels of 1024 bytes at pf, pf + pf_stride, ... prefetched into L2 during
-  // the tile, one line every second k group (every one when they would not fit): the next
-  // block's W, at the pace of the arithmetic
+  // PACKED: pf_panels panels of 1024 bytes at pf, pf + pf_stride, ... (the next block's W)
+  // prefetched into L2 during the tile (SpreadPrefetch, one step per k group)
   const int8_t* pf = nullptr;
   int64_t pf_stride = 0, pf_panels = 0;
 };
@@ -103,15 +102,11 @@ void s8_tile(const S8Tile& t) {
   const int8_t* b = t.b;
 
   if constexpr (PACKED) {
-    const int8_t* pp = t.pf;  // the next line to prefetch, lines left in its panel, panels after it
-    int64_t pl = t.pf_panels > 0 ? 16 : 0, pn = t.pf_panels - 1;
-    const int64_t every = 32 * t.pf_panels <= groups ? 1 : 0;  // k group mask: every second, or every one
+    const int8_t* pf = t.pf;
+    const int64_t ps = t.pf_stride;
+    SpreadPrefetch spread([pf, ps](int64_t i) { return pf + i * ps; }, pf != nullptr ? t.pf_panels : 0, 1024, groups);
     for (int64_t gi = 0; gi < groups; ++gi) {
-      if (pl > 0 && (gi & every) == 0) {
-        prefetch_line_l2(pp);
-        pp += 64;
-        if (--pl == 0 && pn > 0) pp += t.pf_stride - 1024, pl = 16, --pn;
-      }
+      spread.step(gi);
       const __m512i v0 = _mm512_load_si512(b + gi * 128);
       const __m512i v1 = _mm512_load_si512(b + gi * 128 + 64);
 #pragma GCC unroll 12
